@@ -1,0 +1,38 @@
+"""The CPU backend: numpy (BLAS for GEMM) over strided views, plus our own OpenMP kernels
+where numpy is far behind. Registered through the `tensorlib.backends` entry point like any
+third-party plugin."""
+import numpy as np
+
+from tensorlib._C.tensor_impl import host_array
+from tensorlib.backends.interface import Backend
+
+from tensorlib_cpu.hostmem import HostAllocator
+
+
+class CPUBackend(Backend):
+    device_type = "cpu"
+
+    def __init__(self):
+        self.allocator = HostAllocator()
+        self.allocate = self.allocator.allocate
+        self.release = self.allocator.release
+
+    def device_count(self):
+        return 1
+
+    def device_name(self, index):
+        import platform
+        return platform.processor() or platform.machine()
+
+    def copy_from_host(self, dst, array):
+        np.copyto(host_array(dst), array, casting="unsafe")
+
+    def copy_to_host(self, src):
+        return np.array(host_array(src), order="C", copy=True)
+
+    def register(self, table):
+        from tensorlib_cpu.kernels import register
+        register(table)
+
+
+backend = CPUBackend()

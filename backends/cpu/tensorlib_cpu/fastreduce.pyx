@@ -1,0 +1,475 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Multithreaded sum / prod / amax / amin reductions for float32 and float64 arrays.
+
+numpy's reductions run on one core with one accumulator chain; these kernels split the
+output (and, when there are few outputs, the reduced range) across OpenMP threads and
+use many independent accumulators so gcc vectorises the inner loops.
+
+How a call is planned: size-1 dims are dropped, stride-0 reduced dims are folded into a
+multiplier (sum: x*n, prod: x**n, amax/amin: ignored), the remaining dims are sorted by
+|x stride| (outermost first) and adjacent compatible dims are merged.  Then
+
+* case A, the innermost dim is reduced: each output reduces strided "runs" along it
+  (rows of a matrix, or the whole array);
+* case B, the innermost dim is kept: each task owns a slice of it and streams the
+  reduced rows into a small accumulator buffer (column sums), never walking columns.
+
+Every layout (any strides, negative or zero) ends up in one of the two cases.
+"""
+import os
+
+import numpy as np
+
+cimport numpy as cnp
+from cython.parallel cimport prange
+from libc.stdlib cimport free, malloc
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #include <stdlib.h>
+
+    /* Build an AVX2 copy of the hot task functions next to the baseline (SSE2) one and
+       pick at load time: the package is compiled without -march. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define FR_CLONE __attribute__((target_clones("avx2", "default")))
+    #else
+    #define FR_CLONE
+    #endif
+
+    #define FR_MAXD 64
+    #define FR_BLK 1024      /* a run is summed in blocks of FR_BLK: float lanes, then double */
+    #define FR_CW 1024       /* case B: width of the inner slice a task owns */
+
+    typedef struct {
+        int op;                              /* 0 sum, 1 prod, 2 amax, 3 amin */
+        int caseB;                           /* innermost dim kept (1) or reduced (0) */
+        int no, nr;                          /* kept dims and reduced dims, innermost excluded */
+        Py_ssize_t oshape[FR_MAXD], oxs[FR_MAXD], oos[FR_MAXD];
+        Py_ssize_t rshape[FR_MAXD], rxs[FR_MAXD];
+        Py_ssize_t n, xs, os;                /* innermost dim: length, x stride, out stride */
+        Py_ssize_t O, nch, P, cw;                /* outer outputs, inner slices (B), parts */
+        Py_ssize_t K;                        /* number of outputs (partial buffer stride) */
+        double mult;                         /* folded stride-0 reduced size */
+        int* err;                            /* set by a task whose malloc failed */
+    } fr_spec;
+
+    static inline void fr_unravel(const fr_spec* s, Py_ssize_t o, Py_ssize_t* xo, Py_ssize_t* oo) {
+        Py_ssize_t a = 0, b = 0;
+        for (int d = s->no - 1; d >= 0; d--) {
+            Py_ssize_t q = o % s->oshape[d];
+            o /= s->oshape[d];
+            a += q * s->oxs[d];
+            b += q * s->oos[d];
+        }
+        *xo = a; *oo = b;
+    }
+
+    /* Advance the odometer over the reduced dims (innermost fastest). */
+    #define FR_STEP(s, idx, roff) \\
+        for (int _d = (s)->nr - 1; _d >= 0; _d--) { \\
+            (roff) += (s)->rxs[_d]; \\
+            if (++(idx)[_d] < (s)->rshape[_d]) break; \\
+            (roff) -= (s)->rxs[_d] * (s)->rshape[_d]; (idx)[_d] = 0; }
+
+    /* Loop body over i < w, specialised for unit stride so it vectorises. */
+    #define FR_ROWS(w, xs, BODY) \\
+        if ((xs) == 1) { for (Py_ssize_t i = 0; i < (w); i++) { const Py_ssize_t ii = i; BODY } } \\
+        else { for (Py_ssize_t i = 0; i < (w); i++) { const Py_ssize_t ii = i * (xs); BODY } }
+
+    /* Apply the folded broadcast size: sum*n, prod**n (by squaring: no libm call, which
+       -ffast-math would turn into an unlinked libmvec symbol inside vectorised loops). */
+    /* max of the |bits| of four rows, for the NaN test */
+    #define FR_NB4(IT, MASK) { IT u0 = q0[ii] & MASK, u1 = q1[ii] & MASK, u2 = q2[ii] & MASK, u3 = q3[ii] & MASK; \\
+        u0 = u0 > u1 ? u0 : u1; u2 = u2 > u3 ? u2 : u3; u0 = u0 > u2 ? u0 : u2; nb[i] = u0 > nb[i] ? u0 : nb[i]; }
+
+    static inline double fr_finish(int op, double v, double mult) {
+        if (op == 0) return v * mult;
+        if (op == 1) {
+            double r = 1.0;
+            for (unsigned long long e = (unsigned long long)mult; e; e >>= 1) { if (e & 1) r *= v; v *= v; }
+            return r;
+        }
+        return v;
+    }
+
+    /* T: value type, IT: same-size integer, S: suffix, L: lanes, MASK/INF: |x| bits and
+       +inf bits.  NaN is detected as (bits & MASK) > INF on integers because -ffast-math
+       lets gcc assume x == x. */
+    #define FR_DEFINE(T, IT, S, L, MASK, INF, NANBITS) \\
+    static inline T fr_nan_##S(void) { IT u = NANBITS; T f; memcpy(&f, &u, sizeof f); return f; } \\
+    static inline double fr_runsum_##S(const T* x, Py_ssize_t n, Py_ssize_t s) { \\
+        double total = 0.0; \\
+        for (Py_ssize_t b = 0; b < n; b += FR_BLK) { \\
+            const Py_ssize_t m = n - b < FR_BLK ? n - b : FR_BLK; \\
+            const T* p = x + b * s; \\
+            T acc[L] = {0}; Py_ssize_t j = 0; \\
+            if (s == 1) { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] += p[j + k]; } \\
+            else { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] += p[(j + k) * s]; } \\
+            for (; j < m; j++) acc[0] += p[j * s]; \\
+            for (int h = L / 2; h > 0; h /= 2) for (int k = 0; k < h; k++) acc[k] += acc[k + h]; \\
+            total += acc[0]; \\
+        } \\
+        return total; \\
+    } \\
+    static inline double fr_runprod_##S(const T* x, Py_ssize_t n, Py_ssize_t s) { \\
+        double total = 1.0; \\
+        for (Py_ssize_t b = 0; b < n; b += FR_BLK) { \\
+            const Py_ssize_t m = n - b < FR_BLK ? n - b : FR_BLK; \\
+            const T* p = x + b * s; \\
+            T acc[L]; for (int k = 0; k < L; k++) acc[k] = 1; Py_ssize_t j = 0; \\
+            if (s == 1) { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] *= p[j + k]; } \\
+            else { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] *= p[(j + k) * s]; } \\
+            for (; j < m; j++) acc[0] *= p[j * s]; \\
+            double t = 1.0; for (int k = 0; k < L; k++) t *= acc[k]; \\
+            total *= t; \\
+        } \\
+        return total; \\
+    } \\
+    /* max (sign=1) or min (sign=0) of a run; ORs a NaN flag into *bad. */ \\
+    static inline T fr_runext_##S(const T* x, Py_ssize_t n, Py_ssize_t s, int ismax, int* bad) { \\
+        const IT* xi = (const IT*)x; \\
+        T acc[L]; IT nb[L]; \\
+        for (int k = 0; k < L; k++) { acc[k] = x[0]; nb[k] = 0; } \\
+        Py_ssize_t j = 0; \\
+        if (s == 1 && ismax) { for (; j + L <= n; j += L) for (int k = 0; k < L; k++) { \\
+            T v = x[j + k]; acc[k] = v > acc[k] ? v : acc[k]; \\
+            IT u = xi[j + k] & MASK; nb[k] = u > nb[k] ? u : nb[k]; } } \\
+        else if (s == 1) { for (; j + L <= n; j += L) for (int k = 0; k < L; k++) { \\
+            T v = x[j + k]; acc[k] = v < acc[k] ? v : acc[k]; \\
+            IT u = xi[j + k] & MASK; nb[k] = u > nb[k] ? u : nb[k]; } } \\
+        for (; j < n; j++) { \\
+            T v = x[j * s]; \\
+            acc[0] = ismax ? (v > acc[0] ? v : acc[0]) : (v < acc[0] ? v : acc[0]); \\
+            IT u = xi[j * s] & MASK; nb[0] = u > nb[0] ? u : nb[0]; } \\
+        T r = acc[0]; IT ub = nb[0]; \\
+        for (int k = 1; k < L; k++) { \\
+            r = ismax ? (acc[k] > r ? acc[k] : r) : (acc[k] < r ? acc[k] : r); \\
+            ub = nb[k] > ub ? nb[k] : ub; } \\
+        if (ub > INF) *bad = 1; \\
+        return r; \\
+    } \\
+    /* Case A task: output o, part p of the innermost (reduced) dim. */ \\
+    static FR_CLONE void fr_taskA_##S(const fr_spec* s, const T* x, T* out, double* pv, char* pn, Py_ssize_t t) { \\
+        const Py_ssize_t o = t / s->P, p = t % s->P; \\
+        Py_ssize_t xo, oo; fr_unravel(s, o, &xo, &oo); \\
+        const Py_ssize_t j0 = s->n * p / s->P, m = s->n * (p + 1) / s->P - j0; \\
+        const T* base = x + xo + j0 * s->xs; \\
+        Py_ssize_t idx[FR_MAXD], cnt = 1, roff = 0; \\
+        for (int d = 0; d < s->nr; d++) { idx[d] = 0; cnt *= s->rshape[d]; } \\
+        const int op = s->op; \\
+        double acc = op == 1 ? 1.0 : 0.0; int bad = 0; \\
+        for (Py_ssize_t r = 0; r < cnt; r++) { \\
+            const T* px = base + roff; \\
+            if (op == 0) acc += fr_runsum_##S(px, m, s->xs); \\
+            else if (op == 1) acc *= fr_runprod_##S(px, m, s->xs); \\
+            else { double v = fr_runext_##S(px, m, s->xs, op == 2, &bad); \\
+                   if (r == 0 || (op == 2 ? v > acc : v < acc)) acc = v; } \\
+            FR_STEP(s, idx, roff) \\
+        } \\
+        if (s->P == 1) out[oo] = bad ? fr_nan_##S() : (T)fr_finish(op, acc, s->mult); \\
+        else { pv[p * s->K + o] = acc; pn[p * s->K + o] = (char)bad; } \\
+    } \\
+    /* Case B task: outer output o, inner slice c, part p of the outermost reduced dim. \\
+       Rows are consumed four at a time so the accumulator is loaded/stored once per 4. */ \\
+    static FR_CLONE void fr_taskB_##S(const fr_spec* s, const T* x, T* out, double* pv, char* pn, Py_ssize_t t) { \\
+        const Py_ssize_t cw = s->cw; \\
+        /* odd multiples of 64 B between the buffers avoid 4K-aliasing with x's rows */ \\
+        char* mem = (char*)malloc(cw * (sizeof(double) + sizeof(T) + sizeof(IT)) + 512); \\
+        if (!mem) { *s->err = 1; return; } \\
+        double* dacc = (double*)mem; \\
+        T* tacc = (T*)(mem + cw * sizeof(double) + 192); \\
+        IT* nb = (IT*)((char*)tacc + cw * sizeof(T) + 320); \\
+        const Py_ssize_t p = t % s->P, c = (t / s->P) % s->nch, o = t / s->P / s->nch; \\
+        Py_ssize_t xo, oo; fr_unravel(s, o, &xo, &oo); \\
+        const Py_ssize_t i0 = c * cw, w = s->n - i0 < cw ? s->n - i0 : cw, xs = s->xs; \\
+        const Py_ssize_t lo = s->rshape[0] * p / s->P, hi = s->rshape[0] * (p + 1) / s->P; \\
+        Py_ssize_t idx[FR_MAXD], cnt = hi - lo, roff = lo * s->rxs[0], r = 0; \\
+        idx[0] = lo; \\
+        for (int d = 1; d < s->nr; d++) { idx[d] = 0; cnt *= s->rshape[d]; } \\
+        const T* base = x + xo + i0 * xs; \\
+        const int op = s->op; \\
+        const T *r0, *r1, *r2, *r3; const IT *q0, *q1, *q2, *q3; \\
+        if (op <= 1) { for (Py_ssize_t i = 0; i < w; i++) dacc[i] = op; } \\
+        else { FR_ROWS(w, xs, tacc[i] = base[roff + ii]; nb[i] = 0;) } \\
+        for (; r + 4 <= cnt; r += 4) { \\
+            r0 = base + roff; FR_STEP(s, idx, roff) r1 = base + roff; FR_STEP(s, idx, roff) \\
+            r2 = base + roff; FR_STEP(s, idx, roff) r3 = base + roff; FR_STEP(s, idx, roff) \\
+            q0 = (const IT*)r0; q1 = (const IT*)r1; q2 = (const IT*)r2; q3 = (const IT*)r3; \\
+            if (op == 0) { FR_ROWS(w, xs, dacc[i] += (double)((r0[ii] + r1[ii]) + (r2[ii] + r3[ii]));) } \\
+            else if (op == 1) { FR_ROWS(w, xs, dacc[i] *= (double)((r0[ii] * r1[ii]) * (r2[ii] * r3[ii]));) } \\
+            else if (op == 2) { FR_ROWS(w, xs, { \\
+                T a = r0[ii] > r1[ii] ? r0[ii] : r1[ii]; T b = r2[ii] > r3[ii] ? r2[ii] : r3[ii]; \\
+                a = a > b ? a : b; tacc[i] = a > tacc[i] ? a : tacc[i]; FR_NB4(IT, MASK) }) } \\
+            else { FR_ROWS(w, xs, { \\
+                T a = r0[ii] < r1[ii] ? r0[ii] : r1[ii]; T b = r2[ii] < r3[ii] ? r2[ii] : r3[ii]; \\
+                a = a < b ? a : b; tacc[i] = a < tacc[i] ? a : tacc[i]; FR_NB4(IT, MASK) }) } \\
+        } \\
+        for (; r < cnt; r++) { \\
+            r0 = base + roff; q0 = (const IT*)r0; FR_STEP(s, idx, roff) \\
+            if (op == 0) { FR_ROWS(w, xs, dacc[i] += r0[ii];) } \\
+            else if (op == 1) { FR_ROWS(w, xs, dacc[i] *= r0[ii];) } \\
+            else if (op == 2) { FR_ROWS(w, xs, { T a = r0[ii]; tacc[i] = a > tacc[i] ? a : tacc[i]; \\
+                IT u = q0[ii] & MASK; nb[i] = u > nb[i] ? u : nb[i]; }) } \\
+            else { FR_ROWS(w, xs, { T a = r0[ii]; tacc[i] = a < tacc[i] ? a : tacc[i]; \\
+                IT u = q0[ii] & MASK; nb[i] = u > nb[i] ? u : nb[i]; }) } \\
+        } \\
+        if (op >= 2) { for (Py_ssize_t i = 0; i < w; i++) dacc[i] = tacc[i]; } \\
+        if (s->P == 1) { \\
+            T* po = out + oo + i0 * s->os; \\
+            if (op >= 2) { for (Py_ssize_t i = 0; i < w; i++) po[i * s->os] = nb[i] > INF ? fr_nan_##S() : (T)dacc[i]; } \\
+            else { for (Py_ssize_t i = 0; i < w; i++) po[i * s->os] = (T)fr_finish(op, dacc[i], s->mult); } \\
+        } else { \\
+            const Py_ssize_t k0 = p * s->K + o * s->n + i0; \\
+            for (Py_ssize_t i = 0; i < w; i++) { pv[k0 + i] = dacc[i]; pn[k0 + i] = op >= 2 && nb[i] > INF; } \\
+        } \\
+        free(mem); \\
+    } \\
+    /* Fold the P partial results of every output and write them (single thread). */ \\
+    static void fr_combine_##S(const fr_spec* s, T* out, const double* pv, const char* pn) { \\
+        for (Py_ssize_t k = 0; k < s->K; k++) { \\
+            double v = pv[k]; int bad = pn[k]; \\
+            for (Py_ssize_t p = 1; p < s->P; p++) { \\
+                double u = pv[p * s->K + k]; bad |= pn[p * s->K + k]; \\
+                if (s->op == 0) v += u; else if (s->op == 1) v *= u; \\
+                else if (s->op == 2 ? u > v : u < v) v = u; } \\
+            Py_ssize_t xo, oo; \\
+            if (s->caseB) { fr_unravel(s, k / s->n, &xo, &oo); oo += (k % s->n) * s->os; } \\
+            else fr_unravel(s, k, &xo, &oo); \\
+            out[oo] = bad ? fr_nan_##S() : (T)fr_finish(s->op, v, s->mult); \\
+        } \\
+    }
+
+    FR_DEFINE(float, int32_t, f32, 32, 0x7fffffff, 0x7f800000, 0x7fc00000)
+    FR_DEFINE(double, int64_t, f64, 16, 0x7fffffffffffffffLL, 0x7ff0000000000000LL, 0x7ff8000000000000LL)
+
+    static void fr_task(const fr_spec* s, int f64, void* x, void* out, double* pv, char* pn, Py_ssize_t t) {
+        if (f64) { if (s->caseB) fr_taskB_f64(s, (const double*)x, (double*)out, pv, pn, t);
+                   else fr_taskA_f64(s, (const double*)x, (double*)out, pv, pn, t); }
+        else { if (s->caseB) fr_taskB_f32(s, (const float*)x, (float*)out, pv, pn, t);
+               else fr_taskA_f32(s, (const float*)x, (float*)out, pv, pn, t); }
+    }
+    static void fr_combine(const fr_spec* s, int f64, void* out, const double* pv, const char* pn) {
+        if (f64) fr_combine_f64(s, (double*)out, pv, pn); else fr_combine_f32(s, (float*)out, pv, pn);
+    }
+    """
+    enum: FR_MAXD
+    enum: FR_CW
+    ctypedef struct fr_spec:
+        int op, caseB, no, nr
+        Py_ssize_t oshape[FR_MAXD]
+        Py_ssize_t oxs[FR_MAXD]
+        Py_ssize_t oos[FR_MAXD]
+        Py_ssize_t rshape[FR_MAXD]
+        Py_ssize_t rxs[FR_MAXD]
+        Py_ssize_t n, xs, os, O, nch, P, K, cw
+        double mult
+        int* err
+    void fr_task(const fr_spec* s, int f64, void* x, void* out, double* pv, char* pn, Py_ssize_t t) nogil
+    void fr_combine(const fr_spec* s, int f64, void* out, const double* pv, const char* pn) nogil
+
+
+cdef int _nthreads = max(1, os.cpu_count() or 1)
+# Below this many input elements a single thread wins (OpenMP wake-up costs microseconds).
+cdef Py_ssize_t PARALLEL_MIN = 32768
+CW = 4096
+FORCEP=False
+_OPS = {"sum": 0, "prod": 1, "amax": 2, "amin": 3}
+
+
+def set_num_threads(int n):
+    """Set the thread count used by these kernels and by parallel.parallel_ufunc."""
+    global _nthreads
+    if n < 1:
+        raise ValueError("number of threads must be >= 1")
+    _nthreads = n
+
+
+def get_num_threads():
+    """Thread count used by these kernels and by parallel.parallel_ufunc."""
+    return _nthreads
+
+
+cdef inline Py_ssize_t _cdiv(Py_ssize_t a, Py_ssize_t b) nogil:
+    return (a + b - 1) // b
+
+
+def reduce_into(str op, x, tuple axes, out):
+    """Reduce x over axes into out (keepdim shape); False means "not handled, use numpy".
+
+    x: float32/float64 ndarray with any strides; axes: sorted distinct non-negative ints;
+    out: writable array of x's dtype, shape of x with 1 at each reduced axis, any strides,
+    not overlapping x.  Empty reductions give 0 (sum) / 1 (prod); amax/amin over nothing
+    returns False so the caller raises.  amax/amin propagate NaN.
+    """
+    cdef int opc = _OPS.get(op, -1)
+    if opc < 0:
+        raise ValueError(f"unknown reduction {op!r}")
+    if not isinstance(x, np.ndarray) or not isinstance(out, np.ndarray):
+        return False
+    cdef cnp.ndarray ax = x, ao = out
+    dt = ax.dtype
+    if dt.type is not np.float32 and dt.type is not np.float64:
+        return False
+    if ao.dtype != dt or not dt.isnative or not ao.flags.writeable:
+        return False
+    if not ax.flags.aligned or not ao.flags.aligned:
+        return False
+    cdef int nd = ax.ndim, d, e, nred = 0
+    if ao.ndim != nd or nd > FR_MAXD:
+        if ao.ndim != nd:
+            raise ValueError("out must have x's ndim")
+        return False
+    cdef char red[FR_MAXD]
+    for d in range(nd):
+        red[d] = 0
+    cdef int prev = -1
+    for a in axes:
+        d = a
+        if d <= prev or d >= nd:
+            raise ValueError(f"axes must be sorted, distinct and in range: {axes}")
+        red[d] = 1
+        prev = d
+    cdef Py_ssize_t isz = ax.itemsize, n
+    cdef bint empty_out = False, empty_red = False
+    for d in range(nd):
+        n = ax.shape[d]
+        if ao.shape[d] != (1 if red[d] else n):
+            raise ValueError(f"out shape {out.shape} does not match x {x.shape} reduced over {axes}")
+        if n == 0:
+            if red[d]:
+                empty_red = True
+            else:
+                empty_out = True
+    if empty_out:
+        return True
+    if empty_red:
+        if opc >= 2:
+            return False
+        ao[...] = 0 if opc == 0 else 1
+        return True
+
+    # Dims that matter: (size, x stride, out stride, reduced), strides in elements.
+    cdef Py_ssize_t ds[FR_MAXD]
+    cdef Py_ssize_t dxs[FR_MAXD]
+    cdef Py_ssize_t dos[FR_MAXD]
+    cdef Py_ssize_t key[FR_MAXD]
+    cdef char dr[FR_MAXD]
+    cdef int m = 0
+    cdef double mult = 1.0
+    for d in range(nd):
+        n = ax.shape[d]
+        if n == 1:
+            continue
+        if red[d] and ax.strides[d] == 0:
+            mult *= n        # every element along it is the same value
+            continue
+        ds[m] = n
+        dxs[m] = ax.strides[d] // isz
+        dos[m] = 0 if red[d] else ao.strides[d] // isz
+        dr[m] = red[d]
+        nred += red[d]
+        # Outermost first: larger |stride|; broadcast kept dims outermost of all.
+        key[m] = (dxs[m] if dxs[m] >= 0 else -dxs[m]) if dxs[m] != 0 else (<Py_ssize_t>1 << 62)
+        m += 1
+    if nred == 0:
+        # Nothing left to reduce: out = x (times the folded broadcast size).
+        src = x[tuple([slice(0, 1) if red[d] else slice(None) for d in range(nd)])]
+        if opc == 0 and mult != 1.0:
+            np.multiply(src, mult, out=out)
+        elif opc == 1 and mult != 1.0:
+            np.power(src, mult, out=out)
+        else:
+            np.copyto(out, src)
+        return True
+
+    # Stable insertion sort by key, descending.
+    cdef Py_ssize_t t0, t1, t2, t3
+    cdef char tr
+    for d in range(1, m):
+        e = d
+        while e > 0 and key[e - 1] < key[e]:
+            t0 = ds[e]; ds[e] = ds[e - 1]; ds[e - 1] = t0
+            t1 = dxs[e]; dxs[e] = dxs[e - 1]; dxs[e - 1] = t1
+            t2 = dos[e]; dos[e] = dos[e - 1]; dos[e - 1] = t2
+            t3 = key[e]; key[e] = key[e - 1]; key[e - 1] = t3
+            tr = dr[e]; dr[e] = dr[e - 1]; dr[e - 1] = tr
+            e -= 1
+    # Merge an inner dim into the outer neighbour when they form one strided run.
+    cdef int k = 0
+    for d in range(1, m):
+        if dr[d] == dr[k] and dxs[k] == dxs[d] * ds[d] and dos[k] == dos[d] * ds[d]:
+            ds[k] *= ds[d]
+            dxs[k] = dxs[d]
+            dos[k] = dos[d]
+        else:
+            k += 1
+            ds[k] = ds[d]; dxs[k] = dxs[d]; dos[k] = dos[d]; dr[k] = dr[d]
+    m = k + 1
+
+    cdef fr_spec s
+    s.op = opc
+    s.mult = mult
+    s.caseB = not dr[m - 1]
+    s.n = ds[m - 1]; s.xs = dxs[m - 1]; s.os = dos[m - 1]
+    s.no = 0; s.nr = 0
+    cdef Py_ssize_t O = 1, R = 1
+    for d in range(m - 1):
+        if dr[d]:
+            s.rshape[s.nr] = ds[d]; s.rxs[s.nr] = dxs[d]; s.nr += 1
+            R *= ds[d]
+        else:
+            s.oshape[s.no] = ds[d]; s.oxs[s.no] = dxs[d]; s.oos[s.no] = dos[d]; s.no += 1
+            O *= ds[d]
+    s.O = O
+    cdef Py_ssize_t total = O * R * s.n
+    cdef int nt = _nthreads if total >= PARALLEL_MIN else 1
+    cdef Py_ssize_t base_tasks, split_max
+    if s.caseB:
+        s.cw = CW
+        s.nch = _cdiv(s.n, s.cw)
+        s.K = O * s.n
+        base_tasks = O * s.nch
+        split_max = s.rshape[0]
+    else:
+        s.nch = 1
+        s.K = O
+        base_tasks = O
+        split_max = max(1, s.n // 4096)
+    # Split the reduction itself only when there are too few outputs to balance threads.
+    s.P = 1
+    if nt > 1 and base_tasks < 4 * nt and (base_tasks % nt != 0 or FORCEP):
+        s.P = min(_cdiv(4 * nt, base_tasks), split_max)
+    cdef Py_ssize_t ntasks = base_tasks * s.P, t
+    if nt > ntasks:
+        nt = <int>ntasks
+    cdef double* pv = NULL
+    cdef char* pn = NULL
+    if s.P > 1:
+        pv = <double*>malloc(s.P * s.K * sizeof(double))
+        pn = <char*>malloc(s.P * s.K)
+        if pv == NULL or pn == NULL:
+            free(pv); free(pn)
+            raise MemoryError()
+    cdef int err = 0
+    s.err = &err
+    cdef void* xp = cnp.PyArray_DATA(ax)
+    cdef void* op_ = cnp.PyArray_DATA(ao)
+    cdef int f64 = dt.type is np.float64
+    with nogil:
+        if nt > 1:
+            for t in prange(ntasks, schedule='static', num_threads=nt):
+                fr_task(&s, f64, xp, op_, pv, pn, t)
+        else:
+            for t in range(ntasks):
+                fr_task(&s, f64, xp, op_, pv, pn, t)
+        if s.P > 1:
+            fr_combine(&s, f64, op_, pv, pn)
+    free(pv)
+    free(pn)
+    if err:
+        raise MemoryError()
+    return True

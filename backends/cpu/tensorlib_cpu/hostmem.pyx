@@ -1,0 +1,54 @@
+"""Host memory for CPU tensors. Small buffers come straight from numpy (malloc reuses them);
+freed buffers of 1 MiB or more wait in a size-keyed pool, because taking fresh pages from the
+OS on every large op costs more than the op (DESIGN.md: PyTorch loses 1.5-3x to this)."""
+cimport numpy as cnp
+import threading
+
+cnp.import_array()
+
+POOL_MIN_BYTES = 1 << 20
+GRANULE = 1 << 16              # pooled sizes are rounded up to 64 KiB
+
+
+cdef class HostAllocator:
+    cdef public Py_ssize_t max_cached_bytes
+    cdef public Py_ssize_t cached_bytes, pooled_in_use, hits, misses
+    cdef dict _pool
+    cdef object _lock
+
+    def __init__(self, Py_ssize_t max_cached_bytes=1 << 30):
+        self.max_cached_bytes = max_cached_bytes
+        self._pool = {}
+        self._lock = threading.Lock()
+
+    cpdef object allocate(self, Py_ssize_t nbytes, object index=None):
+        cdef cnp.npy_intp n = nbytes
+        if nbytes < POOL_MIN_BYTES:
+            return cnp.PyArray_EMPTY(1, &n, cnp.NPY_UINT8, 0)
+        n = -(-nbytes // GRANULE) * GRANULE
+        with self._lock:
+            free = self._pool.get(n)
+            if free:
+                self.hits += 1
+                self.cached_bytes -= n
+                self.pooled_in_use += n
+                return free.pop()
+            self.misses += 1
+            self.pooled_in_use += n
+        return cnp.PyArray_EMPTY(1, &n, cnp.NPY_UINT8, 0)
+
+    cpdef release(self, object handle, Py_ssize_t nbytes):
+        """Called when a Storage dies: keep a large buffer for the next allocation."""
+        cdef Py_ssize_t size = handle.nbytes
+        if size < POOL_MIN_BYTES:
+            return
+        with self._lock:
+            self.pooled_in_use -= size
+            if self.cached_bytes + size <= self.max_cached_bytes:
+                self._pool.setdefault(size, []).append(handle)
+                self.cached_bytes += size
+
+    def empty_cache(self):
+        with self._lock:
+            self._pool.clear()
+            self.cached_bytes = 0

@@ -1,0 +1,47 @@
+"""Elementwise kernels: numpy ufuncs writing into the output's strided view. Large outputs are
+split across threads (numpy releases the GIL inside ufunc loops)."""
+import numpy as np
+import scipy.special
+
+from tensorlib._C.tensor_impl import host_array as _h
+from tensorlib_cpu.ufunc_kernels import UfuncKernel
+
+
+def fill(out, value):
+    _h(out).fill(value)
+
+
+def copy(out, src):
+    np.copyto(_h(out), _h(src), casting="unsafe")
+
+
+def where(out, cond, a, b):
+    o = _h(out)
+    o[...] = np.where(_h(cond), _h(a), _h(b))
+
+
+# Ops whose results never raise numpy floating-point warnings worth keeping quiet; add, sub,
+# mul and comparisons stay on the cheapest path (no error-state switch).
+_PLAIN = {
+    "abs": np.absolute, "neg": np.negative, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "atan": np.arctan, "tanh": np.tanh, "erf": scipy.special.erf, "floor": np.floor,
+    "ceil": np.ceil, "round": np.rint, "trunc": np.trunc, "sign": np.sign, "isnan": np.isnan,
+    "logical_not": np.logical_not, "bitwise_not": np.invert, "add": np.add,
+    "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+    "atan2": np.arctan2, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+}
+_QUIET = {
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "sqrt": np.sqrt,
+    "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+    "div": np.true_divide, "pow": np.power,
+}
+_INTEGER_DIVISION = {"remainder": np.remainder, "fmod": np.fmod, "floor_divide": np.floor_divide}
+
+KERNELS = {"fill": fill, "copy": copy, "where": where}
+KERNELS.update({op: UfuncKernel(f) for op, f in _PLAIN.items()})
+KERNELS.update({op: UfuncKernel(f, quiet=True) for op, f in _QUIET.items()})
+KERNELS.update({op: UfuncKernel(f, quiet=True, integer_division=True)
+                for op, f in _INTEGER_DIVISION.items()})

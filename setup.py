@@ -1,0 +1,38 @@
+"""Build the Cython extensions of the core and of the CPU backend; metadata is in pyproject."""
+import glob
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+OPENMP = ["-fopenmp"] if os.name != "nt" else ["/openmp"]
+
+
+def extensions():
+    exts = []
+    for pyx in sorted(glob.glob("tensorlib/_C/*.pyx")):
+        name = pyx[:-4].replace(os.sep, ".")
+        exts.append(Extension(name, [pyx], include_dirs=[numpy.get_include()],
+                              extra_compile_args=["-O2"]))
+    for pyx in sorted(glob.glob("backends/cpu/tensorlib_cpu/*.pyx")):
+        module = os.path.basename(pyx)[:-4]
+        exts.append(Extension(f"tensorlib_cpu.{module}", [pyx],
+                              include_dirs=[numpy.get_include()],
+                              extra_compile_args=["-O3", "-ffast-math"] + OPENMP,
+                              extra_link_args=OPENMP))
+    return cythonize(exts, language_level=3, include_path=["."],
+                     compiler_directives={"embedsignature": True,
+                                          "linetrace": os.environ.get("TENSORLIB_COVERAGE") == "1"})
+
+
+setup(
+    packages=["tensorlib", "tensorlib._C", "tensorlib.ops", "tensorlib.backends",
+              "tensorlib.testing", "tensorlib._bench",
+              "tensorlib_cpu", "tensorlib_opencl", "tensorlib_cuda"],
+    package_dir={"tensorlib_cpu": "backends/cpu/tensorlib_cpu",
+                 "tensorlib_opencl": "backends/opencl/tensorlib_opencl",
+                 "tensorlib_cuda": "backends/cuda/tensorlib_cuda"},
+    package_data={"tensorlib._C": ["*.pxd"]},
+    ext_modules=extensions(),
+)

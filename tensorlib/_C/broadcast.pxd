@@ -1,0 +1,1 @@
+cpdef tuple broadcast_shapes2(tuple a, tuple b)

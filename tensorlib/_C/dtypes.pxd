@@ -1,0 +1,27 @@
+# The dtype object and the type promotion contract other Cython modules cimport.
+
+cdef enum:
+    BOOL = 0
+    UINT8 = 1
+    INT8 = 2
+    INT16 = 3
+    INT32 = 4
+    INT64 = 5
+    FLOAT16 = 6
+    BFLOAT16 = 7
+    FLOAT32 = 8
+    FLOAT64 = 9
+    NUM_DTYPES = 10
+
+cdef class dtype:
+    cdef readonly int code
+    cdef readonly str name
+    cdef readonly int itemsize
+    cdef readonly bint is_floating_point
+    cdef readonly bint is_signed
+    cdef readonly int category      # 0 bool, 1 integer, 2 floating
+    cdef readonly object np         # the numpy dtype that holds our values
+
+cdef list DTYPES                    # indexed by code
+cdef dtype default_float()
+cpdef dtype promote_types(dtype a, dtype b)

@@ -1,0 +1,140 @@
+"""dtypes and PyTorch's type promotion, in Cython because every op consults them."""
+import numpy as np
+import ml_dtypes
+
+cdef class dtype:
+    """A tensor element type (`tensorlib.float32`, ...). Compared by identity, like torch's."""
+
+    def __init__(self, *args):
+        raise TypeError("cannot create tensorlib.dtype instances; use tensorlib.float32 etc.")
+
+    def __repr__(self):
+        return "tensorlib." + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    @property
+    def is_complex(self):
+        return False
+
+    def to_numpy(self):
+        return self.np
+
+
+cdef dtype _make(int code, str name, object npdtype, int category):
+    cdef dtype d = dtype.__new__(dtype)
+    d.code = code
+    d.name = name
+    d.np = np.dtype(npdtype)
+    d.itemsize = d.np.itemsize
+    d.category = category
+    d.is_floating_point = category == 2
+    d.is_signed = name not in ("bool", "uint8")
+    return d
+
+
+cdef list DTYPES = [
+    _make(BOOL, "bool", np.bool_, 0),
+    _make(UINT8, "uint8", np.uint8, 1),
+    _make(INT8, "int8", np.int8, 1),
+    _make(INT16, "int16", np.int16, 1),
+    _make(INT32, "int32", np.int32, 1),
+    _make(INT64, "int64", np.int64, 1),
+    _make(FLOAT16, "float16", np.float16, 2),
+    _make(BFLOAT16, "bfloat16", ml_dtypes.bfloat16, 2),
+    _make(FLOAT32, "float32", np.float32, 2),
+    _make(FLOAT64, "float64", np.float64, 2),
+]
+
+bool_ = DTYPES[BOOL]
+uint8 = DTYPES[UINT8]
+int8 = DTYPES[INT8]
+int16 = DTYPES[INT16]
+int32 = DTYPES[INT32]
+int64 = DTYPES[INT64]
+float16 = DTYPES[FLOAT16]
+bfloat16 = DTYPES[BFLOAT16]
+float32 = DTYPES[FLOAT32]
+float64 = DTYPES[FLOAT64]
+all_dtypes = tuple(DTYPES)
+
+cdef dict _BY_NAME = {d.name: d for d in DTYPES}
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
+                 "int": int32, "short": int16, "bool_": bool_})
+cdef dict _BY_NUMPY = {d.np: d for d in DTYPES}
+
+cdef dtype _default = DTYPES[FLOAT32]
+
+
+def _dtype_by_name(str name):
+    return _BY_NAME[name]
+
+
+cdef dtype default_float():
+    return _default
+
+
+def get_default_dtype():
+    return _default
+
+
+def set_default_dtype(dtype d):
+    """Set the dtype of float literals and factory functions (float32 or float64, as torch)."""
+    global _default
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+    _default = d
+
+
+def from_numpy_dtype(npdtype):
+    """The tensorlib dtype holding values of a numpy dtype; TypeError for unsupported ones."""
+    d = _BY_NUMPY.get(np.dtype(npdtype))
+    if d is None:
+        raise TypeError(f"can't convert np.ndarray of type {np.dtype(npdtype)}. The only "
+                        "supported types are: float64, float32, float16, bfloat16, int64, "
+                        "int32, int16, int8, uint8, and bool.")
+    return d
+
+
+# PyTorch's promote_types: bool < integers < floats; uint8 with a signed int widens to int16;
+# float16 with bfloat16 meets at float32.
+cdef int _PROMO[10][10]
+
+
+cdef int _promote_codes(int a, int b):
+    if a == b:
+        return a
+    if a == BOOL:
+        return b
+    if b == BOOL:
+        return a
+    cdef dtype da = DTYPES[a], db = DTYPES[b]
+    if da.category == 2 and db.category == 2:
+        if (a == FLOAT16 and b == BFLOAT16) or (a == BFLOAT16 and b == FLOAT16):
+            return FLOAT32
+        return a if a > b else b
+    if da.category == 2:
+        return a
+    if db.category == 2:
+        return b
+    if a == UINT8 or b == UINT8:
+        other = b if a == UINT8 else a
+        return INT16 if other == INT8 else other
+    return a if a > b else b
+
+
+cdef int _i, _j
+for _i in range(NUM_DTYPES):
+    for _j in range(NUM_DTYPES):
+        _PROMO[_i][_j] = _promote_codes(_i, _j)
+
+
+cpdef dtype promote_types(dtype a, dtype b):
+    """The smallest dtype both convert to without losing category (torch.promote_types)."""
+    return <dtype>DTYPES[_PROMO[a.code][b.code]]
+
+
+def can_cast(dtype from_, dtype to):
+    """torch.can_cast: no cast to a lower category (float->int, int->bool)."""
+    return from_.category <= to.category

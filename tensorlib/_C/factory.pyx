@@ -1,0 +1,38 @@
+"""Allocation of new tensors on any device, through the backend's allocator."""
+from tensorlib._C.dtypes cimport dtype
+from tensorlib._C.device cimport device
+from tensorlib._C.storage cimport Storage
+from tensorlib._C.tensor_impl cimport TensorImpl, wrap, contiguous_strides, numel
+from tensorlib._C.dispatch cimport lookup
+
+
+cpdef TensorImpl empty(tuple sizes, dtype dt, device dev):
+    """An uninitialised contiguous tensor of `sizes` on `dev`."""
+    cdef Py_ssize_t n = 1, s
+    for size in sizes:
+        s = size
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(sizes)}")
+        n *= s
+    cdef Py_ssize_t nbytes = n * dt.itemsize
+    cdef Storage st = Storage.__new__(Storage)
+    st.handle = dev._allocate(nbytes, dev.index)
+    st.nbytes = nbytes
+    st.device = dev
+    st._release = dev._release
+    return wrap(st, sizes, contiguous_strides(sizes), 0, dt)
+
+
+cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
+    """A 0-dim tensor holding `value` (filled on the device: no host transfer)."""
+    cdef TensorImpl t = empty((), dt, dev)
+    lookup("fill", dev)(t, value)
+    return t
+
+
+cpdef TensorImpl cast(TensorImpl t, dtype dt):
+    """A copy of `t` converted to `dt` (same device, contiguous)."""
+    cdef TensorImpl out = empty(t._sizes, dt, t._device)
+    lookup("copy", t._device)(out, t)
+    return out

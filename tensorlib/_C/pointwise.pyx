@@ -1,0 +1,172 @@
+"""The eager path of elementwise ops, in Cython because it is the per-op overhead: promote
+dtypes, broadcast, allocate the output, look the kernel up, call it."""
+from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, default_float
+from tensorlib._C.device cimport device
+from tensorlib._C.tensor_impl cimport TensorImpl, wrap
+from tensorlib._C.factory cimport empty, scalar_tensor, cast
+from tensorlib._C.dispatch cimport lookup
+from tensorlib._C.broadcast cimport broadcast_shapes2
+from tensorlib._C.views cimport expand_strides
+from tensorlib._C.promotion cimport result_type
+
+# How an op's output dtype follows from the promoted input dtype.
+SAME = 0        # add, mul, maximum, ...: the promoted dtype
+TO_BOOL = 1     # comparisons, logical ops: bool out, computed in the promoted dtype
+TO_FLOAT = 2    # true division, exp, sin, ...: integers and bool go to the default float
+LOGICAL = 3     # logical_and/or/xor/not: bool out, inputs compared with zero in their own dtype
+
+
+cdef device _common_device(TensorImpl a, TensorImpl b):
+    if a._device is b._device:
+        return a._device
+    # a 0-dim cpu tensor may join an op on another device, as a scalar does in PyTorch
+    if len(b._sizes) == 0 and b._device.type == "cpu":
+        return a._device
+    if len(a._sizes) == 0 and a._device.type == "cpu":
+        return b._device
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                       f"two devices, {a._device} and {b._device}!")
+
+
+cdef TensorImpl _as_operand(object x, dtype dt, device dev, tuple shape):
+    """`x` as a tensor of dtype `dt` on `dev`, broadcast (stride 0) to `shape`."""
+    cdef TensorImpl t
+    if not isinstance(x, TensorImpl):
+        t = scalar_tensor(x, dt, dev)
+    else:
+        t = <TensorImpl>x
+        if t._device is not dev:
+            t = t.to(dev)
+        if t._dtype is not dt:
+            t = cast(t, dt)
+    if t._sizes != shape:
+        sizes, strides = expand_strides(t._sizes, t._strides, shape)
+        t = wrap(t._storage, sizes, strides, t._offset, t._dtype)
+    return t
+
+
+cdef inline dtype _out_dtype(dtype compute, int kind):
+    if kind == TO_BOOL or kind == LOGICAL:
+        return <dtype>DTYPES[BOOL]
+    return compute
+
+
+cdef inline dtype _compute_dtype(dtype promoted, int kind):
+    if kind == TO_FLOAT and not promoted.is_floating_point:
+        return default_float()
+    return promoted
+
+
+cpdef object binary(str op, object a, object b, int kind):
+    """out = op(a, b) with broadcasting and promotion; a or b may be a Python number."""
+    cdef TensorImpl ta, tb, out
+    cdef dtype compute
+    cdef device dev
+    cdef tuple shape
+    if isinstance(a, TensorImpl) and isinstance(b, TensorImpl):
+        ta = <TensorImpl>a
+        tb = <TensorImpl>b
+        if ta._dtype is tb._dtype and ta._device is tb._device and ta._sizes == tb._sizes \
+                and (kind != TO_FLOAT or ta._dtype.is_floating_point):
+            # the common case: nothing to promote, broadcast or move
+            out = empty(ta._sizes, _out_dtype(ta._dtype, kind), ta._device)
+            (<object>ta._device._kernels.get(op) or lookup(op, ta._device))(out, ta, tb)
+            return out
+        dev = _common_device(ta, tb)
+        shape = broadcast_shapes2(ta._sizes, tb._sizes)
+    elif isinstance(a, TensorImpl):
+        ta = <TensorImpl>a
+        dev = ta._device
+        shape = ta._sizes
+    elif isinstance(b, TensorImpl):
+        tb = <TensorImpl>b
+        dev = tb._device
+        shape = tb._sizes
+    else:
+        raise TypeError(f"{op}(): expected at least one Tensor argument, got "
+                        f"{type(a).__name__} and {type(b).__name__}")
+    compute = _compute_dtype(result_type((a, b)), kind)
+    if kind == LOGICAL:
+        compute = <dtype>DTYPES[BOOL]
+    out = empty(shape, _out_dtype(compute, kind), dev)
+    lookup(op, dev)(out, _as_operand(a, compute, dev, shape), _as_operand(b, compute, dev, shape))
+    return out
+
+
+cpdef object binary_(str op, TensorImpl self, object other, int kind):
+    """self = op(self, other) in place; `other` broadcasts to self, the result must be
+    castable to self's dtype (RuntimeError otherwise, as torch)."""
+    cdef dtype compute = _compute_dtype(result_type((self, other)), kind)
+    cdef dtype result = _out_dtype(compute, kind)
+    if kind == LOGICAL:
+        compute = <dtype>DTYPES[BOOL]
+    if result.category > self._dtype.category:
+        raise RuntimeError(f"result type {result.name.capitalize()} can't be cast to the "
+                           f"desired output type {self._dtype.name.capitalize()}")
+    cdef device dev = self._device
+    if isinstance(other, TensorImpl):
+        dev = _common_device(self, <TensorImpl>other)
+        if dev is not self._device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {self._device} and {other._device}!")
+        if broadcast_shapes2(self._sizes, (<TensorImpl>other)._sizes) != self._sizes:
+            raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the "
+                               f"broadcast shape "
+                               f"{list(broadcast_shapes2(self._sizes, other._sizes))}")
+    kernel = lookup(op, dev)
+    cdef TensorImpl rhs = _as_operand(other, compute, dev, self._sizes)
+    cdef TensorImpl tmp
+    if compute is self._dtype and result is self._dtype:
+        kernel(self, self, rhs)
+    else:
+        tmp = empty(self._sizes, result, dev)
+        kernel(tmp, _as_operand(self, compute, dev, self._sizes), rhs)
+        lookup("copy", dev)(self, tmp)
+    self._storage.version += 1
+    return self
+
+
+cpdef object unary(str op, TensorImpl x, int kind):
+    """out = op(x); TO_FLOAT ops compute integers in the default float dtype."""
+    cdef dtype compute = _compute_dtype(x._dtype, kind)
+    if kind == LOGICAL:
+        compute = <dtype>DTYPES[BOOL]
+    cdef TensorImpl src = x if compute is x._dtype else cast(x, compute)
+    cdef TensorImpl out = empty(x._sizes, _out_dtype(compute, kind), x._device)
+    (<object>x._device._kernels.get(op) or lookup(op, x._device))(out, src)
+    return out
+
+
+cpdef object unary_(str op, TensorImpl x, int kind):
+    cdef dtype compute = _compute_dtype(x._dtype, kind)
+    if compute is not x._dtype:
+        raise RuntimeError(f"result type {compute.name.capitalize()} can't be cast to the "
+                           f"desired output type {x._dtype.name.capitalize()}")
+    lookup(op, x._device)(x, x)
+    x._storage.version += 1
+    return x
+
+
+# Tensor's arithmetic dunders, defined here so `a + b` enters Cython without a Python frame.
+def add_method(self, other):
+    return binary("add", self, other, SAME)
+
+
+def radd_method(self, other):
+    return binary("add", other, self, SAME)
+
+
+def mul_method(self, other):
+    return binary("mul", self, other, SAME)
+
+
+def rmul_method(self, other):
+    return binary("mul", other, self, SAME)
+
+
+def truediv_method(self, other):
+    return binary("div", self, other, TO_FLOAT)
+
+
+def rtruediv_method(self, other):
+    return binary("div", other, self, TO_FLOAT)

@@ -1,0 +1,50 @@
+"""torch.result_type: dimensioned tensors outrank 0-dim tensors, which outrank Python numbers,
+unless the lower tier holds a higher category (bool < integer < floating)."""
+from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, INT64, promote_types, default_float
+from tensorlib._C.tensor_impl cimport TensorImpl
+
+
+cdef inline dtype _promote_opt(dtype a, dtype b):
+    if a is None:
+        return b
+    return promote_types(a, b)
+
+
+cdef dtype _combine(dtype higher, dtype lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_floating_point:
+        return higher
+    if higher.code == BOOL or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+cpdef dtype scalar_dtype(object value):
+    """The dtype a Python number takes alone: bool, int64 or the default float."""
+    if isinstance(value, bool):
+        return <dtype>DTYPES[BOOL]
+    if isinstance(value, int):
+        return <dtype>DTYPES[INT64]
+    if isinstance(value, float):
+        return default_float()
+    if isinstance(value, complex):
+        raise TypeError("complex numbers are not supported by tensorlib")
+    raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
+
+
+cpdef dtype result_type(tuple operands):
+    cdef dtype dim_t = None, zero_t = None, wrapped_t = None
+    cdef TensorImpl t
+    for op in operands:
+        if isinstance(op, TensorImpl):
+            t = <TensorImpl>op
+            if len(t._sizes) > 0:
+                dim_t = _promote_opt(dim_t, t._dtype)
+            else:
+                zero_t = _promote_opt(zero_t, t._dtype)
+        else:
+            wrapped_t = _promote_opt(wrapped_t, scalar_dtype(op))
+    return _combine(dim_t, _combine(zero_t, wrapped_t))

@@ -1,0 +1,414 @@
+"""tensorlib.Tensor: the Python face of TensorImpl. Methods are thin: each forwards to the op
+of the same name in tensorlib.ops, where the work and the checks live."""
+import numpy as np
+
+import tensorlib._C.dtypes as dt
+from tensorlib._C import pointwise as _pw
+from tensorlib._C.tensor_impl import TensorImpl, set_tensor_class, host_array, is_contiguous, numel
+from tensorlib._C.views import wrap_dim
+from tensorlib._size import Size
+from tensorlib._tensor_str import tensor_repr
+from tensorlib.ops import copy as _copy, indexing as _idx, linalg as _la, pointwise as _p
+from tensorlib.ops import reduction as _r, shape as _s
+from tensorlib.ops.pointwise import inplace
+
+SAME, TO_BOOL, TO_FLOAT, LOGICAL = _pw.SAME, _pw.TO_BOOL, _pw.TO_FLOAT, _pw.LOGICAL
+
+
+class Tensor(TensorImpl):
+    """A strided n-dimensional array on a device (torch.Tensor)."""
+
+    __module__ = "tensorlib"
+    __array_priority__ = 1000     # numpy scalars defer to our reflected operators
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._sizes)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._sizes)
+        return self._sizes[wrap_dim(dim, len(self._sizes))]
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._strides
+        return self._strides[wrap_dim(dim, len(self._sizes))]
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def ndim(self):
+        return len(self._sizes)
+
+    def dim(self):
+        return len(self._sizes)
+
+    def numel(self):
+        return numel(self._sizes)
+
+    nelement = numel
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self, memory_format=None):
+        return is_contiguous(self)
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def _version(self):
+        return self._storage.version
+
+    def untyped_storage(self):
+        return self._storage
+
+    def data_ptr(self):
+        if self._device.type != "cpu":
+            raise RuntimeError("data_ptr() is only available for cpu tensors in tensorlib")
+        return host_array(self).__array_interface__["data"][0]
+
+    def __len__(self):
+        if not self._sizes:
+            raise TypeError("len() of a 0-d tensor")
+        return self._sizes[0]
+
+    def __iter__(self):
+        if not self._sizes:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._sizes[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    # ---- autograd (not implemented yet: said loudly, never ignored) ------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad:
+            raise NotImplementedError("autograd is not implemented in tensorlib yet: tensors "
+                                      "cannot require grad")
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    def detach(self):
+        out = _s.as_strided(self, self._sizes, self._strides, self._offset)
+        out._base = None
+        return out
+
+    # ---- conversion -----------------------------------------------------------------------
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self._device.type != "cpu":
+            if force:
+                return self.cpu().numpy()
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
+                            f"Tensor.cpu() to copy the tensor to host memory first.")
+        return host_array(self)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy(force=True)
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self):
+        if numel(self._sizes) != 1:
+            raise RuntimeError(f"a Tensor with {numel(self._sizes)} elements cannot be "
+                               f"converted to Scalar")
+        value = self._device._backend.copy_to_host(self).reshape(()).item()
+        return float(value) if self._dtype in (dt.bfloat16, dt.float16) else value
+
+    def tolist(self):
+        array = self._device._backend.copy_to_host(self)
+        if self._dtype in (dt.bfloat16, dt.float16):
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    def __bool__(self):
+        if numel(self._sizes) != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or numel(self._sizes) != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __repr__(self):
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self.dim() == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    to = _copy.to
+    copy_ = _copy.copy_
+
+    def cpu(self):
+        return _copy.to_device(self, "cpu")
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"tensorlib.{self._dtype.name.capitalize()}Tensor"
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(dt.float32)
+
+    def double(self):
+        return self.to(dt.float64)
+
+    def half(self):
+        return self.to(dt.float16)
+
+    def bfloat16(self):
+        return self.to(dt.bfloat16)
+
+    def long(self):
+        return self.to(dt.int64)
+
+    def int(self):
+        return self.to(dt.int32)
+
+    def short(self):
+        return self.to(dt.int16)
+
+    def bool(self):
+        return self.to(dt.bool_)
+
+    def byte(self):
+        return self.to(dt.uint8)
+
+    # ---- views and shape ------------------------------------------------------------------
+    view = _s.view
+    reshape = _s.reshape
+    contiguous = _s.contiguous
+    clone = _s.clone
+    flatten = _s.flatten
+    permute = _s.permute
+    transpose = _s.transpose
+    swapaxes = _s.transpose
+    t = _s.t
+    expand = _s.expand
+    squeeze = _s.squeeze
+    unsqueeze = _s.unsqueeze
+    narrow = _s.narrow
+    select = _s.select
+    unfold = _s.unfold
+    as_strided = _s.as_strided
+    diagonal = _s.diagonal
+
+    @property
+    def T(self):
+        return _s.permute(self, tuple(range(self.dim() - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return _s.transpose(self, -2, -1)
+
+    def view_as(self, other):
+        return _s.view(self, other._sizes)
+
+    def reshape_as(self, other):
+        return _s.reshape(self, other._sizes)
+
+    def expand_as(self, other):
+        return _s.expand(self, other._sizes)
+
+    __getitem__ = _idx.getitem
+    __setitem__ = _idx.setitem
+
+    # ---- arithmetic ---------------------------------------------------------------------
+    __add__ = _pw.add_method
+    __radd__ = _pw.radd_method
+    __mul__ = _pw.mul_method
+    __rmul__ = _pw.rmul_method
+    __truediv__ = _pw.truediv_method
+    __rtruediv__ = _pw.rtruediv_method
+
+    def __sub__(self, other):
+        return _p.sub(self, other)
+
+    def __rsub__(self, other):
+        return _p.sub(other, self)
+
+    def __floordiv__(self, other):
+        return _p.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _p.floor_divide(other, self)
+
+    def __mod__(self, other):
+        return _p.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _p.remainder(other, self)
+
+    def __pow__(self, other):
+        return _p.pow(self, other)
+
+    def __rpow__(self, other):
+        return _p.pow(other, self)
+
+    def __matmul__(self, other):
+        return _la.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _la.matmul(other, self)
+
+    def __neg__(self):
+        return _p.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _p.abs(self)
+
+    def __invert__(self):
+        return _p.bitwise_not(self)
+
+    def __and__(self, other):
+        return _p.bitwise_and(self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return _p.bitwise_or(self, other)
+
+    __ror__ = __or__
+
+    def __xor__(self, other):
+        return _p.bitwise_xor(self, other)
+
+    __rxor__ = __xor__
+
+    def __eq__(self, other):
+        return _pw.binary("eq", self, other, TO_BOOL)
+
+    def __ne__(self, other):
+        return _pw.binary("ne", self, other, TO_BOOL)
+
+    def __lt__(self, other):
+        return _pw.binary("lt", self, other, TO_BOOL)
+
+    def __le__(self, other):
+        return _pw.binary("le", self, other, TO_BOOL)
+
+    def __gt__(self, other):
+        return _pw.binary("gt", self, other, TO_BOOL)
+
+    def __ge__(self, other):
+        return _pw.binary("ge", self, other, TO_BOOL)
+
+    __iadd__ = add_ = inplace("add")
+    __isub__ = sub_ = inplace("sub")
+    __imul__ = mul_ = inplace("mul")
+    __itruediv__ = div_ = inplace("div", TO_FLOAT)
+    __ifloordiv__ = floor_divide_ = inplace("floor_divide")
+    __imod__ = remainder_ = inplace("remainder")
+    __ipow__ = pow_ = inplace("pow")
+    __iand__ = bitwise_and_ = inplace("bitwise_and")
+    __ior__ = bitwise_or_ = inplace("bitwise_or")
+    __ixor__ = bitwise_xor_ = inplace("bitwise_xor")
+
+    def fill_(self, value):
+        from tensorlib._C.dispatch import lookup
+        if isinstance(value, TensorImpl):
+            value = value.item()
+        lookup("fill", self._device)(self, value)
+        self._storage.version += 1
+        return self
+
+    def zero_(self):
+        return self.fill_(0)
+
+    add = _p.add
+    sub = _p.sub
+    mul = _p.mul
+    div = _p.div
+    pow = _p.pow
+    maximum = _p.maximum
+    minimum = _p.minimum
+    eq = _p.eq
+    ne = _p.ne
+    lt = _p.lt
+    le = _p.le
+    gt = _p.gt
+    ge = _p.ge
+    abs = _p.abs
+    neg = _p.neg
+    exp = _p.exp
+    log = _p.log
+    sqrt = _p.sqrt
+    sin = _p.sin
+    cos = _p.cos
+    tanh = _p.tanh
+    floor = _p.floor
+    ceil = _p.ceil
+    round = _p.round
+    sign = _p.sign
+    isnan = _p.isnan
+    logical_not = _p.logical_not
+
+    # ---- reductions and linear algebra ----------------------------------------------------
+    sum = _r.sum
+    mean = _r.mean
+    prod = _r.prod
+    amax = _r.amax
+    amin = _r.amin
+    max = _r.max
+    min = _r.min
+    argmax = _r.argmax
+    argmin = _r.argmin
+    matmul = _la.matmul
+    mm = _la.mm
+
+
+set_tensor_class(Tensor)

@@ -1,0 +1,96 @@
+"""PyTorch-like printing: `tensor([[1., 2.], [3., 4.]], dtype=tensorlib.float64)`."""
+import numpy as np
+
+import tensorlib._C.dtypes as dt
+
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+
+
+def _float_formatter(values):
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return lambda v: _special(v) or f"{v}"
+    absval = np.abs(finite)
+    nonzero = absval[absval > 0]
+    if np.all(finite == np.round(finite)) and (absval.max() < 1e8 if absval.size else True):
+        width = max(len(f"{v:.0f}") for v in finite) + 1
+        return lambda v: (_special(v) or f"{v:.0f}.").rjust(width)
+    sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
+                                or nonzero.min() < 1e-4)
+    if sci:
+        width = max(len(f"{v:.{PRECISION}e}") for v in finite)
+        return lambda v: (_special(v) or f"{v:.{PRECISION}e}").rjust(width)
+    width = max(len(f"{v:.{PRECISION}f}") for v in finite)
+    return lambda v: (_special(v) or f"{v:.{PRECISION}f}").rjust(width)
+
+
+def _special(v):
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def _formatter(array):
+    if array.dtype == np.bool_:
+        return lambda v: "True" if v else "False"
+    if array.dtype.kind in "iu":
+        width = max((len(str(v)) for v in array.ravel()), default=1)
+        return lambda v: str(v).rjust(width)
+    return _float_formatter(array.astype(np.float64).ravel())
+
+
+def _format(array, fmt, indent, summarize):
+    if array.ndim == 0:
+        return fmt(array.item())
+    n = array.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        items = [*range(EDGEITEMS), None, *range(n - EDGEITEMS, n)]
+    else:
+        items = range(n)
+    if array.ndim == 1:
+        parts = ["..." if i is None else fmt(array[i]) for i in items]
+        return "[" + ", ".join(parts) + "]"
+    sep = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
+    parts = ["..." if i is None else _format(array[i], fmt, indent + 1, summarize)
+             for i in items]
+    return "[" + sep.join(parts) + "]"
+
+
+def tensor_repr(t, prefix="tensor("):
+    array = t.detach().cpu().numpy() if hasattr(t, "detach") else t.cpu().numpy()
+    if t._dtype in (dt.bfloat16, dt.float16):
+        array = array.astype(np.float32)
+    summarize = array.size > THRESHOLD
+    suffixes = []
+    if array.size == 0:
+        body = "[]"
+        if array.ndim != 1:
+            suffixes.append(f"size={tuple(array.shape)}")
+    else:
+        fmt = _formatter(_edges(array) if summarize else array)
+        body = _format(array, fmt, len(prefix), summarize)
+    default_for_kind = (t._dtype is dt.get_default_dtype() or t._dtype is dt.int64
+                        or t._dtype is dt.bool_)
+    if t._device.type != "cpu":
+        suffixes.insert(0, f"device='{t._device}'")
+    if not default_for_kind:
+        suffixes.append(f"dtype={t._dtype!r}")
+    if getattr(t, "grad_fn", None) is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif getattr(t, "requires_grad", False):
+        suffixes.append("requires_grad=True")
+    return prefix + body + "".join(", " + s for s in suffixes) + ")"
+
+
+def _edges(array):
+    """The values that a summarised print shows, so the column width fits them."""
+    for axis in range(array.ndim):
+        if array.shape[axis] > 2 * EDGEITEMS:
+            idx = list(range(EDGEITEMS)) + list(range(array.shape[axis] - EDGEITEMS,
+                                                      array.shape[axis]))
+            array = np.take(array, idx, axis=axis)
+    return array

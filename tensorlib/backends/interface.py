@@ -1,0 +1,94 @@
+"""The backend plugin contract: what a device backend gives tensorlib.
+
+A backend is one object, named by an entry point in the group ``tensorlib.backends``::
+
+    [project.entry-points."tensorlib.backends"]
+    toy = "tensorlib_toy:backend"
+
+Subclass :class:`Backend` and override what the defaults say is missing. Kernels take
+tensors (``tensorlib.Tensor``) with arbitrary strides -- stride 0 for broadcast inputs, any
+storage offset -- and write into preallocated outputs given first. The framework has already
+promoted the inputs to one dtype, broadcast them to the output shape and put them on the
+kernel's device, so a kernel does only the arithmetic.
+"""
+
+API_VERSION = 1
+"""The plugin API this tensorlib implements; a backend states the one it targets."""
+
+UNARY_OPS = ("abs", "neg", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
+             "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "round",
+             "trunc", "sign", "isnan", "logical_not", "bitwise_not")
+BINARY_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder", "fmod",
+              "floor_divide", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+              "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor")
+REDUCTION_OPS = ("sum", "prod", "amax", "amin")
+INDEX_REDUCTION_OPS = ("argmax", "argmin")
+SCAN_OPS = ("cumsum", "cumprod")
+
+PRIMITIVES = {
+    "fill": "fill(out, value): every element of out = value (a Python number)",
+    "copy": "copy(out, src): strided copy, same shape, converting src's dtype to out's",
+    "where": "where(out, cond, a, b): out = a where cond (bool) else b",
+    "matmul": "matmul(out, a, b): batched GEMM, a (B,M,K) @ b (B,K,N) -> out (B,M,N)",
+    "gather": "gather(out, x, dim, index): out[..i..] = x[..index[..i..]..] along dim",
+    "scatter_add": "scatter_add(out, dim, index, src): out[..index[..i..]..] += src[..i..]",
+    "index_select": "index_select(out, x, dim, index): out = x indexed by 1-D int64 index",
+    "sort": "sort(values, indices, x, dim, descending, stable): sort along dim",
+    "random_uniform": "random_uniform(out, seed, offset): Philox4x32-10 uniforms in [0, 1)",
+    "random_normal": "random_normal(out, seed, offset): Philox4x32-10 Box-Muller normals",
+}
+PRIMITIVES.update({op: f"{op}(out, x): elementwise" for op in UNARY_OPS})
+PRIMITIVES.update({op: f"{op}(out, a, b): elementwise; comparisons write bool"
+                   for op in BINARY_OPS})
+PRIMITIVES.update({op: f"{op}(out, x, dims): reduce over the tuple dims; out has x's shape "
+                       "with size 1 at each reduced dim" for op in REDUCTION_OPS})
+PRIMITIVES.update({op: f"{op}(out, x, dim): int64 index of the first extreme along dim; out "
+                       "has size 1 at dim" for op in INDEX_REDUCTION_OPS})
+PRIMITIVES.update({op: f"{op}(out, x, dim): inclusive scan along dim" for op in SCAN_OPS})
+
+
+class Backend:
+    """Base class of a device backend. Every default raises, saying what is missing."""
+
+    device_type = None
+    api_version = API_VERSION
+    install_hint = None          # e.g. 'pip install "tensorlib[opencl]"', shown when unavailable
+
+    def is_available(self):
+        return self.unavailable_reason() is None
+
+    def unavailable_reason(self):
+        """None when usable, else a short reason (which package is missing, no device)."""
+        return None
+
+    def device_count(self):
+        raise NotImplementedError(f"{type(self).__name__} needs device_count()")
+
+    def device_name(self, index):
+        return f"{self.device_type}:{index}"
+
+    def allocate(self, nbytes, index):
+        """A handle to `nbytes` of device memory on device `index` (the Storage keeps it)."""
+        raise NotImplementedError(f"{type(self).__name__} needs allocate(nbytes, index)")
+
+    release = None
+    """Optional callable(handle, nbytes), run when a storage dies (to return it to a pool)."""
+
+    def copy_from_host(self, dst, array):
+        """Write the C-contiguous numpy `array` (dst's dtype and shape) into the tensor dst."""
+        raise NotImplementedError(f"{type(self).__name__} needs copy_from_host(dst, array)")
+
+    def copy_to_host(self, src):
+        """A C-contiguous numpy array holding the tensor src (any strides)."""
+        raise NotImplementedError(f"{type(self).__name__} needs copy_to_host(src)")
+
+    def copy_between_devices(self, dst, src):
+        """dst = src where both are this backend's tensors on different device indices."""
+        self.copy_from_host(dst, self.copy_to_host(src))
+
+    def synchronize(self, index=None):
+        """Wait for all queued work on the device."""
+
+    def register(self, table):
+        """Fill `table` (op name -> kernel) with this backend's kernels."""
+        raise NotImplementedError(f"{type(self).__name__} needs register(table)")

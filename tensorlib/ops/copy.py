@@ -1,0 +1,67 @@
+"""Moving and converting tensors: copy_, to(device/dtype), cpu(). Across backends the data
+passes through host memory; within a backend the `copy` primitive does casts and strides."""
+import tensorlib._C.dtypes as dt
+from tensorlib._C.device import canonical, device as _device_cls
+from tensorlib._C.dispatch import lookup
+from tensorlib._C.factory import empty, cast
+from tensorlib._C.tensor_impl import TensorImpl, wrap
+from tensorlib._C.views import expand_strides
+
+
+def to_device(x, dev):
+    """x's values on `dev` (x itself when already there)."""
+    dev = canonical(dev)
+    if x._device is dev:
+        return x
+    out = empty(x._sizes, x._dtype, dev)
+    src_backend, dst_backend = x._device._backend, dev._backend
+    if src_backend is dst_backend:
+        dst_backend.copy_between_devices(out, x)
+    else:
+        dst_backend.copy_from_host(out, src_backend.copy_to_host(x))
+    return out
+
+
+def copy_(dst, src, non_blocking=False):
+    """Write src into dst (broadcasting src, converting its dtype and device)."""
+    if not isinstance(src, TensorImpl):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src._device is not dst._device:
+        src = to_device(src, dst._device)
+    if src._sizes != dst._sizes:
+        sizes, strides = expand_strides(src._sizes, src._strides, dst._sizes)
+        if sizes != dst._sizes:
+            raise RuntimeError(f"output with shape {list(dst._sizes)} doesn't match the "
+                               f"broadcast shape {list(sizes)}")
+        src = wrap(src._storage, sizes, strides, src._offset, src._dtype)
+    lookup("copy", dst._device)(dst, src)
+    dst._storage.version += 1
+    return dst
+
+
+def _parse_to(args, kwargs):
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, dt.dtype):
+            dtype = a
+        elif isinstance(a, TensorImpl):
+            device, dtype = a._device, a._dtype
+        elif isinstance(a, (str, _device_cls)):
+            device = a
+        elif a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    return device, dtype
+
+
+def to(x, *args, **kwargs):
+    """x.to(device), x.to(dtype), x.to(device, dtype), x.to(other): x itself if nothing
+    changes, unless copy=True."""
+    device, dtype = _parse_to(args, kwargs)
+    out = x
+    if device is not None:
+        out = to_device(out, device)
+    if dtype is not None and dtype is not out._dtype:
+        out = cast(out, dtype)
+    if kwargs.get("copy") and out is x:
+        out = cast(x, x._dtype)
+    return out

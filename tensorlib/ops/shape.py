@@ -1,0 +1,94 @@
+"""Shape ops: views from _C.views, plus the ones that copy only when strides force it
+(reshape, contiguous, flatten) and clone."""
+from tensorlib._C import views as _v
+from tensorlib._C.dispatch import lookup
+from tensorlib._C.factory import empty
+from tensorlib._C.tensor_impl import is_contiguous, numel
+from tensorlib.ops._args import sizes_arg
+
+
+def view(x, *shape):
+    if len(shape) == 1 and hasattr(shape[0], "is_floating_point"):
+        raise NotImplementedError("view(dtype) reinterpretation is not supported yet")
+    return _v.view(x, sizes_arg(shape))
+
+
+def reshape(x, *shape):
+    sizes = _v.infer_size(sizes_arg(shape), numel(x._sizes))
+    strides = _v.view_strides(x._sizes, x._strides, sizes)
+    if strides is not None:
+        return _v.view(x, sizes)
+    return _v.view(contiguous(x), sizes)
+
+
+def contiguous(x, memory_format=None):
+    if is_contiguous(x):
+        return x
+    return clone(x)
+
+
+def clone(x, memory_format=None):
+    out = empty(x._sizes, x._dtype, x._device)
+    lookup("copy", x._device)(out, x)
+    return out
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    nd = x.dim()
+    if nd == 0:
+        return reshape(x, (1,))
+    start = _v.wrap_dim(start_dim, nd)
+    end = _v.wrap_dim(end_dim, nd)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return x
+    merged = numel(x._sizes[start:end + 1])
+    return reshape(x, x._sizes[:start] + (merged,) + x._sizes[end + 1:])
+
+
+def permute(x, *dims):
+    return _v.permute(x, sizes_arg(dims, "dims"))
+
+
+def transpose(x, dim0, dim1):
+    return _v.transpose(x, dim0, dim1)
+
+
+def t(x):
+    if x.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{x.dim()}D")
+    return _v.transpose(x, 0, 1) if x.dim() == 2 else x
+
+
+def expand(x, *sizes):
+    return _v.expand(x, sizes_arg(sizes))
+
+
+def squeeze(x, dim=None):
+    return _v.squeeze(x, dim)
+
+
+def unsqueeze(x, dim):
+    return _v.unsqueeze(x, dim)
+
+
+def narrow(x, dim, start, length):
+    return _v.narrow(x, dim, int(start), length)
+
+
+def select(x, dim, index):
+    return _v.select(x, dim, index)
+
+
+def unfold(x, dimension, size, step):
+    return _v.unfold(x, dimension, size, step)
+
+
+def as_strided(x, size, stride, storage_offset=None):
+    return _v.as_strided(x, size, stride, storage_offset)
+
+
+def diagonal(x, offset=0, dim1=0, dim2=1):
+    return _v.diagonal(x, offset, dim1, dim2)
