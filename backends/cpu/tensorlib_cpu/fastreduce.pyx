@@ -42,7 +42,7 @@ cdef extern from *:
 
     #define FR_MAXD 64
     #define FR_BLK 1024      /* a run is summed in blocks of FR_BLK: float lanes, then double */
-    #define FR_CW 1024       /* case B: width of the inner slice a task owns */
+    #define FR_CW 4096       /* case B: widest inner slice a task owns (whole rows stream best) */
 
     typedef struct {
         int op;                              /* 0 sum, 1 prod, 2 amax, 3 amin */
@@ -51,7 +51,7 @@ cdef extern from *:
         Py_ssize_t oshape[FR_MAXD], oxs[FR_MAXD], oos[FR_MAXD];
         Py_ssize_t rshape[FR_MAXD], rxs[FR_MAXD];
         Py_ssize_t n, xs, os;                /* innermost dim: length, x stride, out stride */
-        Py_ssize_t O, nch, P, cw;                /* outer outputs, inner slices (B), parts */
+        Py_ssize_t O, nch, P, cw;            /* outer outputs, inner slices (B) and their width, parts */
         Py_ssize_t K;                        /* number of outputs (partial buffer stride) */
         double mult;                         /* folded stride-0 reduced size */
         int* err;                            /* set by a task whose malloc failed */
@@ -275,8 +275,6 @@ cdef extern from *:
 cdef int _nthreads = max(1, os.cpu_count() or 1)
 # Below this many input elements a single thread wins (OpenMP wake-up costs microseconds).
 cdef Py_ssize_t PARALLEL_MIN = 32768
-CW = 4096
-FORCEP=False
 _OPS = {"sum": 0, "prod": 1, "amax": 2, "amin": 3}
 
 
@@ -429,7 +427,7 @@ def reduce_into(str op, x, tuple axes, out):
     cdef int nt = _nthreads if total >= PARALLEL_MIN else 1
     cdef Py_ssize_t base_tasks, split_max
     if s.caseB:
-        s.cw = CW
+        s.cw = min(s.n, FR_CW)
         s.nch = _cdiv(s.n, s.cw)
         s.K = O * s.n
         base_tasks = O * s.nch
@@ -441,7 +439,7 @@ def reduce_into(str op, x, tuple axes, out):
         split_max = max(1, s.n // 4096)
     # Split the reduction itself only when there are too few outputs to balance threads.
     s.P = 1
-    if nt > 1 and base_tasks < 4 * nt and (base_tasks % nt != 0 or FORCEP):
+    if nt > 1 and base_tasks < 4 * nt and base_tasks % nt != 0:
         s.P = min(_cdiv(4 * nt, base_tasks), split_max)
     cdef Py_ssize_t ntasks = base_tasks * s.P, t
     if nt > ntasks:

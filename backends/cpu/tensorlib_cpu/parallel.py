@@ -1,0 +1,115 @@
+"""Run one big numpy ufunc call on several cores.
+
+numpy's ufunc inner loops release the GIL but run on one thread; cutting the output into
+one slab per thread and running the slabs on a persistent thread pool uses every core.
+Each element is still computed by the same numpy loop, so results are bit-identical.
+"""
+import contextvars
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import fastreduce
+
+# Below this many output elements the pool hand-off (~10-20 us) costs more than it saves.
+PARALLEL_MIN = 1 << 18
+# Slab boundaries are multiples of this many elements (flat case) so every slab keeps the
+# same alignment as the whole array, and numpy takes the same SIMD path for all of them.
+_ALIGN = 1024
+
+_pool = None
+_pool_workers = 0
+_pool_lock = threading.Lock()
+_in_worker = threading.local()
+
+
+def _get_pool(workers):
+    """The shared pool, rebuilt if the thread count changed."""
+    global _pool, _pool_workers
+    with _pool_lock:
+        if _pool is None or _pool_workers != workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tensorlib-cpu",
+                                       initializer=_mark_worker)
+            _pool_workers = workers
+        return _pool
+
+
+def _mark_worker():
+    _in_worker.active = True
+
+
+def _slabs(out, inputs, n):
+    """[(out_slab, input_slabs)] cut the same way, or None when it cannot be cut safely."""
+    shape = out.shape
+    arrays = [a for a in inputs if isinstance(a, np.ndarray) and a.ndim]
+    for a in inputs:
+        if not (isinstance(a, np.ndarray) or np.isscalar(a)):
+            return None     # e.g. a nested list: numpy would broadcast it whole
+    for a in arrays:
+        if a.shape != shape:
+            return None     # let the ufunc broadcast itself
+        # A partial overlap (out = a[1:] for input a[:-1]) needs numpy's own copy logic;
+        # an exact alias (in-place op) is fine since each slab only touches its elements.
+        if np.may_share_memory(a, out) and (
+                a.__array_interface__["data"][0] != out.__array_interface__["data"][0]
+                or a.strides != out.strides or a.dtype.itemsize != out.dtype.itemsize):
+            return None
+    if out.flags.c_contiguous and all(a.flags.c_contiguous for a in arrays):
+        size = out.size
+        step = -(-size // n)
+        step = -(-step // _ALIGN) * _ALIGN
+        cuts = [slice(i, min(i + step, size)) for i in range(0, size, step)]
+        flat = {id(a): a.reshape(-1) for a in arrays + [out]}
+        pick = lambda a, s: flat[id(a)][s] if id(a) in flat else a
+    else:
+        # Cut the dim that is outermost in out's memory so each slab keeps the whole
+        # array's inner-loop structure (numpy iterates slabs the same way as the whole).
+        dims = [d for d in range(out.ndim) if shape[d] >= 2]
+        if not dims:
+            return None
+        d = max(dims, key=lambda k: (abs(out.strides[k]), -k))
+        size = shape[d]
+        step = -(-size // n)
+        cuts = []
+        for i in range(0, size, step):
+            idx = [slice(None)] * out.ndim
+            idx[d] = slice(i, min(i + step, size))
+            cuts.append(tuple(idx))
+        pick = lambda a, s: a[s] if isinstance(a, np.ndarray) and a.ndim else a
+    if len(cuts) < 2:
+        return None
+    return [(pick(out, s), [pick(a, s) for a in inputs]) for s in cuts]
+
+
+def _run(ufunc, out, inputs):
+    ufunc(*inputs, out=out)
+
+
+def parallel_ufunc(ufunc, out, *inputs):
+    """ufunc(*inputs, out=out), split over fastreduce.get_num_threads() threads when large.
+
+    Inputs must already have out's shape (stride-0 broadcast views are fine) or be
+    scalars / 0-d arrays.  Small calls, calls from a pool worker (no nested waiting, so no
+    deadlock) and layouts that cannot be cut safely run directly on the calling thread.
+    """
+    n = fastreduce.get_num_threads()
+    if (n < 2 or not isinstance(out, np.ndarray) or out.size < PARALLEL_MIN
+            or getattr(_in_worker, "active", False)):
+        ufunc(*inputs, out=out)
+        return
+    slabs = _slabs(out, inputs, n)
+    if slabs is None:
+        ufunc(*inputs, out=out)
+        return
+    pool = _get_pool(n - 1)         # the calling thread does the first slab itself
+    # Workers run in a copy of the caller's context so np.errstate applies to them too.
+    futures = [pool.submit(contextvars.copy_context().run, _run, ufunc, o, ins)
+               for o, ins in slabs[1:]]
+    try:
+        _run(ufunc, *slabs[0])
+    finally:
+        for f in futures:
+            f.result()
