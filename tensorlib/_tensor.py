@@ -195,7 +195,7 @@ class Tensor(TensorImpl):
 
     def type(self, dtype=None):
         if dtype is None:
-            return f"tensorlib.{self._dtype.name.capitalize()}Tensor"
+            return f"tensorlib.{self._dtype.scalar_name}Tensor"
         return self.to(dtype)
 
     def float(self):

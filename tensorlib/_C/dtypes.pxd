@@ -21,6 +21,7 @@ cdef class dtype:
     cdef readonly bint is_signed
     cdef readonly int category      # 0 bool, 1 integer, 2 floating
     cdef readonly object np         # the numpy dtype that holds our values
+    cdef readonly str scalar_name   # PyTorch's ScalarType name, used in error messages
 
 cdef list DTYPES                    # indexed by code
 cdef dtype default_float()

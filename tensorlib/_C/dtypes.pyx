@@ -22,6 +22,12 @@ cdef class dtype:
         return self.np
 
 
+cdef dict _SCALAR_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+    "float64": "Double"}
+
+
 cdef dtype _make(int code, str name, object npdtype, int category):
     cdef dtype d = dtype.__new__(dtype)
     d.code = code
@@ -31,6 +37,7 @@ cdef dtype _make(int code, str name, object npdtype, int category):
     d.category = category
     d.is_floating_point = category == 2
     d.is_signed = name not in ("bool", "uint8")
+    d.scalar_name = _SCALAR_NAMES[name]
     return d
 
 

@@ -101,8 +101,8 @@ cpdef object binary_(str op, TensorImpl self, object other, int kind):
     if kind == LOGICAL:
         compute = <dtype>DTYPES[BOOL]
     if result.category > self._dtype.category:
-        raise RuntimeError(f"result type {result.name.capitalize()} can't be cast to the "
-                           f"desired output type {self._dtype.name.capitalize()}")
+        raise RuntimeError(f"result type {result.scalar_name} can't be cast to the "
+                           f"desired output type {self._dtype.scalar_name}")
     cdef device dev = self._device
     if isinstance(other, TensorImpl):
         dev = _common_device(self, <TensorImpl>other)
@@ -140,8 +140,8 @@ cpdef object unary(str op, TensorImpl x, int kind):
 cpdef object unary_(str op, TensorImpl x, int kind):
     cdef dtype compute = _compute_dtype(x._dtype, kind)
     if compute is not x._dtype:
-        raise RuntimeError(f"result type {compute.name.capitalize()} can't be cast to the "
-                           f"desired output type {x._dtype.name.capitalize()}")
+        raise RuntimeError(f"result type {compute.scalar_name} can't be cast to the "
+                           f"desired output type {x._dtype.scalar_name}")
     lookup(op, x._device)(x, x)
     x._storage.version += 1
     return x

@@ -125,7 +125,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         d = dtype or _infer_dtype(data)
         if d is None:
             d = dt.get_default_dtype()
-    host = np.ascontiguousarray(_host_array(data, d), dtype=d.np)
+    host = np.asarray(_host_array(data, d), dtype=d.np, order="C")
     dev = canonical(device)
     t = _empty(tuple(host.shape), d, dev)
     dev._backend.copy_from_host(t, host)

@@ -49,7 +49,7 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
     if not out_dtype.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
-                           f"{out_dtype.name.capitalize()}")
+                           f"{out_dtype.scalar_name}")
     dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
     count = 1
     for d in dims:

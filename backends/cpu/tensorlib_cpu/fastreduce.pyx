@@ -34,7 +34,7 @@ cdef extern from *:
 
     /* Build an AVX2 copy of the hot task functions next to the baseline (SSE2) one and
        pick at load time: the package is compiled without -march. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(FR_NO_CLONES)
     #define FR_CLONE __attribute__((target_clones("avx2", "default")))
     #else
     #define FR_CLONE
@@ -376,12 +376,13 @@ def reduce_into(str op, x, tuple axes, out):
     if nred == 0:
         # Nothing left to reduce: out = x (times the folded broadcast size).
         src = x[tuple([slice(0, 1) if red[d] else slice(None) for d in range(nd)])]
-        if opc == 0 and mult != 1.0:
-            np.multiply(src, mult, out=out)
-        elif opc == 1 and mult != 1.0:
-            np.power(src, mult, out=out)
-        else:
-            np.copyto(out, src)
+        with np.errstate(all="ignore"):     # like the C path: overflow is silent
+            if opc == 0 and mult != 1.0:
+                np.multiply(src, mult, out=out)
+            elif opc == 1 and mult != 1.0:
+                np.power(src, mult, out=out)
+            else:
+                np.copyto(out, src)
         return True
 
     # Stable insertion sort by key, descending.

@@ -24,13 +24,15 @@ cdef class UfuncKernel:
     quiet: no numpy warnings for inf/nan results. integer_division: a zero divisor in an
     integer tensor raises ZeroDivisionError, as in PyTorch (numpy would write 0)."""
     cdef readonly object ufunc
-    cdef bint quiet, integer_division
+    cdef bint quiet, integer_division, out_keyword
     cdef object _parallel
 
     def __init__(self, ufunc, quiet=False, integer_division=False):
         self.ufunc = ufunc
         self.quiet = quiet
         self.integer_division = integer_division
+        # numpy deprecates a positional `out` for maximum/minimum only
+        self.out_keyword = ufunc in (np.maximum, np.minimum)
         self._parallel = None
 
     def __repr__(self):
@@ -65,5 +67,7 @@ cdef class UfuncKernel:
                 self._parallel(self.ufunc, o, host_array(a), host_array(b))
         elif b is None:
             self.ufunc(host_array(a), o)
+        elif self.out_keyword:
+            self.ufunc(host_array(a), host_array(b), out=o)
         else:
             self.ufunc(host_array(a), host_array(b), o)

@@ -8,7 +8,11 @@ from tensorlib_cpu.ufunc_kernels import UfuncKernel
 
 
 def fill(out, value):
-    _h(out).fill(value)
+    o = _h(out)
+    try:
+        o.fill(value)
+    except OverflowError:         # torch wraps out-of-range integers (uint8 + 1000 -> 232)
+        o.fill(np.array(value).astype(o.dtype))
 
 
 def copy(out, src):

@@ -1,0 +1,100 @@
+"""The op workloads: one numpy input set per workload, fed to every library.
+
+Inputs are made once in numpy and shared (``from_numpy``) so all libraries see identical
+data and layout; each workload knows its work (bytes moved or flops) so throughputs are
+comparable, and its numpy result doubles as the reference that proves the op really ran."""
+import numpy as np
+
+__all__ = ["Workload", "workloads", "LIBRARIES"]
+
+LIBRARIES = ("tensorlib", "torch", "numpy")
+F32 = 4  # bytes per float32
+
+
+def _size_name(n):
+    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+class Workload:
+    """One benchmark: inputs, the op per library, and its work for throughput.
+
+    `op(lib, *inputs)` returns a zero-argument callable computing the result with that
+    library's spelling; `work` is bytes read+written (unit GB/s), flops (GFLOP/s), or None
+    when only the per-call overhead matters."""
+
+    def __init__(self, name, family, description, shapes, op, work=None, unit=None,
+                 rtol=1e-5, atol=1e-6):
+        self.name, self.family, self.description = name, family, description
+        self.shapes, self._op, self.work, self.unit = shapes, op, work, unit
+        self.rtol, self.atol = rtol, atol
+
+    def inputs(self, seed=0):
+        rng = np.random.default_rng(seed)
+        return [rng.standard_normal(s, dtype=np.float32) for s in self.shapes]
+
+    def op(self, lib, *args):
+        return self._op(lib, *args)
+
+    def throughput(self, seconds):
+        if self.work is None or not seconds:
+            return None
+        return self.work / seconds / 1e9
+
+    def matches(self, name):
+        """`--only` accepts an exact workload name or a family (all its sizes)."""
+        return name in (self.name, self.family)
+
+
+def _add(lib, a, b):
+    return lambda: a + b
+
+
+def _mul_scalar(lib, a):
+    return lambda: a * 2
+
+
+def _exp(lib, a):
+    return (lambda: np.exp(a)) if lib == "numpy" else (lambda: a.exp())
+
+
+def _sum(dim):
+    def op(lib, a):
+        return (lambda: a.sum(axis=dim)) if lib == "numpy" else (lambda: a.sum(dim=dim))
+    return op
+
+
+def _matmul(lib, a, b):
+    return lambda: a @ b
+
+
+def workloads(quick=False):
+    """All workloads in run order; `quick` keeps the same families at tiny sizes."""
+    small = 4
+    elem = (1 << 10, 1 << 14) if quick else (1 << 20, 1 << 24)
+    red = 64 if quick else 4096
+    mats = (16, 32, 64) if quick else (256, 1024, 2048)
+    out = [
+        Workload("small_add", "small_add", f"a + b, {small} float32 (per-call overhead)",
+                 [(small,), (small,)], _add),
+        Workload("small_mul_scalar", "small_mul_scalar",
+                 f"a * 2 with a Python scalar, {small} float32 (per-call overhead)",
+                 [(small,)], _mul_scalar),
+    ]
+    for n in elem:
+        out.append(Workload(f"add_{_size_name(n)}", "add", f"a + b, {n} float32",
+                            [(n,), (n,)], _add, work=3 * n * F32, unit="GB/s"))
+    for n in elem:
+        out.append(Workload(f"exp_{_size_name(n)}", "exp", f"a.exp(), {n} float32",
+                            [(n,)], _exp, work=2 * n * F32, unit="GB/s", rtol=1e-5))
+    for dim in (-1, 0):
+        out.append(Workload(f"sum_dim{dim}_{red}x{red}", f"sum_dim{dim}",
+                            f"x.sum(dim={dim}), {red}x{red} float32", [(red, red)], _sum(dim),
+                            work=(red * red + red) * F32, unit="GB/s", rtol=1e-3, atol=1e-3))
+    for n in mats:
+        out.append(Workload(f"matmul_{n}", "matmul", f"a @ b, {n}x{n} float32",
+                            [(n, n), (n, n)], _matmul, work=2 * n ** 3, unit="GFLOP/s",
+                            rtol=1e-3, atol=1e-3))
+    return out

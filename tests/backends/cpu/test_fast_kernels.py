@@ -1,0 +1,304 @@
+"""fastreduce.reduce_into and parallel.parallel_ufunc against plain numpy.
+
+Reductions are checked against a float64 numpy reference on every layout the kernels
+plan for (contiguous, permuted, stepped, reversed, broadcast, strided outputs); the
+parallel ufunc must match the direct call bit for bit.
+"""
+import threading
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tensorlib_cpu import fastreduce, parallel
+
+OPS = ["sum", "prod", "amax", "amin"]
+NP_OPS = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads():
+    n = fastreduce.get_num_threads()
+    yield
+    fastreduce.set_num_threads(n)
+
+
+def keep_shape(shape, axes):
+    return tuple(1 if d in axes else n for d, n in enumerate(shape))
+
+
+def make_values(rng, shape, op, dtype):
+    # prod: log-normal around 1 so even 300K-element products stay in float32 range.
+    if op == "prod":
+        return np.exp(rng.normal(0.0, 0.002, shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def make_input(rng, shape, op, dtype, layout):
+    """An array of `shape` whose memory layout is `layout`."""
+    nd = len(shape)
+    if layout == "contiguous" or nd == 0:
+        return make_values(rng, shape, op, dtype)
+    if layout == "permuted":
+        perm = rng.permutation(nd)
+        base = make_values(rng, tuple(shape[p] for p in perm), op, dtype)
+        return base.transpose(np.argsort(perm))
+    if layout == "stepped":
+        steps = [int(rng.choice([1, 2, 3, -1, -2])) for _ in shape]
+        base = make_values(rng, tuple(n * abs(s) for n, s in zip(shape, steps)), op, dtype)
+        return base[tuple(slice(None, None, s) for s in steps)]
+    if layout == "broadcast":
+        small = tuple(1 if rng.random() < 0.5 else n for n in shape)
+        return np.broadcast_to(make_values(rng, small, op, dtype), shape)
+    raise AssertionError(layout)
+
+
+def make_out(shape, dtype, layout):
+    if layout == "contiguous":
+        return np.empty(shape, dtype)
+    if layout == "fortran":
+        return np.empty(shape, dtype, order="F")
+    wide = shape[:-1] + (2 * shape[-1],) if shape else shape
+    return np.empty(wide, dtype)[..., ::2] if shape else np.empty(shape, dtype)
+
+
+def check(x, op, axes, out_layout="contiguous"):
+    """Run reduce_into and compare it with numpy in float64."""
+    out = make_out(keep_shape(x.shape, axes), x.dtype, out_layout)
+    count = int(np.prod([x.shape[a] for a in axes]))
+    handled = fastreduce.reduce_into(op, x, axes, out)
+    if op in ("amax", "amin") and count == 0 and out.size:
+        assert handled is False
+        return
+    assert handled is True
+    if out.size == 0:
+        return
+    ref = NP_OPS[op](x.astype(np.float64), axis=axes, keepdims=True)
+    eps = np.finfo(x.dtype).eps
+    if op in ("amax", "amin"):
+        np.testing.assert_array_equal(out, ref.astype(x.dtype))
+    elif op == "sum":
+        scale = np.sum(np.abs(x.astype(np.float64)), axis=axes, keepdims=True)
+        assert np.all(np.abs(out - ref) <= 4 * eps * (np.sqrt(count) + 8) * scale + 1e-30)
+    else:
+        # A broadcast input repeats one value, so its product can leave the dtype's range.
+        info = np.finfo(x.dtype)
+        over = np.abs(ref) > info.max
+        assert np.isinf(out[over]).all()
+        err = np.abs(out.astype(np.float64) - ref)[~over]
+        assert np.all(err <= 4 * eps * (count + 8) * np.abs(ref[~over]) + 4 * info.smallest_normal)
+
+
+@st.composite
+def cases(draw):
+    nd = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 7), min_size=nd, max_size=nd)))
+    axes = tuple(sorted(draw(st.sets(st.integers(0, nd - 1), min_size=1))))
+    return (shape, axes, draw(st.sampled_from(OPS)),
+            draw(st.sampled_from([np.float32, np.float64])),
+            draw(st.sampled_from(["contiguous", "permuted", "stepped", "broadcast"])),
+            draw(st.sampled_from(["contiguous", "fortran", "strided"])),
+            draw(st.integers(0, 2**32 - 1)))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_reduce_small_random(case):
+    shape, axes, op, dtype, layout, out_layout, seed = case
+    x = make_input(np.random.default_rng(seed), shape, op, dtype, layout)
+    check(x, op, axes, out_layout)
+
+
+# Shapes big enough for threads and for every plan: rows, columns, middle, whole array,
+# few rows (the run is split), tall-skinny columns (the rows are split), wide columns
+# (several inner slices), and unmergeable dims (odometer over several reduced dims).
+BIG = [
+    ((512, 1000), (1,)), ((512, 1000), (0,)), ((64, 300, 40), (1,)), ((300, 900), (0, 1)),
+    ((3, 70000), (1,)), ((70000, 3), (0,)), ((40, 10000), (0,)), ((9, 5000, 3), (0, 2)),
+    ((7, 9000), (0,)), ((20, 30, 40, 50), (0, 2)), ((20, 30, 40, 50), (1, 3)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "permuted", "stepped", "broadcast"])
+@pytest.mark.parametrize("shape,axes", BIG)
+@pytest.mark.parametrize("op", OPS)
+def test_reduce_large(op, shape, axes, layout, dtype):
+    rng = np.random.default_rng(zlib.crc32(repr((shape, axes, layout)).encode()))
+    check(make_input(rng, shape, op, dtype, layout), op, axes)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_thread_counts_agree(threads):
+    fastreduce.set_num_threads(threads)
+    assert fastreduce.get_num_threads() == threads
+    rng = np.random.default_rng(0)
+    for shape, axes in BIG:
+        check(rng.standard_normal(shape).astype(np.float32), "sum", axes)
+        check(rng.standard_normal(shape), "amax", axes)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes", [((5, 7), (1,)), ((5, 7), (0,)), ((6, 5, 7), (1,)),
+                                        ((400, 300), (1,)), ((400, 300), (0,)), ((200000,), (0,)),
+                                        ((3, 70000), (1,)), ((70000, 3), (0,))])
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_nan_propagates(op, shape, axes, dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = np.nan
+    flat[rng.choice(flat.size, size=3, replace=False)] = np.inf
+    flat[-1] = np.nan   # the last element too: the tail loops must see it
+    out = np.empty(keep_shape(shape, axes), dtype)
+    assert fastreduce.reduce_into(op, x, axes, out)
+    np.testing.assert_array_equal(out, NP_OPS[op](x, axis=axes, keepdims=True))
+    assert np.isnan(out).any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_and_inf_in_sum_and_prod(dtype):
+    x = np.ones((4, 50000), dtype)
+    x[0, 123] = np.nan
+    x[1, 7] = np.inf
+    x[2, 5], x[2, 9] = np.inf, -np.inf
+    for op in ("sum", "prod"):
+        out = np.empty((4, 1), dtype)
+        assert fastreduce.reduce_into(op, x, (1,), out)
+        assert np.isnan(out[0, 0]) and out[1, 0] == np.inf
+        assert np.isnan(out[2, 0]) if op == "sum" else out[2, 0] == -np.inf
+        assert out[3, 0] == (50000 if op == "sum" else 1)
+
+
+def test_empty():
+    x = np.empty((3, 0, 4), np.float32)
+    for op, value in (("sum", 0), ("prod", 1)):
+        out = np.full((3, 1, 4), 7, np.float32)
+        assert fastreduce.reduce_into(op, x, (1,), out)
+        assert (out == value).all()
+    for op in ("amax", "amin"):
+        out = np.full((3, 1, 4), 7, np.float32)
+        assert fastreduce.reduce_into(op, x, (1,), out) is False
+        assert (out == 7).all()     # nothing written
+    out = np.empty((3, 0, 1), np.float32)    # empty output: nothing to do
+    assert fastreduce.reduce_into("amax", x, (2,), out)
+
+
+def test_unhandled_returns_false():
+    for dtype in (np.int32, np.float16, np.complex64, np.dtype(">f4")):
+        x = np.ones((3, 4), dtype)
+        out = np.zeros((3, 1), dtype)
+        assert fastreduce.reduce_into("sum", x, (1,), out) is False
+        assert (out == 0).all()
+    x = np.ones((3, 4), np.float32)
+    assert fastreduce.reduce_into("sum", x, (1,), np.zeros((3, 1), np.float64)) is False
+    assert fastreduce.reduce_into("sum", x.tolist(), (1,), np.zeros((3, 1))) is False
+
+
+def test_bad_arguments():
+    x = np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError):
+        fastreduce.reduce_into("mean", x, (1,), np.empty((3, 1), np.float32))
+    with pytest.raises(ValueError):
+        fastreduce.reduce_into("sum", x, (1,), np.empty((3, 4), np.float32))
+    with pytest.raises(ValueError):
+        fastreduce.reduce_into("sum", x, (1, 0), np.empty((1, 1), np.float32))
+    with pytest.raises(ValueError):
+        fastreduce.reduce_into("sum", x, (2,), np.empty((3, 1), np.float32))
+    with pytest.raises(ValueError):
+        fastreduce.set_num_threads(0)
+
+
+def test_zero_dim_and_size_one():
+    x = np.full((), 3.5)
+    out = np.empty((), np.float64)
+    assert fastreduce.reduce_into("sum", x, (), out) and out == 3.5
+    x = np.arange(6, dtype=np.float32).reshape(1, 6, 1)
+    out = np.empty((1, 6, 1), np.float32)
+    assert fastreduce.reduce_into("sum", x, (0, 2), out)
+    np.testing.assert_array_equal(out, x)
+
+
+# ---- parallel_ufunc ----
+
+def _inputs(rng, shape, n_inputs, kind):
+    a = rng.standard_normal(shape).astype(np.float32)
+    if kind == "fortran":
+        a = np.asfortranarray(a)
+    if n_inputs == 1:
+        return [a]
+    if kind == "broadcast":
+        return [a, np.broadcast_to(rng.standard_normal(shape[-1]).astype(np.float32), shape)]
+    if kind == "scalar":
+        return [a, np.float32(1.5)]
+    b = rng.standard_normal(shape).astype(np.float32)
+    return [a, np.asfortranarray(b) if kind == "fortran" else b]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("shape", [(1 << 20,), (1000, 1001), (3, 400, 401), (7, 5), (1, 300000)])
+@pytest.mark.parametrize("kind", ["contiguous", "fortran", "broadcast", "scalar"])
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.exp])
+def test_parallel_ufunc_bit_identical(ufunc, kind, shape, threads):
+    fastreduce.set_num_threads(threads)
+    ins = _inputs(np.random.default_rng(2), shape, ufunc.nin, kind)
+    if ufunc.nin == 1 and kind in ("broadcast", "scalar"):
+        ins = [np.broadcast_to(ins[0][..., :1], shape)]
+    expected = ufunc(*ins)
+    out = np.empty(shape, np.float32, order="F" if kind == "fortran" else "C")
+    parallel.parallel_ufunc(ufunc, out, *ins)
+    assert np.array_equal(out.view(np.uint32), np.asarray(expected).view(np.uint32))
+
+
+def test_parallel_ufunc_strided_out_and_float64():
+    fastreduce.set_num_threads(2)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((700, 800))
+    out = np.empty((700, 1600))[:, ::2]
+    parallel.parallel_ufunc(np.exp, out, a)
+    assert np.array_equal(out.view(np.uint64), np.exp(a).view(np.uint64))
+
+
+def test_parallel_ufunc_in_place_and_overlap():
+    fastreduce.set_num_threads(2)
+    a = np.random.default_rng(4).standard_normal(1 << 20)
+    b = a.copy()
+    expected = a + b
+    parallel.parallel_ufunc(np.add, a, a, b)                # exact alias: fine to cut
+    assert np.array_equal(a, expected)
+    a = np.arange(1 << 20, dtype=np.float64)
+    c = a.copy()
+    np.add(c[:-1], 1.0, out=c[1:])                           # partial overlap: numpy copies
+    parallel.parallel_ufunc(np.add, a[1:], a[:-1], 1.0)
+    assert np.array_equal(a, c)
+
+
+def test_parallel_ufunc_from_worker_threads_does_not_deadlock():
+    fastreduce.set_num_threads(2)
+    a = np.random.default_rng(5).standard_normal(1 << 20)
+    expected = np.exp(a)
+
+    def job():
+        out = np.empty_like(a)
+        parallel.parallel_ufunc(np.exp, out, a)
+        return np.array_equal(out, expected)
+
+    # From the module's own pool worker (must run inline) ...
+    assert parallel._get_pool(1).submit(job).result(timeout=60)
+    # ... and from many user threads at once.
+    with ThreadPoolExecutor(4) as ex:
+        assert all(ex.map(lambda _: job(), range(8), timeout=60))
+    assert threading.active_count() < 50
+
+
+def test_parallel_ufunc_errstate_reaches_workers():
+    fastreduce.set_num_threads(2)
+    a = np.ones(1 << 20)
+    a[-10:] = -1        # only the last slab, run by a pool worker, hits the bad values
+    out = np.empty_like(a)
+    with np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError):
+            parallel.parallel_ufunc(np.log, out, a)

@@ -1,0 +1,42 @@
+"""Device strings, moving tensors, and the errors for unknown or unavailable backends."""
+import pytest
+
+import tensorlib as tl
+
+
+def test_device_parsing_and_equality():
+    assert str(tl.device("cpu")) == "cpu"
+    d = tl.device("opencl:1")
+    assert d.type == "opencl" and d.index == 1
+    assert tl.device("opencl", 1) == d
+    assert repr(tl.device("cpu")) == "device(type='cpu')"
+    assert tl.zeros(1).device == tl.device("cpu")
+    assert tl.zeros(1).device == "cpu"
+
+
+def test_unknown_device_type():
+    with pytest.raises(RuntimeError, match="Unknown device type 'tpu'.*cpu"):
+        tl.device("tpu")
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        tl.device("cpu:x")
+
+
+def test_unavailable_backend_says_why():
+    reason = tl.backends.why_unavailable("cuda")
+    if reason is None:
+        pytest.skip("a CUDA backend is available here")
+    with pytest.raises(RuntimeError, match="The 'cuda' backend is unavailable"):
+        tl.zeros(2, device="cuda")
+    assert tl.zeros(2).sum().item() == 0      # everything still usable
+
+
+def test_to_and_cpu(device):
+    x = tl.arange(6).view(2, 3)
+    y = x.to(device)
+    assert y.device.type == device.split(":")[0]
+    assert y.cpu().tolist() == x.tolist()
+    assert x.to("cpu") is x
+    assert x.to(tl.float64).dtype is tl.float64
+    assert x.to(device, tl.float32).cpu().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert x.to(x) is x
+    assert x.to("cpu", copy=True) is not x
