@@ -36,7 +36,8 @@ def _special(v):
 
 def _formatter(array):
     if array.dtype == np.bool_:
-        return lambda v: "True" if v else "False"
+        width = 5 if not array.all() else 4
+        return lambda v: ("True" if v else "False").rjust(width)
     if array.dtype.kind in "iu":
         width = max((len(str(v)) for v in array.ravel()), default=1)
         return lambda v: str(v).rjust(width)

@@ -22,8 +22,9 @@ def _expand_ellipsis(x, key):
         raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if Ellipsis in key:
-        i = key.index(Ellipsis)
+    positions = [i for i, k in enumerate(key) if k is Ellipsis]   # `in` would call __eq__
+    if positions:
+        i = positions[0]
         key = key[:i] + (slice(None),) * (x.dim() - consumed) + key[i + 1:]
     return key
 

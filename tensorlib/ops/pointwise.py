@@ -3,13 +3,6 @@ dispatch in Cython); this module names the ops and adds the PyTorch-specific che
 import tensorlib._C.dtypes as dt
 from tensorlib._C.pointwise import SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary
 
-def _no_bool(name, what, x):
-    if getattr(x, "_dtype", None) is dt.bool_:
-        raise RuntimeError(f"{what}, the `{name}` operator, with a bool tensor is not "
-                           f"supported. If you are trying to invert a mask, use the `~` or "
-                           f"`logical_not()` operator instead.")
-
-
 def add(a, b, *, alpha=1):
     if alpha != 1:
         b = binary("mul", b, alpha, SAME)
@@ -133,7 +126,10 @@ bitwise_xor = _bitwise("bitwise_xor")
 
 
 def neg(x):
-    _no_bool("-", "Negation", x)
+    if x._dtype is dt.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     return unary("neg", x, SAME)
 
 
