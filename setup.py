@@ -29,7 +29,7 @@ def extensions():
 setup(
     packages=["tensorlib", "tensorlib._C", "tensorlib.ops", "tensorlib.backends",
               "tensorlib.testing", "tensorlib._bench",
-              "tensorlib_cpu", "tensorlib_opencl", "tensorlib_cuda"],
+              "tensorlib_cpu", "tensorlib_cpu.kernels", "tensorlib_opencl", "tensorlib_cuda"],
     package_dir={"tensorlib_cpu": "backends/cpu/tensorlib_cpu",
                  "tensorlib_opencl": "backends/opencl/tensorlib_opencl",
                  "tensorlib_cuda": "backends/cuda/tensorlib_cuda"},
