@@ -13,7 +13,8 @@ from tensorlib._tensor import Tensor
 from tensorlib.ops.creation import (tensor, as_tensor, from_numpy, empty, zeros, ones, full,
                                     empty_like, zeros_like, ones_like, full_like, arange)
 from tensorlib.ops.pointwise import *  # noqa: F401,F403 - the elementwise ops
-from tensorlib.ops.reduction import sum, mean, prod, amax, amin, max, min, argmax, argmin  # noqa: A004
+from tensorlib.ops.reduction import (sum, mean, prod, amax, amin, max, min, argmax, argmin,  # noqa: A004
+                                     any, all, sum_to_size)
 from tensorlib.ops.linalg import matmul, mm
 from tensorlib.ops.shape import (view, reshape, flatten, permute, transpose, t, squeeze,
                                  unsqueeze, narrow, select, unfold, as_strided, clone,
@@ -40,3 +41,10 @@ def is_tensor(obj):
 
 def numel(t):
     return t.numel()
+
+
+# autograd's formulas are written in the ops above, so it is imported last
+from tensorlib import ops  # noqa: E402
+from tensorlib import autograd  # noqa: E402
+from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
+                                is_grad_enabled, is_inference_mode_enabled)

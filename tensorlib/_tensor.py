@@ -6,6 +6,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C import pointwise as _pw
 from tensorlib._C.tensor_impl import TensorImpl, set_tensor_class, host_array, is_contiguous, numel
 from tensorlib._C.views import wrap_dim
+from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._size import Size
 from tensorlib._tensor_str import tensor_repr
 from tensorlib.ops import copy as _copy, indexing as _idx, linalg as _la, pointwise as _p
@@ -101,7 +102,7 @@ class Tensor(TensorImpl):
     def __hash__(self):
         return id(self)
 
-    # ---- autograd (not implemented yet: said loudly, never ignored) ------------------------
+    # ---- autograd -------------------------------------------------------------------------
     @property
     def requires_grad(self):
         return self._requires_grad
@@ -111,14 +112,38 @@ class Tensor(TensorImpl):
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad:
-            raise NotImplementedError("autograd is not implemented in tensorlib yet: tensors "
-                                      "cannot require grad")
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. "
+                                   "If you want to use a computed variable in a subgraph that "
+                                   "doesn't require differentiation use var_no_grad = "
+                                   "var.detach().")
+            return self
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if requires_grad and self._is_inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
+        self._requires_grad = bool(requires_grad)
         return self
 
     @property
     def grad(self):
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+            import warnings
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                          "accessed. Its .grad attribute won't be populated during "
+                          "autograd.backward(). If you indeed want the gradient for a non-leaf "
+                          "Tensor, use .retain_grad() on the non-leaf Tensor.", stacklevel=2)
         return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and value._sizes != self._sizes:
+            raise RuntimeError(f"assigned grad has data of a different size: "
+                               f"{list(value._sizes)} vs {list(self._sizes)}")
+        self._grad = value
 
     @property
     def grad_fn(self):
@@ -128,10 +153,51 @@ class Tensor(TensorImpl):
     def is_leaf(self):
         return self._grad_fn is None
 
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._storage, self._sizes, self._strides = value._storage, value._sizes, value._strides
+        self._offset, self._dtype, self._device = value._offset, value._dtype, value._device
+        self._cache = None
+
     def detach(self):
-        out = _s.as_strided(self, self._sizes, self._strides, self._offset)
+        out = _s.as_strided.__wrapped__(self, self._sizes, self._strides, self._offset)
         out._base = None
         return out
+
+    def detach_(self):
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from tensorlib.autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; a returned tensor
+        replaces the gradient."""
+        from tensorlib.autograd.hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from tensorlib.autograd.hooks import register_post_accumulate_hook
+        return register_post_accumulate_hook(self, hook)
+
+    def retain_grad(self):
+        from tensorlib.autograd.hooks import retain_grad
+        retain_grad(self)
 
     # ---- conversion -----------------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -362,8 +428,14 @@ class Tensor(TensorImpl):
         from tensorlib._C.dispatch import lookup
         if isinstance(value, TensorImpl):
             value = value.item()
-        lookup("fill", self._device)(self, value)
-        self._storage.version += 1
+
+        def write():
+            lookup("fill", self._device)(self, value)
+            self._storage.version += 1
+        if self._requires_grad and is_grad_enabled():
+            from tensorlib.autograd.recording import record_overwrite
+            return record_overwrite("fill_", self, write, ())
+        write()
         return self
 
     def zero_(self):
@@ -395,10 +467,15 @@ class Tensor(TensorImpl):
     round = _p.round
     sign = _p.sign
     isnan = _p.isnan
+    where = _p.where
+    exp_ = inplace("exp")
     logical_not = _p.logical_not
 
     # ---- reductions and linear algebra ----------------------------------------------------
     sum = _r.sum
+    sum_to_size = _r.sum_to_size
+    any = _r.any
+    all = _r.all
     mean = _r.mean
     prod = _r.prod
     amax = _r.amax

@@ -8,12 +8,16 @@ from tensorlib._C.dispatch cimport lookup
 from tensorlib._C.broadcast cimport broadcast_shapes2
 from tensorlib._C.views cimport expand_strides
 from tensorlib._C.promotion cimport result_type
+from tensorlib._C.grad_mode cimport grad_enabled, recorder, inplace_recorder
 
 # How an op's output dtype follows from the promoted input dtype.
-SAME = 0        # add, mul, maximum, ...: the promoted dtype
-TO_BOOL = 1     # comparisons, logical ops: bool out, computed in the promoted dtype
-TO_FLOAT = 2    # true division, exp, sin, ...: integers and bool go to the default float
-LOGICAL = 3     # logical_and/or/xor/not: bool out, inputs compared with zero in their own dtype
+cdef enum:
+    K_SAME = 0      # add, mul, maximum, ...: the promoted dtype
+    K_TO_BOOL = 1   # comparisons: bool out, computed in the promoted dtype
+    K_TO_FLOAT = 2  # true division, exp, sin, ...: integers and bool go to the default float
+    K_LOGICAL = 3   # logical_and/or/xor/not: bool out, inputs taken as bool
+
+SAME, TO_BOOL, TO_FLOAT, LOGICAL = K_SAME, K_TO_BOOL, K_TO_FLOAT, K_LOGICAL
 
 
 cdef device _common_device(TensorImpl a, TensorImpl b):
@@ -46,13 +50,13 @@ cdef TensorImpl _as_operand(object x, dtype dt, device dev, tuple shape):
 
 
 cdef inline dtype _out_dtype(dtype compute, int kind):
-    if kind == TO_BOOL or kind == LOGICAL:
+    if kind == K_TO_BOOL or kind == K_LOGICAL:
         return <dtype>DTYPES[BOOL]
     return compute
 
 
 cdef inline dtype _compute_dtype(dtype promoted, int kind):
-    if kind == TO_FLOAT and not promoted.is_floating_point:
+    if kind == K_TO_FLOAT and not promoted.is_floating_point:
         return default_float()
     return promoted
 
@@ -67,10 +71,12 @@ cpdef object binary(str op, object a, object b, int kind):
         ta = <TensorImpl>a
         tb = <TensorImpl>b
         if ta._dtype is tb._dtype and ta._device is tb._device and ta._sizes == tb._sizes \
-                and (kind != TO_FLOAT or ta._dtype.is_floating_point):
+                and (kind != K_TO_FLOAT or ta._dtype.is_floating_point):
             # the common case: nothing to promote, broadcast or move
             out = empty(ta._sizes, _out_dtype(ta._dtype, kind), ta._device)
             (<object>ta._device._kernels.get(op) or lookup(op, ta._device))(out, ta, tb)
+            if (ta._requires_grad or tb._requires_grad) and grad_enabled():
+                _record(op, kind, out, a, b)
             return out
         dev = _common_device(ta, tb)
         shape = broadcast_shapes2(ta._sizes, tb._sizes)
@@ -86,11 +92,23 @@ cpdef object binary(str op, object a, object b, int kind):
         raise TypeError(f"{op}(): expected at least one Tensor argument, got "
                         f"{type(a).__name__} and {type(b).__name__}")
     compute = _compute_dtype(result_type((a, b)), kind)
-    if kind == LOGICAL:
+    if kind == K_LOGICAL:
         compute = <dtype>DTYPES[BOOL]
     out = empty(shape, _out_dtype(compute, kind), dev)
     lookup(op, dev)(out, _as_operand(a, compute, dev, shape), _as_operand(b, compute, dev, shape))
+    if (_needs_grad(a) or _needs_grad(b)) and grad_enabled():
+        _record(op, kind, out, a, b)
     return out
+
+
+cdef inline bint _needs_grad(object x):
+    return isinstance(x, TensorImpl) and (<TensorImpl>x)._requires_grad
+
+
+cdef _record(str op, int kind, TensorImpl out, object a, object b):
+    """Hand the op to autograd; comparisons and logical ops are not differentiable."""
+    if kind == K_SAME or kind == K_TO_FLOAT:
+        recorder()(op, out, (a, b), None)
 
 
 cpdef object binary_(str op, TensorImpl self, object other, int kind):
@@ -98,7 +116,7 @@ cpdef object binary_(str op, TensorImpl self, object other, int kind):
     castable to self's dtype (RuntimeError otherwise, as torch)."""
     cdef dtype compute = _compute_dtype(result_type((self, other)), kind)
     cdef dtype result = _out_dtype(compute, kind)
-    if kind == LOGICAL:
+    if kind == K_LOGICAL:
         compute = <dtype>DTYPES[BOOL]
     if result.category > self._dtype.category:
         raise RuntimeError(f"result type {result.scalar_name} can't be cast to the "
@@ -113,6 +131,8 @@ cpdef object binary_(str op, TensorImpl self, object other, int kind):
             raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the "
                                f"broadcast shape "
                                f"{list(broadcast_shapes2(self._sizes, other._sizes))}")
+    if grad_enabled() and (self._requires_grad or _needs_grad(other)):
+        return inplace_recorder()(op, kind, self, other)
     kernel = lookup(op, dev)
     cdef TensorImpl rhs = _as_operand(other, compute, dev, self._sizes)
     cdef TensorImpl tmp
@@ -129,11 +149,13 @@ cpdef object binary_(str op, TensorImpl self, object other, int kind):
 cpdef object unary(str op, TensorImpl x, int kind):
     """out = op(x); TO_FLOAT ops compute integers in the default float dtype."""
     cdef dtype compute = _compute_dtype(x._dtype, kind)
-    if kind == LOGICAL:
+    if kind == K_LOGICAL:
         compute = <dtype>DTYPES[BOOL]
     cdef TensorImpl src = x if compute is x._dtype else cast(x, compute)
     cdef TensorImpl out = empty(x._sizes, _out_dtype(compute, kind), x._device)
     (<object>x._device._kernels.get(op) or lookup(op, x._device))(out, src)
+    if x._requires_grad and grad_enabled() and (kind == K_SAME or kind == K_TO_FLOAT):
+        recorder()(op, out, (x,), None)
     return out
 
 
@@ -142,6 +164,8 @@ cpdef object unary_(str op, TensorImpl x, int kind):
     if compute is not x._dtype:
         raise RuntimeError(f"result type {compute.scalar_name} can't be cast to the "
                            f"desired output type {x._dtype.scalar_name}")
+    if x._requires_grad and grad_enabled():
+        return inplace_recorder()(op, kind, x, None)
     lookup(op, x._device)(x, x)
     x._storage.version += 1
     return x
@@ -149,24 +173,24 @@ cpdef object unary_(str op, TensorImpl x, int kind):
 
 # Tensor's arithmetic dunders, defined here so `a + b` enters Cython without a Python frame.
 def add_method(self, other):
-    return binary("add", self, other, SAME)
+    return binary("add", self, other, K_SAME)
 
 
 def radd_method(self, other):
-    return binary("add", other, self, SAME)
+    return binary("add", other, self, K_SAME)
 
 
 def mul_method(self, other):
-    return binary("mul", self, other, SAME)
+    return binary("mul", self, other, K_SAME)
 
 
 def rmul_method(self, other):
-    return binary("mul", other, self, SAME)
+    return binary("mul", other, self, K_SAME)
 
 
 def truediv_method(self, other):
-    return binary("div", self, other, TO_FLOAT)
+    return binary("div", self, other, K_TO_FLOAT)
 
 
 def rtruediv_method(self, other):
-    return binary("div", other, self, TO_FLOAT)
+    return binary("div", other, self, K_TO_FLOAT)

@@ -7,6 +7,8 @@ from cpython.ref cimport Py_INCREF
 cdef tuple _NO_ARGS = ()
 import numpy as np
 
+from tensorlib._C.grad_mode cimport inference_enabled
+
 cnp.import_array()
 
 cdef extern from "numpy/arrayobject.h":
@@ -41,6 +43,7 @@ cpdef TensorImpl wrap(Storage storage, tuple sizes, tuple strides, Py_ssize_t of
     t._dtype = dt
     t._device = storage.device
     t._storage = storage
+    t._is_inference = inference_enabled()
     return t
 
 

@@ -6,6 +6,8 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._C.views import expand_strides
+from tensorlib._C import grad_mode as _grad_mode
+from tensorlib.ops._opdef import differentiable
 
 
 def to_device(x, dev):
@@ -26,6 +28,13 @@ def copy_(dst, src, non_blocking=False):
     """Write src into dst (broadcasting src, converting its dtype and device)."""
     if not isinstance(src, TensorImpl):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if _grad_mode.is_grad_enabled() and (dst._requires_grad or src._requires_grad):
+        from tensorlib.autograd.recording import record_overwrite
+        return record_overwrite("copy_", dst, lambda: _copy_values(dst, src), (src,))
+    return _copy_values(dst, src)
+
+
+def _copy_values(dst, src):
     if src._device is not dst._device:
         src = to_device(src, dst._device)
     if src._sizes != dst._sizes:
@@ -53,6 +62,7 @@ def _parse_to(args, kwargs):
     return device, dtype
 
 
+@differentiable("to_copy")
 def to(x, *args, **kwargs):
     """x.to(device), x.to(dtype), x.to(device, dtype), x.to(other): x itself if nothing
     changes, unless copy=True."""

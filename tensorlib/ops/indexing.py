@@ -2,11 +2,14 @@
 tensor (or list) selects along its dim through the index_select primitive."""
 import numbers
 
+import numpy as np
+
 import tensorlib._C.dtypes as dt
 from tensorlib._C import views as _v
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops._opdef import differentiable
 
 
 def _is_index_tensor(k):
@@ -29,6 +32,7 @@ def _expand_ellipsis(x, key):
     return key
 
 
+@differentiable("getitem")
 def getitem(x, key):
     key = _expand_ellipsis(x, key)
     out, dim, advanced = x, 0, None
@@ -81,3 +85,23 @@ def setitem(x, key, value):
         target.copy_(value)
     else:
         target.fill_(value)
+
+
+@differentiable("take_flat")
+def take_flat(src, index):
+    """src.reshape(-1)[index], shaped like index (gathers through the index_select
+    primitive); the adjoint of index_add_flat."""
+    flat = src.reshape(-1)
+    out = empty((index.numel(),), src._dtype, src._device)
+    lookup("index_select", src._device)(out, flat, 0, index.reshape(-1))
+    return out.view(index._sizes)
+
+
+@differentiable("index_add_flat")
+def index_add_flat(src, index, shape):
+    """zeros(shape) with src added at the flat positions `index` (repeats add up): scatters
+    a view's gradient back onto its input."""
+    from tensorlib.ops.creation import zeros
+    out = zeros(int(np.prod(shape)), dtype=src._dtype, device=src._device)
+    lookup("scatter_add", src._device)(out, 0, index.reshape(-1), src.reshape(-1))
+    return out.view(tuple(shape))

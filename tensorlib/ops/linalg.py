@@ -4,6 +4,7 @@ from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import numel
+from tensorlib.ops._opdef import differentiable
 
 
 def _check(a, b):
@@ -18,6 +19,7 @@ def _check(a, b):
                            f"{a.dim()}D and {b.dim()}D")
 
 
+@differentiable("matmul")
 def matmul(a, b):
     _check(a, b)
     a2 = a.unsqueeze(0) if a.dim() == 1 else a
@@ -43,6 +45,7 @@ def matmul(a, b):
     return out.view(shape)
 
 
+@differentiable("mm")
 def mm(a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {a.dim()}D and {b.dim()}D")

@@ -195,3 +195,9 @@ def inplace(op, kind=SAME):
 __all__ = [name for name in dir() if not name.startswith("_")
            and name not in ("binary", "binary_", "unary", "inplace", "dt", "SAME", "TO_BOOL",
                             "TO_FLOAT", "LOGICAL")]
+
+
+def where(condition, input, other):  # noqa: A002 - torch's names
+    """input where condition else other, broadcasting all three; input/other may be numbers."""
+    from tensorlib.ops._where import where as _where
+    return _where(condition, input, other)

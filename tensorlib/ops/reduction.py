@@ -8,6 +8,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast
 from tensorlib._C.views import wrap_dim
 from tensorlib.ops._args import dims_arg
+from tensorlib.ops._opdef import differentiable
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -36,14 +37,17 @@ def _sum_dtype(x, dtype):
     return dt.int64 if not x._dtype.is_floating_point else x._dtype
 
 
+@differentiable("sum")
 def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return _reduce("sum", x, dim, keepdim, _sum_dtype(x, dtype))
 
 
+@differentiable("prod")
 def prod(x, dim=None, keepdim=False, *, dtype=None):
     return _reduce("prod", x, dim, keepdim, _sum_dtype(x, dtype))
 
 
+@differentiable("mean")
 def mean(x, dim=None, keepdim=False, *, dtype=None):
     out_dtype = dtype or x._dtype
     if not out_dtype.is_floating_point:
@@ -67,12 +71,14 @@ def _check_nonempty(name, x, dims):
                            f"numel() == 0. Specify the reduction dim with the 'dim' argument.")
 
 
+@differentiable("amax")
 def amax(x, dim=(), keepdim=False):
     dims = dims_arg(dim if dim != () else None, x.dim()) if x.dim() > 0 else ()
     _check_nonempty("amax", x, dims)
     return _reduce("amax", x, dims, keepdim, x._dtype)
 
 
+@differentiable("amin")
 def amin(x, dim=(), keepdim=False):
     dims = dims_arg(dim if dim != () else None, x.dim()) if x.dim() > 0 else ()
     _check_nonempty("amin", x, dims)
@@ -103,9 +109,7 @@ def argmin(x, dim=None, keepdim=False):
     return _arg("argmin", x, dim, keepdim)
 
 
-def _extreme(name, x, dim, keepdim):
-    if dim is None:
-        return amax(x) if name == "max" else amin(x)
+def _extreme_dim(name, x, dim, keepdim):
     if not isinstance(dim, int):
         raise TypeError(f"{name}(): dim must be an int, got {type(dim).__name__}")
     values = (amax if name == "max" else amin)(x, dim, keepdim)
@@ -113,16 +117,54 @@ def _extreme(name, x, dim, keepdim):
     return values_indices(values, indices)
 
 
+@differentiable("max_dim")
+def _max_dim(x, dim, keepdim=False):
+    return _extreme_dim("max", x, dim, keepdim)
+
+
+@differentiable("min_dim")
+def _min_dim(x, dim, keepdim=False):
+    return _extreme_dim("min", x, dim, keepdim)
+
+
 def max(x, dim=None, keepdim=False):  # noqa: A001
     """max(x) -> the largest value; max(x, dim) -> (values, indices); max(x, y) -> maximum."""
     if hasattr(dim, "_dtype"):
         from tensorlib.ops.pointwise import maximum
         return maximum(x, dim)
-    return _extreme("max", x, dim, keepdim)
+    return amax(x) if dim is None else _max_dim(x, dim, keepdim)
 
 
 def min(x, dim=None, keepdim=False):  # noqa: A001
     if hasattr(dim, "_dtype"):
         from tensorlib.ops.pointwise import minimum
         return minimum(x, dim)
-    return _extreme("min", x, dim, keepdim)
+    return amin(x) if dim is None else _min_dim(x, dim, keepdim)
+
+
+@differentiable("sum_to_size")
+def sum_to_size(x, *size):
+    """Sum x down to `size`, which x's shape broadcasts from (the gradient of expand)."""
+    from tensorlib.ops._args import sizes_arg
+    target = sizes_arg(size)
+    lead = x.dim() - len(target)
+    if lead < 0:
+        raise RuntimeError(f"size {list(target)} is not expandable to size {list(x._sizes)}")
+    dims = list(range(lead))
+    for i, n in enumerate(target):
+        have = x._sizes[lead + i]
+        if n == 1 and have != 1:
+            dims.append(lead + i)
+        elif n != have:
+            raise RuntimeError(f"size {list(target)} is not expandable to size "
+                               f"{list(x._sizes)}")
+    out = _reduce("sum", x, tuple(dims), True, x._dtype) if dims else x
+    return out.view(target) if out._sizes != target else out
+
+
+def any(x, dim=None, keepdim=False):  # noqa: A001
+    return _reduce("amax", x if x._dtype is dt.bool_ else x.ne(0), dim, keepdim, dt.bool_)
+
+
+def all(x, dim=None, keepdim=False):  # noqa: A001
+    return _reduce("amin", x if x._dtype is dt.bool_ else x.ne(0), dim, keepdim, dt.bool_)

@@ -5,14 +5,17 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import is_contiguous, numel
 from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._opdef import differentiable
 
 
+@differentiable("view")
 def view(x, *shape):
     if len(shape) == 1 and hasattr(shape[0], "is_floating_point"):
         raise NotImplementedError("view(dtype) reinterpretation is not supported yet")
     return _v.view(x, sizes_arg(shape))
 
 
+@differentiable("reshape")
 def reshape(x, *shape):
     sizes = _v.infer_size(sizes_arg(shape), numel(x._sizes))
     strides = _v.view_strides(x._sizes, x._strides, sizes)
@@ -27,12 +30,14 @@ def contiguous(x, memory_format=None):
     return clone(x)
 
 
+@differentiable("clone")
 def clone(x, memory_format=None):
     out = empty(x._sizes, x._dtype, x._device)
     lookup("copy", x._device)(out, x)
     return out
 
 
+@differentiable("flatten")
 def flatten(x, start_dim=0, end_dim=-1):
     nd = x.dim()
     if nd == 0:
@@ -47,14 +52,17 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, x._sizes[:start] + (merged,) + x._sizes[end + 1:])
 
 
+@differentiable("permute")
 def permute(x, *dims):
     return _v.permute(x, sizes_arg(dims, "dims"))
 
 
+@differentiable("transpose")
 def transpose(x, dim0, dim1):
     return _v.transpose(x, dim0, dim1)
 
 
+@differentiable("t")
 def t(x):
     if x.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -62,33 +70,41 @@ def t(x):
     return _v.transpose(x, 0, 1) if x.dim() == 2 else x
 
 
+@differentiable("expand")
 def expand(x, *sizes):
     return _v.expand(x, sizes_arg(sizes))
 
 
+@differentiable("squeeze")
 def squeeze(x, dim=None):
     return _v.squeeze(x, dim)
 
 
+@differentiable("unsqueeze")
 def unsqueeze(x, dim):
     return _v.unsqueeze(x, dim)
 
 
+@differentiable("narrow")
 def narrow(x, dim, start, length):
     return _v.narrow(x, dim, int(start), length)
 
 
+@differentiable("select")
 def select(x, dim, index):
     return _v.select(x, dim, index)
 
 
+@differentiable("unfold")
 def unfold(x, dimension, size, step):
     return _v.unfold(x, dimension, size, step)
 
 
+@differentiable("as_strided")
 def as_strided(x, size, stride, storage_offset=None):
     return _v.as_strided(x, size, stride, storage_offset)
 
 
+@differentiable("diagonal")
 def diagonal(x, offset=0, dim1=0, dim2=1):
     return _v.diagonal(x, offset, dim1, dim2)

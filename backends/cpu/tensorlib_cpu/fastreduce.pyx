@@ -13,8 +13,12 @@ multiplier (sum: x*n, prod: x**n, amax/amin: ignored), the remaining dims are so
   (rows of a matrix, or the whole array);
 * case B, the innermost dim is kept: each task owns a slice of it and streams the
   reduced rows into a small accumulator buffer (column sums), never walking columns.
+  Short reduced runs (<= SHORT_RUN, e.g. (N, 2) over dim 1) are moved here too, so
+  the work is vectorised across outputs instead of paying per-output overhead.
 
-Every layout (any strides, negative or zero) ends up in one of the two cases.
+Every layout (any strides, negative or zero) ends up in one of the two cases.  Hot
+functions are also compiled for AVX2 (gcc target_clones) since the build has no -march.
+NaN is tested on the bit patterns because -ffast-math lets gcc fold x != x away.
 """
 import os
 
@@ -51,7 +55,8 @@ cdef extern from *:
         Py_ssize_t oshape[FR_MAXD], oxs[FR_MAXD], oos[FR_MAXD];
         Py_ssize_t rshape[FR_MAXD], rxs[FR_MAXD];
         Py_ssize_t n, xs, os;                /* innermost dim: length, x stride, out stride */
-        Py_ssize_t O, nch, P, cw;            /* outer outputs, inner slices (B) and their width, parts */
+        Py_ssize_t O, nch, P, cw, oc;        /* outer outputs, inner slices (B) and their width,
+                                                parts, outputs per task (A) */
         Py_ssize_t K;                        /* number of outputs (partial buffer stride) */
         double mult;                         /* folded stride-0 reduced size */
         int* err;                            /* set by a task whose malloc failed */
@@ -80,12 +85,12 @@ cdef extern from *:
         if ((xs) == 1) { for (Py_ssize_t i = 0; i < (w); i++) { const Py_ssize_t ii = i; BODY } } \\
         else { for (Py_ssize_t i = 0; i < (w); i++) { const Py_ssize_t ii = i * (xs); BODY } }
 
-    /* Apply the folded broadcast size: sum*n, prod**n (by squaring: no libm call, which
-       -ffast-math would turn into an unlinked libmvec symbol inside vectorised loops). */
     /* max of the |bits| of four rows, for the NaN test */
     #define FR_NB4(IT, MASK) { IT u0 = q0[ii] & MASK, u1 = q1[ii] & MASK, u2 = q2[ii] & MASK, u3 = q3[ii] & MASK; \\
         u0 = u0 > u1 ? u0 : u1; u2 = u2 > u3 ? u2 : u3; u0 = u0 > u2 ? u0 : u2; nb[i] = u0 > nb[i] ? u0 : nb[i]; }
 
+    /* Apply the folded broadcast size: sum*n, prod**n (by squaring: no libm call, which
+       -ffast-math would turn into an unlinked libmvec symbol inside vectorised loops). */
     static inline double fr_finish(int op, double v, double mult) {
         if (op == 0) return v * mult;
         if (op == 1) {
@@ -109,6 +114,7 @@ cdef extern from *:
             T acc[L] = {0}; Py_ssize_t j = 0; \\
             if (s == 1) { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] += p[j + k]; } \\
             else { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] += p[(j + k) * s]; } \\
+            if (s == 1) for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) acc[k] += p[j + k]; \\
             for (; j < m; j++) acc[0] += p[j * s]; \\
             for (int h = L / 2; h > 0; h /= 2) for (int k = 0; k < h; k++) acc[k] += acc[k + h]; \\
             total += acc[0]; \\
@@ -123,6 +129,7 @@ cdef extern from *:
             T acc[L]; for (int k = 0; k < L; k++) acc[k] = 1; Py_ssize_t j = 0; \\
             if (s == 1) { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] *= p[j + k]; } \\
             else { for (; j + L <= m; j += L) for (int k = 0; k < L; k++) acc[k] *= p[(j + k) * s]; } \\
+            if (s == 1) for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) acc[k] *= p[j + k]; \\
             for (; j < m; j++) acc[0] *= p[j * s]; \\
             double t = 1.0; for (int k = 0; k < L; k++) t *= acc[k]; \\
             total *= t; \\
@@ -141,6 +148,9 @@ cdef extern from *:
         else if (s == 1) { for (; j + L <= n; j += L) for (int k = 0; k < L; k++) { \\
             T v = x[j + k]; acc[k] = v < acc[k] ? v : acc[k]; \\
             IT u = xi[j + k] & MASK; nb[k] = u > nb[k] ? u : nb[k]; } } \\
+        if (s == 1) for (; j + 8 <= n; j += 8) for (int k = 0; k < 8; k++) { \\
+            T v = x[j + k]; acc[k] = ismax ? (v > acc[k] ? v : acc[k]) : (v < acc[k] ? v : acc[k]); \\
+            IT u = xi[j + k] & MASK; nb[k] = u > nb[k] ? u : nb[k]; } \\
         for (; j < n; j++) { \\
             T v = x[j * s]; \\
             acc[0] = ismax ? (v > acc[0] ? v : acc[0]) : (v < acc[0] ? v : acc[0]); \\
@@ -152,26 +162,38 @@ cdef extern from *:
         if (ub > INF) *bad = 1; \\
         return r; \\
     } \\
-    /* Case A task: output o, part p of the innermost (reduced) dim. */ \\
+    /* Case A task: outputs [o0, o1) (a block of s->oc), part p of the innermost dim. \\
+       The outer odometer is stepped, not unravelled, so short rows stay cheap. */ \\
     static FR_CLONE void fr_taskA_##S(const fr_spec* s, const T* x, T* out, double* pv, char* pn, Py_ssize_t t) { \\
-        const Py_ssize_t o = t / s->P, p = t % s->P; \\
-        Py_ssize_t xo, oo; fr_unravel(s, o, &xo, &oo); \\
+        const Py_ssize_t p = t % s->P, o0 = t / s->P * s->oc; \\
+        const Py_ssize_t o1 = o0 + s->oc < s->O ? o0 + s->oc : s->O; \\
+        Py_ssize_t oidx[FR_MAXD], xo = 0, oo = 0, q = o0; \\
+        for (int d = s->no - 1; d >= 0; d--) { \\
+            oidx[d] = q % s->oshape[d]; q /= s->oshape[d]; \\
+            xo += oidx[d] * s->oxs[d]; oo += oidx[d] * s->oos[d]; } \\
         const Py_ssize_t j0 = s->n * p / s->P, m = s->n * (p + 1) / s->P - j0; \\
-        const T* base = x + xo + j0 * s->xs; \\
-        Py_ssize_t idx[FR_MAXD], cnt = 1, roff = 0; \\
+        Py_ssize_t idx[FR_MAXD], cnt = 1; \\
         for (int d = 0; d < s->nr; d++) { idx[d] = 0; cnt *= s->rshape[d]; } \\
         const int op = s->op; \\
-        double acc = op == 1 ? 1.0 : 0.0; int bad = 0; \\
-        for (Py_ssize_t r = 0; r < cnt; r++) { \\
-            const T* px = base + roff; \\
-            if (op == 0) acc += fr_runsum_##S(px, m, s->xs); \\
-            else if (op == 1) acc *= fr_runprod_##S(px, m, s->xs); \\
-            else { double v = fr_runext_##S(px, m, s->xs, op == 2, &bad); \\
-                   if (r == 0 || (op == 2 ? v > acc : v < acc)) acc = v; } \\
-            FR_STEP(s, idx, roff) \\
+        for (Py_ssize_t o = o0; o < o1; o++) { \\
+            const T* base = x + xo + j0 * s->xs; \\
+            Py_ssize_t roff = 0; \\
+            double acc = op == 1 ? 1.0 : 0.0; int bad = 0; \\
+            for (Py_ssize_t r = 0; r < cnt; r++) { \\
+                const T* px = base + roff; \\
+                if (op == 0) acc += fr_runsum_##S(px, m, s->xs); \\
+                else if (op == 1) acc *= fr_runprod_##S(px, m, s->xs); \\
+                else { double v = fr_runext_##S(px, m, s->xs, op == 2, &bad); \\
+                       if (r == 0 || (op == 2 ? v > acc : v < acc)) acc = v; } \\
+                FR_STEP(s, idx, roff) \\
+            } \\
+            if (s->P == 1) out[oo] = bad ? fr_nan_##S() : (T)fr_finish(op, acc, s->mult); \\
+            else { pv[p * s->K + o] = acc; pn[p * s->K + o] = (char)bad; } \\
+            for (int d = s->no - 1; d >= 0; d--) { \\
+                xo += s->oxs[d]; oo += s->oos[d]; \\
+                if (++oidx[d] < s->oshape[d]) break; \\
+                xo -= s->oxs[d] * s->oshape[d]; oo -= s->oos[d] * s->oshape[d]; oidx[d] = 0; } \\
         } \\
-        if (s->P == 1) out[oo] = bad ? fr_nan_##S() : (T)fr_finish(op, acc, s->mult); \\
-        else { pv[p * s->K + o] = acc; pn[p * s->K + o] = (char)bad; } \\
     } \\
     /* Case B task: outer output o, inner slice c, part p of the outermost reduced dim. \\
        Rows are consumed four at a time so the accumulator is loaded/stored once per 4. */ \\
@@ -265,7 +287,7 @@ cdef extern from *:
         Py_ssize_t oos[FR_MAXD]
         Py_ssize_t rshape[FR_MAXD]
         Py_ssize_t rxs[FR_MAXD]
-        Py_ssize_t n, xs, os, O, nch, P, K, cw
+        Py_ssize_t n, xs, os, O, nch, P, K, cw, oc
         double mult
         int* err
     void fr_task(const fr_spec* s, int f64, void* x, void* out, double* pv, char* pn, Py_ssize_t t) nogil
@@ -275,6 +297,8 @@ cdef extern from *:
 cdef int _nthreads = max(1, os.cpu_count() or 1)
 # Below this many input elements a single thread wins (OpenMP wake-up costs microseconds).
 cdef Py_ssize_t PARALLEL_MIN = 32768
+# Reduced runs up to this long are planned as case B (measured crossover ~48-64 floats).
+cdef Py_ssize_t SHORT_RUN = 48
 _OPS = {"sum": 0, "prod": 1, "amax": 2, "amin": 3}
 
 
@@ -408,6 +432,17 @@ def reduce_into(str op, x, tuple axes, out):
             k += 1
             ds[k] = ds[d]; dxs[k] = dxs[d]; dos[k] = dos[d]; dr[k] = dr[d]
     m = k + 1
+    # Short reduced runs (e.g. (N, 2) summed over dim 1) pay per-output overhead in case A;
+    # moving the innermost kept dim last turns them into case B, vectorised across outputs.
+    if dr[m - 1] and ds[m - 1] <= SHORT_RUN:
+        d = m - 2
+        while d >= 0 and dr[d]:
+            d -= 1
+        if d >= 0 and ds[d] >= 64:
+            t0 = ds[d]; t1 = dxs[d]; t2 = dos[d]
+            for e in range(d, m - 1):
+                ds[e] = ds[e + 1]; dxs[e] = dxs[e + 1]; dos[e] = dos[e + 1]; dr[e] = dr[e + 1]
+            ds[m - 1] = t0; dxs[m - 1] = t1; dos[m - 1] = t2; dr[m - 1] = 0
 
     cdef fr_spec s
     s.op = opc
@@ -427,6 +462,7 @@ def reduce_into(str op, x, tuple axes, out):
     cdef Py_ssize_t total = O * R * s.n
     cdef int nt = _nthreads if total >= PARALLEL_MIN else 1
     cdef Py_ssize_t base_tasks, split_max
+    s.oc = 1
     if s.caseB:
         s.cw = min(s.n, FR_CW)
         s.nch = _cdiv(s.n, s.cw)
@@ -436,11 +472,14 @@ def reduce_into(str op, x, tuple axes, out):
     else:
         s.nch = 1
         s.K = O
-        base_tasks = O
+        # Blocks of outputs per task: many small blocks, handed out dynamically, keep the
+        # threads balanced even when another process steals one of the cores.
+        s.oc = _cdiv(O, 16 * nt) if nt > 1 else O
+        base_tasks = _cdiv(O, s.oc)
         split_max = max(1, s.n // 4096)
     # Split the reduction itself only when there are too few outputs to balance threads.
     s.P = 1
-    if nt > 1 and base_tasks < 4 * nt and base_tasks % nt != 0:
+    if nt > 1 and base_tasks < 4 * nt:
         s.P = min(_cdiv(4 * nt, base_tasks), split_max)
     cdef Py_ssize_t ntasks = base_tasks * s.P, t
     if nt > ntasks:
@@ -460,7 +499,7 @@ def reduce_into(str op, x, tuple axes, out):
     cdef int f64 = dt.type is np.float64
     with nogil:
         if nt > 1:
-            for t in prange(ntasks, schedule='static', num_threads=nt):
+            for t in prange(ntasks, schedule='dynamic', num_threads=nt):
                 fr_task(&s, f64, xp, op_, pv, pn, t)
         else:
             for t in range(ntasks):

@@ -6,17 +6,31 @@ Each element is still computed by the same numpy loop, so results are bit-identi
 """
 import contextvars
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import fastreduce
 
-# Below this many output elements the pool hand-off (~10-20 us) costs more than it saves.
+# Below this many output elements the pool hand-off (~20 us) costs more than it saves.
+# Measured on 2 cores: exp/log/sin... gain from 2**18 elements, while memory-bound cheap
+# ufuncs (add: ~0.1 ns/element) only break even near 2**20.
 PARALLEL_MIN = 1 << 18
+PARALLEL_MIN_CHEAP = 1 << 20
+_CHEAP = frozenset([
+    np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.absolute,
+    np.square, np.sign, np.maximum, np.minimum, np.fmax, np.fmin, np.copysign,
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
+])
 # Slab boundaries are multiples of this many elements (flat case) so every slab keeps the
 # same alignment as the whole array, and numpy takes the same SIMD path for all of them.
 _ALIGN = 1024
+# Slabs per thread: threads take slabs from a shared queue, so if another process holds
+# a core the remaining threads pick up its share instead of waiting for it.
+SLABS_PER_THREAD = 4
 
 _pool = None
 _pool_workers = 0
@@ -29,8 +43,8 @@ def _get_pool(workers):
     global _pool, _pool_workers
     with _pool_lock:
         if _pool is None or _pool_workers != workers:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
+            # The old pool is not shut down (another thread may still be submitting to
+            # it); its idle workers exit once it is garbage collected.
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tensorlib-cpu",
                                        initializer=_mark_worker)
             _pool_workers = workers
@@ -42,7 +56,7 @@ def _mark_worker():
 
 
 def _slabs(out, inputs, n):
-    """[(out_slab, input_slabs)] cut the same way, or None when it cannot be cut safely."""
+    """Up to n [(out_slab, input_slabs)] cut the same way, or None if it cannot be cut."""
     shape = out.shape
     arrays = [a for a in inputs if isinstance(a, np.ndarray) and a.ndim]
     for a in inputs:
@@ -88,6 +102,16 @@ def _run(ufunc, out, inputs):
     ufunc(*inputs, out=out)
 
 
+def _drain(ufunc, queue):
+    """Compute slabs until the shared queue is empty (deque.popleft is thread-safe)."""
+    while True:
+        try:
+            out, inputs = queue.popleft()
+        except IndexError:
+            return
+        _run(ufunc, out, inputs)
+
+
 def parallel_ufunc(ufunc, out, *inputs):
     """ufunc(*inputs, out=out), split over fastreduce.get_num_threads() threads when large.
 
@@ -96,20 +120,25 @@ def parallel_ufunc(ufunc, out, *inputs):
     deadlock) and layouts that cannot be cut safely run directly on the calling thread.
     """
     n = fastreduce.get_num_threads()
-    if (n < 2 or not isinstance(out, np.ndarray) or out.size < PARALLEL_MIN
+    if (n < 2 or not isinstance(out, np.ndarray)
+            or out.size < (PARALLEL_MIN_CHEAP if ufunc in _CHEAP else PARALLEL_MIN)
             or getattr(_in_worker, "active", False)):
         ufunc(*inputs, out=out)
         return
-    slabs = _slabs(out, inputs, n)
+    slabs = _slabs(out, inputs, n * SLABS_PER_THREAD)
     if slabs is None:
         ufunc(*inputs, out=out)
         return
-    pool = _get_pool(n - 1)         # the calling thread does the first slab itself
+    queue = deque(slabs)
+    pool = _get_pool(n - 1)         # the calling thread is the n-th worker
     # Workers run in a copy of the caller's context so np.errstate applies to them too.
-    futures = [pool.submit(contextvars.copy_context().run, _run, ufunc, o, ins)
-               for o, ins in slabs[1:]]
+    futures = [pool.submit(contextvars.copy_context().run, _drain, ufunc, queue)
+               for _ in range(min(n - 1, len(slabs) - 1))]
     try:
-        _run(ufunc, *slabs[0])
+        _drain(ufunc, queue)
+    except BaseException:
+        queue.clear()               # stop the workers early, then re-raise
+        raise
     finally:
         for f in futures:
             f.result()

@@ -114,11 +114,13 @@ def test_reduce_small_random(case):
 
 # Shapes big enough for threads and for every plan: rows, columns, middle, whole array,
 # few rows (the run is split), tall-skinny columns (the rows are split), wide columns
-# (several inner slices), and unmergeable dims (odometer over several reduced dims).
+# (several inner slices), unmergeable dims (odometer over several reduced dims) and short
+# reduced runs.
 BIG = [
     ((512, 1000), (1,)), ((512, 1000), (0,)), ((64, 300, 40), (1,)), ((300, 900), (0, 1)),
     ((3, 70000), (1,)), ((70000, 3), (0,)), ((40, 10000), (0,)), ((9, 5000, 3), (0, 2)),
     ((7, 9000), (0,)), ((20, 30, 40, 50), (0, 2)), ((20, 30, 40, 50), (1, 3)),
+    ((100000, 5), (1,)), ((50, 300, 20), (0, 2)),   # short runs, planned as columns
 ]
 
 
@@ -146,13 +148,15 @@ def test_thread_counts_agree(threads):
                                         ((400, 300), (1,)), ((400, 300), (0,)), ((200000,), (0,)),
                                         ((3, 70000), (1,)), ((70000, 3), (0,))])
 @pytest.mark.parametrize("op", ["amax", "amin"])
-def test_nan_propagates(op, shape, axes, dtype):
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_nan_propagates(order, op, shape, axes, dtype):
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(dtype)
     flat = x.reshape(-1)
     flat[rng.choice(flat.size, size=max(1, flat.size // 50), replace=False)] = np.nan
     flat[rng.choice(flat.size, size=3, replace=False)] = np.inf
     flat[-1] = np.nan   # the last element too: the tail loops must see it
+    x = np.asarray(x, order=order)  # F order swaps the row and column plans
     out = np.empty(keep_shape(shape, axes), dtype)
     assert fastreduce.reduce_into(op, x, axes, out)
     np.testing.assert_array_equal(out, NP_OPS[op](x, axis=axes, keepdims=True))
@@ -224,6 +228,17 @@ def test_zero_dim_and_size_one():
 
 # ---- parallel_ufunc ----
 
+@pytest.fixture
+def split_small(monkeypatch):
+    """Make parallel_ufunc split anything from 4096 elements, and count the slabs."""
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 4096)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_CHEAP", 4096)
+    calls = []
+    run = parallel._run
+    monkeypatch.setattr(parallel, "_run", lambda *a: (calls.append(1), run(*a)))
+    return calls
+
+
 def _inputs(rng, shape, n_inputs, kind):
     a = rng.standard_normal(shape).astype(np.float32)
     if kind == "fortran":
@@ -242,7 +257,7 @@ def _inputs(rng, shape, n_inputs, kind):
 @pytest.mark.parametrize("shape", [(1 << 20,), (1000, 1001), (3, 400, 401), (7, 5), (1, 300000)])
 @pytest.mark.parametrize("kind", ["contiguous", "fortran", "broadcast", "scalar"])
 @pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.exp])
-def test_parallel_ufunc_bit_identical(ufunc, kind, shape, threads):
+def test_parallel_ufunc_bit_identical(ufunc, kind, shape, threads, split_small):
     fastreduce.set_num_threads(threads)
     ins = _inputs(np.random.default_rng(2), shape, ufunc.nin, kind)
     if ufunc.nin == 1 and kind in ("broadcast", "scalar"):
@@ -251,18 +266,20 @@ def test_parallel_ufunc_bit_identical(ufunc, kind, shape, threads):
     out = np.empty(shape, np.float32, order="F" if kind == "fortran" else "C")
     parallel.parallel_ufunc(ufunc, out, *ins)
     assert np.array_equal(out.view(np.uint32), np.asarray(expected).view(np.uint32))
+    assert (len(split_small) >= 2) == (out.size >= 4096)    # split iff large
 
 
-def test_parallel_ufunc_strided_out_and_float64():
+def test_parallel_ufunc_strided_out_and_float64(split_small):
     fastreduce.set_num_threads(2)
     rng = np.random.default_rng(3)
     a = rng.standard_normal((700, 800))
     out = np.empty((700, 1600))[:, ::2]
     parallel.parallel_ufunc(np.exp, out, a)
     assert np.array_equal(out.view(np.uint64), np.exp(a).view(np.uint64))
+    assert len(split_small) == 2 * parallel.SLABS_PER_THREAD
 
 
-def test_parallel_ufunc_in_place_and_overlap():
+def test_parallel_ufunc_in_place_and_overlap(split_small):
     fastreduce.set_num_threads(2)
     a = np.random.default_rng(4).standard_normal(1 << 20)
     b = a.copy()

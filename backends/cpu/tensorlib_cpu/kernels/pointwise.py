@@ -49,3 +49,16 @@ KERNELS.update({op: UfuncKernel(f) for op, f in _PLAIN.items()})
 KERNELS.update({op: UfuncKernel(f, quiet=True) for op, f in _QUIET.items()})
 KERNELS.update({op: UfuncKernel(f, quiet=True, integer_division=True)
                 for op, f in _INTEGER_DIVISION.items()})
+
+_rint = KERNELS["round"]
+
+
+def round_(out, x):
+    """torch.round of an integer tensor is a copy; numpy's rint has no integer loop."""
+    if out._dtype.is_floating_point:
+        _rint(out, x)
+    else:
+        copy(out, x)
+
+
+KERNELS["round"] = round_

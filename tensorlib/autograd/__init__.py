@@ -1,0 +1,95 @@
+"""Define-by-run automatic differentiation: every differentiable op records a grad_fn node;
+backward() runs the graph in dependency order and accumulates into leaves' .grad."""
+from tensorlib._C import grad_mode as _state
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd import formulas  # noqa: F401 - registers every derivative
+from tensorlib.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
+from tensorlib.autograd.engine import run_backward
+from tensorlib.autograd.function import Function, FunctionCtx
+from tensorlib.autograd.graph import AccumulateGrad, Node, accumulator, edge
+from tensorlib.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                          is_inference_mode_enabled, no_grad,
+                                          set_grad_enabled)
+from tensorlib.autograd.recording import record, record_inplace
+from tensorlib.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+_state.set_recorders(record, record_inplace)
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _root_grads(tensors, grad_tensors):
+    import tensorlib
+    grads = []
+    for t, g in zip(tensors, grad_tensors + (None,) * (len(tensors) - len(grad_tensors))):
+        if not t._requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                               "grad_fn")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = tensorlib.ones_like(t)
+        elif g._sizes != t._sizes:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                               f"{tensorlib.Size(g._sizes)} and output[0] has a shape of "
+                               f"{tensorlib.Size(t._sizes)}.")
+        grads.append(g)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None):
+    """Accumulate d(tensors)/d(leaf) into every leaf's .grad (or only `inputs`' .grad)."""
+    tensors = _as_tuple(tensors)
+    grads = _root_grads(tensors, _as_tuple(grad_tensors))
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        found = grad(tensors, inputs, grads, retain_graph=retain_graph,
+                     create_graph=create_graph, allow_unused=True)
+        for t, g in zip(inputs, found):
+            if g is not None:
+                t._grad = (g if create_graph else g.detach()) if t._grad is None \
+                    else t._grad + g
+        return
+    run_backward([edge(t) for t in tensors], grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    for t in inputs:
+        if not isinstance(t, TensorImpl) or not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _root_grads(outputs, _as_tuple(grad_outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    keys = [edge(t) for t in inputs]
+    capture = {k: None for k in keys}
+    run_backward([edge(t) for t in outputs], grads, retain_graph, create_graph, capture)
+    result = []
+    for t, k in zip(inputs, keys):
+        g = capture[k]
+        if g is None:
+            if materialize_grads:
+                import tensorlib
+                g = tensorlib.zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "Node", "AccumulateGrad",
+           "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly", "gradcheck",
+           "gradgradcheck", "GradcheckError"]

@@ -1,0 +1,190 @@
+"""Derivatives of elementwise ops. Broadcast inputs get their gradient summed back to shape
+by the node (recording._fit), so these formulas work at the output's shape."""
+import tensorlib
+from tensorlib.autograd.recording import formula
+
+
+def _is_tensor(x):
+    return isinstance(x, tensorlib.Tensor)
+
+
+@formula("add")
+def add(ctx, g):
+    return g, g
+
+
+@formula("sub")
+def sub(ctx, g):
+    return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+@formula("mul", save=(0, 1))
+def mul(ctx, g):
+    a, b = ctx.args
+    return (g * b if ctx.needs_input_grad[0] else None,
+            g * a if ctx.needs_input_grad[1] else None)
+
+
+@formula("div", save=(0, 1))
+def div(ctx, g):
+    a, b = ctx.args
+    ga = g / b if ctx.needs_input_grad[0] else None
+    gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+    return ga, gb
+
+
+@formula("pow", save=(0, 1), save_output=True)
+def pow_(ctx, g):
+    a, b = ctx.args
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        ga = g * b * tensorlib.pow(a, b - 1)
+        if _is_tensor(b):                   # d/da a^0 is 0 even at a == 0
+            ga = tensorlib.where(tensorlib.eq(b, 0), 0.0, ga)
+        elif b == 0:
+            ga = ga * 0
+    if ctx.needs_input_grad[1]:
+        # d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
+        gb = g * ctx.out * tensorlib.log(a)
+        gb = tensorlib.where(tensorlib.eq(a, 0) & tensorlib.ge(b, 0), 0.0, gb)
+    return ga, gb
+
+
+def _extremum(pick_a):
+    def backward(ctx, g):
+        a, b = ctx.args
+        # the larger (smaller) input gets the gradient; ties share it equally, as in PyTorch
+        share = tensorlib.where(tensorlib.eq(a, b), 0.5,
+                                tensorlib.where(pick_a(a, b), 1.0, 0.0)).to(g.dtype)
+        return (g * share if ctx.needs_input_grad[0] else None,
+                g * (1 - share) if ctx.needs_input_grad[1] else None)
+    return backward
+
+
+formula("maximum", save=(0, 1))(_extremum(tensorlib.gt))
+formula("minimum", save=(0, 1))(_extremum(tensorlib.lt))
+
+
+@formula("remainder", save=(0, 1))
+def remainder(ctx, g):
+    a, b = ctx.args
+    gb = -g * tensorlib.floor_divide(a, b) if ctx.needs_input_grad[1] else None
+    return g, gb
+
+
+@formula("fmod", save=(0, 1))
+def fmod(ctx, g):
+    a, b = ctx.args
+    gb = -g * tensorlib.trunc(a / b) if ctx.needs_input_grad[1] else None
+    return g, gb
+
+
+@formula("atan2", save=(0, 1))
+def atan2(ctx, g):
+    a, b = ctx.args
+    denom = a * a + b * b
+    return g * b / denom, -g * a / denom
+
+
+@formula("neg")
+def neg(ctx, g):
+    return (-g,)
+
+
+@formula("abs", save=(0,))
+def abs_(ctx, g):
+    return (g * tensorlib.sign(ctx.args[0]),)
+
+
+@formula("exp", save_output=True)
+def exp(ctx, g):
+    return (g * ctx.out,)
+
+
+@formula("expm1", save_output=True)
+def expm1(ctx, g):
+    return (g * (ctx.out + 1),)
+
+
+@formula("log", save=(0,))
+def log(ctx, g):
+    return (g / ctx.args[0],)
+
+
+@formula("log1p", save=(0,))
+def log1p(ctx, g):
+    return (g / (ctx.args[0] + 1),)
+
+
+@formula("sqrt", save_output=True)
+def sqrt(ctx, g):
+    return (g / (2 * ctx.out),)
+
+
+@formula("sin", save=(0,))
+def sin(ctx, g):
+    return (g * tensorlib.cos(ctx.args[0]),)
+
+
+@formula("cos", save=(0,))
+def cos(ctx, g):
+    return (-g * tensorlib.sin(ctx.args[0]),)
+
+
+@formula("tan", save_output=True)
+def tan(ctx, g):
+    return (g * (1 + ctx.out * ctx.out),)
+
+
+@formula("asin", save=(0,))
+def asin(ctx, g):
+    x = ctx.args[0]
+    return (g / tensorlib.sqrt(1 - x * x),)
+
+
+@formula("acos", save=(0,))
+def acos(ctx, g):
+    x = ctx.args[0]
+    return (-g / tensorlib.sqrt(1 - x * x),)
+
+
+@formula("atan", save=(0,))
+def atan(ctx, g):
+    x = ctx.args[0]
+    return (g / (1 + x * x),)
+
+
+@formula("sinh", save=(0,))
+def sinh(ctx, g):
+    return (g * tensorlib.cosh(ctx.args[0]),)
+
+
+@formula("cosh", save=(0,))
+def cosh(ctx, g):
+    return (g * tensorlib.sinh(ctx.args[0]),)
+
+
+@formula("tanh", save_output=True)
+def tanh(ctx, g):
+    return (g * (1 - ctx.out * ctx.out),)
+
+
+@formula("erf", save=(0,))
+def erf(ctx, g):
+    x = ctx.args[0]
+    return (g * (2 / 3.141592653589793 ** 0.5) * tensorlib.exp(-x * x),)
+
+
+@formula("floor", "ceil", "round", "trunc", "sign", "floor_divide")
+def piecewise_constant(ctx, g):
+    """Zero almost everywhere (PyTorch returns zeros too)."""
+    return tuple(g * 0 if need else None for need in ctx.needs_input_grad)
+
+
+@formula("where", save=(0,))
+def where(ctx, g):
+    cond = ctx.args[0]
+    zero = tensorlib.zeros((), dtype=g.dtype, device=g.device)
+    return (None,
+            tensorlib.where(cond, g, zero) if ctx.needs_input_grad[1] else None,
+            tensorlib.where(cond, zero, g) if ctx.needs_input_grad[2] else None)

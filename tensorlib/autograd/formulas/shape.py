@@ -1,0 +1,109 @@
+"""Derivatives of views and shape ops. Reshapes and permutations invert directly; views that
+pick elements (select, slicing, unfold, diagonal, indexing) scatter the gradient back through
+an index map: the same view applied to arange(numel) says where each element came from."""
+import tensorlib
+from tensorlib.autograd.recording import formula
+
+
+@formula("view", "reshape", "flatten", "squeeze", "unsqueeze", "view_as", "reshape_as")
+def reshape(ctx, g):
+    return (g.reshape(ctx.args[0].shape),)
+
+
+@formula("permute")
+def permute(ctx, g):
+    dims = ctx.args[1:]
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = tuple(dims[0])
+    nd = len(dims)
+    order = sorted(range(nd), key=lambda i: dims[i] % nd)
+    return (g.permute(*order),)
+
+
+@formula("transpose")
+def transpose(ctx, g):
+    return (g.transpose(ctx.args[1], ctx.args[2]),)
+
+
+@formula("t")
+def t(ctx, g):
+    return (g.t(),)
+
+
+@formula("expand", "expand_as", "contiguous", "clone", "alias")
+def identity(ctx, g):
+    """The node sums an expanded gradient back to the input's shape."""
+    return (g,)
+
+
+@formula("to_copy")
+def to_copy(ctx, g):
+    return (g.to(ctx.args[0].device),)
+
+
+def index_map(meta, view):
+    """Flat input position of every element of `view` applied to the input."""
+    with tensorlib.no_grad():
+        positions = tensorlib.arange(meta.numel(), device=meta.device).view(meta.shape)
+        return view(positions)
+
+
+def _scatter_back(ctx, g, view):
+    meta = ctx.args[0]
+    return (tensorlib.ops.indexing.index_add_flat(g, index_map(meta, view), meta.shape),)
+
+
+@formula("select")
+def select(ctx, g):
+    return _scatter_back(ctx, g, lambda p: p.select(*ctx.args[1:]))
+
+
+@formula("narrow")
+def narrow(ctx, g):
+    return _scatter_back(ctx, g, lambda p: p.narrow(*ctx.args[1:]))
+
+
+@formula("unfold")
+def unfold(ctx, g):
+    return _scatter_back(ctx, g, lambda p: p.unfold(*ctx.args[1:]))
+
+
+@formula("diagonal")
+def diagonal(ctx, g):
+    return _scatter_back(ctx, g, lambda p: p.diagonal(*ctx.args[1:], **ctx.kwargs))
+
+
+@formula("getitem")
+def getitem(ctx, g):
+    return _scatter_back(ctx, g, lambda p: tensorlib.ops.indexing.getitem(p, ctx.args[1])), None
+
+
+@formula("as_strided")
+def as_strided(ctx, g):
+    meta = ctx.args[0]
+    from tensorlib._C.tensor_impl import contiguous_strides
+    if meta.offset != 0 or meta.strides != contiguous_strides(meta.shape):
+        raise NotImplementedError("the gradient of as_strided is only implemented for "
+                                  "contiguous inputs")
+    return _scatter_back(ctx, g, lambda p: p.as_strided(*ctx.args[1:], **ctx.kwargs))
+
+
+@formula("index_add_flat", save=(1,))
+def index_add_flat(ctx, g):
+    return (tensorlib.ops.indexing.take_flat(g, ctx.args[1]), None, None)
+
+
+@formula("take_flat", save=(1,))
+def take_flat(ctx, g):
+    src = ctx.args[0]
+    return (tensorlib.ops.indexing.index_add_flat(g, ctx.args[1], src.shape), None)
+
+
+@formula("copy_")
+def copy_(ctx, g):
+    return (g,)
+
+
+@formula("fill_")
+def fill_(ctx, g):
+    return ()

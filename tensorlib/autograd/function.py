@@ -1,0 +1,115 @@
+"""autograd.Function: user-defined ops with static forward/backward and a ctx that is the
+graph node (ctx.save_for_backward, saved_tensors, needs_input_grad, mark_non_differentiable,
+mark_dirty, set_materialize_grads)."""
+from tensorlib._C import grad_mode as _state
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd.graph import Node, SavedTensor, edge
+
+
+class FunctionCtx(Node):
+    """The node of one Function call; `backward` calls the Function's static backward."""
+
+    def __init__(self, fn_cls):
+        super().__init__()
+        self._fn_cls = fn_cls
+        self._saved = None
+        self._non_differentiable = set()
+        self._dirty = set()
+        self._materialize = True
+        self.needs_input_grad = ()
+        self._input_positions = []
+
+    def name(self):
+        return f"{self._fn_cls.__name__}Backward"
+
+    def save_for_backward(self, *tensors):
+        self._saved = [SavedTensor(t, self) if isinstance(t, TensorImpl) else t
+                       for t in tensors]
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to save_for_backward, checked against in-place writes."""
+        if self._saved is None:
+            return ()
+        return tuple(s.unpack() if isinstance(s, SavedTensor) else s for s in self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors):
+        self._dirty.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+    def release(self):
+        super().release()
+        for s in self._saved or ():
+            if isinstance(s, SavedTensor):
+                s.tensor = None
+
+    def backward(self, *grad_outputs):
+        if self._materialize:
+            grad_outputs = tuple(g if g is not None else _zeros_like(meta)
+                                 for g, meta in zip(grad_outputs, self._output_metas))
+        grads = self._fn_cls.backward(self, *grad_outputs)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        if len(grads) != len(self.needs_input_grad):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {len(self.needs_input_grad)}, got "
+                               f"{len(grads)})")
+        return tuple(grads[i] for i in self._input_positions)
+
+
+def _zeros_like(meta):
+    import tensorlib
+    return tensorlib.zeros(meta.shape, dtype=meta.dtype, device=meta.device)
+
+
+class Function:
+    """Subclass with @staticmethod forward(ctx, *args) and backward(ctx, *grads), then call
+    `MyFunction.apply(*args)`."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from tensorlib.autograd.graph import TensorMeta
+        ctx = FunctionCtx(cls)
+        ctx.needs_input_grad = tuple(isinstance(a, TensorImpl) and a._requires_grad
+                                     for a in args)
+        recording = _state.is_grad_enabled() and any(ctx.needs_input_grad)
+        prev = _state.set_grad_enabled(False)
+        try:
+            outputs = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _state.set_grad_enabled(prev)
+        if not recording:
+            return outputs
+        ctx.next_functions = tuple(edge(a) for a in args if isinstance(a, TensorImpl))
+        ctx._input_positions = [i for i, a in enumerate(args) if isinstance(a, TensorImpl)]
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        ctx._output_metas = [TensorMeta(o) if isinstance(o, TensorImpl) else None
+                             for o in outs]
+        for i, o in enumerate(outs):
+            if not isinstance(o, TensorImpl):
+                continue
+            if id(o) in ctx._non_differentiable or not o._dtype.is_floating_point:
+                continue
+            if any(o is a for a in args) and id(o) not in ctx._dirty:
+                continue              # an input returned unchanged keeps its own history
+            o._requires_grad = True
+            o._grad_fn = ctx
+            o._output_nr = i
+        return outputs

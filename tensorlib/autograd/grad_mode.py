@@ -1,0 +1,87 @@
+"""no_grad, enable_grad, set_grad_enabled and inference_mode: context managers that also work
+as decorators, switching the C-level flag the fast paths read."""
+import functools
+
+from tensorlib._C import grad_mode as _state
+
+is_grad_enabled = _state.is_grad_enabled
+is_inference_mode_enabled = _state.is_inference_mode_enabled
+
+
+class _Mode:
+    """Base: subclasses say what to set on entry; exit restores what was there."""
+
+    def _enter(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._saved = self._enter()
+        return self
+
+    def __exit__(self, *exc):
+        self._restore(self._saved)
+        return False
+
+    def _restore(self, saved):
+        _state.set_grad_enabled(saved)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+
+class no_grad(_Mode):
+    """Ops inside record no graph (for evaluation and parameter updates)."""
+
+    def _enter(self):
+        return _state.set_grad_enabled(False)
+
+
+class enable_grad(_Mode):
+    """Recording on again, e.g. inside a no_grad region."""
+
+    def _enter(self):
+        return _state.set_grad_enabled(True)
+
+
+class set_grad_enabled(_Mode):
+    """set_grad_enabled(mode): as a function call it switches at once (like torch); as a
+    context manager it restores the previous mode on exit."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self._previous = _state.set_grad_enabled(self.mode)
+
+    def _enter(self):
+        return self._previous
+
+    def __call__(self, fn):
+        _state.set_grad_enabled(self._previous)     # as a decorator, switch only inside calls
+        return super().__call__(fn)
+
+    def clone(self):
+        return type(self)(self.mode)
+
+
+class inference_mode(_Mode):
+    """Like no_grad, and tensors made inside can never join a graph later."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def _enter(self):
+        return (_state.set_grad_enabled(not self.mode and _state.is_grad_enabled()),
+                _state.set_inference_mode(self.mode))
+
+    def _restore(self, saved):
+        _state.set_grad_enabled(saved[0])
+        _state.set_inference_mode(saved[1])
+
+    def clone(self):
+        return type(self)(self.mode)
