@@ -43,8 +43,11 @@ def numel(t):
     return t.numel()
 
 
-# autograd's formulas are written in the ops above, so it is imported last
+# every op family's functions and Tensor methods (tensorlib/ops/__init__.py)
 from tensorlib import ops  # noqa: E402
+ops.install(Tensor, globals())
+
+# autograd's formulas are written in the ops above, so it is imported last
 from tensorlib import autograd  # noqa: E402
 from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
                                 is_grad_enabled, is_inference_mode_enabled)

@@ -1,0 +1,21 @@
+"""The ops, one module per family. Each module lists the functions it exports as
+`tensorlib.<name>` in `__all__`, and the Tensor methods it adds in `TENSOR_METHODS`
+(name -> function); `install` wires both up when tensorlib is imported."""
+import importlib
+
+FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
+            "random", "joining", "sorting")
+
+
+def modules():
+    return [importlib.import_module(f"tensorlib.ops.{name}") for name in FAMILIES]
+
+
+def install(tensor_cls, namespace):
+    """Attach every family's TENSOR_METHODS to Tensor and export its __all__ into
+    `namespace` (tensorlib's globals)."""
+    for module in modules():
+        for name, fn in getattr(module, "TENSOR_METHODS", {}).items():
+            setattr(tensor_cls, name, fn)
+        for name in getattr(module, "__all__", ()):
+            namespace[name] = getattr(module, name)

@@ -1,3 +1,4 @@
 """Derivatives of every differentiable op, written in tensorlib ops (so they run on every
 backend and are differentiable themselves), one module per op family."""
-from tensorlib.autograd.formulas import linalg, pointwise, reduction, shape  # noqa: F401
+from tensorlib.autograd.formulas import (indexing, joining, linalg, pointwise,  # noqa: F401
+                                         random, reduction, shape, sorting)

@@ -73,11 +73,6 @@ def diagonal(ctx, g):
     return _scatter_back(ctx, g, lambda p: p.diagonal(*ctx.args[1:], **ctx.kwargs))
 
 
-@formula("getitem")
-def getitem(ctx, g):
-    return _scatter_back(ctx, g, lambda p: tensorlib.ops.indexing.getitem(p, ctx.args[1])), None
-
-
 @formula("as_strided")
 def as_strided(ctx, g):
     meta = ctx.args[0]
@@ -86,17 +81,6 @@ def as_strided(ctx, g):
         raise NotImplementedError("the gradient of as_strided is only implemented for "
                                   "contiguous inputs")
     return _scatter_back(ctx, g, lambda p: p.as_strided(*ctx.args[1:], **ctx.kwargs))
-
-
-@formula("index_add_flat", save=(1,))
-def index_add_flat(ctx, g):
-    return (tensorlib.ops.indexing.take_flat(g, ctx.args[1]), None, None)
-
-
-@formula("take_flat", save=(1,))
-def take_flat(ctx, g):
-    src = ctx.args[0]
-    return (tensorlib.ops.indexing.index_add_flat(g, ctx.args[1], src.shape), None)
 
 
 @formula("copy_")

@@ -1,0 +1,3 @@
+"""joining ops (being written)."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,3 @@
+"""Random ops (being written)."""
+__all__ = []
+TENSOR_METHODS = {}
