@@ -4,6 +4,7 @@ import os
 import warnings
 
 from tensorlib._C import dispatch
+from tensorlib.backends.interface import OUTPUT_COUNTS
 
 _warned = set()
 _enabled = False
@@ -21,12 +22,14 @@ def _cpu_kernel(op, dev):
         warnings.warn(f"The operator '{op}' is not implemented for the '{dev.type}' backend; "
                       f"running it on the CPU (TENSORLIB_CPU_FALLBACK is on).", stacklevel=3)
 
+    n_outputs = OUTPUT_COUNTS.get(op, 1)
+
     def run_on_cpu(*args, **kwargs):
         moved = [a.cpu() if isinstance(a, tensorlib.Tensor) else a for a in args]
         kernel(*moved, **kwargs)
-        for original, host in zip(args, moved):
-            if isinstance(original, tensorlib.Tensor) and host is not original:
-                original.copy_(host)
+        for original, host in zip(args[:n_outputs], moved[:n_outputs]):
+            if host is not original:      # through the backend's own copy: no recursion
+                original._device._backend.copy_from_host(original, host.numpy())
     return run_on_cpu
 
 

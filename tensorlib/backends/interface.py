@@ -46,6 +46,9 @@ PRIMITIVES.update({op: f"{op}(out, x, dim): int64 index of the first extreme alo
                        "has size 1 at dim" for op in INDEX_REDUCTION_OPS})
 PRIMITIVES.update({op: f"{op}(out, x, dim): inclusive scan along dim" for op in SCAN_OPS})
 
+OUTPUT_COUNTS = {"sort": 2}
+"""How many leading arguments of a primitive are outputs (1 unless listed)."""
+
 
 class Backend:
     """Base class of a device backend. Every default raises, saying what is missing."""
@@ -75,7 +78,8 @@ class Backend:
     """Optional callable(handle, nbytes), run when a storage dies (to return it to a pool)."""
 
     def copy_from_host(self, dst, array):
-        """Write the C-contiguous numpy `array` (dst's dtype and shape) into the tensor dst."""
+        """Write the numpy `array` (dst's dtype and shape) into the tensor dst, which may be a
+        strided view."""
         raise NotImplementedError(f"{type(self).__name__} needs copy_from_host(dst, array)")
 
     def copy_to_host(self, src):
