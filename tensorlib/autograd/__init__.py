@@ -25,10 +25,17 @@ def _as_tuple(x):
 def _root_grads(tensors, grad_tensors):
     import tensorlib
     grads = []
-    for t, g in zip(tensors, grad_tensors + (None,) * (len(tensors) - len(grad_tensors))):
+    if len(grad_tensors) > len(tensors):
+        raise RuntimeError(f"grad_tensors/grad_outputs has {len(grad_tensors)} elements but "
+                           f"there are only {len(tensors)} tensors to differentiate")
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors
+                                   + (None,) * (len(tensors) - len(grad_tensors)))):
+        if not isinstance(t, TensorImpl):
+            raise TypeError(f"element {i} of tensors is not a Tensor "
+                            f"({type(t).__name__})")
         if not t._requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                               "grad_fn")
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -49,13 +56,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
+        # leaves accumulate through their AccumulateGrad (hooks, post-accumulate hooks);
+        # non-leaf inputs get the gradient that reaches them added into their .grad
         inputs = _as_tuple(inputs)
-        found = grad(tensors, inputs, grads, retain_graph=retain_graph,
-                     create_graph=create_graph, allow_unused=True)
-        for t, g in zip(inputs, found):
-            if g is not None:
-                t._grad = (g if create_graph else g.detach()) if t._grad is None \
-                    else t._grad + g
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        leaves, others = set(), {}
+        for t in inputs:
+            if not isinstance(t, TensorImpl) or not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            if t._grad_fn is None:
+                leaves.add(accumulator(t))
+            else:
+                others.setdefault(edge(t), t)
+        capture = {k: None for k in others}
+        run_backward([edge(t) for t in tensors], grads, retain_graph, create_graph,
+                     capture, accumulate=leaves)
+        prev = _state.set_grad_enabled(create_graph)
+        try:
+            for k, t in others.items():
+                g = capture[k]
+                if g is not None:
+                    g = g if create_graph else g.detach()
+                    t._grad = g if t._grad is None else t._grad + g
+        finally:
+            _state.set_grad_enabled(prev)
         return
     run_backward([edge(t) for t in tensors], grads, retain_graph, create_graph)
 

@@ -1,6 +1,9 @@
 """The backward engine: count each node's dependencies, then run nodes when all of their
 gradients have arrived (later-created nodes first among the ready ones), summing gradients
-that meet at the same input and accumulating into leaves."""
+that meet at the same input and accumulating into leaves.
+
+autograd.grad (and backward(inputs=...)) run only the part of the graph that leads to the
+requested tensors, as PyTorch does: other nodes neither execute nor fire their hooks."""
 import heapq
 
 from tensorlib._C import grad_mode as _state
@@ -26,6 +29,29 @@ def _dependencies(roots):
     return deps
 
 
+def _needed(roots, targets):
+    """The nodes from which some target node is reachable (targets included)."""
+    needed = set()
+    done = set()
+    for root in roots:
+        if root is None or root in done:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        done.add(root)
+        while stack:
+            node, children = stack[-1]
+            for nxt, _ in children:
+                if nxt is not None and nxt not in done:
+                    done.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                if node in targets or any(n in needed for n, _ in node.next_functions):
+                    needed.add(node)
+    return needed
+
+
 def _check_nan(node, grads):
     for i, g in enumerate(grads):
         if g is not None and g._dtype.is_floating_point and bool(g.isnan().any()):
@@ -35,11 +61,23 @@ def _check_nan(node, grads):
                                f"from:\n{trace}")
 
 
-def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None):
-    """roots: [(node, output_nr)], grad_roots: their gradients. With `capture` (a dict
-    (node, output_nr) -> None) the gradients arriving there are returned instead of being
-    accumulated into leaves (autograd.grad)."""
-    deps = _dependencies([n for n, _ in roots])
+def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None,
+                 accumulate=None):
+    """roots: [(node, output_nr)], grad_roots: their gradients.
+
+    capture: a dict (node, output_nr) -> None; the gradient arriving at each key (after the
+    tensor hooks of the tensor it belongs to) is stored there (autograd.grad).
+    accumulate: the AccumulateGrad nodes that may add into their leaf's .grad; None means
+    every leaf when nothing is captured, and none when something is.
+    With either given, only the nodes that lead to those targets run."""
+    root_nodes = [n for n, _ in roots]
+    deps = _dependencies(root_nodes)
+    needed = None
+    if capture is not None or accumulate is not None:
+        targets = {n for n, _ in capture or ()} | set(accumulate or ())
+        needed = _needed(root_nodes, targets)
+        if accumulate is None:
+            accumulate = ()
     buffers = {}
     ready = []
     for (node, nr), g in zip(roots, grad_roots):
@@ -50,24 +88,37 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None):
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+    check_nan = anomaly_mode.is_enabled()
     prev = _state.set_grad_enabled(create_graph)
     try:
         while ready:
             _, _, node = heapq.heappop(ready)
             grads_in = buffers.pop(node, {})
+            if needed is not None and node not in needed:
+                _skip(node, deps, buffers, ready)
+                continue
             grads_in = _run_pre_hooks(node, grads_in)
+            if isinstance(node, AccumulateGrad):
+                g = grads_in.get(0)
+                if g is None:
+                    continue
+                if capture is not None and (node, 0) in capture:
+                    capture[(node, 0)] = node.run_tensor_hooks(g)
+                elif accumulate is None or node in accumulate:
+                    node.accumulate(g, create_graph)
+                continue
             if capture is not None:
                 for nr, g in grads_in.items():
                     if (node, nr) in capture:
                         capture[(node, nr)] = g
-            if isinstance(node, AccumulateGrad):
-                if capture is None and 0 in grads_in:
-                    node.accumulate(grads_in[0], create_graph)
+            nexts = node.next_functions
+            if needed is not None and not any(n in needed for n, _ in nexts):
+                _skip(node, deps, buffers, ready)     # a target with nothing needed below
                 continue
             n_out = max(grads_in, default=-1) + 1
             grad_outputs = [grads_in.get(i) for i in range(n_out)]
             grads = node.apply(*grad_outputs)
-            if anomaly_mode.is_enabled():
+            if check_nan:
                 _check_nan(node, grads)
             for hook in node._hooks:
                 new = hook(grads, tuple(grad_outputs))
@@ -75,24 +126,25 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None):
                     grads = tuple(new)
             if not retain_graph:
                 node.release()
-            for (nxt, nr), g in zip(node.next_functions, grads):
+            for (nxt, nr), g in zip(nexts, grads):
                 if nxt is None:
                     continue
                 if g is not None:
                     buf = buffers.setdefault(nxt, {})
                     buf[nr] = g if nr not in buf else buf[nr] + g
                 deps[nxt] -= 1
-                if deps[nxt] == 0 and nxt in buffers:
-                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
-                elif deps[nxt] == 0:
-                    _skip(nxt, deps, buffers, ready)
+                if deps[nxt] == 0:
+                    if nxt in buffers:
+                        heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                    else:
+                        _skip(nxt, deps, buffers, ready)
     finally:
         _state.set_grad_enabled(prev)
     return capture
 
 
 def _skip(node, deps, buffers, ready):
-    """A node that received no gradient at all: its inputs lose one dependency each."""
+    """A node that sends no gradient on: its inputs lose one dependency each."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -114,11 +166,11 @@ def _run_pre_hooks(node, grads_in):
     for nr, fns in hooks.items():
         if nr is None or nr not in grads_in:
             continue
-        for fn in fns:
+        for fn in list(fns):
             new = fn(grads_in[nr])
             if new is not None:
                 grads_in[nr] = new
-    for fn in hooks.get(None, ()):
+    for fn in list(hooks.get(None, ())):
         n_out = max(grads_in, default=-1) + 1
         new = fn(tuple(grads_in.get(i) for i in range(n_out)))
         if new is not None:

@@ -18,6 +18,7 @@ class FunctionCtx(Node):
         self._materialize = True
         self.needs_input_grad = ()
         self._input_positions = []
+        self._output_metas = []
 
     def name(self):
         return f"{self._fn_cls.__name__}Backward"
@@ -49,9 +50,14 @@ class FunctionCtx(Node):
                 s.tensor = None
 
     def backward(self, *grad_outputs):
+        # the engine passes gradients only up to the last output that received one; the
+        # user's backward takes one per forward output
+        metas = self._output_metas
+        grad_outputs = tuple(grad_outputs[:len(metas)]) + \
+            (None,) * (len(metas) - len(grad_outputs))
         if self._materialize:
-            grad_outputs = tuple(g if g is not None else _zeros_like(meta)
-                                 for g, meta in zip(grad_outputs, self._output_metas))
+            grad_outputs = tuple(g if g is not None or meta is None else _zeros_like(meta)
+                                 for g, meta in zip(grad_outputs, metas))
         grads = self._fn_cls.backward(self, *grad_outputs)
         if not isinstance(grads, tuple):
             grads = (grads,)

@@ -1,5 +1,10 @@
 """gradcheck / gradgradcheck: compare autograd's gradients with central finite differences
-(in float64), column by column of the Jacobian."""
+(in float64), column by column of the Jacobian.
+
+Inputs are perturbed in place (under no_grad), so a non-contiguous input keeps its layout
+and the function is checked on exactly the strides it was given; inputs whose memory
+overlaps (a stride 0 dimension, as made by expand) are rejected, as in PyTorch, since one
+write would move several elements at once."""
 import numpy as np
 
 
@@ -11,107 +16,157 @@ def _tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _is_tensor(x):
+    return hasattr(x, "_dtype") and hasattr(x, "_requires_grad")
+
+
+def _differentiable(x):
+    return _is_tensor(x) and x._requires_grad
+
+
 def _flat_outputs(fn, inputs):
-    return [o for o in _tuple(fn(*inputs)) if hasattr(o, "_dtype") and o._dtype.is_floating_point]
+    return [o for o in _tuple(fn(*inputs)) if _is_tensor(o) and o._dtype.is_floating_point]
+
+
+def _values(x):
+    return x.detach().cpu().numpy().astype(np.float64).reshape(-1)
+
+
+def _check_inputs(inputs):
+    import warnings
+    for i, x in enumerate(inputs):
+        if not _differentiable(x):
+            continue
+        if x.dtype.name != "float64":
+            warnings.warn("Input to gradcheck is not double precision floating point; the "
+                          "check is likely to fail.", stacklevel=3)
+        for size, stride in zip(x.shape, x.stride()):
+            if stride == 0 and size > 1:
+                raise RuntimeError(
+                    f"The {i}th input has a dimension with stride 0. gradcheck only supports "
+                    f"inputs that are non-overlapping to be able to compute the numerical "
+                    f"gradients correctly. You should call .contiguous on the input before "
+                    f"passing it to gradcheck.")
+
+
+def _write(x, array):
+    """Overwrite x's values in place (its strides stay as they are), unrecorded."""
+    import tensorlib
+    with tensorlib.no_grad():
+        x.copy_(tensorlib.tensor(array, dtype=x.dtype, device=x.device))
 
 
 def _numerical_jacobians(fn, inputs, eps):
-    """J[i][j]: d(outputs j, flattened)/d(input i, flattened), by central differences."""
-    import tensorlib
+    """J[i]: rows = input i's elements, columns = all outputs' elements (concatenated), by
+    central differences; None for an input that does not require grad. The function runs in
+    the caller's grad mode (gradgradcheck's function calls autograd.grad itself)."""
     jacobians = []
-    with tensorlib.no_grad():
-        outs = _flat_outputs(fn, inputs)
-        sizes = [o.numel() for o in outs]
-        for x in inputs:
-            if not (hasattr(x, "_requires_grad") and x._requires_grad):
-                jacobians.append(None)
-                continue
-            base = x.detach().cpu().numpy().copy()
-            cols = np.zeros((x.numel(), sum(sizes)))
+    n_cols = sum(o.numel() for o in _flat_outputs(fn, inputs))
+    for x in inputs:
+        if not _differentiable(x):
+            jacobians.append(None)
+            continue
+        base = x.detach().cpu().numpy().copy()
+        cols = np.zeros((x.numel(), n_cols))
+        try:
             for k in range(x.numel()):
                 values = []
                 for delta in (eps, -eps):
                     bumped = base.copy().reshape(-1)
                     bumped[k] += delta
-                    x.data = tensorlib.tensor(bumped.reshape(base.shape), dtype=x.dtype,
-                                              device=x.device)
+                    _write(x, bumped.reshape(base.shape))
                     values.append(np.concatenate(
-                        [o.detach().cpu().numpy().astype(np.float64).reshape(-1)
-                         for o in _flat_outputs(fn, inputs)] or [np.zeros(0)]))
+                        [_values(o) for o in _flat_outputs(fn, inputs)] or [np.zeros(0)]))
                 cols[k] = (values[0] - values[1]) / (2 * eps)
-            x.data = tensorlib.tensor(base, dtype=x.dtype, device=x.device)
-            jacobians.append(cols)
+        finally:
+            _write(x, base)
+        jacobians.append(cols)
     return jacobians
 
 
 def _analytical_jacobians(fn, inputs):
     import tensorlib
-    diff = [x for x in inputs if hasattr(x, "_requires_grad") and x._requires_grad]
+    diff = [x for x in inputs if _differentiable(x)]
     outs = _flat_outputs(fn, inputs)
-    sizes = [o.numel() for o in outs]
-    jac = {id(x): np.zeros((x.numel(), sum(sizes))) for x in diff}
+    n_cols = sum(o.numel() for o in outs)
+    jac = {id(x): np.zeros((x.numel(), n_cols)) for x in diff}
     col = 0
     for o in outs:
         for k in range(o.numel()):
-            seed = np.zeros(o.numel())
-            seed[k] = 1.0
             if o.requires_grad:
+                seed = np.zeros(o.numel())
+                seed[k] = 1.0
                 grads = tensorlib.autograd.grad(
                     o, diff, tensorlib.tensor(seed.reshape(o.shape), dtype=o.dtype,
                                               device=o.device),
                     retain_graph=True, allow_unused=True)
             else:
                 grads = [None] * len(diff)
-            for x, g in zip(diff, grads):
-                if g is not None:
-                    jac[id(x)][:, col] = g.detach().cpu().numpy().astype(np.float64).reshape(-1)
+            for i, (x, g) in enumerate(zip(diff, grads)):
+                if g is None:
+                    continue
+                if g.shape != x.shape:
+                    raise GradcheckError(f"Gradient has incorrect size: expected "
+                                         f"{list(x.shape)}, got {list(g.shape)}")
+                if g.dtype != x.dtype:
+                    raise GradcheckError(f"Gradient has dtype mismatch: expected {x.dtype}, "
+                                         f"got {g.dtype}")
+                jac[id(x)][:, col] = _values(g)
             col += 1
-    return [jac.get(id(x)) if hasattr(x, "_requires_grad") and x._requires_grad else None
-            for x in inputs]
+    return [jac.get(id(x)) if _differentiable(x) else None for x in inputs], \
+        [o.numel() for o in outs]
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               **_unused):
-    """True when autograd's Jacobian of func at inputs matches finite differences."""
+    """True when autograd's Jacobian of func at inputs matches finite differences; otherwise
+    raises GradcheckError (or returns False with raise_exception=False)."""
     inputs = _tuple(inputs)
-    for x in inputs:
-        if hasattr(x, "_requires_grad") and x._requires_grad and x.dtype.name != "float64":
-            import warnings
-            warnings.warn("Input to gradcheck is not double precision floating point; the "
-                          "check is likely to fail.", stacklevel=2)
-    numerical = _numerical_jacobians(func, inputs, eps)
-    analytical = _analytical_jacobians(func, inputs)
+    _check_inputs(inputs)
+    try:
+        numerical = _numerical_jacobians(func, inputs, eps)
+        analytical, sizes = _analytical_jacobians(func, inputs)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    bounds = np.cumsum([0] + sizes)
     for i, (n, a) in enumerate(zip(numerical, analytical)):
         if n is None:
             continue
-        if not np.allclose(a, n, rtol=rtol, atol=atol):
-            if not raise_exception:
-                return False
-            raise GradcheckError(f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                                 f"numerical:{n}\nanalytical:{a}\n")
+        for j in range(len(sizes)):
+            nj, aj = n[:, bounds[j]:bounds[j + 1]], a[:, bounds[j]:bounds[j + 1]]
+            if not np.allclose(aj, nj, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(f"Jacobian mismatch for output {j} with respect to "
+                                     f"input {i},\nnumerical:{nj}\nanalytical:{aj}\n")
     return True
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   raise_exception=True, **_unused):
-    """gradcheck of the backward pass itself (second derivatives via create_graph)."""
+    """gradcheck of the backward pass itself (second derivatives via create_graph): the
+    function checked is (inputs, grad_outputs) -> vector-Jacobian products."""
     import tensorlib
     inputs = _tuple(inputs)
     outs = _flat_outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = [tensorlib.tensor(rng.standard_normal(o.shape), dtype=o.dtype,
+        grad_outputs = [tensorlib.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype,
                                          device=o.device, requires_grad=True) for o in outs]
     grad_outputs = _tuple(grad_outputs)
-    diff = [x for x in inputs if hasattr(x, "_requires_grad") and x._requires_grad]
+    n_inputs = len(inputs)
 
     def first_derivative(*args):
-        xs, gs = args[:len(inputs)], args[len(inputs):]
-        outputs = [o for o in _flat_outputs(func, xs) if o.requires_grad]
-        wanted = [x for x in xs if hasattr(x, "_requires_grad") and x._requires_grad]
-        grads = tensorlib.autograd.grad(outputs, wanted, gs[:len(outputs)], create_graph=True,
+        xs, gs = args[:n_inputs], args[n_inputs:]
+        pairs = [(o, g) for o, g in zip(_flat_outputs(func, xs), gs) if o.requires_grad]
+        wanted = [x for x in xs if _differentiable(x)]
+        if not pairs or not wanted:
+            return ()
+        grads = tensorlib.autograd.grad([o for o, _ in pairs], wanted,
+                                        [g for _, g in pairs], create_graph=True,
                                         allow_unused=True)
         return tuple(g for g in grads if g is not None)
-    del diff
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

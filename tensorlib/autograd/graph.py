@@ -118,15 +118,20 @@ class AccumulateGrad(Node):
     def backward(self, grad):
         return ()
 
+    def run_tensor_hooks(self, grad):
+        """The leaf's register_hook hooks, in order; each may replace the gradient."""
+        for hook in list(self.variable._hooks or ()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+        return grad
+
     def accumulate(self, grad, create_graph):
         """Run the leaf's tensor hooks, add into .grad, run post-accumulate hooks. Without
         create_graph the stored gradient is a fresh tensor: the incoming one may be shared
         (a + b sends one tensor to both), and optimizers write .grad in place."""
         v = self.variable
-        for hook in v._hooks or ():
-            new = hook(grad)
-            if new is not None:
-                grad = new
+        grad = self.run_tensor_hooks(grad)
         if create_graph:
             v._grad = grad if v._grad is None else v._grad + grad
         else:

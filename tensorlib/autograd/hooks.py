@@ -14,7 +14,12 @@ def register_tensor_hook(t, hook):
         accumulator(t)
         return RemovableHandle(t._hooks, hook)
     hooks = t._grad_fn._pre_hooks.setdefault(t._output_nr, [])
-    hooks.append(hook)
+    # retain_grad's store runs after every tensor hook, whenever it was registered (as in
+    # PyTorch), so .grad holds the gradient the hooks produced
+    at = len(hooks)
+    while at > 0 and getattr(hooks[at - 1], "_retains_grad", False):
+        at -= 1
+    hooks.insert(at, hook)
     return RemovableHandle(hooks, hook)
 
 
@@ -38,4 +43,5 @@ def retain_grad(t):
     def store(grad):
         g = grad.detach()
         t._grad = g.clone() if t._grad is None else t._grad + g
-    t._grad_fn._pre_hooks.setdefault(t._output_nr, []).insert(0, store)
+    store._retains_grad = True
+    t._grad_fn._pre_hooks.setdefault(t._output_nr, []).append(store)

@@ -7,6 +7,7 @@ from tensorlib.autograd.graph import Node, SavedTensor, TensorMeta, edge
 
 FORMULAS = {}
 _NODE_CLASSES = {}
+_CLASS_NAMES = {"copy_slices": "CopySlices"}      # PyTorch's names where they differ
 
 
 class Formula:
@@ -35,7 +36,8 @@ def node_class(op):
     cls = _NODE_CLASSES.get(op)
     if cls is None:
         camel = "".join(part.capitalize() for part in op.strip("_").split("_"))
-        cls = type(f"{camel}Backward0", (OpNode,), {"__module__": "tensorlib.autograd"})
+        name = _CLASS_NAMES.get(op, f"{camel}Backward0")
+        cls = type(name, (OpNode,), {"__module__": "tensorlib.autograd"})
         _NODE_CLASSES[op] = cls
     return cls
 
@@ -52,7 +54,7 @@ class OpNode(Node):
         self._formula = formula
         self._kwargs = kwargs
         held, flat_edges, metas, needs = [], [], [], []
-        self._counts = []             # per positional arg: tensors it holds (list args: many)
+        self._counts = []             # per positional arg: 1 tensor, 0 none, -n a list of n
         for i, a in enumerate(args):
             if isinstance(a, TensorImpl):
                 _check_not_inference(a)
@@ -69,7 +71,7 @@ class OpNode(Node):
                 held.append([SavedTensor(t, self) if i in formula.save else TensorMeta(t)
                              for t in a])
                 needs.append(any(e[0] is not None for e in flat_edges[-len(a):]))
-                self._counts.append(len(a))
+                self._counts.append(-len(a))
             else:
                 held.append(a)
                 needs.append(False)
@@ -110,8 +112,8 @@ class OpNode(Node):
         for count, g in zip(self._counts, grads):
             if count == 1:
                 flat.append(g)
-            elif count > 1:
-                flat.extend(g if g is not None else [None] * count)
+            elif count < 0:
+                flat.extend(g if g is not None else [None] * -count)
         return tuple(_fit(g, meta) if g is not None else None
                      for g, meta in zip(flat, self._metas))
 
@@ -172,7 +174,9 @@ def record_inplace(op, kind, self, other):
         self.copy_(result)
     finally:
         _state.set_grad_enabled(prev)
-    if result._grad_fn is not None:
+    if self._base is not None:
+        _rebase_view(self, result)
+    elif result._grad_fn is not None:
         self._requires_grad = True
         self._grad_fn = result._grad_fn
         self._output_nr = result._output_nr
@@ -183,10 +187,49 @@ def _check_inplace_allowed(t):
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if t._base is not None and (t._requires_grad or t._base._requires_grad):
-        raise NotImplementedError("in-place operations on views of tensors that require grad "
-                                  "are not supported by tensorlib's autograd yet; use the "
-                                  "out-of-place op (e.g. x = x + y) instead")
+    base = t._base
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _rebase_view(view, result):
+    """An in-place write into a view changes its base: the base's new history is a
+    CopySlices node (the untouched elements come from the old base, the view's region from
+    `result`), and the view becomes a fresh view of that base (PyTorch's rebase_history).
+    Views are tracked against their root, which tensorlib allocates contiguous."""
+    import tensorlib
+    from tensorlib._C.tensor_impl import is_contiguous
+    base = view._base
+    if not (result._requires_grad or base._requires_grad):
+        return
+    if not is_contiguous(base) or base._offset != 0:
+        raise NotImplementedError("in-place writes through a view are differentiable only "
+                                  "when the view's base is contiguous; use out-of-place ops")
+    prev = _state.set_grad_enabled(False)
+    try:
+        positions = tensorlib.arange(base.numel(), device=base.device).as_strided(
+            view._sizes, view._strides, view._offset)
+    finally:
+        _state.set_grad_enabled(prev)
+    node = node_class("copy_slices")(FORMULAS["copy_slices"], (base, result, positions), {},
+                                     base)
+    base._requires_grad = True
+    base._grad_fn = node
+    base._output_nr = 0
+    args = (base, view._sizes, view._strides, view._offset)
+    view._grad_fn = node_class("as_strided")(FORMULAS["as_strided"], args, {}, view)
+    view._requires_grad = True
+    view._output_nr = 0
+
+
+def _overwrite_values(op, dst, sources):
+    """What an overwrite put into dst, as a tensor with history: the source of copy_ (the
+    node sums broadcasting back), or a constant for fill_."""
+    if sources:
+        return sources[0]
+    import tensorlib
+    return tensorlib.zeros((), dtype=dst.dtype, device=dst.device)
 
 
 def record_overwrite(op, dst, write, sources):
@@ -198,7 +241,9 @@ def record_overwrite(op, dst, write, sources):
         write()
     finally:
         _state.set_grad_enabled(prev)
-    if any(s._requires_grad for s in sources) or dst._requires_grad:
+    if dst._base is not None:
+        _rebase_view(dst, _overwrite_values(op, dst, sources))
+    elif any(s._requires_grad for s in sources) or dst._requires_grad:
         node = node_class(op)(FORMULAS[op], sources, {}, dst)
         dst._requires_grad = True
         dst._grad_fn = node

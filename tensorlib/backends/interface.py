@@ -34,8 +34,11 @@ PRIMITIVES = {
     "scatter_add": "scatter_add(out, dim, index, src): out[..index[..i..]..] += src[..i..]",
     "index_select": "index_select(out, x, dim, index): out = x indexed by 1-D int64 index",
     "sort": "sort(values, indices, x, dim, descending, stable): sort along dim",
-    "random_uniform": "random_uniform(out, seed, offset): Philox4x32-10 uniforms in [0, 1)",
-    "random_normal": "random_normal(out, seed, offset): Philox4x32-10 Box-Muller normals",
+    "random_uniform": "random_uniform(out, seed, offset): Philox4x32-10 uniforms in [0, 1) "
+                      "in out's (floating) dtype; number j of the stream goes to element j of "
+                      "out in row-major (C) order of its elements, whatever out's strides",
+    "random_normal": "random_normal(out, seed, offset): Philox4x32-10 Box-Muller normals, "
+                     "number j to element j of out in row-major (C) order (as random_uniform)",
 }
 PRIMITIVES.update({op: f"{op}(out, x): elementwise" for op in UNARY_OPS})
 PRIMITIVES.update({op: f"{op}(out, a, b): elementwise; comparisons write bool"

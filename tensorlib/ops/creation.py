@@ -1,4 +1,5 @@
-"""Factory functions: tensor, from_numpy, zeros/ones/full/empty (and _like), arange."""
+"""Factory functions: tensor, from_numpy, zeros/ones/full/empty (and _like), empty_strided,
+scalar_tensor, arange, linspace, logspace, eye."""
 import math
 import numbers
 
@@ -11,6 +12,10 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib.ops._args import sizes_arg
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like",
+           "zeros_like", "ones_like", "full_like", "empty_strided", "scalar_tensor", "arange",
+           "linspace", "logspace", "eye"]
 
 
 def _finish(t, requires_grad):
@@ -86,33 +91,52 @@ def from_numpy(array):
     return t
 
 
+def _leaf_dtype(x):
+    """torch's inference for one scalar: bool, int64, the default float, or a tensor's dtype."""
+    if isinstance(x, TensorImpl):
+        return x._dtype
+    if isinstance(x, np.ndarray):
+        return dt.from_numpy_dtype(x.dtype)
+    if isinstance(x, (bool, np.bool_)):
+        return dt.bool_
+    if isinstance(x, numbers.Integral):
+        return dt.int64
+    if isinstance(x, numbers.Real):
+        return dt.get_default_dtype()
+    raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+
+
 def _infer_dtype(data):
-    """torch.tensor's inference: bool < int (int64) < float (the default dtype)."""
-    kind = 0
+    """torch.tensor's inference: the promotion of every leaf's type (bool < int64 < float;
+    tensors inside lists count with their own dtype)."""
+    result = None
     stack = [data]
     while stack:
         x = stack.pop()
-        if isinstance(x, TensorImpl):
-            return x._dtype if kind == 0 else None
         if isinstance(x, (list, tuple)):
             stack.extend(x)
-        elif isinstance(x, bool) or isinstance(x, np.bool_):
-            kind = max(kind, 0)
-        elif isinstance(x, (numbers.Integral,)):
-            kind = max(kind, 1)
-        elif isinstance(x, numbers.Real):
-            kind = max(kind, 2)
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-    return (dt.bool_, dt.int64, dt.get_default_dtype())[kind]
+            continue
+        d = _leaf_dtype(x)
+        result = d if result is None else dt.promote_types(result, d)
+    return result
+
+
+def _scalars(data):
+    """Nested lists with every tensor inside replaced by its Python number (torch accepts only
+    one-element tensors there)."""
+    if isinstance(data, (list, tuple)):
+        return [_scalars(x) for x in data]
+    if isinstance(data, TensorImpl):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
+    return data
 
 
 def _host_array(data, dtype):
     if isinstance(data, TensorImpl):
         return data.detach().cpu().numpy()
-    if isinstance(data, (list, tuple)) and any(isinstance(x, TensorImpl) for x in data):
-        return np.array([_host_array(x, dtype) for x in data], dtype=dtype.np)
-    return np.asarray(data, dtype=dtype.np)
+    return np.asarray(_scalars(data), dtype=dtype.np)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -163,4 +187,93 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dev = canonical(device)
     t = _empty((length,), dtype, dev)
     dev._backend.copy_from_host(t, host)
+    return _finish(t, requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialised tensor with the given strides over a fresh storage just big enough."""
+    sizes, strides = sizes_arg((size,)), sizes_arg((stride,), "stride")
+    if len(sizes) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(sizes)}) must match "
+                           f"dimensionality of strides ({len(strides)})")
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(strides)}")
+    d = dtype or dt.get_default_dtype()
+    extent = 0 if 0 in sizes else 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
+    base = _empty((extent,), d, canonical(device))
+    return _finish(wrap(base._storage, sizes, strides, 0, d), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """A 0-dim tensor; unlike tensor(), an int or bool still gets the default float dtype."""
+    if isinstance(s, TensorImpl):
+        s = s.item()
+    return full((), s, dtype=dtype or dt.get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
+def _number(x, name):
+    if isinstance(x, TensorImpl):
+        if x.dim() != 0:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
+                               f"but got {name} with {x.dim()} dimension(s).")
+        return x.item()
+    return x
+
+
+def _linspace_values(start, end, steps):
+    """torch's symmetric formula (the first half counts up from start, the second down from
+    end), in float64, so both ends are exact."""
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
+    step = (end - start) / (steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+def _from_host(host, dtype, device, requires_grad):
+    dev = canonical(device)
+    t = _empty(tuple(host.shape), dtype, dev)
+    dev._backend.copy_from_host(t, np.ascontiguousarray(host.astype(dtype.np)))
+    return _finish(t, requires_grad)
+
+
+def _check_steps(steps):
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
+    _check_steps(steps)
+    start, end = _number(start, "start"), _number(end, "end")
+    host = _linspace_values(start, end, int(steps))
+    return _from_host(host, dtype or dt.get_default_dtype(), device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), computed in float64."""
+    _check_steps(steps)
+    start, end = _number(start, "start"), _number(end, "end")
+    host = np.power(float(base), _linspace_values(start, end, int(steps)))
+    return _from_host(host, dtype or dt.get_default_dtype(), device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """An n x m matrix with ones on the diagonal (written through the fill primitive on a
+    diagonal view, so it is built on the device)."""
+    if m is None:
+        m = n
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    t = zeros(n, m, dtype=dtype, device=device)
+    if min(n, m) > 0:
+        from tensorlib._C.views import diagonal
+        lookup("fill", t._device)(diagonal(t, 0, 0, 1), 1)
     return _finish(t, requires_grad)

@@ -1,90 +1,350 @@
-"""x[key] and x[key] = value. Ints, slices, None and Ellipsis make views; one integer index
-tensor (or list) selects along its dim through the index_select primitive."""
+"""x[key], x[key] = value and index_put(_), with PyTorch's (numpy's) rules.
+
+Ints, slices, None and Ellipsis make views. Advanced keys -- integer index tensors or lists
+(broadcast together), bool masks of any rank (turned into index tensors by nonzero), Python
+bools -- are applied after those views: the storage position of every picked element is
+computed on the device (index * stride + arange terms) and gathered with index_select; a write
+goes through scatter_add (accumulate) or a last-write-wins overwrite. As in PyTorch, ints select
+before the advanced indices are placed: the advanced dims replace the indexed dims where these
+are adjacent, and go first otherwise."""
 import numbers
 
 import numpy as np
 
 import tensorlib._C.dtypes as dt
+from tensorlib._C import grad_mode as _gm
 from tensorlib._C import views as _v
+from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
-from tensorlib._C.factory import empty
+from tensorlib._C.factory import empty, cast, scalar_tensor
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._opdef import differentiable
 
-
-def _is_index_tensor(k):
-    return isinstance(k, (TensorImpl, list)) or (hasattr(k, "__array__")
-                                                 and not isinstance(k, numbers.Integral))
+_INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool_)
 
 
-def _expand_ellipsis(x, key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+class Key:
+    """A parsed key: None / int / slice / NewAxis / int64 index tensors, Ellipsis expanded,
+    masks already turned into index tensors, negative indices wrapped. Not a tuple, so
+    autograd holds it as a plain argument."""
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def advanced(self):
+        return any(isinstance(k, (TensorImpl, NewAxis)) for k in self.items)
+
+
+class NewAxis:
+    """A Python bool in a key: a new size-1 dim, indexed by [0] (True) or [] (False)."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+# ---- parsing --------------------------------------------------------------------------
+def _bad_key(k):
+    return IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                      f"Variables are valid indices (got {type(k).__name__})")
+
+
+def _as_index_tensor(k, device):
+    """Lists, numpy arrays and tensors as an index tensor on `device`."""
+    import tensorlib
+    if not isinstance(k, TensorImpl):
+        arr = np.asarray(k)
+        if arr.dtype == object:
+            raise _bad_key(k)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+            arr = arr.astype(np.int64)
+        k = tensorlib.tensor(arr)
+    if k._dtype not in _INDEX_DTYPES:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return k if k._device is device else k.to(device)
+
+
+def _classify(k, device):
+    """One key entry in a canonical form (ints, bools, tensors, None, slices, Ellipsis)."""
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return k
+    if isinstance(k, (bool, np.bool_)):
+        return bool(k)
+    if isinstance(k, numbers.Integral):
+        return int(k)
+    if isinstance(k, (TensorImpl, list, tuple, np.ndarray)):
+        t = _as_index_tensor(k, device)
+        if t.dim() == 0 and t._dtype in (dt.bool_, dt.uint8):
+            return bool(t.item())
+        if t.dim() == 0:
+            return int(t.item())            # PyTorch treats a 0-d index tensor as an int
+        return t
+    raise _bad_key(k)
+
+
+def _consumes(k):
+    if isinstance(k, TensorImpl):
+        return k.dim() if k._dtype in (dt.bool_, dt.uint8) else 1
+    return 1 if isinstance(k, (int, slice)) and not isinstance(k, bool) else 0
+
+
+def _expand_ellipsis(x, items):
+    consumed = sum(_consumes(k) for k in items)
     if consumed > x.dim():
         raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
-    if sum(1 for k in key if k is Ellipsis) > 1:
+    positions = [i for i, k in enumerate(items) if k is Ellipsis]
+    if len(positions) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    positions = [i for i, k in enumerate(key) if k is Ellipsis]   # `in` would call __eq__
     if positions:
         i = positions[0]
-        key = key[:i] + (slice(None),) * (x.dim() - consumed) + key[i + 1:]
-    return key
+        items = items[:i] + [slice(None)] * (x.dim() - consumed) + items[i + 1:]
+    return items
 
 
-@differentiable("getitem")
-def getitem(x, key):
-    key = _expand_ellipsis(x, key)
-    out, dim, advanced = x, 0, None
-    for k in key:
+def _mask_indices(x, mask, cursor):
+    from tensorlib.ops.sorting import nonzero
+    for j, n in enumerate(mask._sizes):
+        if n != x._sizes[cursor + j]:
+            raise IndexError(f"The shape of the mask {list(mask._sizes)} at index {j} does not "
+                             f"match the shape of the indexed tensor {list(x._sizes)} at index "
+                             f"{cursor + j}")
+    return list(nonzero(mask if mask._dtype is dt.bool_ else mask != 0, as_tuple=True))
+
+
+def _resolve(x, items):
+    """Masks become index tensors, Python bools NewAxis entries."""
+    out, cursor = [], 0
+    for k in items:
+        if isinstance(k, bool):
+            zeros = empty((1 if k else 0,), dt.int64, x._device)
+            lookup("fill", x._device)(zeros, 0)
+            out.append(NewAxis(zeros))
+        elif isinstance(k, TensorImpl) and k._dtype in (dt.bool_, dt.uint8):
+            out.extend(_mask_indices(x, k, cursor))
+            cursor += k.dim()
+        else:
+            out.append(k)
+            cursor += _consumes(k)
+    return out
+
+
+def apply_basic(x, items):
+    """(view, [(dim of view, index tensor)]): ints, slices and None applied as views."""
+    out, dim, adv = x, 0, []
+    for k in items:
         if k is None:
             out = _v.unsqueeze(out, dim)
             dim += 1
-        elif isinstance(k, bool):
-            raise NotImplementedError("indexing with a Python bool is not supported yet")
-        elif isinstance(k, numbers.Integral):
-            out = _v.select(out, dim, int(k))
+        elif isinstance(k, NewAxis):
+            out = _v.unsqueeze(out, dim)
+            adv.append((dim, k.index))
+            dim += 1
+        elif isinstance(k, int):
+            out = _v.select(out, dim, k)
         elif isinstance(k, slice):
             step = 1 if k.step is None else int(k.step)
             out = _v.slice(out, dim, k.start, k.stop, step)
             dim += 1
-        elif _is_index_tensor(k):
-            if advanced is not None:
-                raise NotImplementedError("indexing with more than one index tensor is not "
-                                          "supported yet")
-            advanced = (dim, k)
-            dim += 1
         else:
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                             f"tensors are valid indices (got {type(k).__name__})")
-    if advanced is not None:
-        out = _take(out, *advanced)
+            adv.append((dim, k))
+            dim += 1
+    return out, adv
+
+
+def _wrapped(view, items):
+    """Index tensors checked against their dim's size and made non-negative."""
+    from tensorlib.ops.sorting import check_bounds, wrap_index
+    _, adv = apply_basic(view, items)
+    fixed = {id(t): (d, t) for d, t in adv}
+    out = []
+    for k in items:
+        if isinstance(k, TensorImpl) and id(k) in fixed:
+            d, _ = fixed[id(k)]
+            size = _size_at(view, items, d)
+            check_bounds(k, size, d, negative=True)
+            k = wrap_index(k, size)
+        out.append(k)
     return out
 
 
-def _take(x, dim, index):
-    import tensorlib
-    if not isinstance(index, TensorImpl):
-        index = tensorlib.tensor(index, dtype=dt.int64, device=x._device)
-    if index._dtype is dt.bool_ or index._dtype is dt.uint8:
-        raise NotImplementedError("boolean mask indexing is not supported yet")
-    if index._dtype.is_floating_point:
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    flat = index.reshape(-1).to(dt.int64)
-    out = empty(x._sizes[:dim] + (flat._sizes[0],) + x._sizes[dim + 1:], x._dtype, x._device)
-    lookup("index_select", x._device)(out, x, dim, flat)
-    return out.view(x._sizes[:dim] + index._sizes + x._sizes[dim + 1:])
+def _size_at(x, items, dim):
+    view, _ = apply_basic(x, items)
+    return view._sizes[dim]
+
+
+def parse_key(x, key):
+    """The Key for x[key]: every check PyTorch makes, done once."""
+    items = [_classify(k, x._device) for k in (key if isinstance(key, tuple) else (key,))]
+    items = _resolve(x, _expand_ellipsis(x, items))
+    return Key(_wrapped(x, items))
+
+
+# ---- positions --------------------------------------------------------------------------
+def _layout(sizes, adv):
+    """Where the result's dims come from: (broadcast index shape, kept dims, index of the
+    first kept dim after the advanced block, result shape)."""
+    dims = [d for d, _ in adv]
+    try:
+        block = broadcast_shapes(*(t._sizes for _, t in adv)) if adv else ()
+    except RuntimeError:
+        shapes = ", ".join(str(list(t._sizes)) for _, t in adv)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+    adjacent = bool(dims) and dims == list(range(dims[0], dims[0] + len(dims)))
+    rest = [i for i in range(len(sizes)) if i not in dims]
+    lead = dims[0] if adjacent else 0
+    shape = tuple(sizes[i] for i in rest[:lead]) + tuple(block) + \
+        tuple(sizes[i] for i in rest[lead:])
+    return tuple(block), rest, lead, shape
+
+
+def positions(view, adv):
+    """int64 tensor of the result's shape: the storage position (view's strides and offset)
+    of each element the advanced indices pick from `view`."""
+    sizes, strides, dev = view._sizes, view._strides, view._device
+    block, rest, lead, shape = _layout(sizes, adv)
+    term = scalar_tensor(view._offset, dt.int64, dev)
+    for d, t in adv:
+        term = term + t * strides[d]
+    nd = len(shape)
+    pos = term.view((1,) * lead + block + (1,) * (nd - lead - len(block)))
+    from tensorlib.ops.creation import arange
+    for j, i in enumerate(rest):
+        if sizes[i] == 1:
+            continue
+        view_shape = [1] * nd
+        view_shape[j if j < lead else j + len(block)] = sizes[i]
+        pos = pos + arange(sizes[i], device=dev).view(tuple(view_shape)) * strides[i]
+    return pos.expand(shape) if pos._sizes != shape else pos
+
+
+def index_positions(shape, device, key):
+    """Row-major flat position, in a tensor of `shape`, of each element x[key] picks."""
+    dummy = empty(tuple(shape), dt.bool_, device)
+    view, adv = apply_basic(dummy, key.items)
+    return positions(view, adv)
+
+
+def _storage_1d(x):
+    return _v.as_strided(x, (x._storage.nbytes // x._dtype.itemsize,), (1,), 0)
+
+
+# ---- reading ----------------------------------------------------------------------------
+@differentiable("getitem")
+def _getitem(x, key):
+    view, adv = apply_basic(x, key.items)
+    if not adv:
+        return view
+    pos = positions(view, adv)
+    out = empty((pos.numel(),), x._dtype, x._device)
+    if pos.numel():
+        lookup("index_select", x._device)(out, _storage_1d(x), 0, pos.reshape(-1))
+    return out.view(pos._sizes)
+
+
+def getitem(x, key):
+    """x[key]: a view for ints/slices/None/Ellipsis, a copy with advanced indices."""
+    return _getitem(x, parse_key(x, key))
+
+
+# ---- writing ----------------------------------------------------------------------------
+@differentiable("index_put")
+def _index_put(x, key, values, accumulate):
+    from tensorlib.ops.sorting import overwrite
+    pos = index_positions(x._sizes, x._device, key)
+    vals = values if values._dtype is x._dtype else cast(values, x._dtype)
+    vals = vals.expand(pos._sizes)
+    if not accumulate:
+        return overwrite(x, pos, vals)
+    out = empty(x._sizes, x._dtype, x._device)
+    lookup("copy", x._device)(out, x)
+    if pos.numel():
+        lookup("scatter_add", x._device)(out.view((-1,)), 0, pos.reshape(-1),
+                                         vals.reshape(-1))
+    return out
+
+
+def _result_shape(x, key):
+    view, adv = apply_basic(x, key.items)
+    return _layout(view._sizes, adv)[3]
+
+
+def _fit_values(values, shape):
+    """values broadcastable to the indexing result (leading size-1 dims dropped, as PyTorch)."""
+    v = values
+    while v.dim() > len(shape) and v._sizes[0] == 1:
+        v = v.squeeze(0)
+    try:
+        ok = broadcast_shapes(v._sizes, tuple(shape)) == tuple(shape)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values._sizes)} "
+                           f"cannot be broadcast to indexing result of shape {list(shape)}")
+    return v
+
+
+def _put(x, key, values, accumulate):
+    from tensorlib.ops.sorting import write_inplace
+    values = _fit_values(values, _result_shape(x, key))
+    return write_inplace(x, lambda s: _index_put(s, key, values, accumulate), values)
+
+
+def _indices_key(x, indices):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    if len(indices) > x.dim():
+        raise IndexError(f"too many indices for tensor of dimension {x.dim()} (got "
+                         f"{len(indices)})")
+    return parse_key(x, tuple(slice(None) if i is None else i for i in indices))
+
+
+def _check_values(name, x, values):
+    if not isinstance(values, TensorImpl):
+        raise TypeError(f"{name}(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._dtype is not x._dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{x._dtype.scalar_name} for the destination and "
+                           f"{values._dtype.scalar_name} for the source.")
+
+
+def index_put_(x, indices, values, accumulate=False):
+    """x[indices] = values (or += with accumulate, repeated indices adding up), in place."""
+    _check_values("index_put_", x, values)
+    return _put(x, _indices_key(x, indices), values.to(x._device), bool(accumulate))
+
+
+def index_put(x, indices, values, accumulate=False):
+    """Out-of-place index_put_."""
+    _check_values("index_put", x, values)
+    key = _indices_key(x, indices)
+    values = _fit_values(values.to(x._device), _result_shape(x, key))
+    return _index_put(x, key, values, bool(accumulate))
 
 
 def setitem(x, key, value):
-    key = _expand_ellipsis(x, key)
-    if any(_is_index_tensor(k) for k in key):
-        raise NotImplementedError("assignment through index tensors is not supported yet")
-    target = getitem(x, key)
-    if isinstance(value, TensorImpl):
-        target.copy_(value)
-    else:
-        target.fill_(value)
+    """x[key] = value (value broadcast and converted to x's dtype); repeated advanced indices:
+    the last write wins."""
+    parsed = parse_key(x, key)
+    recording = _gm.is_grad_enabled() and (x._requires_grad or getattr(value, "_requires_grad",
+                                                                        False))
+    if not parsed.advanced() and not recording:
+        view, _ = apply_basic(x, parsed.items)
+        if isinstance(value, TensorImpl):
+            view.copy_(_fit_values(value, view._sizes))
+        else:
+            view.fill_(value)
+        return
+    if not isinstance(value, TensorImpl):
+        value = scalar_tensor(value, x._dtype, x._device)
+    elif value._device is not x._device:
+        value = value.to(x._device)
+    _put(x, parsed, value, False)
 
 
 @differentiable("take_flat")
@@ -93,7 +353,8 @@ def take_flat(src, index):
     primitive); the adjoint of index_add_flat."""
     flat = src.reshape(-1)
     out = empty((index.numel(),), src._dtype, src._device)
-    lookup("index_select", src._device)(out, flat, 0, index.reshape(-1))
+    if index.numel():
+        lookup("index_select", src._device)(out, flat, 0, index.reshape(-1))
     return out.view(index._sizes)
 
 
@@ -103,5 +364,10 @@ def index_add_flat(src, index, shape):
     a view's gradient back onto its input."""
     from tensorlib.ops.creation import zeros
     out = zeros(int(np.prod(shape)), dtype=src._dtype, device=src._device)
-    lookup("scatter_add", src._device)(out, 0, index.reshape(-1), src.reshape(-1))
+    if index.numel():
+        lookup("scatter_add", src._device)(out, 0, index.reshape(-1), src.reshape(-1))
     return out.view(tuple(shape))
+
+
+TENSOR_METHODS = {"index_put_": index_put_, "index_put": index_put}
+__all__ = ["index_put"]

@@ -1,5 +1,7 @@
 """matmul with PyTorch's rules (1-D operands, batch broadcasting) over the batched GEMM
 primitive."""
+import math
+
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
@@ -50,3 +52,409 @@ def mm(a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {a.dim()}D and {b.dim()}D")
     return matmul(a, b)
+
+
+# ---- products with PyTorch's checks (compositions of matmul: differentiable as they stand) ----
+def _same_device(*xs):
+    for x in xs[1:]:
+        if x._device is not xs[0]._device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {xs[0]._device} and {x._device}!")
+
+
+def bmm(a, b):
+    """(B, n, m) @ (B, m, p) -> (B, n, p); no broadcasting."""
+    if a.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b._sizes[:2] != (a._sizes[0], a._sizes[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a._sizes[0]}, {a._sizes[2]}] but got: "
+                           f"[{b._sizes[0]}, {b._sizes[1]}].")
+    return matmul(a, b)
+
+
+def mv(a, v):
+    if a.dim() != 2 or v.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.dim()}, {v.dim()}")
+    return matmul(a, v)
+
+
+def dot(a, b):
+    """1-D . 1-D -> 0-dim, same dtype and length."""
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{a._dtype.scalar_name} and {b._dtype.scalar_name}")
+    if a._sizes != b._sizes:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._sizes[0]}] and src "
+                           f"[{b._sizes[0]}] to have the same number of elements, but got "
+                           f"{a._sizes[0]} and {b._sizes[0]} elements respectively")
+    return matmul(a, b)
+
+
+vdot = dot          # real dtypes only: nothing to conjugate
+
+
+def inner(a, b):
+    """Contract the last dims; a 0-dim operand scales the other."""
+    if a.dim() == 0 or b.dim() == 0:
+        return a * b
+    if a._sizes[-1] != b._sizes[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(a._sizes)} and {list(b._sizes)}")
+    return tensordot(a, b, ([a.dim() - 1], [b.dim() - 1]))
+
+
+def outer(a, b):
+    for name, x in (("self", a), ("vec2", b)):
+        if x.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.dim()}-D")
+    return a.reshape(-1, 1) * b
+
+
+ger = outer
+
+
+def _scaled(x, factor):
+    return x if factor == 1 else x * factor
+
+
+def _add_scaled(input, product, beta, alpha):  # noqa: A002
+    """beta * input + alpha * product; beta == 0 ignores input (NaN included), as torch."""
+    product = _scaled(product, alpha)
+    if beta == 0:
+        return product
+    return _scaled(input, beta) + product
+
+
+def _broadcast(input, product):  # noqa: A002
+    shape = broadcast_shapes(input._sizes, product._sizes)
+    if shape != product._sizes:
+        raise RuntimeError(f"The expanded size of the tensor ({product._sizes[-1]}) must match "
+                           f"the existing size ({input._sizes[-1]}) at non-singleton dimension "
+                           f"{len(shape) - 1}.  Target sizes: {list(product._sizes)}.  Tensor "
+                           f"sizes: {list(input._sizes)}")
+    return shape
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
+    if mat1.dim() != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.dim()}-D tensor")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {mat2.dim()}-D tensor")
+    product = matmul(mat1, mat2)
+    _broadcast(input, product)
+    return _add_scaled(input, product, beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
+    product = mv(mat, vec)
+    _broadcast(input, product)
+    return _add_scaled(input, product, beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
+    product = bmm(batch1, batch2)
+    _broadcast(input, product)
+    return _add_scaled(input, product, beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    product = bmm(batch1, batch2).sum(0)
+    _broadcast(input, product)
+    return _add_scaled(input, product, beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):  # noqa: A002
+    product = outer(vec1, vec2)
+    _broadcast(input, product)
+    return _add_scaled(input, product, beta, alpha)
+
+
+# ---- tensordot and einsum ----------------------------------------------------------------
+def _dims_pair(a, b, dims):
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        return list(range(a.dim() - dims, a.dim())), list(range(dims))
+    if hasattr(dims, "tolist"):
+        dims = dims.tolist()
+    if len(dims) != 2:
+        raise RuntimeError("tensordot expects dims to be an int or a pair of dim lists")
+    da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError(f"both dimension lists should have same length, got {len(da)} and "
+                           f"{len(db)}")
+    from tensorlib._C.views import wrap_dim
+    return [wrap_dim(d, a.dim()) for d in da], [wrap_dim(d, b.dim()) for d in db]
+
+
+def tensordot(a, b, dims=2):
+    """Contract a's dims[0] with b's dims[1]: permute both, reshape to matrices, one matmul."""
+    da, db = _dims_pair(a, b, dims)
+    for x, y in zip(da, db):
+        if a._sizes[x] != b._sizes[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a._sizes[x]} in dim {x} and second has size {b._sizes[y]} in "
+                               f"dim {y}")
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    k = numel(tuple(a._sizes[d] for d in da))
+    out_shape = tuple(a._sizes[d] for d in free_a) + tuple(b._sizes[d] for d in free_b)
+    a2 = a.permute(free_a + da).reshape(-1, k)
+    b2 = b.permute(db + free_b).reshape(k, -1)
+    return matmul(a2, b2).reshape(out_shape)
+
+
+def einsum(equation, *operands):
+    """Einstein summation, any number of operands, explicit ('ij,jk->ik') or implicit output,
+    repeated labels in one operand (diagonals), '...' (broadcast), size-1 broadcasting.
+    Each operand first loses its repeated labels (diagonal) and the labels no one else needs
+    (summed); then operands are contracted left to right, each pair by one batched matmul."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, output = _einsum_parse(equation, operands)
+    for x in operands[1:]:
+        if x._dtype is not operands[0]._dtype:
+            raise RuntimeError(f"einsum(): expected all operands to have the same dtype, got "
+                               f"{operands[0]._dtype.scalar_name} and {x._dtype.scalar_name}")
+    _same_device(*operands)
+    work = [_einsum_diagonal(x, labels) for x, labels in zip(operands, terms)]
+    for i, (x, labels) in enumerate(work):
+        needed = set(output).union(*(ls for j, (_, ls) in enumerate(work) if j != i))
+        work[i] = _einsum_sum(x, labels, needed)
+    x, labels = work[0]
+    for i in range(1, len(work)):
+        needed = set(output).union(*(ls for _, ls in work[i + 1:]))
+        x, labels = _einsum_pair(x, labels, *work[i], needed)
+    x, labels = _einsum_sum(x, labels, set(output))
+    return x.permute([labels.index(lab) for lab in output]) if labels != output else x
+
+
+def _einsum_parse(equation, operands):
+    """Per-operand label lists and the output's; '...' dims become labels '.0', '.1', ...
+    right-aligned across operands (so they broadcast like numpy's)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    for term in terms + [rhs]:
+        letters = term.replace("...", "", 1)
+        if not all(c.isalpha() and c.isascii() for c in letters):
+            raise RuntimeError(f"einsum(): invalid subscript given in the equation "
+                               f"'{equation}': subscripts are letters a-z/A-Z and one '...'")
+    n_ell = []
+    for i, (term, x) in enumerate(zip(terms, operands)):
+        letters = len(term.replace("...", ""))
+        if "..." not in term and letters != x.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({letters}) "
+                               f"does not match the number of dimensions ({x.dim()}) for "
+                               f"operand {i} and no ellipsis was given")
+        if "..." in term and letters > x.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({letters}) "
+                               f"is more than the number of dimensions ({x.dim()}) for operand "
+                               f"{i}")
+        n_ell.append(x.dim() - letters if "..." in term else 0)
+    total = max(n_ell, default=0)
+    ell = [f".{k}" for k in range(total)]
+    labels = [_einsum_labels(term, ell[total - n:]) for term, n in zip(terms, n_ell)]
+    if not arrow:
+        counts = {}
+        for term in terms:
+            for c in term.replace("...", ""):
+                counts[c] = counts.get(c, 0) + 1
+        return labels, ell + sorted(c for c, n in counts.items() if n == 1)
+    output = _einsum_labels(rhs, ell)
+    seen = {lab for ls in labels for lab in ls}
+    for c in output:
+        if output.count(c) > 1:
+            raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the "
+                               f"output")
+        if c not in seen and not c.startswith("."):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                               f"equation for any input operand")
+    return labels, [c for c in output if c in seen]
+
+
+def _einsum_labels(term, ell):
+    before, dots, after = term.partition("...")
+    return list(before) + (ell if dots else []) + list(after)
+
+
+def _einsum_diagonal(x, labels):
+    """Repeated labels in one operand select its diagonal ('ii->i')."""
+    labels = list(labels)
+    for lab in list(labels):
+        while labels.count(lab) > 1:
+            p = labels.index(lab)
+            q = labels.index(lab, p + 1)
+            if x._sizes[p] != x._sizes[q]:
+                raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand but the "
+                                   f"sizes don't match, {x._sizes[p]} != {x._sizes[q]}")
+            x = x.diagonal(0, p, q)
+            labels = [lab_ for i, lab_ in enumerate(labels) if i not in (p, q)] + [lab]
+    return x, labels
+
+
+def _einsum_sum(x, labels, needed):
+    dims = [i for i, lab in enumerate(labels) if lab not in needed]
+    if not dims:
+        return x, labels
+    return x.sum(dims), [lab for lab in labels if lab in needed]
+
+
+def _einsum_pair(x, xl, y, yl, needed):
+    """Contract two operands: shared labels still needed later are batch dims, the other
+    shared labels are summed by the matmul; size-1 dims broadcast."""
+    x, xl = _einsum_sum(x, xl, needed | set(yl))
+    y, yl = _einsum_sum(y, yl, needed | set(xl))
+    size = {}
+    for t, ls in ((x, xl), (y, yl)):
+        for lab, n in zip(ls, t._sizes):
+            if size.get(lab, 1) != 1 and n != 1 and size[lab] != n:
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes: "
+                                   f"subscript {lab} has size {size[lab]} and {n}")
+            size[lab] = n if size.get(lab, 1) == 1 else size[lab]
+    batch = [lab for lab in xl if lab in yl and lab in needed]
+    summed = [lab for lab in xl if lab in yl and lab not in needed]
+    x_only = [lab for lab in xl if lab not in yl]
+    y_only = [lab for lab in yl if lab not in xl]
+
+    def arrange(t, ls, order):
+        t = t.permute([ls.index(lab) for lab in order])
+        return t.expand(tuple(size[lab] for lab in order))
+
+    nb, nx, ns, ny = (numel(tuple(size[lab] for lab in group))
+                      for group in (batch, x_only, summed, y_only))
+    a = arrange(x, xl, batch + x_only + summed).reshape(nb, nx, ns)
+    b = arrange(y, yl, batch + summed + y_only).reshape(nb, ns, ny)
+    out = matmul(a, b).reshape(tuple(size[lab] for lab in batch + x_only + y_only))
+    return out, batch + x_only + y_only
+
+
+def kron(a, b):
+    """Kronecker product: out[i*m + k] = a[i] * b[k], over every dim (the shorter operand
+    gets leading 1s)."""
+    nd = max(a.dim(), b.dim())
+    a = a.reshape((1,) * (nd - a.dim()) + tuple(a._sizes))
+    b = b.reshape((1,) * (nd - b.dim()) + tuple(b._sizes))
+    a_idx = tuple(s for n in a._sizes for s in (n, 1))
+    b_idx = tuple(s for n in b._sizes for s in (1, n))
+    out = a.reshape(a_idx) * b.reshape(b_idx)
+    return out.reshape(tuple(x * y for x, y in zip(a._sizes, b._sizes)))
+
+
+# ---- norms (tensorlib.linalg) --------------------------------------------------------------
+def _norm_dtype(name, x, dtype):
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{x._dtype.scalar_name}")
+    return x
+
+
+@differentiable("vector_norm")
+def _vector_norm(x, ord, dims, keepdim):  # noqa: A002
+    a = x.abs()
+    if ord == math.inf:
+        return a.amax(dims, keepdim)
+    if ord == -math.inf:
+        return a.amin(dims, keepdim)
+    if ord == 0:
+        return a.ne(0).sum(dims, keepdim, dtype=x._dtype)
+    if ord == 1:
+        return a.sum(dims, keepdim)
+    if ord == 2:
+        return (a * a).sum(dims, keepdim).sqrt()
+    return (a ** ord).sum(dims, keepdim) ** (1.0 / ord)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """(sum |x|^ord)^(1/ord) over dim (all dims by default); inf/-inf: max/min |x|; 0: the
+    count of non-zeros."""
+    from tensorlib.ops._args import dims_arg
+    x = _norm_dtype("linalg.vector_norm", x, dtype)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    if dim == () or dim == []:
+        dim = None
+    dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    if x.numel() == 0 and ord < 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                           f"tensor because the operation does not have an identity")
+    return _vector_norm(x, float(ord), dims, bool(keepdim))
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """'fro', 1/-1 (max/min column sum of |A|), inf/-inf (max/min row sum) over the two dims;
+    2, -2 and 'nuc' need singular values (SVD), which tensorlib does not have."""
+    from tensorlib._C.views import wrap_dim
+    A = _norm_dtype("linalg.matrix_norm", A, dtype)
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {tuple(dim)}")
+    rows, cols = (wrap_dim(d, A.dim()) for d in dim)
+    if rows == cols:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({rows}, {cols})")
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values "
+                                  f"(SVD), which tensorlib does not implement")
+    if ord == "fro":
+        return vector_norm(A, 2, (rows, cols), keepdim)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    summed, picked = (rows, cols) if abs(ord) == 1 else (cols, rows)
+    sums = A.abs().sum(summed, keepdim=True)
+    out = sums.amax(picked, keepdim=True) if ord > 0 else sums.amin(picked, keepdim=True)
+    return out if keepdim else out.squeeze((rows, cols))
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """linalg.norm: a vector norm for 1 dim (or a flattened input when ord and dim are None),
+    a matrix norm for 2."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if A.dim() not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
+                               f"must be 1D or 2D. Got {A.dim()}D.")
+        dim = tuple(range(A.dim()))
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+           "addmv", "addbmm", "baddbmm", "addr", "tensordot", "einsum", "kron"]
+
+
+def _inplace(fn):
+    def method(self, *args, **kwargs):
+        from tensorlib.ops.pointwise import inplace_composite
+        return inplace_composite(fn)(self, *args, **kwargs)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+TENSOR_METHODS = {name: globals()[name] for name in
+                  ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+                   "addmv", "addbmm", "baddbmm", "addr", "kron")}
+TENSOR_METHODS.update({f"{name}_": _inplace(globals()[name])
+                       for name in ("addmm", "addmv", "addbmm", "baddbmm", "addr")})
+
+import tensorlib.linalg  # noqa: E402,F401 - makes tensorlib.linalg available after import tensorlib

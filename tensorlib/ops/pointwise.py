@@ -1,7 +1,13 @@
 """Elementwise ops. The eager path is `_C.pointwise` (promotion, broadcasting, allocation,
 dispatch in Cython); this module names the ops and adds the PyTorch-specific checks."""
+import math as _math
+
 import tensorlib._C.dtypes as dt
-from tensorlib._C.pointwise import SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary
+from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
+from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary,
+                                    unary_)
+from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
+from tensorlib.ops._opdef import differentiable as _differentiable
 
 def add(a, b, *, alpha=1):
     if alpha != 1:
@@ -192,12 +198,448 @@ def inplace(op, kind=SAME):
     return fn
 
 
-__all__ = [name for name in dir() if not name.startswith("_")
-           and name not in ("binary", "binary_", "unary", "inplace", "dt", "SAME", "TO_BOOL",
-                            "TO_FLOAT", "LOGICAL")]
-
 
 def where(condition, input, other):  # noqa: A002 - torch's names
     """input where condition else other, broadcasting all three; input/other may be numbers."""
     from tensorlib.ops._where import where as _where
     return _where(condition, input, other)
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def _is_tensor(x):
+    return isinstance(x, _TensorImpl)
+
+
+def _promoted(a, b):
+    from tensorlib._C.promotion import result_type
+    return result_type((a, b))
+
+
+def _floating(x):
+    """x as a floating tensor: integers and bool go to the default float (torch's TO_FLOAT)."""
+    return x if x._dtype.is_floating_point else x.to(dt.get_default_dtype())
+
+
+def _not_implemented(name, dtype):
+    return NotImplementedError(f"\"{name}_cpu\" not implemented for '{dtype.scalar_name}'")
+
+
+def _require_float(name, *xs):
+    for x in xs:
+        if _is_tensor(x) and not x._dtype.is_floating_point:
+            raise _not_implemented(name, x._dtype)
+
+
+def _bool_full(x, value):
+    from tensorlib._C.dispatch import lookup
+    from tensorlib._C.factory import empty
+    out = empty(x._sizes, dt.bool_, x._device)
+    lookup("fill", x._device)(out, value)
+    return out
+
+
+def _finfo(dtype):
+    import ml_dtypes
+    return ml_dtypes.finfo(dtype.np)
+
+
+# ---- exponentials, logs, powers --------------------------------------------------------------
+_LN2 = _math.log(2.0)
+_LN10 = _math.log(10.0)
+
+
+def exp2(x):
+    return binary("pow", 2.0, _floating(x), SAME)
+
+
+def log2(x):
+    """log(x) / ln 2 (within an ulp or two of a dedicated log2)."""
+    return binary("div", unary("log", x, TO_FLOAT), _LN2, SAME)
+
+
+def log10(x):
+    return binary("div", unary("log", x, TO_FLOAT), _LN10, SAME)
+
+
+def rsqrt(x):
+    return binary("div", 1.0, unary("sqrt", x, TO_FLOAT), SAME)
+
+
+def reciprocal(x):
+    return binary("div", 1.0, _floating(x), SAME)
+
+
+def square(x):
+    """x * x; bool squares to int64 as torch's pow(x, 2) does."""
+    if x._dtype is dt.bool_:
+        x = x.to(dt.int64)
+    return binary("mul", x, x, SAME)
+
+
+def float_power(a, b):
+    """pow computed (and returned) in float64."""
+    if not _is_tensor(a) and not _is_tensor(b):
+        raise TypeError("float_power(): expected at least one Tensor argument")
+    a = a.to(dt.float64) if _is_tensor(a) else float(a)
+    b = b.to(dt.float64) if _is_tensor(b) else float(b)
+    return binary("pow", a, b, SAME)
+
+
+@_differentiable("logaddexp")
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) without overflow: max + log1p(exp(min - max)); an infinite or NaN
+    max is the answer itself (and is kept out of the arithmetic: inf - inf)."""
+    _require_float("logaddexp", a, b)
+    hi = binary("maximum", a, b, SAME)
+    lo = binary("minimum", a, b, SAME)
+    finite = isfinite(hi)
+    hi0, lo0 = where(finite, hi, 0.0), where(finite, lo, 0.0)
+    rest = unary("log1p", unary("exp", binary("sub", lo0, hi0, SAME), SAME), SAME)
+    return where(finite, binary("add", hi0, rest, SAME), hi)
+
+
+# ---- activations and special functions ------------------------------------------------------
+@_differentiable("sigmoid")
+def sigmoid(x):
+    """1 / (1 + exp(-x)) written with exp(-|x|) so it never overflows."""
+    x = _floating(x)
+    e = unary("exp", unary("neg", unary("abs", x, SAME), SAME), SAME)
+    r = binary("div", 1.0, binary("add", e, 1.0, SAME), SAME)
+    return where(binary("ge", x, 0, TO_BOOL), r, binary("mul", e, r, SAME))
+
+
+@_differentiable("relu")
+def relu(x):
+    """max(x, 0), NaN propagating as in torch."""
+    if x._dtype is dt.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return binary("maximum", x, 0, SAME)
+
+
+_ERFC_SWITCH = 2.0
+_ERFC_TERMS = 40
+
+
+@_differentiable("erfc")
+def erfc(x):
+    """1 - erf(x) below x = 2 (1 in float32 and narrower: little cancellation there) and the
+    continued fraction exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) above,
+    40 terms deep: relative error below ~1e-13 in float64, ~1e-6 in float32 (1 - erf alone
+    loses all digits for large x)."""
+    x = _floating(x)
+    switch = _ERFC_SWITCH if x._dtype is dt.float64 else 1.0
+    low = binary("sub", 1.0, unary("erf", x, SAME), SAME)
+    z = binary("maximum", x, switch, SAME)       # the fraction only where it converges
+    t = z
+    for k in range(_ERFC_TERMS, 0, -1):
+        t = binary("add", z, binary("div", k / 2, t, SAME), SAME)
+    lead = unary("exp", unary("neg", binary("mul", z, z, SAME), SAME), SAME)
+    high = binary("div", lead, binary("mul", t, _math.sqrt(_math.pi), SAME), SAME)
+    return where(binary("lt", x, switch, TO_BOOL), low, high)
+
+
+def frac(x):
+    """x - trunc(x), sign kept (torch.frac)."""
+    _require_float("frac", x)
+    return binary("sub", x, unary("trunc", x, SAME), SAME)
+
+
+@_differentiable("hypot")
+def hypot(a, b):
+    """sqrt(a^2 + b^2) scaled by max(|a|, |b|) so it neither overflows nor underflows; an
+    infinite input gives inf even next to NaN (C's hypot)."""
+    _require_float("hypot", a, b)
+    aa = unary("abs", a, SAME) if _is_tensor(a) else _pyabs(a)
+    ab = unary("abs", b, SAME) if _is_tensor(b) else _pyabs(b)
+    hi = binary("maximum", aa, ab, SAME)
+    lo = binary("minimum", aa, ab, SAME)
+    safe = where(binary("eq", hi, 0, TO_BOOL), 1.0, hi)
+    r = binary("div", lo, safe, SAME)
+    out = binary("mul", hi, unary("sqrt", binary("add", binary("mul", r, r, SAME), 1.0, SAME),
+                                  SAME), SAME)
+    inf = binary("logical_or", binary("eq", aa, _math.inf, TO_BOOL),
+                 binary("eq", ab, _math.inf, TO_BOOL), LOGICAL)
+    return where(inf, _math.inf, out)
+
+
+def _pyabs(v):
+    import builtins
+    return builtins.abs(v)
+
+
+def copysign(a, b):
+    """|a| with b's sign, -0.0 counting as negative (NaN's sign bit is not read: NaN counts as
+    positive)."""
+    dtype = _promoted(a, b)
+    if not dtype.is_floating_point:
+        dtype = dt.get_default_dtype()
+    mag = unary("abs", a.to(dtype), SAME)
+    if not _is_tensor(b):
+        return unary("neg", mag, SAME) if _math.copysign(1.0, b) < 0 else mag
+    b = b.to(dtype)
+    negative_ = binary("logical_or", binary("lt", b, 0, TO_BOOL),
+                       binary("logical_and", binary("eq", b, 0, TO_BOOL),
+                              binary("lt", binary("div", 1.0, b, SAME), 0, TO_BOOL),
+                              LOGICAL), LOGICAL)
+    return where(negative_, unary("neg", mag, SAME), mag)
+
+
+# ---- clamp, lerp, addc* ----------------------------------------------------------------------
+def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
+    """min(max(x, min), max): numbers or tensors (broadcast, promoted), NaN propagating."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return _clamp(x, min, max)
+
+
+@_differentiable("clamp")
+def _clamp(x, lo, hi):
+    out = x
+    if lo is not None:
+        out = binary("maximum", out, lo, SAME)
+    if hi is not None:
+        out = binary("minimum", out, hi, SAME)
+    return out
+
+
+clip = clamp
+
+
+def clamp_min(x, min):  # noqa: A002
+    return clamp(x, min=min)
+
+
+def clamp_max(x, max):  # noqa: A002
+    return clamp(x, max=max)
+
+
+def lerp(start, end, weight):
+    """start + weight * (end - start), from the nearer end when weight >= 0.5 (exact at 1)."""
+    _require_float("lerp_kernel_scalar", start)
+    for name, other in (("end", end), ("weight", weight)):
+        if _is_tensor(other) and other._dtype is not start._dtype:
+            raise RuntimeError(f"expected dtype {start._dtype.name} for `{name}` but got dtype "
+                               f"{other._dtype.name}")
+    diff = binary("sub", end, start, SAME)
+    if not _is_tensor(weight):
+        if _pyabs(weight) < 0.5:
+            return binary("add", start, binary("mul", diff, weight, SAME), SAME)
+        return binary("sub", end, binary("mul", diff, 1 - weight, SAME), SAME)
+    near_start = binary("lt", unary("abs", weight, SAME), 0.5, TO_BOOL)
+    return where(near_start, binary("add", start, binary("mul", weight, diff, SAME), SAME),
+                 binary("sub", end, binary("mul", diff, binary("sub", 1, weight, SAME), SAME),
+                        SAME))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    prod_ = binary("mul", tensor1, tensor2, SAME)
+    if value != 1:
+        prod_ = binary("mul", prod_, value, SAME)
+    return binary("add", input, prod_, SAME)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future  release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    quot = binary("div", tensor1, tensor2, TO_FLOAT)
+    if value != 1:
+        quot = binary("mul", quot, value, SAME)
+    return binary("add", input, quot, SAME)
+
+
+# ---- aliases ---------------------------------------------------------------------------------
+def true_divide(a, b):
+    return div(a, b)
+
+
+def negative(x):
+    return neg(x)
+
+
+def positive(x):
+    if x._dtype is dt.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+absolute = abs
+
+
+# ---- classification and comparison -----------------------------------------------------------
+def isinf(x):
+    if not x._dtype.is_floating_point:
+        return _bool_full(x, False)
+    return binary("eq", unary("abs", x, SAME), _math.inf, TO_BOOL)
+
+
+def isposinf(x):
+    if not x._dtype.is_floating_point:
+        return _bool_full(x, False)
+    return binary("eq", x, _math.inf, TO_BOOL)
+
+
+def isneginf(x):
+    if not x._dtype.is_floating_point:
+        return _bool_full(x, False)
+    return binary("eq", x, -_math.inf, TO_BOOL)
+
+
+def isfinite(x):
+    """Neither NaN (x != x) nor infinite."""
+    if not x._dtype.is_floating_point:
+        return _bool_full(x, True)
+    return binary("logical_and", binary("eq", x, x, TO_BOOL),
+                  binary("ne", unary("abs", x, SAME), _math.inf, TO_BOOL), LOGICAL)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NaN -> nan, +inf -> posinf (default: the dtype's largest), -inf -> neginf (its
+    lowest). Integer tensors come back as a copy."""
+    if not x._dtype.is_floating_point:
+        return x.clone()
+    info = _finfo(x._dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = where(isnan(x), nan, x)
+    out = where(binary("eq", x, _math.inf, TO_BOOL), posinf, out)
+    return where(binary("eq", x, -_math.inf, TO_BOOL), neginf, out)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - b| <= atol + rtol * |b| (finite differences only), or a == b, or both NaN when
+    equal_nan."""
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"{a._dtype.scalar_name} did not match {b._dtype.scalar_name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = binary("eq", a, b, TO_BOOL)
+    if equal_nan and a._dtype.is_floating_point:
+        close = binary("logical_or", close, binary("logical_and", isnan(a), isnan(b), LOGICAL),
+                       LOGICAL)
+    if not a._dtype.is_floating_point:
+        a, b = a.to(dt.float64), b.to(dt.float64)
+    both = binary("logical_and", isfinite(a), isfinite(b), LOGICAL)
+    a, b = where(both, a, 0), where(both, b, 0)         # no inf - inf in the error
+    error = unary("abs", binary("sub", a, b, SAME), SAME)
+    allowed = binary("add", binary("mul", unary("abs", b, SAME), rtol, SAME), atol, SAME)
+    within = binary("logical_and", both, binary("le", error, allowed, TO_BOOL), LOGICAL)
+    return binary("logical_or", close, within, LOGICAL)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def equal(a, b):
+    """True when a and b have the same shape and equal elements (NaN is never equal)."""
+    if a._sizes != b._sizes:
+        return False
+    return bool(binary("eq", a, b, TO_BOOL).all())
+
+
+# ---- in-place variants -----------------------------------------------------------------------
+def inplace_unary(op, kind=SAME):
+    """`x.op_()` for a primitive unary op."""
+    def fn(self):
+        return unary_(op, self, kind)
+    fn.__name__ = op + "_"
+    return fn
+
+
+def inplace_composite(fn):
+    """`x.fn_(...)` for an op composed of others: computed out of place, then copied into x
+    (autograd records the copy; the op reads a clone so its saved inputs stay valid)."""
+    def method(self, *args, **kwargs):
+        src = self.clone() if self._requires_grad and _grad_enabled() else self
+        out = fn(src, *args, **kwargs)
+        if out._dtype.category > self._dtype.category:
+            raise RuntimeError(f"result type {out._dtype.scalar_name} can't be cast to the "
+                               f"desired output type {self._dtype.scalar_name}")
+        if out._sizes != self._sizes:
+            raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the "
+                               f"broadcast shape {list(out._sizes)}")
+        return self.copy_(out)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _add_(self, other, *, alpha=1):
+    if alpha != 1:
+        other = binary("mul", other, alpha, SAME)
+    return binary_("add", self, other, SAME)
+
+
+def _sub_(self, other, *, alpha=1):
+    if alpha != 1:
+        other = binary("mul", other, alpha, SAME)
+    return binary_("sub", self, other, SAME)
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return binary_("div", self, other, TO_FLOAT)
+    return inplace_composite(div)(self, other, rounding_mode=rounding_mode)
+
+
+def _neg_(self):
+    if self._dtype is dt.bool_:
+        neg(self)                                   # raises torch's message
+    return unary_("neg", self, SAME)
+
+
+_FLOAT_UNARY = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "asin", "acos",
+                "atan", "sinh", "cosh", "tanh", "erf")
+_SAME_UNARY = ("abs", "floor", "ceil", "round", "trunc", "sign")
+_BINARY_INPLACE = {"mul": SAME, "pow": SAME, "remainder": SAME, "fmod": SAME,
+                   "floor_divide": SAME, "atan2": TO_FLOAT, "maximum": SAME, "minimum": SAME,
+                   "bitwise_and": SAME, "bitwise_or": SAME, "bitwise_xor": SAME,
+                   "logical_and": LOGICAL, "logical_or": LOGICAL, "logical_xor": LOGICAL,
+                   "eq": TO_BOOL, "ne": TO_BOOL, "lt": TO_BOOL, "le": TO_BOOL, "gt": TO_BOOL,
+                   "ge": TO_BOOL}
+_COMPOSITE_INPLACE = ("exp2", "log2", "log10", "rsqrt", "reciprocal", "square", "sigmoid",
+                      "relu", "erfc", "frac", "hypot", "copysign", "clamp", "clip", "clamp_min",
+                      "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "float_power",
+                      "true_divide", "negative", "absolute", "logical_not")
+_METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
+            "pow", "float_power", "maximum", "minimum", "atan2", "hypot", "logaddexp",
+            "copysign", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+            "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+            "bitwise_not", "neg", "negative", "positive", "abs", "absolute", "exp", "exp2",
+            "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "reciprocal",
+            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
+            "sigmoid", "relu", "frac", "floor", "ceil", "round", "trunc", "sign", "clamp",
+            "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "isnan", "isinf",
+            "isposinf", "isneginf", "isfinite", "nan_to_num", "isclose", "allclose", "equal",
+            "where")
+
+
+def _tensor_methods():
+    g = globals()
+    methods = {name: g[name] for name in _METHODS}
+    methods.update({f"{op}_": inplace_unary(op, TO_FLOAT) for op in _FLOAT_UNARY})
+    methods.update({f"{op}_": inplace_unary(op, SAME) for op in _SAME_UNARY})
+    methods.update({f"{op}_": inplace(op, kind) for op, kind in _BINARY_INPLACE.items()})
+    methods.update({f"{name}_": inplace_composite(g[name]) for name in _COMPOSITE_INPLACE})
+    methods.update(add_=_add_, sub_=_sub_, div_=_div_, neg_=_neg_, negative_=_neg_,
+                   multiply=mul, multiply_=methods["mul_"], subtract=sub, divide=div,
+                   divide_=_div_, arctan2=atan2, greater=gt, less=lt, greater_equal=ge,
+                   less_equal=le, not_equal=ne, arccos=acos, arcsin=asin, arctan=atan,
+                   fix=trunc, clamp_=methods["clamp_"], true_divide_=_div_)
+    return methods
+
+
+TENSOR_METHODS = _tensor_methods()
+
+_PRIVATE = {"binary", "binary_", "unary", "unary_", "inplace", "inplace_unary",
+            "inplace_composite"}
+__all__ = sorted(name for name, value in list(globals().items())
+                 if not name.startswith("_") and callable(value) and name not in _PRIVATE
+                 and getattr(value, "__module__", None) == __name__)

@@ -1,3 +1,631 @@
-"""Random ops (being written)."""
-__all__ = []
-TENSOR_METHODS = {}
+"""Random numbers from a counter-based generator (Philox4x32-10).
+
+A :class:`Generator` is just ``(seed, offset)``: ``offset`` counts the 32-bit words of the
+Philox stream already used. Every draw reserves the words it needs and asks the backend's
+``random_uniform(out, seed, offset)`` or ``random_normal(out, seed, offset)`` primitive, on
+the tensor's own device, to write numbers ``j = 0 .. n-1`` of the stream into ``out`` in
+row-major order (the stream is specified in ``tensorlib_cpu/philox.py``). No host RNG is
+involved, so -- unlike PyTorch -- **one seed gives the same numbers on every backend**:
+``manual_seed(s); rand(5, device=d)`` is the same for every ``d`` (uniforms and everything
+built on them bit for bit, normals to rounding), and equals ``philox.uniform(s, 0, 5)``.
+
+A draw of ``n`` numbers takes ``k * n`` words (``k`` = 2 for 64-bit dtypes, else 1) and
+moves the offset past them rounded up to a multiple of 4, so two draws never share a word
+(nor a Box-Muller pair).
+
+Derived draws:
+
+* ``randint``/``random_``: ``low + floor(u * (high - low))`` with ``u`` a float64 uniform.
+  Exact -- every integer reachable, bias below ``(high - low) / 2**53`` -- for ranges up to
+  2**53; wider ranges (e.g. ``random_()`` on int64) only reach some integers.
+* ``randperm``: the argsort (``sort`` primitive) of float64 uniforms.
+* ``bernoulli``: ``u < p``. ``exponential_``: ``-log(1 - u) / lambd``.
+* ``multinomial``: with replacement by inverse CDF (``cumsum`` primitive and comparisons);
+  without replacement by the exponential race (the k smallest ``Exp(1) / p``, which is
+  Gumbel-top-k sampling).
+
+There is one default generator per device type (``default_generator`` is the CPU one);
+``manual_seed``/``seed`` reset all of them. Draws are not differentiable (their outputs are
+leaves), except ``normal(mean, std)`` with tensor arguments: it is ``mean + std * randn``
+written in differentiable ops, so gradients flow to mean and std as in PyTorch.
+"""
+import functools
+import operator
+import os
+import threading
+
+import numpy as np
+
+import tensorlib._C.dtypes as dt
+from tensorlib._C import grad_mode as _grad_mode
+from tensorlib._C.broadcast import broadcast_shapes
+from tensorlib._C.device import canonical
+from tensorlib._C.dispatch import lookup
+from tensorlib._C.factory import empty as _empty
+from tensorlib._C.tensor_impl import TensorImpl, numel
+from tensorlib.ops import pointwise as _p
+from tensorlib.ops._args import sizes_arg
+
+__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "normal",
+           "bernoulli", "multinomial", "rand_like", "randn_like", "randint_like"]
+
+DEFAULT_SEED = 67280421310721       # PyTorch's default seed
+_U64 = (1 << 64) - 1
+_EXACT_SPAN = 1 << 53               # randint is exact up to this range width
+
+
+# ---- the generator --------------------------------------------------------------------------
+
+def _seed_arg(seed):
+    """A seed as an unsigned 64-bit int; negatives wrap like PyTorch's."""
+    try:
+        s = operator.index(seed)
+    except TypeError:
+        raise RuntimeError(f"manual_seed expected a long, but got "
+                           f"{type(seed).__name__}") from None
+    if not -(1 << 63) <= s <= _U64:
+        raise ValueError("Overflow when unpacking long long")
+    return s & _U64
+
+
+def words_per_number(dtype):
+    """32-bit Philox words per number of `dtype` (philox.words_per_number)."""
+    return 2 if dtype.itemsize == 8 else 1
+
+
+class Generator:
+    """A counter-based Philox generator: state (seed, offset), offset in 32-bit words."""
+
+    __module__ = "tensorlib"
+
+    def __init__(self, device="cpu"):
+        self._device = canonical(device)
+        self._seed = DEFAULT_SEED
+        self._offset = 0
+        self._lock = threading.Lock()
+
+    @property
+    def device(self):
+        return self._device
+
+    def manual_seed(self, seed):
+        """Restart the stream at `seed`, offset 0. Returns self."""
+        s = _seed_arg(seed)
+        with self._lock:
+            self._seed, self._offset = s, 0
+        return self
+
+    def seed(self):
+        """Seed from the OS's entropy; returns the seed."""
+        s = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        """A 16-byte uint8 CPU tensor: seed then offset, both little-endian uint64."""
+        from tensorlib.ops.creation import tensor
+        raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        return tensor(list(raw), dtype=dt.uint8)
+
+    def set_state(self, new_state):
+        """Restore a state from get_state(). Returns self."""
+        if not isinstance(new_state, TensorImpl) or new_state._dtype is not dt.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if new_state.numel() != 16:
+            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got "
+                               f"{new_state.numel()}")
+        raw = bytes(new_state.reshape(-1).tolist())
+        with self._lock:
+            self._seed = int.from_bytes(raw[:8], "little")
+            self._offset = int.from_bytes(raw[8:], "little")
+        return self
+
+    def _reserve(self, words):
+        """(seed, offset) for a request of `words` words; the offset moves past them, rounded
+        up to a multiple of 4."""
+        with self._lock:
+            seed, offset = self._seed, self._offset
+            self._offset = (offset + -(-words // 4) * 4) & _U64
+        return seed, offset
+
+    def __repr__(self):
+        return f"<tensorlib.Generator device={self._device}>"
+
+
+_defaults = {}                       # device type -> its default Generator
+_global_seed = DEFAULT_SEED          # what a default generator created later starts from
+
+
+def _default(device):
+    g = _defaults.get(device.type)
+    if g is None:
+        g = _defaults[device.type] = Generator(device.type).manual_seed(_global_seed)
+    return g
+
+
+default_generator = _default(canonical("cpu"))
+
+
+def manual_seed(seed):
+    """Seed every device type's default generator; returns the CPU one."""
+    global _global_seed
+    _global_seed = _seed_arg(int(seed))
+    for g in _defaults.values():
+        g.manual_seed(_global_seed)
+    return default_generator
+
+
+def seed():
+    """Seed every default generator from the OS's entropy; returns the seed."""
+    s = default_generator.seed()
+    manual_seed(s)
+    return s
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+# ---- the primitive draws --------------------------------------------------------------------
+
+def _generator(generator, device):
+    if generator is None:
+        return _default(device)
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a tensorlib.Generator, not "
+                        f"{type(generator).__name__}")
+    if generator._device.type != device.type:
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{generator._device.type}'")
+    return generator
+
+
+def _fill(kind, out, generator):
+    """Write the next numbers of the stream into the floating tensor `out` (row-major)."""
+    n = numel(out._sizes)
+    seed_, offset = _generator(generator, out._device)._reserve(words_per_number(out._dtype) * n)
+    if n:
+        lookup(kind, out._device)(out, seed_, offset)
+    return out
+
+
+def _draw(kind, sizes, dtype, device, generator):
+    return _fill(kind, _empty(sizes, dtype, device), generator)
+
+
+def _no_grad(fn):
+    """Random draws record no graph: their internal arithmetic is an implementation detail."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        prev = _grad_mode.set_grad_enabled(False)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _grad_mode.set_grad_enabled(prev)
+    return wrapper
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _sizes(sizes, size):
+    if size is not None:
+        if sizes:
+            raise TypeError("size given both positionally and as a keyword")
+        sizes = (size,)
+    return sizes_arg(sizes)
+
+
+def _float_dtype(dtype, kernel):
+    d = dtype or dt.get_default_dtype()
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{d.scalar_name}'")
+    return d
+
+
+def _wide(dtype):
+    """The dtype derived draws compute in: float64 for float64, else float32."""
+    return dt.float64 if dtype is dt.float64 else dt.float32
+
+
+# ---- factories ------------------------------------------------------------------------------
+
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """Uniforms in [0, 1)."""
+    d = _float_dtype(dtype, "check_uniform_bounds")
+    out = _draw("random_uniform", _sizes(sizes, size), d, canonical(device), generator)
+    return _finish(out, requires_grad)
+
+
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+          pin_memory=False):
+    """Standard normals."""
+    dev = canonical(device)
+    d = _float_dtype(dtype, f"normal_kernel_{dev.type}")
+    return _finish(_draw("random_normal", _sizes(sizes, size), d, dev, generator),
+                   requires_grad)
+
+
+def _int_bounds(dtype):
+    """The inclusive value range of an integral/bool dtype."""
+    if dtype is dt.bool_:
+        return 0, 1
+    info = np.iinfo(dtype.np)
+    return int(info.min), int(info.max)
+
+
+def _check_int_range(low, high, dtype):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if not dtype.is_floating_point:
+        lo, hi = _int_bounds(dtype)
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {dtype}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {dtype}")
+
+
+@_no_grad
+def _random_ints(sizes, low, high, dtype, device, generator):
+    """Integers in [low, high) as `dtype`: low + floor(u * span), u a float64 uniform, the
+    addition done in int64 (wrapping, so low near the int64 limits stays exact)."""
+    _check_int_range(low, high, dtype)
+    span = high - low
+    x = _p.floor(_p.mul(_draw("random_uniform", sizes, dt.float64, device, generator),
+                        float(span)))
+    if span <= 1 << 63:
+        ints, shift = x.to(dt.int64), low
+    else:                                    # x may not fit int64: shift it down by 2**63
+        ints = _p.sub(x, float(1 << 63)).to(dt.int64)
+        shift = ((low + (1 << 63) + (1 << 63)) & _U64) - (1 << 63)
+    out = _p.add(ints, shift)
+    if span > _EXACT_SPAN:                   # float rounding may reach high: keep it below
+        out = _p.minimum(out, high - 1)
+    return out if dtype is dt.int64 else out.to(dtype)
+
+
+def _int_arg(v, name):
+    if isinstance(v, TensorImpl):
+        v = v.item()
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"randint(): argument '{name}' must be int, not "
+                        f"{type(v).__name__}") from None
+
+
+def _randint_args(low, high, size):
+    """randint(high, size), randint(low, high, size), keywords high=/size= as PyTorch."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    return _int_arg(low, "low"), _int_arg(high, "high"), size
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False, pin_memory=False):
+    """Integers uniform in [low, high) (int64 by default); see the module notes on exactness."""
+    low, high, size = _randint_args(low, high, size)
+    d = dtype or dt.int64
+    out = _random_ints(sizes_arg((size,)), low, high, d, canonical(device), generator)
+    return _finish(out, requires_grad)
+
+
+@_no_grad
+def _permutation(n, dtype, device, generator):
+    keys = _draw("random_uniform", (n,), dt.float64, device, generator)
+    values, order = _empty((n,), dt.float64, device), _empty((n,), dt.int64, device)
+    lookup("sort", device)(values, order, keys, 0, False, True)
+    return order if dtype is dt.int64 else order.to(dtype)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
+             pin_memory=False):
+    """A random permutation of 0 .. n-1: the argsort of n float64 uniforms."""
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = dtype or dt.int64
+    if not d.is_floating_point and n > 0 and n - 1 > _int_bounds(d)[1]:
+        raise RuntimeError(f"n is too large for result tensor type: '{d.scalar_name}'")
+    return _finish(_permutation(n, d, canonical(device), generator), requires_grad)
+
+
+def _check_std_number(std):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def _normal_tensors(mean, std, generator):
+    """mean + std * randn, in differentiable ops: gradients reach mean and std. The result
+    has mean's dtype (std's when mean is a number), as in PyTorch."""
+    ref = mean if isinstance(mean, TensorImpl) else std
+    if not ref._dtype.is_floating_point:
+        raise NotImplementedError(f"\"normal_kernel_{ref._device.type}\" not implemented for "
+                           f"'{ref._dtype.scalar_name}'")
+    if isinstance(std, TensorImpl):
+        if _p.lt(std.detach(), 0).any().item():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    else:
+        _check_std_number(std)
+    shape = broadcast_shapes(*(t._sizes for t in (mean, std) if isinstance(t, TensorImpl)))
+    z = _draw("random_normal", shape, ref._dtype, ref._device, generator)
+    out = _p.add(mean, _p.mul(std, z))
+    return out if out._dtype is ref._dtype else out.to(ref._dtype)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """normal(mean, std) with a tensor mean and/or std (broadcast; differentiable), or
+    normal(mean: float, std: float, size) like randn."""
+    if isinstance(mean, TensorImpl) or isinstance(std, TensorImpl):
+        if size is not None:
+            raise TypeError("normal(): size is only accepted when mean and std are numbers")
+        return _normal_tensors(mean, std, generator)
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments: with float "
+                        "mean and std, size is required")
+    _check_std_number(std)
+    out = randn(size, generator=generator, dtype=dtype, device=device)
+    if (mean, std) != (0, 1):
+        out = _p.add(_p.mul(out, std), mean)
+    return _finish(out, requires_grad)
+
+
+def _like(input, dtype, device):
+    return (dtype or input._dtype), (canonical(device) if device is not None
+                                     else input._device)
+
+
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return rand(input._sizes, generator=generator, dtype=d, device=dev,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return randn(input._sizes, generator=generator, dtype=d, device=dev,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """randint_like(input, high) or randint_like(input, low, high); input's dtype by default."""
+    if high is None:
+        low, high = 0, low
+    d, dev = _like(input, dtype, device)
+    out = _random_ints(input._sizes, _int_arg(low, "low"), _int_arg(high, "high"), d, dev,
+                       generator)
+    return _finish(out, requires_grad)
+
+
+# ---- bernoulli and multinomial --------------------------------------------------------------
+
+def _all_in_unit_interval(p):
+    """True when every element is in [0, 1] (NaN is not)."""
+    return _p.logical_and(_p.ge(p, 0), _p.le(p, 1)).all().item()
+
+
+def _check_p_number(p, name="bernoulli_"):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"{name} expects p to be in [0, 1], but got p={p:g}")
+
+
+@_no_grad
+def _bernoulli_mask(shape, p, device, generator):
+    """A bool tensor of `shape`: uniform < p (p a number or a tensor broadcasting to shape)."""
+    wide = _wide(p._dtype) if isinstance(p, TensorImpl) else dt.float64
+    return _p.lt(_draw("random_uniform", shape, wide, device, generator), p)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """Draws 0/1 with probability `input` (or the number p), in input's dtype."""
+    if p is None:
+        if not input._dtype.is_floating_point:
+            raise NotImplementedError(f"\"bernoulli_tensor_{input._device.type}_p_\" not implemented "
+                               f"for '{input._dtype.scalar_name}'")
+        probs = input.detach()
+        if not _all_in_unit_interval(probs):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    else:
+        if isinstance(p, TensorImpl):
+            raise TypeError("bernoulli(): argument 'p' must be float, not Tensor")
+        _check_p_number(p)
+        probs = p
+    mask = _bernoulli_mask(input._sizes, probs, input._device, generator)
+    return mask.to(input._dtype)
+
+
+def _check_multinomial(input, num_samples, replacement):
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{input._dtype.scalar_name}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    cats = input._sizes[-1]
+    if not replacement and num_samples > cats:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if cats > 1 << 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+
+
+def _check_distribution(probs):
+    """PyTorch's data checks: finite, non-negative, positive row sums."""
+    finite = _p.logical_and(_p.ge(probs, 0), _p.lt(probs, float("inf")))
+    if not finite.all().item():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not _p.gt(probs.sum(-1), 0).all().item():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+_CHUNK = 1 << 22         # comparison elements per chunk of the inverse-CDF search
+
+
+def _with_replacement(probs, num_samples, generator):
+    """Inverse CDF: sample = #{c : cdf[c] <= u}. The cdf is divided by its last entry, which
+    makes that entry exactly 1 > u, so trailing zero-probability categories are never hit."""
+    rows, cats = probs._sizes
+    dev = probs._device
+    cdf = _empty(probs._sizes, probs._dtype, dev)
+    lookup("cumsum", dev)(cdf, probs, 1)
+    cdf = _p.div(cdf, cdf.narrow(1, cats - 1, 1)).unsqueeze(1)           # (rows, 1, cats)
+    u = _draw("random_uniform", (rows, num_samples), probs._dtype, dev, generator)
+    out = _empty((rows, num_samples), dt.int64, dev)
+    step = max(1, _CHUNK // max(1, rows * cats))
+    for s in range(0, num_samples, step):
+        n = min(step, num_samples - s)
+        below = _p.le(cdf, u.narrow(1, s, n).unsqueeze(2))                # (rows, n, cats)
+        lookup("copy", dev)(out.narrow(1, s, n), below.sum(-1))
+    return out
+
+
+def _without_replacement(probs, num_samples, generator):
+    """Exponential race: the categories with the num_samples smallest Exp(1) / p, in order.
+    Zero-probability categories get +inf: drawn only after all others, in index order (as in
+    PyTorch, asking for more samples than non-zero categories is allowed)."""
+    dev = probs._device
+    u = _draw("random_uniform", probs._sizes, probs._dtype, dev, generator)
+    e = _p.neg(_p.log(_p.sub(1.0, u)))                                    # Exp(1) >= 0
+    positive = _p.gt(probs, 0)
+    keys = _p.where(positive, _p.div(e, _p.where(positive, probs, 1.0)), float("inf"))
+    values, order = _empty(keys._sizes, keys._dtype, dev), _empty(keys._sizes, dt.int64, dev)
+    lookup("sort", dev)(values, order, keys, 1, False, True)
+    return order.narrow(1, 0, num_samples).contiguous()
+
+
+@_no_grad
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn from each row of the (unnormalised) probabilities `input`."""
+    num_samples = operator.index(num_samples)
+    _check_multinomial(input, num_samples, replacement)
+    probs = input if input.dim() == 2 else input.unsqueeze(0)
+    probs = probs.to(_wide(input._dtype))
+    _check_distribution(probs)
+    draw = _with_replacement if replacement else _without_replacement
+    out = draw(probs, num_samples, generator)
+    return out if input.dim() == 2 else out.squeeze(0)
+
+
+# ---- in-place Tensor methods ----------------------------------------------------------------
+
+def _write(self, values):
+    """Overwrite self with `values` through copy_ (version bump; autograd as for copy_: a
+    leaf that requires grad refuses, a graph tensor's old history is cut)."""
+    return self.copy_(values)
+
+
+def _require_float(self, kernel):
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{self._dtype.scalar_name}'")
+
+
+@_no_grad
+def _uniform_values(self, from_, to, generator):
+    u = _draw("random_uniform", self._sizes, self._dtype, self._device, generator)
+    if (from_, to) == (0, 1):
+        return u
+    return _p.add(_p.mul(u.to(_wide(self._dtype)), to - from_), from_)
+
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    """Fill with uniforms in [from_, to)."""
+    _require_float(self, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={from_:g} > to={to:g}")
+    return _write(self, _uniform_values(self, from_, to, generator))
+
+
+@_no_grad
+def _normal_values(self, mean, std, generator):
+    z = _draw("random_normal", self._sizes, self._dtype, self._device, generator)
+    if (mean, std) == (0, 1):
+        return z
+    return _p.add(_p.mul(z.to(_wide(self._dtype)), std), mean)
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with normals of the given mean and std."""
+    _require_float(self, f"normal_kernel_{self._device.type}")
+    _check_std_number(std)
+    return _write(self, _normal_values(self, mean, std, generator))
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 0/1 drawn with probability p (a number or a tensor broadcasting to self)."""
+    if isinstance(p, TensorImpl):
+        if not _all_in_unit_interval(p.detach()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        p = p.detach()
+    else:
+        _check_p_number(p)
+    return _write(self, _bernoulli_mask(self._sizes, p, self._device, generator))
+
+
+_MISSING = object()
+
+
+def _float_random_limit(dtype):
+    """random_()'s default bound for floats: every integer up to 2**digits is exact."""
+    digits = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}[dtype]
+    return (1 << digits) + 1
+
+
+def random_(self, from_=_MISSING, to=_MISSING, *, generator=None):
+    """random_(): integers in [0, 2**mantissa] (floats) or [0, max] (integers);
+    random_(to): [0, to); random_(from, to): [from, to); random_(from, None): [from, max]."""
+    if to is _MISSING:
+        from_, to = (0, None) if from_ is _MISSING else (0, from_)
+    elif from_ is _MISSING:
+        from_ = 0
+    if to is None:
+        d = self._dtype
+        to = _float_random_limit(d) if d.is_floating_point else _int_bounds(d)[1] + 1
+    values = _random_ints(self._sizes, _int_arg(from_, "from"), _int_arg(to, "to"),
+                          self._dtype, self._device, generator)
+    return _write(self, values)
+
+
+@_no_grad
+def _exponential_values(self, lambd, generator):
+    u = _draw("random_uniform", self._sizes, _wide(self._dtype), self._device, generator)
+    return _p.div(_p.neg(_p.log(_p.sub(1.0, u))), lambd)
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with Exp(lambd) draws: -log(1 - u) / lambd."""
+    _require_float(self, f"exponential_{self._device.type}")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _write(self, _exponential_values(self, lambd, generator))
+
+
+TENSOR_METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
+                  "random_": random_, "exponential_": exponential_, "bernoulli": bernoulli,
+                  "multinomial": multinomial}

@@ -168,3 +168,432 @@ def any(x, dim=None, keepdim=False):  # noqa: A001
 
 def all(x, dim=None, keepdim=False):  # noqa: A001
     return _reduce("amin", x if x._dtype is dt.bool_ else x.ne(0), dim, keepdim, dt.bool_)
+
+
+# ---- shared helpers ------------------------------------------------------------------------
+def _empty(sizes, dtype, device):
+    return empty(tuple(sizes), dtype, device)
+
+
+def _positions(n, dim, ndim, device):
+    """arange(n) shaped to broadcast along `dim` of an ndim-dim tensor."""
+    from tensorlib.ops.creation import arange
+    shape = [1] * ndim
+    shape[dim] = n
+    return arange(n, device=device).view(tuple(shape))
+
+
+def _dim_arg(x, dim):
+    """One dim, wrapped; a 0-dim tensor accepts 0 and -1 as torch does."""
+    if not isinstance(dim, int):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    return wrap_dim(dim, x.dim() if x.dim() > 0 else 1)
+
+
+def _as_1d(fn):
+    """Run a dim-wise op on a 0-dim tensor as on a 1-element vector."""
+    def run(x, dim, *args, **kwargs):
+        if x.dim() > 0:
+            return fn(x, _dim_arg(x, dim), *args, **kwargs)
+        _dim_arg(x, dim)
+        out = fn(x.view(1), 0, *args, **kwargs)
+        if isinstance(out, tuple):
+            return type(out)(*(o.view(()) for o in out))
+        return out.view(())
+    run.__name__ = fn.__name__
+    return run
+
+
+def _sort(x, dim):
+    """Stable ascending sort along dim (NaN last): (values, indices)."""
+    values = empty(x._sizes, x._dtype, x._device)
+    indices = empty(x._sizes, dt.int64, x._device)
+    lookup("sort", x._device)(values, indices, x, dim, False, True)
+    return values, indices
+
+
+def _gather(x, dim, index):
+    out = empty(index._sizes, x._dtype, x._device)
+    lookup("gather", x._device)(out, x, dim, index)
+    return out
+
+
+@differentiable("take_along_dim")
+def _take_along(x, dim, index):
+    """x[..index..] along dim (gather), differentiable: the gradient of every op that picks
+    elements by index (median, mode, cummax) flows through here."""
+    return _gather(x, dim, index)
+
+
+@differentiable("put_along_dim")
+def _put_along(src, dim, index, shape):
+    """zeros(shape) with src added at index along dim (scatter_add): take_along's adjoint."""
+    out = empty(tuple(shape), src._dtype, src._device)
+    lookup("fill", src._device)(out, 0)
+    lookup("scatter_add", src._device)(out, dim, index, src)
+    return out
+
+
+def _require_float(name, x):
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): input dtype should be either floating point or complex "
+                           f"dtypes. Got {x._dtype.scalar_name} instead.")
+
+
+def _count(x, dims):
+    n = 1
+    for d in dims:
+        n *= x._sizes[d]
+    return n
+
+
+def _all_dims(x, dim):
+    if dim == () or dim == []:
+        dim = None
+    return dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+
+
+# ---- variance and standard deviation -------------------------------------------------------
+def _correction(unbiased, correction):
+    if correction is not None and unbiased is not None:
+        raise RuntimeError("Cannot specify both unbiased and correction")
+    if correction is None:
+        return 1 if unbiased is None or unbiased else 0
+    return correction
+
+
+def _var_parse(x, dim, unbiased, keepdim, correction):
+    if not x._dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if isinstance(dim, bool):                      # var(x, unbiased)
+        dim, unbiased = None, dim
+    return _all_dims(x, dim), _correction(unbiased, correction), bool(keepdim)
+
+
+def _var_impl(x, dims, correction, keepdim):
+    """Two-pass: sum((x - mean)^2) / max(0, N - correction) (NaN/inf when that is 0, as torch)."""
+    n = _count(x, dims)
+    mean_ = _reduce("sum", x, dims, True, x._dtype).div_(n) if n else None
+    if mean_ is None:
+        out = empty(_keep_shape(x._sizes, dims), x._dtype, x._device).fill_(float("nan"))
+        return _finish(out, dims, keepdim)
+    d = x - mean_
+    total = _reduce("sum", d * d, dims, keepdim, x._dtype)
+    dof = n - correction
+    if dof > 0:
+        return total / dof
+    from tensorlib.ops.pointwise import where          # x / 0 without numpy's warning
+    return where(total > 0, float("inf"), float("nan"))
+
+
+@differentiable("var")
+def _var(x, dims, correction, keepdim):
+    return _var_impl(x, dims, correction, keepdim)
+
+
+@differentiable("std")
+def _std(x, dims, correction, keepdim):
+    return _var_impl(x, dims, correction, keepdim).sqrt()
+
+
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over dim with Bessel's `correction` (1 by default; unbiased=False means 0)."""
+    return _var(x, *_var_parse(x, dim, unbiased, keepdim, correction))
+
+
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _std(x, *_var_parse(x, dim, unbiased, keepdim, correction))
+
+
+def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dims, corr, keepdim = _var_parse(x, dim, unbiased, keepdim, correction)
+    return _var(x, dims, corr, keepdim), mean(x, dims, keepdim)
+
+
+def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dims, corr, keepdim = _var_parse(x, dim, unbiased, keepdim, correction)
+    return _std(x, dims, corr, keepdim), mean(x, dims, keepdim)
+
+
+# ---- logsumexp -----------------------------------------------------------------------------
+@differentiable("logsumexp")
+def _logsumexp(x, dims, keepdim):
+    """max + log(sum(exp(x - max))); an infinite max is not subtracted (inf - inf)."""
+    from tensorlib.ops.pointwise import isinf, where
+    if x.numel() == 0:
+        out = empty(_keep_shape(x._sizes, dims), x._dtype, x._device).fill_(float("-inf"))
+        return _finish(out, dims, keepdim)
+    m = _reduce("amax", x, dims, True, x._dtype)
+    m = where(isinf(m), 0.0, m)
+    total = _reduce("sum", (x - m).exp(), dims, True, x._dtype)
+    return _finish(total.log() + m, dims, keepdim)
+
+
+def logsumexp(x, dim, keepdim=False):
+    if not x._dtype.is_floating_point:
+        x = x.to(dt.get_default_dtype())
+    return _logsumexp(x, _all_dims(x, dim), bool(keepdim))
+
+
+# ---- scans ---------------------------------------------------------------------------------
+def _scan(op, x, dim, dtype):
+    out_dtype = _sum_dtype(x, dtype)
+    src = x if x._dtype is out_dtype else cast(x, out_dtype)
+    out = empty(x._sizes, out_dtype, x._device)
+    if x.numel():
+        lookup(op, x._device)(out, src, dim)
+    return out
+
+
+@differentiable("cumsum")
+def _cumsum(x, dim, dtype):
+    return _scan("cumsum", x, dim, dtype)
+
+
+@differentiable("cumprod")
+def _cumprod(x, dim, dtype):
+    return _scan("cumprod", x, dim, dtype)
+
+
+def cumsum(x, dim, *, dtype=None):
+    """Inclusive running sum along dim; integers and bool accumulate in int64."""
+    return _as_1d(_cumsum)(x, dim, dtype)
+
+
+def cumprod(x, dim, *, dtype=None):
+    return _as_1d(_cumprod)(x, dim, dtype)
+
+
+def _shifted_extreme(x, dim, later_wins):
+    """Running extreme (value, index) along dim by doubling (Hillis-Steele): log2(n) steps,
+    each combining every position with the one 2^k earlier. `later_wins(prev, cur)` says
+    where the later element replaces the earlier; it must be a total order for the scan to be
+    exact (ties go to the later index, NaN beats everything: torch's cummax/cummin)."""
+    from tensorlib.ops.pointwise import where
+    n = x._sizes[dim]
+    values = x.clone()
+    indices = _positions(n, dim, x.dim(), x._device).expand(x._sizes).clone()
+    copy = lookup("copy", x._device)
+    s = 1
+    while s < n:
+        prev_v, cur_v = values.narrow(dim, 0, n - s), values.narrow(dim, s, n - s)
+        prev_i, cur_i = indices.narrow(dim, 0, n - s), indices.narrow(dim, s, n - s)
+        take = later_wins(prev_v, cur_v)
+        new_v, new_i = where(take, cur_v, prev_v), where(take, cur_i, prev_i)
+        copy(cur_v, new_v)
+        copy(cur_i, new_i)
+        s *= 2
+    return values, indices
+
+
+def _max_later(prev, cur):
+    return cur.isnan() | (cur >= prev)
+
+
+def _min_later(prev, cur):
+    return cur.isnan() | (cur <= prev)
+
+
+cummax_out = namedtuple("cummax", ["values", "indices"])
+cummin_out = namedtuple("cummin", ["values", "indices"])
+
+
+@differentiable("cummax")
+def _cummax(x, dim):
+    return cummax_out(*_shifted_extreme(x, dim, _max_later))
+
+
+@differentiable("cummin")
+def _cummin(x, dim):
+    return cummin_out(*_shifted_extreme(x, dim, _min_later))
+
+
+def cummax(x, dim):
+    """(running max, index where it was attained) along dim."""
+    return _as_1d(_cummax)(x, dim)
+
+
+def cummin(x, dim):
+    return _as_1d(_cummin)(x, dim)
+
+
+def logcumsumexp(x, dim):
+    """log(cumsum(exp(x))) by doubling with logaddexp: stable for any spread of values, and
+    differentiable through its parts (log2(n) gather + logaddexp steps)."""
+    from tensorlib.ops.pointwise import logaddexp, where
+    if not x._dtype.is_floating_point:
+        x = x.to(dt.get_default_dtype())
+    if x.dim() == 0:
+        _dim_arg(x, dim)
+        return x.clone()
+    dim = _dim_arg(x, dim)
+    n = x._sizes[dim]
+    pos = _positions(n, dim, x.dim(), x._device)
+    out, s = x, 1
+    while s < n:
+        back = (pos - s).clamp(min=0).expand(x._sizes).contiguous()
+        out = where(pos >= s, logaddexp(_take_along(out, dim, back), out), out)
+        s *= 2
+    return out if out is not x else x.clone()
+
+
+# ---- order statistics ----------------------------------------------------------------------
+median_out = namedtuple("median", ["values", "indices"])
+nanmedian_out = namedtuple("nanmedian", ["values", "indices"])
+mode_out = namedtuple("mode", ["values", "indices"])
+
+
+def _median_index(x, dim, ignore_nan):
+    """Index (along dim, keepdim shape) of the lower median: position (n - 1) // 2 of the
+    stable sort; with NaNs, the first NaN (median) or the median of the rest (nanmedian)."""
+    n = x._sizes[dim]
+    _, order = _sort(x, dim)
+    nans = _reduce("sum", x.isnan(), (dim,), True, dt.int64)
+    if ignore_nan:
+        k = ((n - nans) - 1).floor_divide(2).clamp(min=0)
+    else:
+        from tensorlib.ops.pointwise import where
+        k = where(nans > 0, n - nans, (n - 1) // 2)
+    return _gather(order, dim, k)
+
+
+def _median_dim(name, x, dim, keepdim, ignore_nan):
+    from tensorlib._C.grad_mode import set_grad_enabled
+    _check_nonempty(name, x, (dim,))
+    prev = set_grad_enabled(False)
+    try:
+        index = _median_index(x, dim, ignore_nan)
+    finally:
+        set_grad_enabled(prev)
+    values = _take_along(x, dim, index)
+    return _finish(values, (dim,), keepdim), _finish(index, (dim,), keepdim)
+
+
+def _median(name, x, dim, keepdim, ignore_nan, result):
+    if dim is None:
+        if x.numel() == 0:
+            return empty((), x._dtype, x._device).fill_(float("nan"))
+        return _median_dim(name, x.reshape(-1), 0, False, ignore_nan)[0]
+    if x.dim() == 0:
+        _dim_arg(x, dim)
+        return result(x.clone(), empty((), dt.int64, x._device).fill_(0))
+    return result(*_median_dim(name, x, _dim_arg(x, dim), keepdim, ignore_nan))
+
+
+def median(x, dim=None, keepdim=False):
+    """The lower median (not the mean of the middle two, as torch); NaN if a NaN is present.
+    With dim: (values, indices)."""
+    return _median("median", x, dim, keepdim, False, median_out)
+
+
+def nanmedian(x, dim=None, keepdim=False):
+    """median ignoring NaNs (NaN only where a slice is all NaN)."""
+    return _median("nanmedian", x, dim, keepdim, True, nanmedian_out)
+
+
+def _shift_flags(flags, dim, pad_front):
+    """flags along dim with one True added at the front (or back): run starts/ends."""
+    n = flags._sizes[dim] + 1
+    sizes = list(flags._sizes)
+    sizes[dim] = n
+    out = _empty(sizes, dt.bool_, flags._device)
+    lookup("fill", flags._device)(out, True)
+    lookup("copy", flags._device)(out.narrow(dim, 1 if pad_front else 0, n - 1), flags)
+    return out
+
+
+def _mode_index(x, dim):
+    """Index of the most frequent value along dim: the smallest such value, its last
+    occurrence (torch's choice). Runs of equal values in the stable sort are measured at their
+    ends: run length = end - (start of the run, a running max of start positions) + 1."""
+    from tensorlib.ops.pointwise import where
+    n = x._sizes[dim]
+    values, order = _sort(x, dim)
+    differs = values.narrow(dim, 0, n - 1) != values.narrow(dim, 1, n - 1)
+    starts, ends = _shift_flags(differs, dim, True), _shift_flags(differs, dim, False)
+    pos = _positions(n, dim, x.dim(), x._device)
+    run_start = _shifted_extreme(where(starts, pos, 0), dim, _max_later)[0]
+    length = where(ends, pos - run_start + 1, 0)
+    best = _arg("argmax", length, dim, True)
+    return _gather(order, dim, best)
+
+
+def mode(x, dim=-1, keepdim=False):
+    """(most frequent value along dim, an index of it)."""
+    from tensorlib._C.grad_mode import set_grad_enabled
+    if x.dim() == 0:
+        _dim_arg(x, dim)
+        return mode_out(x.clone(), empty((), dt.int64, x._device).fill_(0))
+    dim = _dim_arg(x, dim)
+    _check_nonempty("mode", x, (dim,))
+    prev = set_grad_enabled(False)
+    try:
+        index = _mode_index(x, dim)
+    finally:
+        set_grad_enabled(prev)
+    values = _take_along(x, dim, index)
+    return mode_out(_finish(values, (dim,), keepdim), _finish(index, (dim,), keepdim))
+
+
+# ---- counting, NaN-aware and paired reductions ---------------------------------------------
+def count_nonzero(x, dim=None):
+    return _reduce("sum", x.ne(0), _all_dims(x, dim) if dim is not None else None, False,
+                   dt.int64)
+
+
+def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    """sum with NaNs counted as zero (their gradient is zero too)."""
+    if x._dtype.is_floating_point:
+        from tensorlib.ops.pointwise import where
+        x = where(x.isnan(), 0.0, x)
+    return sum(x, dim, keepdim, dtype=dtype)
+
+
+def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    if not (dtype or x._dtype).is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {x._dtype.scalar_name}")
+    kept = x.isnan().logical_not().sum(dim, keepdim)
+    return nansum(x, dim, keepdim, dtype=dtype) / kept
+
+
+aminmax_out = namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(x, *, dim=None, keepdim=False):
+    dims = () if dim is None else dim
+    return aminmax_out(amin(x, dims, keepdim), amax(x, dims, keepdim))
+
+
+def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: a vector norm over dim (all dims by default); 'fro' is the 2-norm, 'nuc'
+    needs an SVD tensorlib does not have."""
+    from tensorlib.ops.linalg import vector_norm
+    if p == "nuc":
+        raise NotImplementedError("norm(p='nuc') needs singular values (SVD), which tensorlib "
+                                  "does not implement")
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported p={p!r}")
+    return vector_norm(x, p, dim, keepdim, dtype=dtype)
+
+
+_METHODS = ("var", "std", "logsumexp", "cumsum", "cumprod", "cummax", "cummin",
+            "logcumsumexp", "median", "nanmedian", "mode", "count_nonzero", "nansum", "nanmean",
+            "aminmax", "norm", "sum", "sum_to_size", "mean", "prod", "amax", "amin", "max",
+            "min", "argmax", "argmin", "any", "all")
+
+
+def _cum_inplace(fn):
+    def method(self, dim, *, dtype=None):
+        from tensorlib.ops.pointwise import inplace_composite
+        return inplace_composite(fn)(self, dim, dtype=dtype)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+TENSOR_METHODS = {name: globals()[name] for name in _METHODS}
+TENSOR_METHODS.update(cumsum_=_cum_inplace(cumsum), cumprod_=_cum_inplace(cumprod))
+
+__all__ = list(_METHODS) + ["var_mean", "std_mean"]

@@ -87,3 +87,73 @@ def test_repr_like_pytorch():
     assert repr(tl.zeros(0, 2)) == "tensor([], size=(0, 2))"
     assert "..." in repr(tl.zeros(2000))
     assert repr(tl.tensor([1e-6, 1.0])) == "tensor([1.0000e-06, 1.0000e+00])"
+
+
+@pytest.mark.parametrize("start, end, steps", [(0, 1, 5), (-3.5, 7.25, 11), (2, -2, 4),
+                                               (1, 1, 3), (0, 1, 1), (0, 1, 0)])
+def test_linspace_matches_numpy(start, end, steps, device):
+    t = tl.linspace(start, end, steps, device=device)
+    assert t.dtype is tl.float32 and t.device.type == tl.device(device).type
+    np.testing.assert_allclose(t.cpu().numpy(), np.linspace(start, end, steps), rtol=1e-6,
+                               atol=1e-6)
+    if steps > 1:
+        assert t[0].item() == np.float32(start) and t[-1].item() == np.float32(end)
+    d = tl.linspace(start, end, steps, dtype=tl.float64)
+    np.testing.assert_allclose(d.numpy(), np.linspace(start, end, steps), rtol=1e-14)
+
+
+def test_linspace_integer_dtype_and_errors():
+    assert tl.linspace(0, 10, 4, dtype=tl.int64).tolist() == [0, 3, 6, 10]   # torch's values
+    assert tl.linspace(tl.tensor(0.0), tl.tensor(1.0), 3).tolist() == [0.0, 0.5, 1.0]
+    assert tl.linspace(0, 1, 3, requires_grad=True).requires_grad
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        tl.linspace(0, 1, -1)
+    with pytest.raises(TypeError):
+        tl.linspace(0, 1, 2.5)
+
+
+@pytest.mark.parametrize("base", [10.0, 2, 0.5])
+def test_logspace_matches_numpy(base, device):
+    t = tl.logspace(-2, 3, 7, base=base, device=device)
+    np.testing.assert_allclose(t.cpu().numpy(), np.logspace(-2, 3, 7, base=base), rtol=1e-6)
+    d = tl.logspace(0, 2, 3, dtype=tl.float64)
+    assert d.dtype is tl.float64 and d.tolist() == [1.0, 10.0, 100.0]
+
+
+@pytest.mark.parametrize("n, m", [(3, None), (2, 4), (4, 2), (0, 3), (1, 1)])
+def test_eye_matches_numpy(n, m, device):
+    t = tl.eye(n, m, device=device)
+    assert t.dtype is tl.float32
+    np.testing.assert_array_equal(t.cpu().numpy(), np.eye(n, m))
+    assert tl.eye(n, m, dtype=tl.int32).dtype is tl.int32
+    assert tl.eye(2, dtype=tl.bool).tolist() == [[True, False], [False, True]]
+    with pytest.raises(RuntimeError, match="n must be greater or equal to 0, got -1"):
+        tl.eye(-1)
+
+
+def test_empty_strided_and_scalar_tensor(device):
+    t = tl.empty_strided((2, 3), (1, 2), device=device)
+    assert t.shape == (2, 3) and t.stride() == (1, 2) and t.storage_offset() == 0
+    t.fill_(1.5)
+    assert t.cpu().tolist() == [[1.5] * 3] * 2
+    assert tl.empty_strided((0, 4), (4, 1), dtype=tl.int64).shape == (0, 4)
+    with pytest.raises(RuntimeError, match="dimensionality of sizes"):
+        tl.empty_strided((2, 3), (1,))
+    s = tl.scalar_tensor(3)
+    assert s.shape == () and s.dtype is tl.float32 and s.item() == 3.0
+    assert tl.scalar_tensor(2, dtype=tl.int64, device=device).item() == 2
+    assert tl.scalar_tensor(1.0, requires_grad=True).requires_grad
+
+
+def test_tensor_of_zero_dim_tensors():
+    t = tl.tensor([tl.tensor(1), tl.tensor(2)])
+    assert t.dtype is tl.int64 and t.tolist() == [1, 2]
+    assert tl.tensor([tl.tensor(1.5), 2]).dtype is tl.float32
+    assert tl.tensor([tl.tensor(1, dtype=tl.int32), tl.tensor(2, dtype=tl.int32)]).dtype \
+        is tl.int32
+    mixed = tl.tensor([[tl.tensor(1.0, dtype=tl.float64), 2], [3, tl.tensor(4)]])
+    assert mixed.dtype is tl.float64 and mixed.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert tl.tensor([tl.tensor([7])]).tolist() == [7]       # one-element tensors count
+    with pytest.raises(ValueError, match="only one element tensors"):
+        tl.tensor([tl.tensor([1, 2]), tl.tensor([3, 4])])
+    assert tl.tensor([tl.ones(()), tl.zeros(())], dtype=tl.int8).dtype is tl.int8

@@ -1,5 +1,7 @@
 """Derivatives of matmul: g @ b^T and a^T @ g, with 1-D operands promoted as in forward;
 broadcast batch dims are summed back by the node."""
+import math
+
 from tensorlib.autograd.recording import formula
 
 
@@ -9,9 +11,11 @@ def matmul(ctx, g):
     a2 = a.unsqueeze(0) if a.dim() == 1 else a
     b2 = b.unsqueeze(-1) if b.dim() == 1 else b
     g2 = g
-    if a.dim() == 1:
+    if a.dim() == 1 and b.dim() == 1:       # a dot product: g is 0-dim
+        g2 = g2.reshape(1, 1)
+    elif a.dim() == 1:
         g2 = g2.unsqueeze(-2)
-    if b.dim() == 1:
+    elif b.dim() == 1:
         g2 = g2.unsqueeze(-1)
     ga = gb = None
     if ctx.needs_input_grad[0]:
@@ -23,3 +27,28 @@ def matmul(ctx, g):
         if b.dim() == 1:
             gb = gb.squeeze(-1)
     return ga, gb
+
+
+@formula("vector_norm", save=(0,), save_output=True)
+def vector_norm(ctx, g):
+    """d||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1): 0 where the norm is 0 (torch); inf-norms
+    split the gradient evenly between the tied extremes."""
+    import tensorlib
+    from tensorlib.autograd.formulas.reduction import unreduce
+    x, ord_, dims, keepdim = ctx.args
+    g = unreduce(g, x.shape, dims, keepdim)
+    out = unreduce(ctx.out, x.shape, dims, keepdim)
+    if ord_ == 0:
+        return (g * 0,)
+    if ord_ == 1:
+        return (g * tensorlib.sign(x),)
+    if ord_ in (math.inf, -math.inf):
+        hit = tensorlib.eq(x.abs(), out).to(g.dtype)
+        return (g * tensorlib.sign(x) * hit / hit.sum(dims, keepdim=True),)
+    zero = tensorlib.eq(out, 0)
+    safe = tensorlib.where(zero, 1.0, out)
+    if ord_ == 2:
+        scale = x / safe
+    else:
+        scale = tensorlib.sign(x) * (x.abs() / safe) ** (ord_ - 1)
+    return (tensorlib.where(zero, 0.0, g * scale),)

@@ -1,5 +1,7 @@
 """Derivatives of elementwise ops. Broadcast inputs get their gradient summed back to shape
 by the node (recording._fit), so these formulas work at the output's shape."""
+import math
+
 import tensorlib
 from tensorlib.autograd.recording import formula
 
@@ -45,8 +47,14 @@ def pow_(ctx, g):
             ga = ga * 0
     if ctx.needs_input_grad[1]:
         # d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
-        gb = g * ctx.out * tensorlib.log(a)
-        gb = tensorlib.where(tensorlib.eq(a, 0) & tensorlib.ge(b, 0), 0.0, gb)
+        if not _is_tensor(a):               # a number base: 2 ** x
+            log_a = math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+            gb = g * ctx.out * log_a
+            if a == 0:
+                gb = tensorlib.where(tensorlib.ge(b, 0), 0.0, gb)
+        else:
+            gb = g * ctx.out * tensorlib.log(a)
+            gb = tensorlib.where(tensorlib.eq(a, 0) & tensorlib.ge(b, 0), 0.0, gb)
     return ga, gb
 
 
@@ -188,3 +196,52 @@ def where(ctx, g):
     return (None,
             tensorlib.where(cond, g, zero) if ctx.needs_input_grad[1] else None,
             tensorlib.where(cond, zero, g) if ctx.needs_input_grad[2] else None)
+
+
+@formula("sigmoid", save_output=True)
+def sigmoid(ctx, g):
+    y = ctx.out
+    return (g * y * (1 - y),)
+
+
+@formula("relu", save_output=True)
+def relu(ctx, g):
+    return (tensorlib.where(tensorlib.gt(ctx.out, 0), g, 0.0),)
+
+
+@formula("erfc", save=(0,))
+def erfc(ctx, g):
+    x = ctx.args[0]
+    return (g * (-2 / math.sqrt(math.pi)) * tensorlib.exp(-x * x),)
+
+
+@formula("hypot", save=(0, 1), save_output=True)
+def hypot(ctx, g):
+    a, b = ctx.args
+    return (g * a / ctx.out if ctx.needs_input_grad[0] else None,
+            g * b / ctx.out if ctx.needs_input_grad[1] else None)
+
+
+@formula("logaddexp", save=(0, 1), save_output=True)
+def logaddexp(ctx, g):
+    """d/da = exp(a - out) (a softmax weight, never above 1)."""
+    a, b = ctx.args
+    return (g * tensorlib.exp(a - ctx.out) if ctx.needs_input_grad[0] else None,
+            g * tensorlib.exp(b - ctx.out) if ctx.needs_input_grad[1] else None)
+
+
+@formula("clamp", save=(0, 1, 2))
+def clamp(ctx, g):
+    """As torch: x gets g inside [min, max] (boundaries included), min gets it where x < min,
+    max where x > max."""
+    x, lo, hi = ctx.args
+    inside = None
+    if lo is not None:
+        inside = tensorlib.ge(x, lo)
+    if hi is not None:
+        below_hi = tensorlib.le(x, hi)
+        inside = below_hi if inside is None else inside & below_hi
+    gx = tensorlib.where(inside, g, 0.0) if ctx.needs_input_grad[0] else None
+    glo = tensorlib.where(tensorlib.lt(x, lo), g, 0.0) if ctx.needs_input_grad[1] else None
+    ghi = tensorlib.where(tensorlib.gt(x, hi), g, 0.0) if ctx.needs_input_grad[2] else None
+    return gx, glo, ghi

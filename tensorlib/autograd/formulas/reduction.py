@@ -97,3 +97,86 @@ def prod(ctx, g):
                            tensorlib.where(tensorlib.eq(zeros, 1) & is_zero, nonzero_prod, 0.0))
     return (g_full * grad,)
 
+
+
+def _count(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _var_grad(x, g, dims, correction):
+    """d var / dx = 2 (x - mean) / (N - correction), g already at x's shape."""
+    dof = _count(x.shape, dims) - correction
+    return g * (2.0 / dof) * (x - x.mean(dims, keepdim=True))
+
+
+@formula("var", save=(0,))
+def var(ctx, g):
+    x, dims, correction, keepdim = ctx.args
+    return (_var_grad(x, unreduce(g, x.shape, dims, keepdim), dims, correction),)
+
+
+@formula("std", save=(0,), save_output=True)
+def std(ctx, g):
+    """d std = d var / (2 std), taken as 0 where std is 0 (torch's convention)."""
+    x, dims, correction, keepdim = ctx.args
+    zero = tensorlib.eq(ctx.out, 0)
+    g_var = tensorlib.where(zero, 0.0, g / (2 * tensorlib.where(zero, 1.0, ctx.out)))
+    return (_var_grad(x, unreduce(g_var, x.shape, dims, keepdim), dims, correction),)
+
+
+@formula("logsumexp", save=(0,), save_output=True)
+def logsumexp(ctx, g):
+    x, dims, keepdim = ctx.args
+    out = unreduce(ctx.out, x.shape, dims, keepdim)
+    return (unreduce(g, x.shape, dims, keepdim) * tensorlib.exp(x - out),)
+
+
+def _reverse_cumsum(g, dim):
+    """sum over positions j >= i along dim."""
+    return g.sum(dim, keepdim=True) - g.cumsum(dim) + g
+
+
+@formula("cumsum")
+def cumsum(ctx, g):
+    return (_reverse_cumsum(g, ctx.args[1]),)
+
+
+@formula("cumprod", save=(0,), save_output=True)
+def cumprod(ctx, g):
+    """Exact with zeros. Before a slice's first zero: sum_{j>=i} g_j out_j / x_i. At the first
+    zero z: sum_{j>=z} g_j prod_{k<=j, k!=z} x_k, the cumprod with x_z set to 1. After it: 0."""
+    x, dim = ctx.args[0], ctx.args[1]
+    x = x.to(g.dtype)
+    is_zero = tensorlib.eq(x, 0)
+    zeros_so_far = is_zero.cumsum(dim)
+    first_zero = is_zero & tensorlib.eq(zeros_so_far, 1)
+    safe_x = tensorlib.where(is_zero, 1.0, x)
+    before = _reverse_cumsum(g * ctx.out, dim) / safe_x
+    at_zero = _reverse_cumsum(g * tensorlib.where(first_zero, 1.0, x).cumprod(dim), dim)
+    return (tensorlib.where(tensorlib.eq(zeros_so_far, 0), before,
+                            tensorlib.where(first_zero, at_zero, 0.0)),)
+
+
+@formula("cummax", "cummin", save_output=True)
+def cummax(ctx, g_values, g_indices=None):
+    """Each output's gradient goes to the element it came from."""
+    from tensorlib.ops.reduction import _put_along
+    x, dim = ctx.args[0], ctx.args[1]
+    return (_put_along(g_values, dim, ctx.out[1], x.shape),)
+
+
+@formula("take_along_dim", save=(2,))
+def take_along_dim(ctx, g):
+    from tensorlib.ops.reduction import _put_along
+    x, dim, index = ctx.args
+    return (_put_along(g, dim, index, x.shape), None, None)
+
+
+@formula("put_along_dim", save=(2,))
+def put_along_dim(ctx, g):
+    from tensorlib.ops.reduction import _take_along
+    _, dim, index, _ = ctx.args
+    return (_take_along(g, dim, index), None, None, None)

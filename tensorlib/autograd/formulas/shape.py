@@ -91,3 +91,15 @@ def copy_(ctx, g):
 @formula("fill_")
 def fill_(ctx, g):
     return ()
+
+
+@formula("copy_slices", save=(2,))
+def copy_slices(ctx, g):
+    """An in-place write through a view: the view's region of g goes to the written values,
+    the rest to the base's previous history."""
+    base, _, positions = ctx.args
+    written = tensorlib.ops.indexing.index_add_flat(
+        tensorlib.ones(positions.shape, dtype=g.dtype, device=g.device), positions, base.shape)
+    untouched = tensorlib.where(tensorlib.eq(written, 0), g, tensorlib.zeros((), dtype=g.dtype,
+                                                                          device=g.device))
+    return untouched, tensorlib.ops.indexing.take_flat(g, positions), None

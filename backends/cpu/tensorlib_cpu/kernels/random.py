@@ -1,16 +1,15 @@
 """Random numbers from the counter-based Philox generator: element i of a request is a pure
 function of (seed, offset + i), so every backend produces the same numbers."""
-import numpy as np
-
 from tensorlib._C.tensor_impl import host_array as _h
 from tensorlib_cpu import philox
 
 
 def _fill(draw):
     def kernel(out, seed, offset):
-        o = _h(out)
-        wide = np.float64 if o.dtype == np.float64 else np.float32
-        o[...] = draw(seed, offset, o.size, wide).reshape(o.shape)
+        o = _h(out)          # number j -> element j in row-major order, whatever out's strides
+        # drawn in out's own dtype: float16/bfloat16 uniforms use their p significand bits, so
+        # they are exact and never round up to 1.0 (a float32 draw cast down can)
+        o[...] = draw(seed, offset, o.size, o.dtype).reshape(o.shape)
     kernel.__name__ = draw.__name__
     return kernel
 

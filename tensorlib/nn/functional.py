@@ -1,0 +1,375 @@
+r"""tensorlib.nn.functional: the math behind the modules (linear layers and activations).
+
+Everything here is written in tensorlib ops, so it runs on every backend and autograd comes
+from the ops' own formulas. Where tensorlib has an op of the same name (sigmoid, relu, softmax,
+...), it is used; otherwise the function is composed from primitives (exp, log1p, tanh, erf,
+where, amax, sum), in forms that stay finite in both branches of every `where` so that the
+gradient of the branch not taken is an exact zero, never 0 * inf.
+
+NOTE [ In-place activations ]
+`inplace=True` computes the result out of place and writes it into the input with `copy_`.
+When autograd is recording, the result is computed from a clone of the input, so that no
+tensor saved for backward is the one being overwritten (the version check would fail).
+"""
+import math
+import warnings
+
+import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
+
+__all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
+           "prelu", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
+           "sigmoid", "tanh", "softplus", "softsign", "hardtanh", "hardtanh_", "hardswish",
+           "hardsigmoid", "softmax", "log_softmax", "softmin", "logsigmoid", "threshold",
+           "threshold_", "tanhshrink", "hardshrink", "softshrink", "glu"]
+
+
+def _native(name, caller):
+    """tensorlib's own op `name`, unless it is missing or is this very function re-exported
+    (the lead may alias tensorlib.relu to nn.functional.relu)."""
+    fn = getattr(tensorlib, name, None)
+    if fn is None or fn is caller or getattr(fn, "__module__", None) == __name__:
+        return None
+    return fn
+
+
+def _recording(x):
+    return tensorlib.is_grad_enabled() and x._requires_grad
+
+
+def _inplace(input, fn):  # noqa: A002
+    """Write fn(input) into input (see NOTE [ In-place activations ])."""
+    src = input.clone() if _recording(input) else input
+    return input.copy_(fn(src))
+
+
+def _check_tensor(input, name):  # noqa: A002
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+# ---- linear layers ------------------------------------------------------------------------
+def linear(input, weight, bias=None):  # noqa: A002
+    r"""y = x A^T + b.
+
+    Shape:
+        - input: (*, in_features), weight: (out_features, in_features) or (in_features,),
+          bias: (out_features,) or ()
+        - output: (*, out_features)
+    """
+    _check_tensor(input, "linear")
+    out = tensorlib.matmul(input, weight.t() if weight.dim() == 2 else weight)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def bilinear(input1, input2, weight, bias=None):
+    r"""y = x_1^T A x_2 + b, for each of the out_features slices A of weight.
+
+    Shape:
+        - input1: (*, in1_features), input2: (*, in2_features) (same batch shape)
+        - weight: (out_features, in1_features, in2_features), bias: (out_features,)
+        - output: (*, out_features)
+    """
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional: got "
+                           f"{weight.dim()}")
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {in1}")
+    if input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {in2}")
+    batch = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    # (B, in1) @ (in1, out*in2) -> (B, out, in2), then contract in2 with x2
+    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = tensorlib.matmul(x1, w).reshape(-1, out_f, in2)
+    out = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(batch + (out_f,))
+
+
+# ---- activations --------------------------------------------------------------------------
+def relu(input, inplace=False):  # noqa: A002
+    r"""max(0, x), elementwise (gradient 0 at 0, as in PyTorch)."""
+    if inplace:
+        return relu_(input)
+    native = _native("relu", relu)
+    if native is not None:
+        return native(input)
+    return tensorlib.where(input > 0, input, 0)
+
+
+def relu_(input):  # noqa: A002
+    return _inplace(input, relu)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002
+    r"""x if x > threshold else value."""
+    if inplace:
+        return threshold_(input, threshold, value)
+    return tensorlib.where(input > threshold, input, value)
+
+
+def threshold_(input, threshold_value, value):  # noqa: A002
+    return _inplace(input, lambda x: threshold(x, threshold_value, value))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
+    r"""x clamped to [min_val, max_val] (gradient 0 outside the open interval)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
+    return tensorlib.where(input <= min_val, min_val,
+                           tensorlib.where(input >= max_val, max_val, input))
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
+    return _inplace(input, lambda x: hardtanh(x, min_val, max_val))
+
+
+def relu6(input, inplace=False):  # noqa: A002
+    r"""min(max(0, x), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
+    r"""x if x > 0 else negative_slope * x."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return tensorlib.where(input > 0, input, input * negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
+    return _inplace(input, lambda x: leaky_relu(x, negative_slope))
+
+
+def prelu(input, weight):  # noqa: A002
+    r"""x if x > 0 else a * x, with a learned slope per channel (dim 1 of the input)."""
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    elif weight.dim() > 0 and input.dim() < weight.dim():
+        weight = weight.reshape(())
+    return tensorlib.where(input > 0, input, weight * input)
+
+
+def _expm1_neg(x):
+    """expm1 of min(x, 0): finite for every x (its branch is only used where x <= 0)."""
+    return tensorlib.expm1(tensorlib.where(x > 0, 0.0, x))
+
+
+def elu(input, alpha=1.0, inplace=False):  # noqa: A002
+    r"""x if x > 0 else alpha * (exp(x) - 1)."""
+    if inplace:
+        return elu_(input, alpha)
+    return tensorlib.where(input > 0, input, _expm1_neg(input) * alpha)
+
+
+def elu_(input, alpha=1.0):  # noqa: A002
+    return _inplace(input, lambda x: elu(x, alpha))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):  # noqa: A002
+    r"""scale * elu(x, alpha) with PyTorch's constants."""
+    if inplace:
+        return selu_(input)
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def selu_(input):  # noqa: A002
+    return _inplace(input, selu)
+
+
+def celu(input, alpha=1.0, inplace=False):  # noqa: A002
+    r"""x if x > 0 else alpha * (exp(x / alpha) - 1)."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    if inplace:
+        return celu_(input, alpha)
+    return tensorlib.where(input > 0, input, _expm1_neg(input / alpha) * alpha)
+
+
+def celu_(input, alpha=1.0):  # noqa: A002
+    return _inplace(input, lambda x: celu(x, alpha))
+
+
+def gelu(input, approximate="none"):  # noqa: A002
+    r"""x * Phi(x) (approximate='none'), or PyTorch's tanh approximation."""
+    if approximate == "none":
+        return input * (tensorlib.erf(input * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * (tensorlib.tanh(inner) + 1.0) * 0.5
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def sigmoid(input):  # noqa: A002
+    r"""1 / (1 + exp(-x)), evaluated without overflow on either side."""
+    native = _native("sigmoid", sigmoid)
+    if native is not None:
+        return native(input)
+    pos = input >= 0
+    # z = exp(-|x|) <= 1, with the derivative of the branch each side actually uses
+    z = tensorlib.exp(tensorlib.where(pos, -input, input))
+    return tensorlib.where(pos, 1.0 / (z + 1.0), z / (z + 1.0))
+
+
+def tanh(input):  # noqa: A002
+    return tensorlib.tanh(input)
+
+
+def silu(input, inplace=False):  # noqa: A002
+    r"""x * sigmoid(x)."""
+    if inplace:
+        return _inplace(input, silu)
+    return input * sigmoid(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
+    r"""log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    scaled = input * beta
+    linear_part = scaled > threshold
+    safe = tensorlib.where(linear_part, 0.0, scaled)
+    soft = tensorlib.log1p(tensorlib.exp(safe))
+    if beta != 1:
+        soft = soft / beta
+    return tensorlib.where(linear_part, input, soft)
+
+
+def mish(input, inplace=False):  # noqa: A002
+    r"""x * tanh(softplus(x))."""
+    if inplace:
+        return _inplace(input, mish)
+    return input * tensorlib.tanh(softplus(input))
+
+
+def softsign(input):  # noqa: A002
+    r"""x / (1 + |x|)."""
+    return input / (tensorlib.abs(input) + 1.0)
+
+
+def tanhshrink(input):  # noqa: A002
+    r"""x - tanh(x)."""
+    return input - tensorlib.tanh(input)
+
+
+def logsigmoid(input):  # noqa: A002
+    r"""log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -softplus(-input)
+
+
+def hardswish(input, inplace=False):  # noqa: A002
+    r"""0 if x <= -3, x if x >= 3, x * (x + 3) / 6 otherwise."""
+    if inplace:
+        return _inplace(input, hardswish)
+    return tensorlib.where(input < -3.0, 0.0,
+                           tensorlib.where(input <= 3.0, input * (input + 3.0) / 6.0, input))
+
+
+def hardsigmoid(input, inplace=False):  # noqa: A002
+    r"""0 if x <= -3, 1 if x >= 3, x / 6 + 1 / 2 otherwise."""
+    if inplace:
+        return _inplace(input, hardsigmoid)
+    return tensorlib.where(input <= -3.0, 0.0,
+                           tensorlib.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+
+
+def _get_softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(input, dtype):  # noqa: A002
+    if dtype is not None and input.dtype != dtype:
+        input = input.to(dtype)
+    return input
+
+
+def _shifted(input, dim):  # noqa: A002
+    """x - max(x) along dim; the max is detached (the result does not depend on it)."""
+    if input.dim() == 0:
+        return input - input.detach()
+    return input - tensorlib.amax(input, dim, keepdim=True).detach()
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    r"""exp(x_i) / sum_j exp(x_j) along `dim`, computed from x - max(x)."""
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    input = _softmax_input(input, dtype)
+    native = _native("softmax", softmax)
+    if native is not None:
+        return native(input, dim)
+    e = tensorlib.exp(_shifted(input, dim))
+    if input.dim() == 0:
+        return e
+    return e / e.sum(dim, keepdim=True)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    r"""softmax(-x)."""
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return softmax(-_softmax_input(input, dtype), dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    r"""x_i - log(sum_j exp(x_j)) along `dim`, as (x - m) - log(sum exp(x - m)), m = max x."""
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    input = _softmax_input(input, dtype)
+    native = _native("log_softmax", log_softmax)
+    if native is not None:
+        return native(input, dim)
+    shifted = _shifted(input, dim)
+    if input.dim() == 0:
+        return shifted
+    return shifted - tensorlib.log(tensorlib.exp(shifted).sum(dim, keepdim=True))
+
+
+def hardshrink(input, lambd=0.5):  # noqa: A002
+    r"""x if |x| > lambd else 0."""
+    return tensorlib.where((input > lambd) | (input < -lambd), input, 0)
+
+
+def softshrink(input, lambd=0.5):  # noqa: A002
+    r"""x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return tensorlib.where(input > lambd, input - lambd,
+                           tensorlib.where(input < -lambd, input + lambd, 0))
+
+
+def glu(input, dim=-1):  # noqa: A002
+    r"""a * sigmoid(b), where a and b are the two halves of the input along `dim`."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension "
+                           f"{dim % input.dim()} is size {size}")
+    half = size // 2
+    return input.narrow(dim, 0, half) * sigmoid(input.narrow(dim, half, half))

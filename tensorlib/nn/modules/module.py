@@ -1,0 +1,1054 @@
+"""nn.Module: the base class of every layer. It holds parameters, buffers and child modules in
+three ordered dicts that assignment fills (`__setattr__`), names them for `state_dict`
+exactly as PyTorch does, and runs hooks around `forward` only when any are registered."""
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+
+import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd.function import Function
+from tensorlib.nn.parameter import Buffer, Parameter
+from tensorlib.utils.hooks import RemovableHandle
+
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook",
+           "register_module_parameter_registration_hook",
+           "register_module_module_registration_hook"]
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+# hook ids are unique across every hook dict, global and per module (as RemovableHandle.id)
+_hook_ids = itertools.count()
+
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _typename(obj):
+    if isinstance(obj, TensorImpl):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "")
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "", None) else f"{module}.{name}"
+
+
+def _addindent(s_, num_spaces):
+    s = s_.split("\n")
+    if len(s) == 1:
+        return s_
+    first = s.pop(0)
+    s = [(num_spaces * " ") + line for line in s]
+    return first + "\n" + "\n".join(s)
+
+
+def _add_hook(hooks, hook, prepend=False, extra=None):
+    """Insert `hook` under a fresh id into the ordered dict `hooks`; the handle removes it
+    (and its id from `extra`, a flag dict such as the with_kwargs set)."""
+    key = next(_hook_ids)
+    hooks[key] = hook
+    if prepend:
+        hooks.move_to_end(key, last=False)
+    handle = _Handle(hooks, hook, key, extra or ())
+    return handle
+
+
+class _Handle(RemovableHandle):
+    """A RemovableHandle over an id-keyed hook dict that also forgets the id's flags."""
+
+    def __init__(self, container, hook, key, extras):
+        super().__init__(container, hook, key)
+        self.id = key
+        self._extras = extras
+
+    def remove(self):
+        super().remove()
+        for d in self._extras:
+            d.pop(self.id, None)
+
+
+def _hook_dict(name):
+    return OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """A forward pre-hook for every module: hook(module, args) -> None or new args."""
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook for every module: hook(module, args, output) -> None or new output."""
+    handle = _add_hook(_global_forward_hooks, hook,
+                       extra=(_global_forward_hooks_with_kwargs,
+                              _global_forward_hooks_always_called))
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """A backward pre-hook for every module: hook(module, grad_output) -> None or new."""
+    return _add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """A backward hook for every module: hook(module, grad_input, grad_output)."""
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    return _add_hook(_global_parameter_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+# ---- full backward hooks ------------------------------------------------------------------
+# NOTE [ Full backward hooks ]
+# A module's backward hooks see the gradients with respect to its tensor inputs and outputs.
+# As in PyTorch (torch/utils/hooks.py::BackwardHook), the tensors that require grad are routed
+# through an identity autograd Function on the way in and on the way out. The output node's
+# pre-hook receives grad_output (and runs the backward pre-hooks, which may replace it); the
+# input node's post-hook receives grad_input and runs the backward hooks, which may replace
+# grad_input. When no input requires grad the backward hooks run from the output node with
+# grad_input all None.
+
+class _BackwardHookFunction(Function):
+    @staticmethod
+    def forward(ctx, *tensors):
+        ctx.set_materialize_grads(False)
+        outs = tuple(t.view_as(t) for t in tensors)
+        return outs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+class _BackwardHook:
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_positions = None
+
+    def _apply(self, values, on_grads):
+        """Route the tensors requiring grad in `values` (a tuple) through the identity
+        Function; on_grads is registered on its node. Returns the new tuple and the positions
+        that were routed."""
+        positions = [i for i, v in enumerate(values)
+                     if isinstance(v, TensorImpl) and v._requires_grad]
+        if not positions or not tensorlib.is_grad_enabled():
+            return values, None
+        routed = _BackwardHookFunction.apply(*(values[i] for i in positions))
+        node = routed[0]._grad_fn
+        on_grads(node, positions)
+        out = list(values)
+        for i, r in zip(positions, routed):
+            out[i] = r
+        return tuple(out), positions
+
+    def _pack(self, grads, positions, n):
+        full = [None] * n
+        for i, g in zip(positions, grads):
+            full[i] = g
+        return tuple(full)
+
+    def setup_input_hook(self, args):
+        self.n_inputs = len(args)
+
+        def on_node(node, positions):
+            def hook(grad_inputs, grad_outputs):
+                grad_input = self._pack(grad_inputs, positions, self.n_inputs)
+                result = self._run_hooks(grad_input)
+                if result is None:
+                    return None
+                return tuple(result[i] for i in positions)
+            node.register_hook(hook)
+        new_args, self.input_positions = self._apply(tuple(args), on_node)
+        return new_args
+
+    def _run_hooks(self, grad_input):
+        changed = None
+        for hook in self.user_hooks:
+            out = hook(self.module, grad_input, self.grad_outputs)
+            if out is None:
+                continue
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            if len(out) != len(grad_input):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                   f"got {len(out)}, but expected {len(grad_input)}")
+            grad_input = changed = out
+        return changed
+
+    def setup_output_hook(self, result):
+        single = isinstance(result, TensorImpl)
+        values = (result,) if single else result
+        if not isinstance(values, tuple):
+            return result
+
+        def on_node(node, positions):
+            def pre_hook(grads):
+                n = len(values)
+                grad_output = self._pack(grads, positions, n)
+                for hook in self.user_pre_hooks:
+                    out = hook(self.module, grad_output)
+                    if out is None:
+                        continue
+                    out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+                    if len(out) != n:
+                        raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                           f"grad_output, got {len(out)}, but expected {n}")
+                    grad_output = out
+                self.grad_outputs = grad_output
+                if self.input_positions is None and self.user_hooks:
+                    self._run_hooks((None,) * self.n_inputs)
+                return tuple(grad_output[i] for i in positions)
+            node.register_prehook(pre_hook)
+        new, _ = self._apply(values, on_node)
+        return new[0] if single else new
+
+
+def _forward_unimplemented(self, *input):
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                              f'"forward" function')
+
+
+class Module:
+    r"""Base class for all neural network modules.
+
+    Subclasses call ``super().__init__()`` first, then assign submodules and parameters as
+    attributes; they are registered and named by the attribute name::
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x).relu()
+    """
+
+    dump_patches = False
+    _version = 1
+    training: bool
+    call_super_init = False
+
+    def __init__(self, *args, **kwargs):
+        if self.call_super_init is False and bool(kwargs):
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if self.call_super_init is False and bool(args):
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument "
+                            f"but {len(args) + 1} were given")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
+        d["_forward_hooks_always_called"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
+        d["_modules"] = OrderedDict()
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    forward = _forward_unimplemented
+
+    # ---- registration ---------------------------------------------------------------------
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a buffer (state that is not a parameter, e.g. BatchNorm's running_mean).
+        A non-persistent buffer is left out of state_dict."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        elif not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        elif "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        elif name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        elif hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        elif tensor is not None and not isinstance(tensor, TensorImpl):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            f"(tensorlib Tensor or None required)")
+        for hook in _global_buffer_registration_hooks.values():
+            output = hook(self, name, tensor)
+            if output is not None:
+                tensor = output
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        """Add a parameter (a Parameter, or None for an absent one such as a disabled bias)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        elif not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        elif "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        elif name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        elif hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            f"(tensorlib.nn.Parameter or None required)")
+        elif param.grad_fn:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' "
+                             f"as a function of another Tensor, compute the value in "
+                             f"the forward() method.")
+        else:
+            for hook in _global_parameter_registration_hooks.values():
+                output = hook(self, name, param)
+                if output is not None:
+                    param = output
+            self._parameters[name] = param
+
+    def add_module(self, name, module):
+        """Add a child module, reachable as the attribute `name`."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        elif not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        elif hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        elif "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        elif name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        for hook in _global_module_registration_hooks.values():
+            output = hook(self, name, module)
+            if output is not None:
+                module = output
+        self._modules[name] = module
+
+    def register_module(self, name, module):
+        """Alias for add_module."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target):
+        """The submodule at the dotted path `target` ("" is self)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        atoms = target.split(".")
+        mod = self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(mod, atoms[-1]):
+            raise AttributeError(mod._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(mod, atoms[-1]) and not isinstance(getattr(mod, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(mod, atoms[-1], module)
+
+    def get_parameter(self, target):
+        """The parameter at the dotted path `target`."""
+        module_path, _, param_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, param_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        param = getattr(mod, param_name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """The buffer at the dotted path `target`."""
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return getattr(mod, buffer_name)
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called.")
+
+    # ---- attribute routing ----------------------------------------------------------------
+    def __getattr__(self, name):
+        d = self.__dict__
+        if "_parameters" in d:
+            params = d["_parameters"]
+            if name in params:
+                return params[name]
+        if "_buffers" in d:
+            buffers = d["_buffers"]
+            if name in buffers:
+                return buffers[name]
+        if "_modules" in d:
+            modules = d["_modules"]
+            if name in modules:
+                return modules[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        def remove_from(*dicts_or_sets):
+            for d in dicts_or_sets:
+                if name in d:
+                    if isinstance(d, dict):
+                        del d[name]
+                    else:
+                        d.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules,
+                        self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                f"(tensorlib.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = self.__dict__.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._buffers,
+                            self._non_persistent_buffers_set)
+                for hook in _global_module_registration_hooks.values():
+                    output = hook(self, name, value)
+                    if output is not None:
+                        value = output
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                    f"'{name}' (tensorlib.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = self.__dict__.get("_buffers")
+                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                    if value is not None and not isinstance(value, TensorImpl):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
+                                        f"'{name}' (tensorlib.nn.Buffer, tensorlib.Tensor or "
+                                        f"None expected)")
+                    if isinstance(value, Buffer):
+                        persistent = value.__dict__.pop("_persistent", True)
+                        value.__dict__.pop("_is_buffer", None)
+                    else:
+                        persistent = name not in self._non_persistent_buffers_set
+                    if buffers is None:
+                        raise AttributeError("cannot assign buffer before Module.__init__() "
+                                             "call")
+                    remove_from(self.__dict__, self._parameters, self._modules)
+                    self.register_buffer(name, value, persistent)
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        module_attrs = dir(self.__class__)
+        attrs = list(self.__dict__.keys())
+        parameters = list(self._parameters.keys())
+        modules = list(self._modules.keys())
+        buffers = list(self._buffers.keys())
+        keys = module_attrs + attrs + parameters + modules + buffers
+        keys = [key for key in keys if not key[0].isdigit()]
+        return sorted(keys)
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+                     "_backward_pre_hooks", "_backward_hooks"):
+            if name not in self.__dict__:
+                self.__dict__[name] = OrderedDict()
+        if "_non_persistent_buffers_set" not in self.__dict__:
+            self.__dict__["_non_persistent_buffers_set"] = set()
+        if "_is_full_backward_hook" not in self.__dict__:
+            self.__dict__["_is_full_backward_hook"] = None
+
+    # ---- iteration ------------------------------------------------------------------------
+    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for k, v in get_members_fn(module):
+                if v is None or v in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(v)
+                name = module_prefix + ("." if module_prefix else "") + k
+                yield name, v
+
+    def parameters(self, recurse=True):
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda module: module._parameters.items(),
+                                       prefix=prefix, recurse=recurse,
+                                       remove_duplicate=remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda module: module._buffers.items(),
+                                       prefix=prefix, recurse=recurse,
+                                       remove_duplicate=remove_duplicate)
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if self not in memo:
+            if remove_duplicate:
+                memo.add(self)
+            yield prefix, self
+            for name, module in self._modules.items():
+                if module is None:
+                    continue
+                submodule_prefix = prefix + ("." if prefix else "") + name
+                yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
+
+    # ---- modes and conversions ------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p.grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with tensorlib.no_grad():
+                param_applied = fn(param)
+            # the Parameter object stays the same (optimizers keep references): its data
+            # is swapped for the converted tensor's
+            if param_applied is not param:
+                param.data = param_applied
+            if param.grad is not None:
+                with tensorlib.no_grad():
+                    grad_applied = fn(param.grad)
+                if grad_applied is not param.grad:
+                    param.grad.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn):
+        """Call fn(module) on every submodule (children first), then on self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Move and/or cast parameters and buffers: to(device), to(dtype), to(tensor),
+        to(device, dtype). Only floating point tensors change dtype; parameters are
+        converted in place."""
+        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+
+        def convert(t):
+            if dtype is not None and t.is_floating_point():
+                return t.to(device=device, dtype=dtype) if device is not None else \
+                    t.to(dtype)
+            return t.to(device) if device is not None else t
+        return self._apply(convert)
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                             else device)
+        return self._apply(lambda t: t.to(dev))
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.to(dst_type))
+
+    def float(self):
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self):
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    def share_memory(self):
+        return self
+
+    # ---- hooks ----------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) -> None or new args; with_kwargs: hook(module, args, kwargs)
+        -> None or (new_args, new_kwargs)."""
+        handle = _add_hook(self._forward_pre_hooks, hook, prepend,
+                           extra=(self._forward_pre_hooks_with_kwargs,))
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """hook(module, args, output) -> None or new output; with_kwargs:
+        hook(module, args, kwargs, output)."""
+        handle = _add_hook(self._forward_hooks, hook, prepend,
+                           extra=(self._forward_hooks_with_kwargs,
+                                  self._forward_hooks_always_called))
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or new grad_output, before the gradients with
+        respect to the module's inputs are computed."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or new grad_input, once the
+        gradients with respect to the module's inputs are computed."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward "
+                               "hooks on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """Deprecated in PyTorch; here it behaves as register_full_backward_hook."""
+        warnings.warn("register_backward_hook is deprecated; tensorlib runs it as a full "
+                      "backward hook", FutureWarning, stacklevel=2)
+        return self.register_full_backward_hook(hook)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) before state_dict is built."""
+        return _add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> None after state_dict."""
+        return _add_hook(self._state_dict_hooks, hook)
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) -> None."""
+        return _add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) -> None."""
+        return _add_hook(self._load_state_dict_post_hooks, hook)
+
+    # ---- calling --------------------------------------------------------------------------
+    def _call_impl(self, *args, **kwargs):
+        forward_call = self.forward
+        # no hooks at all -> just call forward
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                or self._forward_pre_hooks or _global_backward_pre_hooks
+                or _global_backward_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks):
+            return forward_call(*args, **kwargs)
+
+        called_always = set()
+        try:
+            for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                                  *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if isinstance(result, tuple) and len(result) == 2:
+                            args, kwargs = result
+                        else:
+                            raise RuntimeError(f"forward pre-hook must return None or a tuple "
+                                               f"of (new_args, new_kwargs), but got {result}.")
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+
+            bw_hook = None
+            full_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            pre_hooks = [*_global_backward_pre_hooks.values(),
+                         *self._backward_pre_hooks.values()]
+            if full_hooks or pre_hooks:
+                bw_hook = _BackwardHook(self, full_hooks, pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+
+            result = forward_call(*args, **kwargs)
+            for hook_id, hook in (*_global_forward_hooks.items(),
+                                  *self._forward_hooks.items()):
+                if (hook_id in self._forward_hooks_always_called
+                        or hook_id in _global_forward_hooks_always_called):
+                    called_always.add(hook_id)
+                if (hook_id in self._forward_hooks_with_kwargs
+                        or hook_id in _global_forward_hooks_with_kwargs):
+                    hook_result = hook(self, args, kwargs, result)
+                else:
+                    hook_result = hook(self, args, result)
+                if hook_result is not None:
+                    result = hook_result
+
+            if bw_hook is not None:
+                if not isinstance(result, (TensorImpl, tuple)):
+                    warnings.warn(f"For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}",
+                                  stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            # forward hooks registered with always_call run even when forward raised
+            for hook_id, hook in (*_global_forward_hooks.items(),
+                                  *self._forward_hooks.items()):
+                always = (hook_id in self._forward_hooks_always_called
+                          or hook_id in _global_forward_hooks_always_called)
+                if always and hook_id not in called_always:
+                    try:
+                        if (hook_id in self._forward_hooks_with_kwargs
+                                or hook_id in _global_forward_hooks_with_kwargs):
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception as e:
+                        warnings.warn(f"global module forward hook with ``always_call=True`` "
+                                      f"raised an exception that was silenced as another error "
+                                      f"was raised in forward: {e}", stacklevel=2)
+            raise
+
+    __call__ = _call_impl
+
+    # ---- state dict -----------------------------------------------------------------------
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if getattr(self.__class__, "get_extra_state", Module.get_extra_state) \
+                is not Module.get_extra_state:
+            destination[extra_state_key] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An OrderedDict of every parameter and persistent buffer, keyed by dotted name
+        (detached unless keep_vars)."""
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead.",
+                          FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            hook_result = hook(self, destination, prefix, local_metadata)
+            if hook_result is not None:
+                destination = hook_result
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs)
+        persistent_buffers = {k: v for k, v in self._buffers.items()
+                              if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
+                                                        persistent_buffers.items())
+                       if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            input_param = state_dict[key]
+            if not isinstance(input_param, TensorImpl):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  f'tensorlib.Tensor or Tensor-like object from checkpoint '
+                                  f'but received {type(input_param)}')
+                continue
+            if len(param.shape) == 0 and len(input_param.shape) == 1 \
+                    and input_param.shape[0] == 1:
+                input_param = input_param[0]
+            if input_param.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{input_param.shape} from checkpoint, the shape in current "
+                                  f"model is {param.shape}.")
+                continue
+            try:
+                with tensorlib.no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if not isinstance(input_param, Parameter):
+                                input_param = Parameter(input_param,
+                                                        requires_grad=param.requires_grad)
+                            else:
+                                input_param.requires_grad_(param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose '
+                                  f'dimensions in the model are {param.size()} and whose '
+                                  f'dimensions in the checkpoint are {input_param.size()}, an '
+                                  f'exception occurred : {ex.args}.')
+
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if getattr(self.__class__, "set_extra_state", Module.set_extra_state) \
+                is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
+
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_state_key:
+                    input_name = key[len(prefix):].split(".", 1)
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from state_dict into this module (in place, under
+        no_grad). strict: the keys must match state_dict()'s exactly. Returns
+        _IncompatibleKeys(missing_keys, unexpected_keys)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
+                                         missing_keys, unexpected_keys, error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state_dict = {k: v for k, v in local_state_dict.items()
+                                        if k.startswith(child_prefix)}
+                    load(child, child_state_dict, child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                out = hook(module, incompatible_keys)
+                if out is not None:
+                    raise AssertionError("Hooks registered with "
+                                         "``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys "
+                                         "need to be modified, it should be done inplace.")
+
+        load(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                self.__class__.__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # ---- printing -------------------------------------------------------------------------
+    def _get_name(self):
+        return self.__class__.__name__
+
+    def extra_repr(self):
+        """The module-specific part of repr (one line or several); override in layers."""
+        return ""
+
+    def __repr__(self):
+        extra_lines = []
+        extra_repr = self.extra_repr()
+        if extra_repr:
+            extra_lines = extra_repr.split("\n")
+        child_lines = []
+        for key, module in self._modules.items():
+            mod_str = _addindent(repr(module), 2)
+            child_lines.append("(" + key + "): " + mod_str)
+        lines = extra_lines + child_lines
+        main_str = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main_str += extra_lines[0]
+            else:
+                main_str += "\n  " + "\n  ".join(lines) + "\n"
+        main_str += ")"
+        return main_str
+
+
+def _parse_to(*args, **kwargs):
+    """(device, dtype, non_blocking) from Module.to's arguments."""
+    from tensorlib._C.dtypes import dtype as dtype_cls
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    kwargs.pop("memory_format", None)
+    tensor = kwargs.pop("tensor", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, dtype_cls):
+            dtype = a
+        elif isinstance(a, TensorImpl):
+            tensor = a
+        elif isinstance(a, bool):
+            non_blocking = a
+        elif a is not None:
+            device = a
+    if tensor is not None:
+        device, dtype = tensor.device, tensor.dtype
+    if isinstance(device, int):
+        device = f"cuda:{device}"
+    return device, dtype, non_blocking

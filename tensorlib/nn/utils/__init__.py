@@ -1,0 +1,8 @@
+"""tensorlib.nn.utils: gradient clipping, parameter/vector conversion, sequence padding."""
+from tensorlib.nn.utils import rnn
+from tensorlib.nn.utils.clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,
+                                          clip_grads_with_norm_, get_total_norm)
+from tensorlib.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters", "rnn"]

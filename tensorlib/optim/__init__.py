@@ -1,0 +1,16 @@
+r"""tensorlib.optim: optimizers (torch.optim) and learning-rate schedulers
+(`tensorlib.optim.lr_scheduler`)."""
+from tensorlib.optim import lr_scheduler  # noqa: F401
+from tensorlib.optim.optimizer import Optimizer
+from tensorlib.optim.sgd import SGD
+from tensorlib.optim.adam import Adam
+from tensorlib.optim.adamw import AdamW
+from tensorlib.optim.rmsprop import RMSprop
+from tensorlib.optim.adagrad import Adagrad
+from tensorlib.optim.adadelta import Adadelta
+from tensorlib.optim.adamax import Adamax
+from tensorlib.optim.nadam import NAdam
+from tensorlib.optim.radam import RAdam
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "lr_scheduler"]

@@ -1,0 +1,178 @@
+r"""Stochastic gradient descent (torch.optim.SGD), optionally with momentum."""
+from tensorlib.autograd.grad_mode import enable_grad
+from tensorlib.optim import _functional as F
+from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
+                                       _foreach_doc, _fused_doc, _maximize_doc, _to_scalar,
+                                       _use_grad_for_differentiable)
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if hasattr(lr, "numel") and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    def _init_group(self, group, params, grads, momentum_buffer_list):
+        for p in group["params"]:
+            if p.grad is not None:
+                params.append(p)
+                grads.append(p.grad)
+                if group["momentum"] != 0:
+                    momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
+        return False
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model
+                and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads, momentum_buffer_list = [], [], []
+            has_sparse_grad = self._init_group(group, params, grads, momentum_buffer_list)
+            foreach = _resolve_foreach(group, params)
+            if foreach and group["momentum"] != 0:
+                F.rehome_state(self, params, ("momentum_buffer",))
+                momentum_buffer_list = [self.state[p].get("momentum_buffer") for p in params]
+            sgd(params, grads, momentum_buffer_list, weight_decay=group["weight_decay"],
+                momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
+                nesterov=group["nesterov"], maximize=group["maximize"],
+                has_sparse_grad=has_sparse_grad, foreach=foreach)
+            if group["momentum"] != 0:
+                for p, buf in zip(params, momentum_buffer_list):
+                    self.state[p]["momentum_buffer"] = buf
+        return loss
+
+
+SGD.__doc__ = rf"""Implements stochastic gradient descent (optionally with momentum).
+
+    For each parameter, with gradient :math:`g_t` (negated when ``maximize``):
+
+    .. math::
+        g_t \leftarrow g_t + \lambda \theta_{{t-1}} \quad (\text{{weight decay }} \lambda)
+
+        b_t = \mu b_{{t-1}} + (1 - \tau) g_t \quad (b_1 = g_1)
+
+        g_t \leftarrow g_t + \mu b_t \text{{ if nesterov else }} b_t
+
+        \theta_t = \theta_{{t-1}} - \gamma g_t
+
+    Args:
+        params (iterable): iterable of parameters or named_parameters to optimize
+            or iterable of dicts defining parameter groups
+        lr (float, Tensor, optional): learning rate (default: 1e-3)
+        momentum (float, optional): momentum factor (default: 0)
+        dampening (float, optional): dampening for momentum (default: 0)
+        weight_decay (float, optional): weight decay (L2 penalty) (default: 0)
+        nesterov (bool, optional): enables Nesterov momentum. Only applicable
+            when momentum is non-zero. (default: False)
+        {_maximize_doc}
+        {_foreach_doc}
+        {_differentiable_doc}
+        {_fused_doc}
+
+    Example:
+        >>> optimizer = tensorlib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> optimizer.zero_grad()
+        >>> loss_fn(model(input), target).backward()
+        >>> optimizer.step()
+    """
+
+
+def _resolve_foreach(group, params):
+    if group.get("fused"):
+        return True
+    foreach = group.get("foreach")
+    if foreach is None:
+        return _default_foreach(params, group.get("differentiable", False))
+    return bool(foreach)
+
+
+def _sgd_update(param, grad, buf, *, key, lr, weight_decay, momentum, dampening, nesterov,
+                maximize):
+    """One SGD update of `param` (a parameter or a flat bucket); returns the momentum buffer
+    (a new one on the first step)."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + param * weight_decay
+    if momentum != 0:
+        if buf is None:
+            buf = grad.clone()
+        else:
+            buf.mul_(momentum)
+            F.add_scaled_(buf, grad, 1 - dampening)
+        grad = grad + buf * momentum if nesterov else buf
+    F.add_scaled_(param, grad, -lr)
+    return buf
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None,
+        fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening,
+        nesterov, maximize):
+    r"""Functional API that performs the SGD algorithm computation (see `SGD`).
+    `momentum_buffer_list` is updated in place: entries that were None get their new
+    buffers."""
+    if foreach is None and fused is None:
+        foreach = _default_foreach(params)
+    lr = _to_scalar(lr)
+    kwargs = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening,
+                  nesterov=nesterov, maximize=maximize)
+    if momentum == 0:
+        momentum_buffer_list = [None] * len(params)
+        write_back = False
+    else:
+        write_back = True
+    if not (foreach or fused):
+        for i, p in enumerate(params):
+            buf = _sgd_update(p, d_p_list[i], momentum_buffer_list[i], key=None, **kwargs)
+            if write_back:
+                momentum_buffer_list[i] = buf
+        return
+    # foreach: buckets split parameters that already have a buffer from those that do not
+    has_buf = [b is not None for b in momentum_buffer_list]
+    for bucket in F.buckets(params, has_buf):
+        p = bucket.operand(params)
+        g = bucket.operand(d_p_list, writes=False)
+        buf = bucket.operand(momentum_buffer_list) if bucket.key else None
+        new_buf = _sgd_update(p, g, buf, key=None, **kwargs)
+        bucket.finish()
+        if write_back and not bucket.key:
+            sub = [params[i] for i in bucket.indices]
+            for i, view in zip(bucket.indices, F.split_flat(new_buf, sub)):
+                momentum_buffer_list[i] = view

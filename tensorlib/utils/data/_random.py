@@ -1,0 +1,47 @@
+"""Randomness for samplers, random_split and worker seeds.
+
+Every random choice here is made by numpy from a 63-bit seed drawn from the caller's generator,
+so a seeded generator gives the same order every run. `generator` may be:
+
+- None: tensorlib's default generator when `tensorlib.randint` exists (so `tensorlib.manual_seed`
+  makes shuffling reproducible, as in PyTorch), else Python's `random` module;
+- a `tensorlib.Generator` (anything `tensorlib.randint(..., generator=g)` accepts);
+- a `numpy.random.Generator` or `numpy.random.RandomState`, or a `random.Random`.
+
+Drawing advances the generator, so successive epochs differ and stay reproducible.
+"""
+import random as _pyrandom
+
+import numpy as np
+
+SEED_BOUND = 2 ** 62
+
+
+def draw_seed(generator=None):
+    """A non-negative int below 2**62 drawn from `generator` (see the module docstring)."""
+    if isinstance(generator, np.random.Generator):
+        return int(generator.integers(0, SEED_BOUND))
+    if isinstance(generator, np.random.RandomState):
+        return int(generator.randint(0, 2 ** 31 - 1)) << 31 | int(generator.randint(0, 2 ** 31 - 1))
+    if isinstance(generator, _pyrandom.Random):
+        return generator.getrandbits(62)
+    import tensorlib
+    randint = getattr(tensorlib, "randint", None)
+    if generator is None:
+        if randint is None:
+            return _pyrandom.getrandbits(62)
+        return int(randint(0, SEED_BOUND, (), dtype=tensorlib.int64).item())
+    if randint is None:
+        raise TypeError(f"generator must be a numpy Generator/RandomState or random.Random in "
+                        f"this build (no tensorlib.randint), got {type(generator).__name__}")
+    return int(randint(0, SEED_BOUND, (), dtype=tensorlib.int64, generator=generator).item())
+
+
+def rng(generator=None):
+    """A numpy Generator seeded from `generator` (one draw)."""
+    return np.random.default_rng(draw_seed(generator))
+
+
+def permutation(n, generator=None):
+    """A random permutation of range(n), as a numpy int64 array."""
+    return rng(generator).permutation(n)

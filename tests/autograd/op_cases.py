@@ -1,0 +1,383 @@
+"""The table of differentiable ops the autograd gradchecks run over.
+
+One `Case` per (op, argument pattern): the function of the float64 tensors that are checked
+(indices, masks and Python arguments are built into the function), the input shapes, how
+input values are drawn (`domain`: keep away from poles and kinks), which registered
+formulas (`tensorlib.autograd.recording.FORMULAS` names) the case exercises, and whether
+second derivatives are checked too.
+
+Adding an op: append a Case (usually one line). `test_every_formula_is_covered` lists the
+registered formulas no case covers yet. Ops are looked up when the case runs, so a case for
+an op that does not exist (yet) is skipped rather than breaking the import.
+"""
+import numpy as np
+
+import tensorlib as tl
+
+LAYOUTS = ("contiguous", "transposed", "sliced", "broadcast")
+
+
+class Case:
+    def __init__(self, name, fn, shapes, domain="real", covers=None, gradgrad=False,
+                 layouts=LAYOUTS, make=None, atol=1e-5, rtol=1e-3):
+        self.name = name
+        self.fn = fn
+        self.shapes = tuple(tuple(s) for s in shapes)
+        self.domain = domain if isinstance(domain, tuple) else (domain,) * len(self.shapes)
+        self.covers = tuple(covers) if covers is not None else (name.split("-")[0],)
+        self.gradgrad = gradgrad
+        self.layouts = layouts
+        self.make = make
+        self.atol, self.rtol = atol, rtol
+
+    def __repr__(self):
+        return self.name
+
+
+# ---- input values ------------------------------------------------------------------------
+def _avoid(points, lo=-2.0, hi=2.0, gap=0.15):
+    """Uniform on [lo, hi] at least `gap` from each of `points` (kinks, poles)."""
+    def draw(rng, shape, state):
+        out = rng.uniform(lo, hi, size=shape)
+        bad = np.zeros(shape, dtype=bool)
+        for _ in range(1000):
+            bad = np.zeros(shape, dtype=bool)
+            for p in points:
+                bad |= np.abs(out - p) < gap
+            if not bad.any():
+                return out
+            out = np.where(bad, rng.uniform(lo, hi, size=shape), out)
+        raise AssertionError("could not draw values")
+    return draw
+
+
+def _distinct(rng, shape, state):
+    """Values shared out, without repeats, from one grid per case: no ties anywhere (max,
+    sort, maximum between inputs)."""
+    pool = state.setdefault("pool", list(rng.permutation(np.linspace(-2.0, 2.0, 401))))
+    n = int(np.prod(shape, dtype=np.int64))
+    values = np.array([pool.pop() for _ in range(n)])
+    return values.reshape(shape)
+
+
+def _nonint(rng, shape, state):
+    """Away from integers and halves (floor, round, sign, ... are piecewise constant)."""
+    k = rng.integers(-2, 2, size=shape)
+    u = rng.uniform(0.15, 0.35, size=shape) + 0.5 * rng.integers(0, 2, size=shape)
+    return k + u
+
+
+DOMAINS = {
+    "real": lambda rng, shape, state: rng.uniform(-2.0, 2.0, size=shape),
+    "pos": lambda rng, shape, state: rng.uniform(0.5, 2.0, size=shape),
+    "unit": lambda rng, shape, state: rng.uniform(-0.8, 0.8, size=shape),
+    "small": lambda rng, shape, state: rng.uniform(-1.0, 1.0, size=shape),
+    "nonzero": _avoid([0.0]),
+    "nonzero_pos": lambda rng, shape, state: rng.uniform(0.6, 1.6, size=shape),
+    "distinct": _distinct,
+    "nonint": _nonint,
+    "clampable": _avoid([-0.5, 0.5]),
+}
+
+
+def _remainder_pair(rng, shapes, state):
+    """a, b with b > 0 and a / b away from integers (remainder, fmod, floor_divide jump)."""
+    sa, sb = shapes
+    shape = np.broadcast_shapes(sa, sb)
+    b = rng.uniform(1.0, 2.0, size=sb)
+    k = rng.integers(-2, 2, size=shape)
+    a = np.broadcast_to(b, shape) * (k + rng.uniform(0.2, 0.8, size=shape))
+    # a's own shape: take the first slice along broadcast dims
+    index = tuple(slice(0, 1) if n == 1 else slice(None) for n in
+                  ((1,) * (len(shape) - len(sa)) + tuple(sa)))
+    return [a[index].reshape(sa), b]
+
+
+# ---- helpers used by the case functions --------------------------------------------------
+def _long(values):
+    return tl.tensor(values, dtype=tl.int64)
+
+
+def _mask(values):
+    return tl.tensor(values, dtype=tl.bool)
+
+
+def _ops(module):
+    return getattr(tl.ops, module)
+
+
+MASK_3x4 = [[True, False, True, False], [False, False, True, True], [True, True, False, False]]
+
+# ---- the table ---------------------------------------------------------------------------
+S = (3, 4)
+CASES = []
+
+
+def add(*cases):
+    CASES.extend(cases)
+
+
+# pointwise, unary
+for _name, _dom in [("neg", "real"), ("abs", "nonzero"), ("exp", "real"), ("expm1", "real"),
+                    ("log", "pos"), ("log1p", "pos"), ("sqrt", "pos"), ("sin", "real"),
+                    ("cos", "real"), ("tan", "unit"), ("asin", "unit"), ("acos", "unit"),
+                    ("atan", "real"), ("sinh", "real"), ("cosh", "real"), ("tanh", "real"),
+                    ("erf", "real"), ("erfc", "real"), ("sigmoid", "real"),
+                    ("relu", "nonzero")]:
+    add(Case(_name, (lambda n: lambda x: getattr(tl, n)(x))(_name), [S], _dom, gradgrad=True))
+for _name in ("floor", "ceil", "round", "trunc", "sign"):
+    add(Case(_name, (lambda n: lambda x: getattr(tl, n)(x))(_name), [S], "nonint"))
+add(Case("neg-0d", lambda x: -x, [()], covers=["neg"], gradgrad=True),
+    Case("exp-0d", tl.exp, [()], covers=["exp"], gradgrad=True),
+    Case("clamp", lambda x: tl.clamp(x, -0.5, 0.5), [S], "clampable", gradgrad=True),
+    Case("clamp-min", lambda x: tl.clamp(x, min=-0.5), [S], "clampable", covers=["clamp"]),
+    Case("clamp-max", lambda x: tl.clamp(x, max=0.5), [S], "clampable", covers=["clamp"]),
+    Case("clamp-tensor", lambda x, lo: tl.clamp(x, min=lo), [S, S], "distinct",
+         covers=["clamp"]))
+
+# pointwise, binary (same shape, broadcast between inputs, Python scalars)
+for _name, _doms in [("add", ("real", "real")), ("sub", ("real", "real")),
+                     ("mul", ("real", "real")), ("div", ("real", "nonzero")),
+                     ("pow", ("pos", "real")), ("maximum", ("distinct", "distinct")),
+                     ("minimum", ("distinct", "distinct")), ("atan2", ("real", "nonzero")),
+                     ("logaddexp", ("real", "real")), ("hypot", ("nonzero", "nonzero"))]:
+    _f = (lambda n: lambda a, b: getattr(tl, n)(a, b))(_name)
+    add(Case(_name, _f, [S, S], _doms, gradgrad=True),
+        Case(f"{_name}-bcast", _f, [(3, 1), (1, 4)], _doms, covers=[_name], gradgrad=True),
+        Case(f"{_name}-bcast-lead", _f, [(2, 3, 4), (4,)], _doms, covers=[_name]),
+        Case(f"{_name}-0d", _f, [S, ()], _doms, covers=[_name]))
+for _name in ("remainder", "fmod", "floor_divide"):
+    _f = (lambda n: lambda a, b: getattr(tl, n)(a, b))(_name)
+    add(Case(_name, _f, [S, S], make=_remainder_pair),
+        Case(f"{_name}-bcast", _f, [S, (1, 4)], covers=[_name], make=_remainder_pair))
+add(Case("add-scalar", lambda x: x + 2.5, [S], covers=["add"], gradgrad=True),
+    Case("rsub-scalar", lambda x: 2.5 - x, [S], covers=["sub"]),
+    Case("mul-scalar", lambda x: 3.0 * x, [S], covers=["mul"]),
+    Case("div-scalar", lambda x: x / 3.0, [S], covers=["div"]),
+    Case("rdiv-scalar", lambda x: 3.0 / x, [S], "nonzero", covers=["div"], gradgrad=True),
+    Case("pow-scalar", lambda x: x ** 3, [S], covers=["pow"], gradgrad=True),
+    Case("pow-frac", lambda x: x ** 2.5, [S], "pos", covers=["pow"], gradgrad=True),
+    Case("pow-zero-exp", lambda x: x ** 0, [S], covers=["pow"]),
+    Case("rpow-scalar", lambda x: 2.0 ** x, [S], covers=["pow"], gradgrad=True),
+    Case("where", lambda a, b: tl.where(_mask(MASK_3x4), a, b), [S, S], gradgrad=True),
+    Case("where-bcast", lambda a, b: tl.where(_mask(MASK_3x4), a, b), [(3, 1), (4,)],
+         covers=["where"]),
+    Case("where-scalar", lambda a: tl.where(_mask(MASK_3x4), a, 0.0), [S], covers=["where"]))
+
+# reductions
+add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
+    Case("sum-dim", lambda x: x.sum(1), [S], covers=["sum"], gradgrad=True),
+    Case("sum-dims-keepdim", lambda x: x.sum((0, 2), keepdim=True), [(2, 3, 2)],
+         covers=["sum"], gradgrad=True),
+    Case("sum-neg-dim", lambda x: x.sum(-1), [(2, 3, 2)], covers=["sum"]),
+    Case("sum-0d", lambda x: x.sum(), [()], covers=["sum"]),
+    Case("mean", lambda x: x.mean(), [S], gradgrad=True),
+    Case("mean-dim", lambda x: x.mean(0, keepdim=True), [S], covers=["mean"], gradgrad=True),
+    Case("mean-dims", lambda x: x.mean((0, 1)), [(2, 3, 2)], covers=["mean"]),
+    Case("prod", lambda x: x.prod(), [S], "nonzero_pos", gradgrad=True),
+    Case("prod-dim", lambda x: x.prod(1), [S], "real", covers=["prod"], gradgrad=True),
+    Case("prod-keepdim", lambda x: x.prod(0, keepdim=True), [S], "real", covers=["prod"]),
+    Case("amax", lambda x: x.amax(), [S], "distinct", gradgrad=True),
+    Case("amax-dim", lambda x: x.amax(1), [S], "distinct", covers=["amax"], gradgrad=True),
+    Case("amin-dims", lambda x: x.amin((0, 1), keepdim=True), [(2, 3, 2)], "distinct",
+         covers=["amin"], gradgrad=True),
+    Case("max-full", lambda x: x.max(), [S], "distinct", covers=["amax"]),
+    Case("min-full", lambda x: tl.min(x), [S], "distinct", covers=["amin"]),
+    Case("max_dim", lambda x: x.max(1)[0], [S], "distinct", gradgrad=True),
+    Case("max_dim-keepdim", lambda x: tl.max(x, 0, keepdim=True).values, [S], "distinct",
+         covers=["max_dim"]),
+    Case("min_dim", lambda x: x.min(-1)[0], [S], "distinct", gradgrad=True),
+    Case("sum_to_size", lambda x: x.sum_to_size(1, 4), [S], gradgrad=True),
+    Case("sum_to_size-lead", lambda x: x.sum_to_size(4), [S], covers=["sum_to_size"]),
+    Case("var", lambda x: tl.var(x), [S], gradgrad=True),
+    Case("var-dim", lambda x: tl.var(x, 1, keepdim=True), [S], covers=["var"],
+         gradgrad=True),
+    Case("var-correction0", lambda x: tl.var(x, 0, correction=0), [S], covers=["var"]),
+    Case("std", lambda x: tl.std(x), [S], gradgrad=True),
+    Case("std-dim", lambda x: tl.std(x, 0), [S], covers=["std"]),
+    Case("logsumexp", lambda x: tl.logsumexp(x, 1), [S], gradgrad=True),
+    Case("logsumexp-dims", lambda x: tl.logsumexp(x, (0, 1), keepdim=True), [S],
+         covers=["logsumexp"]),
+    Case("cumsum", lambda x: tl.cumsum(x, 1), [S], gradgrad=True),
+    Case("cumsum-0", lambda x: tl.cumsum(x, 0), [S], covers=["cumsum"]),
+    Case("cumprod", lambda x: tl.cumprod(x, 1), [S], "nonzero", gradgrad=True),
+    Case("cummax", lambda x: tl.cummax(x, 1)[0], [S], "distinct"),
+    Case("cummin", lambda x: tl.cummin(x, 0)[0], [S], "distinct"),
+    Case("vector_norm", lambda x: tl.linalg.vector_norm(x), [S], "nonzero", gradgrad=True),
+    Case("vector_norm-ord1", lambda x: tl.linalg.vector_norm(x, 1, dim=1), [S], "nonzero",
+         covers=["vector_norm"]),
+    Case("vector_norm-ord3", lambda x: tl.linalg.vector_norm(x, 3, dim=0, keepdim=True), [S],
+         "nonzero", covers=["vector_norm"]),
+    Case("vector_norm-inf", lambda x: tl.linalg.vector_norm(x, float("inf")), [S], "distinct",
+         covers=["vector_norm"]))
+
+# linalg
+add(Case("matmul", lambda a, b: a @ b, [(3, 4), (4, 2)], gradgrad=True),
+    Case("matmul-vec-mat", lambda a, b: tl.matmul(a, b), [(4,), (4, 2)], covers=["matmul"],
+         gradgrad=True),
+    Case("matmul-mat-vec", lambda a, b: tl.matmul(a, b), [(3, 4), (4,)], covers=["matmul"],
+         gradgrad=True),
+    Case("matmul-dot", lambda a, b: tl.matmul(a, b), [(4,), (4,)], covers=["matmul"],
+         gradgrad=True),
+    Case("matmul-batched", lambda a, b: a @ b, [(2, 3, 4), (2, 4, 2)], covers=["matmul"],
+         gradgrad=True),
+    Case("matmul-batch-bcast", lambda a, b: a @ b, [(2, 1, 2, 3), (3, 3, 2)],
+         covers=["matmul"], gradgrad=True),
+    Case("matmul-vec-batched", lambda a, b: a @ b, [(3,), (2, 3, 2)], covers=["matmul"]),
+    Case("mm", lambda a, b: tl.mm(a, b), [(3, 4), (4, 2)], gradgrad=True))
+
+# shape ops and views
+add(Case("view", lambda x: x.view(3, 2, 2), [S], layouts=("contiguous", "sliced")),
+    Case("view-flat", lambda x: x.view(-1), [S], covers=["view"], layouts=("contiguous",)),
+    Case("reshape", lambda x: x.reshape(2, 6), [S]),
+    Case("flatten", lambda x: x.flatten(), [(2, 3, 2)]),
+    Case("flatten-part", lambda x: tl.flatten(x, 1), [(2, 3, 2)], covers=["flatten"]),
+    Case("squeeze", lambda x: x.squeeze(1), [(3, 1, 4)]),
+    Case("squeeze-all", lambda x: x.squeeze(), [(3, 1, 4)], covers=["squeeze"]),
+    Case("unsqueeze", lambda x: x.unsqueeze(1), [S]),
+    Case("permute", lambda x: x.permute(2, 0, 1), [(2, 3, 4)]),
+    Case("permute-neg", lambda x: x.permute(-1, 0, 1), [(2, 3, 4)], covers=["permute"]),
+    Case("transpose", lambda x: x.transpose(0, 1), [S]),
+    Case("t", lambda x: x.t(), [S]),
+    Case("t-1d", lambda x: x.t(), [(4,)], covers=["t"]),
+    Case("mT", lambda x: x.mT, [(2, 3, 4)], covers=["transpose"]),
+    Case("expand", lambda x: x.expand(2, 3, 4), [(3, 1)]),
+    Case("expand_as", lambda x: x.expand_as(tl.ones(2, 3, 4)), [(1, 4)], covers=["expand"]),
+    Case("view_as", lambda x: x.view_as(tl.ones(4, 3)), [S], covers=["view"],
+         layouts=("contiguous",)),
+    Case("reshape_as", lambda x: x.reshape_as(tl.ones(4, 3)), [S], covers=["reshape"]),
+    Case("narrow", lambda x: x.narrow(1, 1, 2), [S]),
+    Case("select", lambda x: x.select(0, 1), [S]),
+    Case("select-neg", lambda x: x.select(-1, -2), [S], covers=["select"]),
+    Case("unfold", lambda x: x.unfold(1, 2, 1), [S]),
+    Case("unfold-step", lambda x: x.unfold(0, 2, 2), [(5, 2)], covers=["unfold"]),
+    Case("as_strided", lambda x: x.as_strided((2, 2), (1, 2), 1), [S],
+         layouts=("contiguous",)),
+    Case("diagonal", lambda x: x.diagonal(), [S]),
+    Case("diagonal-offset", lambda x: x.diagonal(1), [S], covers=["diagonal"]),
+    Case("diagonal-dims", lambda x: x.diagonal(0, 1, 2), [(2, 3, 3)], covers=["diagonal"]),
+    Case("clone", lambda x: x.clone(), [S]),
+    Case("contiguous", lambda x: x.contiguous(), [S], covers=["clone"],
+         layouts=("transposed", "sliced")),
+    Case("to_copy", lambda x: x.to(tl.float64, copy=True), [S]),
+    Case("to_copy-dtype", lambda x: x.to(tl.float32).to(tl.float64), [S], covers=["to_copy"],
+         atol=1e-4, rtol=1e-2, layouts=("contiguous",)))
+
+# indexing
+add(Case("getitem-int", lambda x: x[1], [S], covers=["getitem"]),
+    Case("getitem-slice", lambda x: x[:, 1:3], [S], covers=["getitem"]),
+    Case("getitem-step", lambda x: x[::2, ::-1] if False else x[::2, 1::2], [S],
+         covers=["getitem"]),
+    Case("getitem-none-ellipsis", lambda x: x[None, ..., 2], [S], covers=["getitem"]),
+    Case("getitem-index", lambda x: x[_long([0, 2, 0])], [S], covers=["getitem"]),
+    Case("getitem-index-dim1", lambda x: x[:, [3, 1, 1]], [S], covers=["getitem"]),
+    Case("getitem-index-2d", lambda x: x[_long([[0, 1], [2, 2]])], [S], covers=["getitem"]),
+    Case("take_flat", lambda x: _ops("indexing").take_flat(x, _long([[0, 5], [11, 5]])), [S]),
+    Case("index_add_flat",
+         lambda x: _ops("indexing").index_add_flat(x, _long([0, 5, 5, 2]), (2, 3)), [(4,)]))
+
+# joining
+add(Case("cat", lambda a, b: tl.cat([a, b], 0), [S, (2, 4)]),
+    Case("cat-dim1", lambda a, b, c: tl.cat((a, b, c), dim=1), [S, (3, 1), S],
+         covers=["cat"]),
+    Case("stack", lambda a, b: tl.stack([a, b], 1), [S, S]),
+    Case("flip", lambda x: tl.flip(x, (0, 1)), [S]),
+    Case("roll", lambda x: tl.roll(x, 1, 1), [S]),
+    Case("roll-flat", lambda x: tl.roll(x, -5), [S], covers=["roll"]),
+    Case("repeat", lambda x: x.repeat(2, 1, 3), [S]),
+    Case("repeat_interleave", lambda x: tl.repeat_interleave(x, 2, dim=0), [S]),
+    Case("repeat_interleave-tensor",
+         lambda x: tl.repeat_interleave(x, _long([1, 0, 2, 1]), dim=1), [S],
+         covers=["repeat_interleave"]),
+    Case("tril", lambda x: tl.tril(x), [S]),
+    Case("triu", lambda x: tl.triu(x, 1), [S]),
+    Case("diag", lambda x: tl.diag(x), [S]),
+    Case("diag-vec", lambda x: tl.diag(x, -1), [(4,)], covers=["diag"]),
+    Case("diag_embed", lambda x: tl.diag_embed(x), [S]),
+    Case("trace", lambda x: tl.trace(x), [S]),
+    Case("constant_pad_nd", lambda x: tl.constant_pad_nd(x, (1, 2, 0, 1), 0.5), [S]),
+    Case("pad-reflect", lambda x: _ops("joining").pad(x, (2, 1), mode="reflect"), [S],
+         covers=["pad"]),
+    Case("pad-replicate", lambda x: _ops("joining").pad(x, (1, 2, 1, 0), mode="replicate"),
+         [S], covers=["pad"]),
+    Case("pad-circular", lambda x: _ops("joining").pad(x, (1, 2), mode="circular"), [S],
+         covers=["pad"]))
+
+# gather / scatter / index / masked / sort
+IDX = [[0, 2, 1, 0], [2, 2, 0, 1]]
+add(Case("gather", lambda x: tl.gather(x, 0, _long(IDX)), [S]),
+    Case("take_along_dim", lambda x: tl.take_along_dim(x, _long([[0], [3], [1]]), 1), [S]),
+    Case("take_along_dim-flat", lambda x: tl.take_along_dim(x, _long([0, 7, 7])), [S],
+         covers=["take_along_dim"]),
+    Case("scatter_add", lambda x, s: tl.scatter_add(x, 0, _long(IDX), s), [S, (2, 4)]),
+    Case("scatter", lambda x, s: tl.scatter(x, 1, _long([[0, 1], [2, 3], [3, 0]]), s),
+         [S, (3, 2)]),
+    Case("scatter_value", lambda x: tl.scatter(x, 1, _long([[0, 1], [2, 3], [3, 0]]),
+                                               value=2.0), [S]),
+    Case("scatter_reduce-sum", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "sum"),
+         [S, (2, 4)], covers=["scatter_reduce"]),
+    Case("scatter_reduce-mean", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "mean"),
+         [S, (2, 4)], covers=["scatter_reduce"]),
+    Case("scatter_reduce-prod", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "prod"),
+         [S, (2, 4)], "nonzero", covers=["scatter_reduce"]),
+    Case("scatter_reduce-amax", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "amax"),
+         [S, (2, 4)], "distinct", covers=["scatter_reduce"]),
+    Case("index_select", lambda x: tl.index_select(x, 1, _long([3, 0, 3])), [S]),
+    Case("index_add", lambda x, s: tl.index_add(x, 0, _long([2, 0, 2]), s, alpha=2.0),
+         [S, S]),
+    Case("index_copy", lambda x, s: tl.index_copy(x, 1, _long([3, 0]), s), [S, (3, 2)]),
+    Case("index_fill", lambda x: tl.index_fill(x, 0, _long([1]), -1.0), [S]),
+    Case("masked_fill", lambda x: tl.masked_fill(x, _mask(MASK_3x4), 0.25), [S]),
+    Case("masked_fill-bcast", lambda x: tl.masked_fill(x, _mask([True, False, False, True]),
+                                                       0.25), [S], covers=["masked_fill"]),
+    Case("masked_select", lambda x: tl.masked_select(x, _mask(MASK_3x4)), [S]),
+    Case("masked_scatter", lambda x, s: tl.masked_scatter(x, _mask(MASK_3x4), s),
+         [S, (8,)], layouts=("contiguous", "transposed")),
+    Case("sort", lambda x: tl.sort(x, 1)[0], [S], "distinct"),
+    Case("sort-desc", lambda x: tl.sort(x, 0, descending=True)[0], [S], "distinct",
+         covers=["sort"]),
+    Case("topk", lambda x: tl.topk(x, 2, 1)[0], [S], "distinct"),
+    Case("topk-smallest", lambda x: tl.topk(x, 2, 0, largest=False)[0], [S], "distinct",
+         covers=["topk"]),
+    Case("kthvalue", lambda x: tl.kthvalue(x, 2, 1)[0], [S], "distinct"),
+    Case("kthvalue-keepdim", lambda x: tl.kthvalue(x, 1, 0, keepdim=True)[0], [S],
+         "distinct", covers=["kthvalue"]))
+
+# in-place writes recorded as graph nodes (copy_, fill_, writes through views)
+add(Case("copy_", lambda a, b: (a * 1).copy_(b) * a, [S, S]),
+    Case("copy_-bcast", lambda a, b: (a * 1).copy_(b) * a, [S, (4,)], covers=["copy_"]),
+    Case("fill_", lambda a: (a * 1).fill_(0.5) * a, [S]),
+    Case("copy_slices", lambda a, b: _setitem(a * 1, (0,), b * 2) * a, [S, (4,)]),
+    Case("copy_slices-scalar", lambda a: _setitem(a * 1, (slice(None), 1), 3.0) * a, [S],
+         covers=["copy_slices"]),
+    Case("inplace-view-add_", lambda a, b: _view_add(a * 1, b), [S, (3,)],
+         covers=["copy_slices"]))
+
+
+def _setitem(t, key, value):
+    t[key] = value
+    return t
+
+
+def _view_add(t, b):
+    t[:, 2].add_(b)
+    return t
+
+
+# Registered formulas that are deliberately not covered here, with the reason.
+NOT_COVERED = {
+    "alias": "not recorded by any public op",
+    "contiguous": "contiguous() records CloneBackward0",
+    "expand_as": "expand_as() records ExpandBackward0",
+    "view_as": "view_as() records ViewBackward0",
+    "reshape_as": "reshape_as() records ReshapeBackward0",
+    "put_along_dim": "internal: the adjoint of take_along_dim, reached through its backward",
+}
+
+
+def draw_inputs(case, shapes, seed):
+    rng = np.random.default_rng(seed)
+    state = {}
+    if case.make is not None:
+        return case.make(rng, shapes, state)
+    return [DOMAINS[d](rng, s, state) for d, s in zip(case.domain, shapes)]

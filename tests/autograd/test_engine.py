@@ -1,0 +1,293 @@
+"""The backward engine: roots and seed gradients, diamonds, accumulation, retain_graph,
+higher-order derivatives, autograd.grad and backward(inputs=...)."""
+import math
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib import autograd
+
+from ._util import close, leaf
+
+
+def test_backward_from_scalar():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    close(x.grad, [2.0, 4.0, 6.0])
+
+
+def test_backward_0d_from_mean():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    x.mean().backward()
+    close(x.grad, np.full((2, 2), 0.25))
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), ()])
+def test_backward_with_gradient_argument(shape):
+    rng = np.random.default_rng(0)
+    xv, gv = rng.standard_normal(shape), rng.standard_normal(shape)
+    x = leaf(xv)
+    (x * x * 3).backward(tl.tensor(gv))
+    close(x.grad, 6 * xv * gv)
+
+
+def test_backward_non_scalar_without_gradient_raises():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        (x * 2).backward()
+
+
+def test_backward_gradient_shape_mismatch_raises():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        (x * 2).backward(tl.ones(3, dtype=tl.float64))
+
+
+def test_backward_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tl.tensor([1.0]).sum().backward()
+    x = leaf([1.0])
+    with pytest.raises(RuntimeError, match="element 1"):
+        autograd.backward([x.sum(), tl.ones(1).sum()])
+
+
+def test_backward_from_leaf():
+    x = leaf([1.0, 2.0])
+    x.backward(tl.tensor([3.0, 4.0], dtype=tl.float64))
+    close(x.grad, [3.0, 4.0])
+
+
+def test_autograd_backward_several_roots():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    z = (y * y).sum()
+    # y is both a root and an ancestor of the other root
+    autograd.backward([z, y], [tl.tensor(1.0, dtype=tl.float64), tl.ones(2, dtype=tl.float64)])
+    close(x.grad, 8 * np.array([1.0, 2.0]) + 2)
+
+
+def test_diamond_sums_both_paths():
+    x = leaf([1.0, 2.0])
+    a = x * 2
+    b = a.exp()
+    c = a.sin()
+    (b + c).sum().backward()
+    xv = np.array([1.0, 2.0])
+    close(x.grad, 2 * np.exp(2 * xv) + 2 * np.cos(2 * xv))
+
+
+def test_same_tensor_used_many_times():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * x * x + x + x
+    y.sum().backward()
+    close(x.grad, 3 * np.array([1.0, 2.0, 3.0]) ** 2 + 2)
+
+
+def test_deep_diamond_lattice():
+    x = leaf([0.5])
+    a, b = x, x
+    for _ in range(20):                          # 2^20 paths, linear work
+        a, b = a * 0.5 + b * 0.5, a * 0.25 + b * 0.75
+    (a + b).sum().backward()
+    close(x.grad, [2.0])
+
+
+def test_accumulates_across_backward_calls():
+    x = leaf([1.0, 2.0])
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    close(x.grad, [5.0, 5.0])
+    g = x.grad
+    (x * 1).sum().backward()
+    close(x.grad, [6.0, 6.0])
+    del g
+
+
+def test_grad_is_fresh_tensor_not_shared_with_graph():
+    # a + b sends the same gradient tensor to both inputs; each leaf must own its .grad
+    a, b = leaf([1.0]), leaf([2.0])
+    (a + b).sum().backward()
+    a.grad.add_(10)
+    close(b.grad, [1.0])
+
+
+def test_second_backward_through_freed_graph_raises():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = leaf([1.0, 2.0])
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.clone()
+    y.backward()
+    close(x.grad, 2 * first.numpy())
+
+
+def test_autograd_grad_frees_graph_unless_retained():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    autograd.grad(y, x)
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        autograd.grad(y, x)
+    y = (x * x).sum()
+    autograd.grad(y, x, retain_graph=True)
+    (g,) = autograd.grad(y, x)
+    close(g, [2.0, 4.0])
+
+
+def _nth_derivatives(fn, x0, n):
+    x = leaf([x0])
+    out = [fn(x)]
+    for i in range(n):
+        (g,) = autograd.grad(out[-1].sum(), x, create_graph=i < n - 1)
+        out.append(g)
+    return [float(v.detach().numpy()[0]) for v in out[1:]]
+
+
+@pytest.mark.parametrize("fn, derivs, x0", [
+    (lambda x: x ** 3, lambda x: [3 * x ** 2, 6 * x, 6.0], 1.7),
+    (lambda x: x * x * x, lambda x: [3 * x ** 2, 6 * x, 6.0], -0.4),
+    (tl.sin, lambda x: [math.cos(x), -math.sin(x), -math.cos(x)], 0.9),
+    (tl.exp, lambda x: [math.exp(x)] * 3, 0.3),
+    (lambda x: tl.exp(tl.sin(x)), lambda x: [
+        math.cos(x) * math.exp(math.sin(x)),
+        (math.cos(x) ** 2 - math.sin(x)) * math.exp(math.sin(x)),
+        math.exp(math.sin(x)) * math.cos(x) * (math.cos(x) ** 2 - 3 * math.sin(x) - 1)], 0.5),
+    (lambda x: tl.log(x), lambda x: [1 / x, -1 / x ** 2, 2 / x ** 3], 1.3),
+    (lambda x: 1 / x, lambda x: [-1 / x ** 2, 2 / x ** 3, -6 / x ** 4], 0.7),
+    (tl.tanh, lambda x: [1 - math.tanh(x) ** 2,
+                         -2 * math.tanh(x) * (1 - math.tanh(x) ** 2),
+                         (1 - math.tanh(x) ** 2) * (6 * math.tanh(x) ** 2 - 2)], 0.4),
+    (tl.sqrt, lambda x: [0.5 * x ** -0.5, -0.25 * x ** -1.5, 0.375 * x ** -2.5], 1.9),
+])
+def test_higher_order_derivatives(fn, derivs, x0):
+    np.testing.assert_allclose(_nth_derivatives(fn, x0, 3), derivs(x0), rtol=1e-10)
+
+
+def test_create_graph_backward_gives_differentiable_grad():
+    x = leaf([2.0])
+    (x ** 3).sum().backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.grad_fn is not None
+    (g2,) = autograd.grad(x.grad.sum(), x)
+    close(g2, [12.0])
+
+
+def test_hessian_vector_product_of_two_inputs():
+    x, y = leaf([1.0, 2.0]), leaf([3.0, -1.0])
+    f = (x * x * y + y.exp() * x).sum()
+    gx, gy = autograd.grad(f, (x, y), create_graph=True)
+    xv, yv = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    close(gx, 2 * xv * yv + np.exp(yv))
+    close(gy, xv ** 2 + np.exp(yv) * xv)
+    hx, hy = autograd.grad(gx.sum(), (x, y))
+    close(hx, 2 * yv)                               # d/dx sum(gx)
+    close(hy, 2 * xv + np.exp(yv))                  # d/dy sum(gx)
+
+
+def test_grad_returns_without_accumulating():
+    x = leaf([1.0, 2.0])
+    (g,) = autograd.grad((x * 3).sum(), x)
+    close(g, [3.0, 3.0])
+    assert x.grad is None
+    assert not g.requires_grad
+
+
+def test_grad_with_grad_outputs_and_several_outputs():
+    x = leaf([1.0, 2.0])
+    y1, y2 = x * 2, x * x
+    (g,) = autograd.grad([y1, y2], x, [tl.tensor([1.0, 0.5], dtype=tl.float64),
+                                        tl.tensor([2.0, 3.0], dtype=tl.float64)])
+    close(g, [2 + 2 * 2 * 1.0, 1 + 3 * 2 * 2.0])
+
+
+def test_grad_unused_input():
+    x, u = leaf([1.0]), leaf([5.0])
+    with pytest.raises(RuntimeError, match="allow_unused=True"):
+        autograd.grad((x * 2).sum(), [x, u])
+    gx, gu = autograd.grad((x * 2).sum(), [x, u], allow_unused=True)
+    close(gx, [2.0])
+    assert gu is None
+    gx, gu = autograd.grad((x * 2).sum(), [x, u], materialize_grads=True)
+    close(gu, [0.0])
+
+
+def test_grad_input_not_requiring_grad_raises():
+    x = leaf([1.0])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        autograd.grad((x * 2).sum(), tl.tensor([1.0]))
+
+
+def test_grad_with_respect_to_intermediate():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    z = (y * y).sum()
+    gy, gx = autograd.grad(z, [y, x])
+    close(gy, [6.0, 12.0])
+    close(gx, [18.0, 36.0])
+    y2 = x * 2
+    (g,) = autograd.grad(y2, y2, tl.tensor([5.0, 6.0], dtype=tl.float64))   # output itself
+    close(g, [5.0, 6.0])
+
+
+def test_grad_runs_only_the_needed_part_of_the_graph():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    fired = []
+    bb = b * 2
+    bb.register_hook(lambda g: fired.append(g))
+    z = (a * 3 + bb).sum()
+    (g,) = autograd.grad(z, a)
+    close(g, [3.0, 3.0])
+    assert fired == [] and b.grad is None and a.grad is None
+
+
+def test_backward_inputs_restricts_accumulation():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (a * b).sum().backward(inputs=[a])
+    close(a.grad, [3.0, 4.0])
+    assert b.grad is None
+    (a * b).sum().backward(inputs=(a, b))
+    close(a.grad, [6.0, 8.0])
+    close(b.grad, [1.0, 2.0])
+
+
+def test_backward_inputs_non_leaf_and_leaf_hooks():
+    a = leaf([1.0, 2.0])
+    calls = []
+    a.register_hook(lambda g: calls.append("hook") or g * 10)
+    a.register_post_accumulate_grad_hook(lambda t: calls.append("post"))
+    m = a * 2
+    (m * m).sum().backward(inputs=[m, a], retain_graph=True)
+    close(m.grad, [4.0, 8.0])
+    close(a.grad, [80.0, 160.0])
+    assert calls == ["hook", "post"]
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (m * m).sum().backward(inputs=[])
+
+
+def test_backward_accepts_python_int_free_graph_and_returns_none():
+    x = leaf([1.0])
+    assert (x * 2).sum().backward() is None
+
+
+def test_no_grad_flowing_to_a_branch_is_fine():
+    # the max(dim) indices output and an unused path must not break the engine
+    x = leaf([[1.0, 5.0], [7.0, 2.0]])
+    values, indices = x.max(1)
+    unused = x * 100
+    (values.sum() + unused.sum() * 0).backward()
+    close(x.grad, [[0.0, 1.0], [1.0, 0.0]])
+
+
+def test_engine_order_is_topological_for_long_chains():
+    x = leaf([1.0])
+    y = x
+    for _ in range(500):
+        y = y * 1.001
+    y.sum().backward()
+    close(x.grad, [1.001 ** 500])

@@ -1,0 +1,292 @@
+"""autograd.Function: ctx.save_for_backward, saved_tensors, needs_input_grad,
+mark_non_differentiable, set_materialize_grads, several inputs/outputs, non-tensor args,
+use inside a bigger graph and with create_graph."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib import autograd
+
+from ._util import close, leaf
+
+
+class Square(autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 2 * x
+
+
+class ScaledProduct(autograd.Function):
+    """(a * b * k, a + b) with a Python scale k; records needs_input_grad."""
+    seen = []
+
+    @staticmethod
+    def forward(ctx, a, k, b):
+        ctx.save_for_backward(a, b)
+        ctx.k = k
+        return a * b * k, a + b
+
+    @staticmethod
+    def backward(ctx, g_prod, g_sum):
+        ScaledProduct.seen.append(ctx.needs_input_grad)
+        a, b = ctx.saved_tensors
+        ga = g_prod * b * ctx.k + g_sum if ctx.needs_input_grad[0] else None
+        gb = g_prod * a * ctx.k + g_sum if ctx.needs_input_grad[2] else None
+        return ga, None, gb
+
+
+def test_basic_function():
+    x = leaf([1.0, 2.0, 3.0])
+    y = Square.apply(x)
+    assert y.requires_grad and y.grad_fn.name() == "SquareBackward"
+    assert y.grad_fn.next_functions[0][0].variable is x
+    y.sum().backward()
+    close(x.grad, [2.0, 4.0, 6.0])
+
+
+def test_forward_runs_without_recording():
+    class Check(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            assert not tl.is_grad_enabled()
+            y = x * 2
+            assert not y.requires_grad
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    x = leaf([1.0])
+    Check.apply(x).sum().backward()
+    close(x.grad, [2.0])
+
+
+def test_multiple_inputs_outputs_non_tensor_args_needs_input_grad():
+    ScaledProduct.seen.clear()
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    p, s = ScaledProduct.apply(a, 2.0, b)
+    assert p.grad_fn is s.grad_fn and s.output_nr == 1
+    (p.sum() + 3 * s.sum()).backward()
+    close(a.grad, 2 * np.array([3.0, 4.0]) + 3)
+    close(b.grad, 2 * np.array([1.0, 2.0]) + 3)
+    assert ScaledProduct.seen[-1] == (True, False, True)
+    c = tl.tensor([3.0, 4.0], dtype=tl.float64)        # b does not require grad
+    p, s = ScaledProduct.apply(a, 1.0, c)
+    p.sum().backward()
+    assert ScaledProduct.seen[-1] == (True, False, False)
+
+
+def test_only_one_output_used_gets_zeros_for_the_other():
+    seen = []
+
+    class Two(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((g1, g2))
+            return g1 + 2 * g2
+
+    x = leaf([1.0, 2.0])
+    a, b = Two.apply(x)
+    a.sum().backward()
+    g1, g2 = seen[-1]
+    close(g2, [0.0, 0.0])                          # materialized
+    x.grad = None
+    a, b = Two.apply(x)
+    b.sum().backward()                             # only the second output used
+    g1, g2 = seen[-1]
+    close(g1, [0.0, 0.0])
+    close(x.grad, [2.0, 2.0])
+
+
+def test_set_materialize_grads_false_passes_none():
+    seen = []
+
+    class Two(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((g1, g2))
+            out = None
+            if g1 is not None:
+                out = g1
+            if g2 is not None:
+                out = 2 * g2 if out is None else out + 2 * g2
+            return out
+
+    x = leaf([1.0, 2.0])
+    a, _ = Two.apply(x)
+    a.sum().backward()
+    assert seen[-1][1] is None
+    close(x.grad, [1.0, 1.0])
+    x.grad = None
+    _, b = Two.apply(x)
+    b.sum().backward()
+    assert seen[-1][0] is None
+    close(x.grad, [2.0, 2.0])
+
+
+def test_mark_non_differentiable():
+    class SortLike(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            doubled = x * 2
+            idx = x.argmax()
+            flag = x * 0
+            ctx.mark_non_differentiable(idx, flag)
+            return doubled, idx, flag
+
+        @staticmethod
+        def backward(ctx, g, g_idx, g_flag):
+            return g * 2
+
+    x = leaf([1.0, 3.0])
+    d, idx, flag = SortLike.apply(x)
+    assert d.requires_grad
+    assert not idx.requires_grad and not flag.requires_grad
+    d.sum().backward()
+    close(x.grad, [2.0, 2.0])
+
+
+def test_saved_non_tensors_and_none():
+    class Save(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, n):
+            ctx.save_for_backward(x, None)
+            ctx.n = n
+            return x ** n
+
+        @staticmethod
+        def backward(ctx, g):
+            x, nothing = ctx.saved_tensors
+            assert nothing is None
+            return g * ctx.n * x ** (ctx.n - 1), None
+
+    x = leaf([2.0])
+    Save.apply(x, 3).sum().backward()
+    close(x.grad, [12.0])
+
+
+def test_wrong_number_of_gradients_raises():
+    class Bad(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x + y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        Bad.apply(leaf([1.0]), leaf([2.0])).sum().backward()
+
+
+def test_no_input_requires_grad_records_nothing():
+    y = Square.apply(tl.tensor([3.0]))
+    assert not y.requires_grad and y.grad_fn is None
+    with tl.no_grad():
+        y = Square.apply(leaf([3.0]))
+    assert not y.requires_grad
+
+
+def test_inside_bigger_graph():
+    x = leaf([0.5, -1.0])
+    y = Square.apply(x.sin() * 3) + x.exp()
+    y.sum().backward()
+    xv = np.array([0.5, -1.0])
+    close(x.grad, 2 * 3 * np.sin(xv) * 3 * np.cos(xv) + np.exp(xv))
+
+
+def test_saved_tensor_modified_in_place_raises():
+    x = leaf([1.0, 2.0])
+    h = x * 1
+    y = Square.apply(h)
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_saved_tensors_freed_after_backward():
+    x = leaf([1.0])
+    y = Square.apply(x)
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.sum().backward()
+    y = Square.apply(x)
+    s = y.sum()
+    s.backward(retain_graph=True)
+    s.backward()
+    close(x.grad, [2.0 + 2.0 + 2.0])
+
+
+def test_create_graph_through_function():
+    class Cube(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2              # written in differentiable ops
+
+    x = leaf([2.0])
+    y = Cube.apply(x * 1.0) * 2
+    (g,) = autograd.grad(y.sum(), x, create_graph=True)
+    close(g, [24.0])
+    (g2,) = autograd.grad(g.sum(), x)
+    close(g2, [24.0])
+    assert autograd.gradcheck(Cube.apply, (leaf([0.3, -1.2]),))
+    assert autograd.gradgradcheck(Cube.apply, (leaf([0.3, -1.2]),))
+
+
+def test_input_returned_unchanged_keeps_its_history():
+    class Ident(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x, y * 2
+
+        @staticmethod
+        def backward(ctx, gx, gy):
+            return gx, gy * 2
+
+    x, y = leaf([1.0]), leaf([1.0])
+    a, b = Ident.apply(x, y)
+    assert a is x and a.is_leaf
+    b.sum().backward()
+    close(y.grad, [2.0])
+
+
+def test_function_ctx_is_node():
+    x = leaf([1.0])
+    y = Square.apply(x)
+    assert isinstance(y.grad_fn, autograd.Node)
+    assert isinstance(y.grad_fn, autograd.FunctionCtx)
+
+
+def test_unimplemented_forward_backward():
+    class Nothing(autograd.Function):
+        pass
+    with pytest.raises(NotImplementedError):
+        Nothing.apply(leaf([1.0]))
+
+    class NoBackward(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+    with pytest.raises(NotImplementedError):
+        NoBackward.apply(leaf([1.0])).sum().backward()

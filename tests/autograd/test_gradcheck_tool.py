@@ -1,0 +1,130 @@
+"""gradcheck and gradgradcheck themselves: pass on correct functions, fail on wrong ones."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib import autograd
+from tensorlib.autograd import GradcheckError, gradcheck, gradgradcheck
+
+from ._util import leaf
+
+
+def _x(shape=(3,), seed=0):
+    return leaf(np.random.default_rng(seed).standard_normal(shape))
+
+
+class WrongGrad(autograd.Function):
+    """sin with a wrong derivative (sin instead of cos)."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.sin()
+
+
+class RightFirstWrongSecond(autograd.Function):
+    """x**2 whose backward is right in value but computed as a constant, so its own
+    derivative (the second derivative) is wrong."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (2 * x).detach()
+
+
+def test_passes_on_correct_functions():
+    assert gradcheck(lambda x: (x.sin() * x.exp()).sum(), (_x(),))
+    assert gradcheck(lambda a, b: a @ b, (_x((2, 3)), _x((3, 4), 1)))
+    assert gradcheck(tl.tanh, _x((2, 2)))                  # a single tensor, not a tuple
+    assert gradgradcheck(lambda x: x.sin() * x, (_x(),))
+    assert gradgradcheck(lambda a, b: a @ b, (_x((2, 3)), _x((3, 4), 1)))
+
+
+def test_fails_on_wrong_function():
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        gradcheck(WrongGrad.apply, (_x(),))
+    assert gradcheck(WrongGrad.apply, (_x(),), raise_exception=False) is False
+    assert isinstance(GradcheckError("x"), RuntimeError)
+
+
+def test_gradgradcheck_catches_wrong_second_derivative():
+    x = _x()
+    assert gradcheck(RightFirstWrongSecond.apply, (x,))
+    with pytest.raises(GradcheckError):
+        gradgradcheck(RightFirstWrongSecond.apply, (x,))
+    assert gradgradcheck(RightFirstWrongSecond.apply, (x,), raise_exception=False) is False
+
+
+def test_mismatch_names_output_and_input():
+    def f(a, b):
+        return a * 2, WrongGrad.apply(b)
+    with pytest.raises(GradcheckError, match="output 1 with respect to input 1"):
+        gradcheck(f, (_x(), _x(seed=1)))
+
+
+def test_non_differentiable_and_non_tensor_inputs_are_skipped():
+    x = _x()
+    c = tl.tensor([1.0, 2.0, 3.0], dtype=tl.float64)
+    assert gradcheck(lambda x, c, k: x * c * k, (x, c, 2.5))
+
+
+def test_inputs_are_restored_and_keep_their_layout():
+    base = tl.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype=tl.float64)
+    x = base.t().detach().requires_grad_()
+    before = x.detach().numpy().copy()
+    seen = []
+
+    def f(t):
+        seen.append(t.is_contiguous())
+        return t.exp()
+    assert gradcheck(f, (x,))
+    np.testing.assert_array_equal(x.detach().numpy(), before)
+    assert not any(seen) and not x.is_contiguous()
+
+
+def test_overlapping_input_rejected():
+    x = tl.tensor([1.0, 2.0], dtype=tl.float64).expand(3, 2).detach().requires_grad_()
+    with pytest.raises(RuntimeError, match="stride 0"):
+        gradcheck(lambda t: t * 2, (x,))
+
+
+def test_float32_input_warns():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="double precision"):
+        gradcheck(lambda t: t * 2, (x,), atol=1e-2, rtol=1e-2, eps=1e-3)
+
+
+def test_wrong_gradient_shape_reported():
+    class BadShape(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.sum()
+
+    # the engine may refuse first; either way the check fails
+    with pytest.raises(RuntimeError):
+        gradcheck(BadShape.apply, (_x(),))
+
+
+def test_several_outputs_and_outputs_without_grad():
+    def f(x):
+        return x.sin(), (x > 0), x * x
+    assert gradcheck(f, (_x(),))
+    assert gradgradcheck(lambda x: (x.sin(), x * x), (_x(),))
+
+
+def test_gradgradcheck_with_given_grad_outputs():
+    x = _x()
+    g = leaf([1.0, -2.0, 0.5])
+    assert gradgradcheck(lambda t: t ** 3, (x,), (g,))
