@@ -6,8 +6,9 @@ import threading
 
 cnp.import_array()
 
-POOL_MIN_BYTES = 1 << 20
-GRANULE = 1 << 16              # pooled sizes are rounded up to 64 KiB
+# C constants: release() also runs while the interpreter shuts down, after module globals are gone
+cdef Py_ssize_t POOL_MIN_BYTES = 1 << 20
+cdef Py_ssize_t GRANULE = 1 << 16          # pooled sizes are rounded up to 64 KiB
 
 
 cdef class HostAllocator:
@@ -39,7 +40,7 @@ cdef class HostAllocator:
 
     cpdef release(self, object handle, Py_ssize_t nbytes):
         """Called when a Storage dies: keep a large buffer for the next allocation."""
-        cdef Py_ssize_t size = handle.nbytes
+        cdef Py_ssize_t size = (<cnp.ndarray>handle).nbytes
         if size < POOL_MIN_BYTES:
             return
         with self._lock:
