@@ -88,7 +88,7 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None,
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, id(node), node))
-    check_nan = anomaly_mode.is_enabled()
+    check_nan = anomaly_mode.is_check_nan_enabled()
     prev = _state.set_grad_enabled(create_graph)
     try:
         while ready:

@@ -19,6 +19,7 @@ class FunctionCtx(Node):
         self.needs_input_grad = ()
         self._input_positions = []
         self._output_metas = []
+        self._input_metas = []
 
     def name(self):
         return f"{self._fn_cls.__name__}Backward"
@@ -65,7 +66,37 @@ class FunctionCtx(Node):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {len(self.needs_input_grad)}, got "
                                f"{len(grads)})")
-        return tuple(grads[i] for i in self._input_positions)
+        positions = set(self._input_positions)
+        for i, g in enumerate(grads):
+            if g is not None and i not in positions:
+                raise RuntimeError(f"function {self.name()} returned a gradient different "
+                                   f"than None at position {i + 1}, but the corresponding "
+                                   f"forward input was not a Variable")
+        return tuple(self._validate(i, grads[i], meta)
+                     for i, meta in zip(self._input_positions, self._input_metas))
+
+    def _validate(self, i, g, meta):
+        """A user-returned gradient, checked against its input as PyTorch does: summed back
+        when the input's shape broadcasts to it, cast to the input's dtype."""
+        if g is None:
+            return None
+        if not isinstance(g, TensorImpl):
+            raise TypeError(f"function {self.name()} returned a non-Tensor gradient at index "
+                            f"{i} ({type(g).__name__})")
+        if g._sizes != meta.shape:
+            from tensorlib._C.broadcast import broadcast_shapes
+            try:
+                expandable = broadcast_shapes(meta.shape, g._sizes) == g._sizes
+            except RuntimeError:
+                expandable = False
+            if not expandable:
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
+                                   f"index {i} - got {list(g._sizes)} but expected shape "
+                                   f"compatible with {list(meta.shape)}")
+            g = g.sum_to_size(meta.shape)
+        if g._dtype is not meta.dtype:
+            g = g.to(meta.dtype)
+        return g
 
 
 def _zeros_like(meta):
@@ -104,6 +135,7 @@ class Function:
             return outputs
         ctx.next_functions = tuple(edge(a) for a in args if isinstance(a, TensorImpl))
         ctx._input_positions = [i for i, a in enumerate(args) if isinstance(a, TensorImpl)]
+        ctx._input_metas = [TensorMeta(a) for a in args if isinstance(a, TensorImpl)]
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         ctx._output_metas = [TensorMeta(o) if isinstance(o, TensorImpl) else None
@@ -118,4 +150,7 @@ class Function:
             o._requires_grad = True
             o._grad_fn = ctx
             o._output_nr = i
+            for saved in ctx._saved or ():    # a saved output: no tensor <-> ctx cycle
+                if isinstance(saved, SavedTensor) and saved.tensor is o:
+                    saved.mark_output(i)
         return outputs

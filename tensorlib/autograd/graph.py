@@ -7,7 +7,7 @@ import itertools
 import traceback
 
 from tensorlib._C import grad_mode as _state
-from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib._C.tensor_impl import TensorImpl, is_contiguous
 from tensorlib.autograd import anomaly_mode
 
 _sequence = itertools.count()
@@ -39,13 +39,30 @@ class TensorMeta:
 
 class SavedTensor:
     """A tensor kept for backward, with the version it had; unpacking after an in-place write
-    or after the graph was freed raises RuntimeError saying which."""
-    __slots__ = ("tensor", "version", "owner")
+    or after the graph was freed raises RuntimeError saying which.
 
-    def __init__(self, t, owner):
-        self.tensor = t
+    An output of the owner node (`output_nr` given, or `mark_output` called once its grad_fn is
+    set) is kept as a history-free alias, so that the tensor -> grad_fn -> saved tensor cycle
+    does not keep outputs alive until the garbage collector runs; unpacking gives back an
+    alias whose grad_fn is the owner (so create_graph can differentiate through it)."""
+    __slots__ = ("tensor", "version", "owner", "output_nr")
+
+    def __init__(self, t, owner, output_nr=None):
         self.version = t._storage.version
         self.owner = owner
+        self.output_nr = None
+        self.tensor = t
+        if output_nr is not None:
+            self.mark_output(output_nr)
+
+    def mark_output(self, output_nr):
+        t = self.tensor
+        if t is None or self.output_nr is not None:
+            return
+        alias = t.detach()
+        alias._requires_grad = False
+        self.tensor = alias
+        self.output_nr = output_nr
 
     def unpack(self):
         t = self.tensor
@@ -57,14 +74,24 @@ class SavedTensor:
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
         if t._storage.version != self.version:
-            made_by = f", which is output {t._output_nr} of {t._grad_fn.name()}" \
-                if t._grad_fn is not None else ""
+            if self.output_nr is not None:
+                made_by = f", which is output {self.output_nr} of {self.owner.name()}"
+            elif t._grad_fn is not None:
+                made_by = f", which is output {t._output_nr} of {t._grad_fn.name()}"
+            else:
+                made_by = ""
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [tensorlib.{t._dtype.scalar_name}Tensor "
                 f"{list(t._sizes)}]{made_by}, is at version {t._storage.version}; expected "
                 f"version {self.version} instead. The op that saved it: {self.owner.name()}. "
                 f"Hint: enable anomaly detection to find the forward op that made it.")
+        if self.output_nr is not None:
+            out = t.detach()
+            out._requires_grad = True
+            out._grad_fn = self.owner
+            out._output_nr = self.output_nr
+            return out
         return t
 
 
@@ -137,7 +164,14 @@ class AccumulateGrad(Node):
         else:
             prev = _state.set_grad_enabled(False)
             try:
-                v._grad = grad.detach().clone() if v._grad is None else v._grad + grad
+                old = v._grad
+                if old is None:
+                    v._grad = grad.detach().clone()
+                elif (not old._requires_grad and old._sizes == grad._sizes
+                      and old._dtype is grad._dtype and is_contiguous(old)):
+                    old.add_(grad)    # in place, as PyTorch: references to .grad see it
+                else:
+                    v._grad = old + grad
             finally:
                 _state.set_grad_enabled(prev)
         for hook in v.__dict__.get("_post_accumulate_hooks", ()):

@@ -284,8 +284,8 @@ def hardswish(input, inplace=False):  # noqa: A002
     r"""0 if x <= -3, x if x >= 3, x * (x + 3) / 6 otherwise."""
     if inplace:
         return _inplace(input, hardswish)
-    return tensorlib.where(input < -3.0, 0.0,
-                           tensorlib.where(input <= 3.0, input * (input + 3.0) / 6.0, input))
+    return tensorlib.where(input <= -3.0, 0.0,
+                           tensorlib.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
 
 
 def hardsigmoid(input, inplace=False):  # noqa: A002

@@ -131,13 +131,17 @@ def _add_scaled(input, product, beta, alpha):  # noqa: A002
 
 
 def _broadcast(input, product):  # noqa: A002
-    shape = broadcast_shapes(input._sizes, product._sizes)
-    if shape != product._sizes:
-        raise RuntimeError(f"The expanded size of the tensor ({product._sizes[-1]}) must match "
-                           f"the existing size ({input._sizes[-1]}) at non-singleton dimension "
-                           f"{len(shape) - 1}.  Target sizes: {list(product._sizes)}.  Tensor "
-                           f"sizes: {list(input._sizes)}")
-    return shape
+    """input must expand to the product's shape (torch's message names the first bad dim)."""
+    target, have = product._sizes, input._sizes
+    ok = len(have) <= len(target) and all(h in (1, t) for h, t in
+                                          zip(reversed(have), reversed(target)))
+    if not ok:
+        bad = next((i for i in range(1, min(len(have), len(target)) + 1)
+                    if have[-i] not in (1, target[-i])), 1)
+        raise RuntimeError(f"The expanded size of the tensor ({target[-bad] if target else 1}) "
+                           f"must match the existing size ({have[-bad]}) at non-singleton "
+                           f"dimension {len(target) - bad}.  Target sizes: {list(target)}.  "
+                           f"Tensor sizes: {list(have)}")
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002

@@ -362,7 +362,7 @@ def _normal_tensors(mean, std, generator):
     ref = mean if isinstance(mean, TensorImpl) else std
     if not ref._dtype.is_floating_point:
         raise NotImplementedError(f"\"normal_kernel_{ref._device.type}\" not implemented for "
-                           f"'{ref._dtype.scalar_name}'")
+                                  f"'{ref._dtype.scalar_name}'")
     if isinstance(std, TensorImpl):
         if _p.lt(std.detach(), 0).any().item():
             raise RuntimeError("normal expects all elements of std >= 0.0")
@@ -445,8 +445,8 @@ def bernoulli(input, p=None, *, generator=None):
     """Draws 0/1 with probability `input` (or the number p), in input's dtype."""
     if p is None:
         if not input._dtype.is_floating_point:
-            raise NotImplementedError(f"\"bernoulli_tensor_{input._device.type}_p_\" not implemented "
-                               f"for '{input._dtype.scalar_name}'")
+            raise NotImplementedError(f"\"bernoulli_tensor_{input._device.type}_p_\" not "
+                                      f"implemented for '{input._dtype.scalar_name}'")
         probs = input.detach()
         if not _all_in_unit_interval(probs):
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")

@@ -262,7 +262,9 @@ def index_select_cases(s, kernel, op):
 def random_cases(s, kernel, op):
     from tensorlib_cpu import philox                 # the documented reference generator
     draw = philox.uniform if op == "random_uniform" else philox.normal
-    for dtype in (O.F32, O.F64):
+    import ml_dtypes
+    half_types = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+    for dtype in (O.F32, O.F64) + half_types:
         for seed, offset in [(0, 0), (42, 4), (2 ** 63 + 12345, 12), (7, 2 ** 64 - 8)]:
             for shape, layout in [((3, 5), "contiguous"), ((7,), "contiguous"),
                                   ((3, 5), "strided"), ((3, 5), "transposed")]:
@@ -273,7 +275,8 @@ def random_cases(s, kernel, op):
                     if op == "random_uniform":             # bit-exact, in row-major order
                         np.testing.assert_array_equal(out.read(), want)
                     else:
-                        check(out.read(), want, 1e-5, 1e-5)
+                        tol = 1e-2 if dtype in half_types else 1e-5
+                        check(out.read().astype(np.float64), want.astype(np.float64), tol, tol)
                 yield f"{dtype} seed={seed} offset={offset} shape={shape} out={layout}", run
 
 

@@ -24,13 +24,14 @@ def words(seed, start, count):
     return np.stack(x, axis=1).astype(np.uint32).reshape(-1)[lane:lane + count]
 
 
-def _unit(w, double, one_minus=False):
-    """Exact uniforms from words w[..., 0] (float32: 24 bits) or w[..., :2] (float64: 53)."""
+def _unit(w, double, one_minus=False, bits=24):
+    """Exact uniforms from words w[..., 0] (`bits` of them: the target dtype's significand,
+    so float16 never rounds up to 1.0) or w[..., :2] (float64: 53 bits)."""
     if double:
         m = (w[..., 0] >> 5).astype(np.uint64) * (1 << 26) + (w[..., 1] >> 6)
         bits, ftype = 53, np.float64
     else:
-        m, bits, ftype = (w[..., 0] >> 8).astype(np.uint64), 24, np.float32
+        m, ftype = (w[..., 0] >> (32 - bits)).astype(np.uint64), np.float32
     if one_minus:
         m = np.uint64(1 << bits) - m
     return m.astype(ftype) * ftype(2.0 ** -bits)
@@ -38,7 +39,8 @@ def _unit(w, double, one_minus=False):
 
 def uniform(seed, offset, n, dtype):
     k = 2 if np.dtype(dtype).itemsize == 8 else 1
-    return _unit(words(seed, offset, k * n).reshape(n, k), k == 2).astype(dtype)
+    bits = {2: 11 if np.dtype(dtype) == np.float16 else 8, 4: 24}.get(np.dtype(dtype).itemsize, 53)
+    return _unit(words(seed, offset, k * n).reshape(n, k), k == 2, bits=bits).astype(dtype)
 
 
 def normal(seed, offset, n, dtype):

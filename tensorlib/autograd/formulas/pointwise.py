@@ -40,11 +40,12 @@ def pow_(ctx, g):
     a, b = ctx.args
     ga = gb = None
     if ctx.needs_input_grad[0]:
-        ga = g * b * tensorlib.pow(a, b - 1)
         if _is_tensor(b):                   # d/da a^0 is 0 even at a == 0
-            ga = tensorlib.where(tensorlib.eq(b, 0), 0.0, ga)
+            ga = tensorlib.where(tensorlib.eq(b, 0), 0.0, g * b * tensorlib.pow(a, b - 1))
         elif b == 0:
-            ga = ga * 0
+            ga = g * 0                      # not 0 * a^-1 (nan at a == 0)
+        else:
+            ga = g * b * tensorlib.pow(a, b - 1)
     if ctx.needs_input_grad[1]:
         # d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
         if not _is_tensor(a):               # a number base: 2 ** x

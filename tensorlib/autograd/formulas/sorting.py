@@ -58,7 +58,7 @@ def scatter_value(ctx, g):
 
 
 def _hit(meta, dim, index):
-    return _s().hit_mask(meta.shape or (1,), dim, _s()._as1d(index), index.device).view(meta.shape)
+    return _s().hit_mask(meta.shape or (1,), _s()._as1d(index), dim, index.device).view(meta.shape)
 
 
 @formula("scatter_reduce", save=(0, 2, 3), save_output=True)

@@ -1,7 +1,6 @@
 """nn.Module: the base class of every layer. It holds parameters, buffers and child modules in
 three ordered dicts that assignment fills (`__setattr__`), names them for `state_dict`
 exactly as PyTorch does, and runs hooks around `forward` only when any are registered."""
-import functools
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
@@ -86,10 +85,6 @@ class _Handle(RemovableHandle):
         super().remove()
         for d in self._extras:
             d.pop(self.id, None)
-
-
-def _hook_dict(name):
-    return OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
@@ -232,6 +227,11 @@ class _BackwardHook:
                     grad_output = out
                 self.grad_outputs = grad_output
                 if self.input_positions is None and self.user_hooks:
+                    warnings.warn("Full backward hook is firing when gradients are computed "
+                                  "with respect to module outputs since no inputs require "
+                                  "gradients. See the documentation of "
+                                  "Module.register_full_backward_hook for more details.",
+                                  stacklevel=5)
                     self._run_hooks((None,) * self.n_inputs)
                 return tuple(grad_output[i] for i in positions)
             node.register_prehook(pre_hook)

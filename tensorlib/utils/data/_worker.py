@@ -75,8 +75,11 @@ class _ExceptionWrapper:
         try:
             exc = self.exc_type(msg)
         except Exception:
-            raise RuntimeError(msg) from None
-        raise exc
+            exc = RuntimeError(msg)
+        try:
+            raise exc
+        finally:
+            exc = None          # no frame -> exception -> traceback -> frame cycle
 
 
 def _one_thread():
