@@ -4,7 +4,7 @@ import os
 
 import numpy
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 OPENMP = ["-fopenmp"] if os.name != "nt" else ["/openmp"]
 
@@ -27,9 +27,8 @@ def extensions():
 
 
 setup(
-    packages=["tensorlib", "tensorlib._C", "tensorlib.ops", "tensorlib.backends",
-              "tensorlib.testing", "tensorlib._bench",
-              "tensorlib_cpu", "tensorlib_cpu.kernels", "tensorlib_opencl", "tensorlib_cuda"],
+    packages=find_packages(include=["tensorlib", "tensorlib.*"]) + [
+        "tensorlib_cpu", "tensorlib_cpu.kernels", "tensorlib_opencl", "tensorlib_cuda"],
     package_dir={"tensorlib_cpu": "backends/cpu/tensorlib_cpu",
                  "tensorlib_opencl": "backends/opencl/tensorlib_opencl",
                  "tensorlib_cuda": "backends/cuda/tensorlib_cuda"},

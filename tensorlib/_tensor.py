@@ -102,6 +102,33 @@ class Tensor(TensorImpl):
     def __hash__(self):
         return id(self)
 
+    def __reduce_ex__(self, protocol):
+        """Pickle by value (host bytes, dtype, device, requires_grad): storages hold device
+        handles that can't travel. tensorlib.save is the format for files."""
+        array = self.detach().cpu().numpy().copy()
+        return (_rebuild_tensor, (array, str(self._device), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        from tensorlib._C import grad_mode
+        previous = grad_mode.set_grad_enabled(False)
+        try:
+            out = self.clone()
+        finally:
+            grad_mode.set_grad_enabled(previous)
+        out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
     # ---- autograd -------------------------------------------------------------------------
     @property
     def requires_grad(self):
@@ -468,7 +495,6 @@ class Tensor(TensorImpl):
     sign = _p.sign
     isnan = _p.isnan
     where = _p.where
-    exp_ = inplace("exp")
     logical_not = _p.logical_not
 
     # ---- reductions and linear algebra ----------------------------------------------------
@@ -486,6 +512,11 @@ class Tensor(TensorImpl):
     argmin = _r.argmin
     matmul = _la.matmul
     mm = _la.mm
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    from tensorlib.ops.creation import tensor
+    return tensor(array, device=device, requires_grad=requires_grad)
 
 
 set_tensor_class(Tensor)

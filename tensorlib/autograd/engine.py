@@ -89,16 +89,18 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None,
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._sequence_nr, id(node), node))
     check_nan = anomaly_mode.is_check_nan_enabled()
+    heappop, heappush = heapq.heappop, heapq.heappush
     prev = _state.set_grad_enabled(create_graph)
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heappop(ready)[2]
             grads_in = buffers.pop(node, {})
             if needed is not None and node not in needed:
                 _skip(node, deps, buffers, ready)
                 continue
-            grads_in = _run_pre_hooks(node, grads_in)
-            if isinstance(node, AccumulateGrad):
+            if node._pre_hooks:
+                grads_in = _run_pre_hooks(node, grads_in)
+            if type(node) is AccumulateGrad or isinstance(node, AccumulateGrad):
                 g = grads_in.get(0)
                 if g is None:
                     continue
@@ -115,27 +117,37 @@ def run_backward(roots, grad_roots, retain_graph, create_graph, capture=None,
             if needed is not None and not any(n in needed for n, _ in nexts):
                 _skip(node, deps, buffers, ready)     # a target with nothing needed below
                 continue
-            n_out = max(grads_in, default=-1) + 1
-            grad_outputs = [grads_in.get(i) for i in range(n_out)]
+            if len(grads_in) == 1 and 0 in grads_in:      # the common single-output case
+                grad_outputs = (grads_in[0],)
+            else:
+                n_out = max(grads_in, default=-1) + 1
+                grad_outputs = tuple(grads_in.get(i) for i in range(n_out))
             grads = node.apply(*grad_outputs)
             if check_nan:
                 _check_nan(node, grads)
-            for hook in node._hooks:
-                new = hook(grads, tuple(grad_outputs))
-                if new is not None:
-                    grads = tuple(new)
+            if node._hooks:
+                for hook in node._hooks:
+                    new = hook(grads, grad_outputs)
+                    if new is not None:
+                        grads = tuple(new)
             if not retain_graph:
                 node.release()
             for (nxt, nr), g in zip(nexts, grads):
                 if nxt is None:
                     continue
                 if g is not None:
-                    buf = buffers.setdefault(nxt, {})
-                    buf[nr] = g if nr not in buf else buf[nr] + g
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buffers[nxt] = {nr: g}
+                    elif nr in buf:
+                        buf[nr] = buf[nr] + g
+                    else:
+                        buf[nr] = g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
                     if nxt in buffers:
-                        heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                        heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
                     else:
                         _skip(nxt, deps, buffers, ready)
     finally:

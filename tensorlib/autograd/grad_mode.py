@@ -36,14 +36,28 @@ class _Mode:
         return type(self)()
 
 
-class no_grad(_Mode):
+class _NoParamMode(_Mode):
+    """A mode that also decorates without parentheses: `@no_grad` as well as `@no_grad()`."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if callable(orig_func):
+            return cls()(orig_func)
+        raise TypeError(f"{cls.__name__}() takes no arguments (got {orig_func!r})")
+
+    def __init__(self, orig_func=None):
+        pass
+
+
+class no_grad(_NoParamMode):
     """Ops inside record no graph (for evaluation and parameter updates)."""
 
     def _enter(self):
         return _state.set_grad_enabled(False)
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoParamMode):
     """Recording on again, e.g. inside a no_grad region."""
 
     def _enter(self):
@@ -71,6 +85,11 @@ class set_grad_enabled(_Mode):
 
 class inference_mode(_Mode):
     """Like no_grad, and tensors made inside can never join a graph later."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):                  # bare @inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode=True):
         self.mode = bool(mode)

@@ -63,7 +63,8 @@ class OpNode(Node):
                 held.append(SavedTensor(a, self) if i in formula.save else metas[-1])
                 needs.append(flat_edges[-1][0] is not None)
                 self._counts.append(1)
-            elif isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorImpl):
+            elif isinstance(a, (list, tuple)) and a and all(isinstance(t, TensorImpl)
+                                                            for t in a):
                 for t in a:
                     _check_not_inference(t)
                 flat_edges.extend(edge(t) for t in a)
@@ -158,24 +159,35 @@ def record(op, out, args, kwargs):
 
 
 def record_inplace(op, kind, self, other):
-    """`self.op_(other)` while recording: computed out of place (so saved values stay
-    intact), written into self, and self's history becomes the new node."""
+    """`self.op_(other)` of an elementwise primitive while recording."""
     from tensorlib._C import pointwise
-    _check_inplace_allowed(self)
     formula_ = FORMULAS.get(op)
-    needs_old_self = formula_ is not None and (0 in formula_.save)
-    source = self.clone() if needs_old_self else self
     if other is None:
-        result = pointwise.unary(op, source, kind)
+        def compute(source):
+            return pointwise.unary(op, source, kind)
     else:
-        result = pointwise.binary(op, source, other, kind)
+        def compute(source):
+            return pointwise.binary(op, source, other, kind)
+    return apply_inplace(self, compute, needs_old_self=formula_ is None or 0 in formula_.save)
+
+
+def apply_inplace(self, compute, needs_old_self=True):
+    """An in-place op while recording: `compute(source)` (the out-of-place op, recorded) runs
+    on a clone of self when its backward needs self's old value (so saved values stay
+    intact), the result is written into self, and self's history becomes the result's (or,
+    for a view, its base's history is rebased)."""
+    check_inplace_allowed(self)
+    result = compute(self.clone() if needs_old_self else self)
+    if result._sizes != self._sizes:
+        raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the broadcast "
+                           f"shape {list(result._sizes)}")
     prev = _state.set_grad_enabled(False)
     try:
         self.copy_(result)
     finally:
         _state.set_grad_enabled(prev)
     if self._base is not None:
-        _rebase_view(self, result)
+        rebase_view(self, result)
     elif result._grad_fn is not None:
         self._requires_grad = True
         self._grad_fn = result._grad_fn
@@ -183,7 +195,9 @@ def record_inplace(op, kind, self, other):
     return self
 
 
-def _check_inplace_allowed(t):
+def check_inplace_allowed(t):
+    """RuntimeError for in-place writes PyTorch forbids: into a leaf that requires grad, or
+    into a view of one."""
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
@@ -193,7 +207,7 @@ def _check_inplace_allowed(t):
                            "in-place operation.")
 
 
-def _rebase_view(view, result):
+def rebase_view(view, result):
     """An in-place write into a view changes its base: the base's new history is a
     CopySlices node (the untouched elements come from the old base, the view's region from
     `result`), and the view becomes a fresh view of that base (PyTorch's rebase_history).
@@ -235,14 +249,14 @@ def _overwrite_values(op, dst, sources):
 def record_overwrite(op, dst, write, sources):
     """An in-place op that replaces all of dst's values (copy_, fill_): dst's old history no
     longer matters; its new grad_fn leads to `sources` only."""
-    _check_inplace_allowed(dst)
+    check_inplace_allowed(dst)
     prev = _state.set_grad_enabled(False)
     try:
         write()
     finally:
         _state.set_grad_enabled(prev)
     if dst._base is not None:
-        _rebase_view(dst, _overwrite_values(op, dst, sources))
+        rebase_view(dst, _overwrite_values(op, dst, sources))
     elif any(s._requires_grad for s in sources) or dst._requires_grad:
         node = node_class(op)(FORMULAS[op], sources, {}, dst)
         dst._requires_grad = True

@@ -9,7 +9,8 @@ Subclass :class:`Backend` and override what the defaults say is missing. Kernels
 tensors (``tensorlib.Tensor``) with arbitrary strides -- stride 0 for broadcast inputs, any
 storage offset -- and write into preallocated outputs given first. The framework has already
 promoted the inputs to one dtype, broadcast them to the output shape and put them on the
-kernel's device, so a kernel does only the arithmetic.
+kernel's device, so a kernel does only the arithmetic. Index arguments (gather,
+scatter_add, index_select) are int64 and already checked: 0 <= index < size.
 """
 
 API_VERSION = 1

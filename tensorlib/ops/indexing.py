@@ -27,10 +27,11 @@ class Key:
     """A parsed key: None / int / slice / NewAxis / int64 index tensors, Ellipsis expanded,
     masks already turned into index tensors, negative indices wrapped. Not a tuple, so
     autograd holds it as a plain argument."""
-    __slots__ = ("items",)
+    __slots__ = ("items", "unique")
 
-    def __init__(self, items):
+    def __init__(self, items, unique=False):
         self.items = tuple(items)
+        self.unique = unique          # only masks: no element is picked twice
 
     def advanced(self):
         return any(isinstance(k, (TensorImpl, NewAxis)) for k in self.items)
@@ -115,7 +116,7 @@ def _mask_indices(x, mask, cursor):
 
 
 def _resolve(x, items):
-    """Masks become index tensors, Python bools NewAxis entries."""
+    """Masks become index tensors (MaskIndex), Python bools NewAxis entries."""
     out, cursor = [], 0
     for k in items:
         if isinstance(k, bool):
@@ -123,7 +124,7 @@ def _resolve(x, items):
             lookup("fill", x._device)(zeros, 0)
             out.append(NewAxis(zeros))
         elif isinstance(k, TensorImpl) and k._dtype in (dt.bool_, dt.uint8):
-            out.extend(_mask_indices(x, k, cursor))
+            out.extend(MaskIndex(t) for t in _mask_indices(x, k, cursor))
             cursor += k.dim()
         else:
             out.append(k)
@@ -142,6 +143,9 @@ def apply_basic(x, items):
             out = _v.unsqueeze(out, dim)
             adv.append((dim, k.index))
             dim += 1
+        elif isinstance(k, MaskIndex):
+            adv.append((dim, k.index))
+            dim += 1
         elif isinstance(k, int):
             out = _v.select(out, dim, k)
         elif isinstance(k, slice):
@@ -154,32 +158,37 @@ def apply_basic(x, items):
     return out, adv
 
 
-def _wrapped(view, items):
+class MaskIndex:
+    """The index tensor of one dim of a bool mask (in range, non-negative, never repeated)."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _wrapped(x, items):
     """Index tensors checked against their dim's size and made non-negative."""
     from tensorlib.ops.sorting import check_bounds, wrap_index
-    _, adv = apply_basic(view, items)
-    fixed = {id(t): (d, t) for d, t in adv}
+    view, adv = apply_basic(x, items)
+    sizes = {id(t): (d, view._sizes[d]) for d, t in adv}
     out = []
     for k in items:
-        if isinstance(k, TensorImpl) and id(k) in fixed:
-            d, _ = fixed[id(k)]
-            size = _size_at(view, items, d)
+        if isinstance(k, TensorImpl):
+            d, size = sizes[id(k)]
             check_bounds(k, size, d, negative=True)
             k = wrap_index(k, size)
-        out.append(k)
+        out.append(k.index if isinstance(k, MaskIndex) else k)
     return out
-
-
-def _size_at(x, items, dim):
-    view, _ = apply_basic(x, items)
-    return view._sizes[dim]
 
 
 def parse_key(x, key):
     """The Key for x[key]: every check PyTorch makes, done once."""
     items = [_classify(k, x._device) for k in (key if isinstance(key, tuple) else (key,))]
     items = _resolve(x, _expand_ellipsis(x, items))
-    return Key(_wrapped(x, items))
+    if not any(isinstance(k, (TensorImpl, MaskIndex, NewAxis)) for k in items):
+        return Key(items)
+    unique = not any(isinstance(k, TensorImpl) for k in items)
+    return Key(_wrapped(x, items), unique)
 
 
 # ---- positions --------------------------------------------------------------------------
@@ -258,7 +267,7 @@ def _index_put(x, key, values, accumulate):
     vals = values if values._dtype is x._dtype else cast(values, x._dtype)
     vals = vals.expand(pos._sizes)
     if not accumulate:
-        return overwrite(x, pos, vals)
+        return overwrite(x, pos, vals, key.unique)
     out = empty(x._sizes, x._dtype, x._device)
     lookup("copy", x._device)(out, x)
     if pos.numel():

@@ -7,6 +7,10 @@ from tensorlib._C.tensor_impl import is_contiguous, numel
 from tensorlib.ops._args import sizes_arg
 from tensorlib.ops._opdef import differentiable
 
+__all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
+           "narrow", "select", "unfold", "as_strided", "clone", "diagonal", "contiguous",
+           "expand"]
+
 
 @differentiable("view")
 def view(x, *shape):
@@ -67,7 +71,9 @@ def t(x):
     if x.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{x.dim()}D")
-    return _v.transpose(x, 0, 1) if x.dim() == 2 else x
+    if x.dim() == 2:
+        return _v.transpose(x, 0, 1)
+    return _v.as_strided(x, x._sizes, x._strides, x._offset)   # a view, as in torch
 
 
 @differentiable("expand")

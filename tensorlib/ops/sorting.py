@@ -169,13 +169,15 @@ def last_writer(targets):
     return (back > 0).view(targets._sizes)
 
 
-def overwrite(base, targets, values):
+def overwrite(base, targets, values, unique=False):
     """base with `values` written at the flat (contiguous-layout) positions `targets`; the last
-    write to a repeated target wins. Exact for every value: the losers add -0.0."""
+    write to a repeated target wins (unique=True: the caller knows there are no repeats).
+    Exact for every value: the losers add -0.0."""
     n, dtype, dev = base.numel(), base._dtype, base._device
     neutral = _neutral(dtype)
-    keep = last_writer(targets)
-    vals = _where(keep, _as_dtype(values, dtype).expand(targets._sizes), neutral)
+    vals = _as_dtype(values, dtype).expand(targets._sizes)
+    if not unique:
+        vals = _where(last_writer(targets), vals, neutral)
     buf = _full((n,), neutral, dtype, dev)
     _scatter_add_into(buf, 0, targets.reshape(-1), vals.reshape(-1))
     hit = _full((n,), 0, dt.int64, dev)
@@ -212,9 +214,10 @@ def _check_scatter_shapes(name, x, dim, index, src=None):
                                f"{list(index._sizes)} to be no larger than self "
                                f"{list(x._sizes)} apart from dimension {dim}")
         if too_big:
+            src_sizes = list(src._sizes) if src is not None else []
             raise RuntimeError(f"Expected index {list(index._sizes)} to be no larger than self "
                                f"{list(x._sizes)} apart from dimension {dim} and to be no "
-                               f"larger size than src {list(src._sizes) if src is not None else []}")
+                               f"larger size than src {src_sizes}")
 
 
 def _prepare(name, x, dim, index, src=None):
@@ -511,7 +514,6 @@ def index_fill(input, dim, index, value):  # noqa: A002
 def _check_mask(name, mask):
     if not isinstance(mask, TensorImpl) or mask._dtype is not dt.bool_:
         got = mask._dtype.scalar_name.lower() if isinstance(mask, TensorImpl) else "none"
-        got = {"float": "float"}.get(got, got)
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {got}")
 
 
@@ -539,7 +541,7 @@ def _masked_select(x, mask):
 def masked_select(input, mask):  # noqa: A002
     """1-D tensor of input's elements where mask is True (row-major; both broadcast)."""
     if not isinstance(mask, TensorImpl) or mask._dtype is not dt.bool_:
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     _same_device("masked_select", input, mask)
     return _masked_select(input, mask)
 
@@ -829,7 +831,8 @@ def _unique_runs(flat, order, shape, return_inverse, return_counts):
         m = starts.numel()
         ends = _full((m,), n, dt.int64, flat._device)
         if m > 1:
-            lookup("copy", flat._device)(_v.slice(ends, 0, 0, m - 1, 1), _v.slice(starts, 0, 1, m, 1))
+            lookup("copy", flat._device)(_v.slice(ends, 0, 0, m - 1, 1),
+                                         _v.slice(starts, 0, 1, m, 1))
         out.append(ends - starts)
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -877,37 +880,18 @@ def _requires_grad(*xs):
 
 def write_inplace(self, compute, *others):
     """self.op_(...): `compute(self)` (the out-of-place op) written into self; one code path
-    for every backend. Under autograd it is computed from a clone (the op's saved inputs stay
-    intact) and self's history becomes the op's node, as record_inplace does."""
-    recording = _gm.is_grad_enabled() and _requires_grad(self, *others)
-    if recording:
-        from tensorlib.autograd.recording import _check_inplace_allowed
-        _check_inplace_allowed(self)
-        result = compute(self.clone())
-    else:
-        result = compute(self)
+    for every backend. Under autograd, recording.apply_inplace keeps saved values intact and
+    hands self the op's history."""
+    if _gm.is_grad_enabled() and _requires_grad(self, *others):
+        from tensorlib.autograd.recording import apply_inplace
+        return apply_inplace(self, compute)
+    result = compute(self)
     if result._sizes != self._sizes:
         raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the broadcast "
                            f"shape {list(result._sizes)}")
-    prev = _gm.set_grad_enabled(False)
-    try:
-        lookup("copy", self._device)(self, result)
-        self._storage.version += 1
-    finally:
-        _gm.set_grad_enabled(prev)
-    if recording:
-        _adopt_history(self, result)
+    lookup("copy", self._device)(self, result)
+    self._storage.version += 1
     return self
-
-
-def _adopt_history(self, result):
-    from tensorlib.autograd import recording
-    if self._base is not None and hasattr(recording, "_rebase_view"):
-        recording._rebase_view(self, result)
-    elif result._grad_fn is not None:
-        self._requires_grad = True
-        self._grad_fn = result._grad_fn
-        self._output_nr = result._output_nr
 
 
 def _method(fn, name):
@@ -949,6 +933,4 @@ TENSOR_METHODS.update({
     "index_fill_": _method(index_fill, "index_fill_"),
     "masked_fill_": _masked_fill_inplace,
     "masked_scatter_": _method(masked_scatter, "masked_scatter_"),
-    "bucketize": lambda self, boundaries, *, out_int32=False, right=False: bucketize(
-        self, boundaries, out_int32=out_int32, right=right),
 })

@@ -1,5 +1,4 @@
 r"""AdamW (torch.optim.AdamW): Adam with decoupled weight decay."""
-from tensorlib.optim import _functional as F  # noqa: F401 - the shared tiers
 from tensorlib.optim.adam import Adam, adam
 from tensorlib.optim.optimizer import _differentiable_doc, _foreach_doc, _fused_doc, _maximize_doc
 

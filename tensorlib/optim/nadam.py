@@ -70,8 +70,10 @@ NAdam.__doc__ = rf"""Implements the NAdam algorithm.
         \hat v_t = v_t / (1 - \beta_2^t)
 
         \theta_t = \theta_{{t-1}}
-            - \gamma \frac{{(1 - \mu_t) g_t}}{{(1 - \prod_{{i \le t}} \mu_i)(\sqrt{{\hat v_t}} + \epsilon)}}
-            - \gamma \frac{{\mu_{{t+1}} m_t}}{{(1 - \prod_{{i \le t+1}} \mu_i)(\sqrt{{\hat v_t}} + \epsilon)}}
+            - \gamma \frac{{(1 - \mu_t) g_t}}
+                          {{(1 - \prod_{{i \le t}} \mu_i)(\sqrt{{\hat v_t}} + \epsilon)}}
+            - \gamma \frac{{\mu_{{t+1}} m_t}}
+                          {{(1 - \prod_{{i \le t+1}} \mu_i)(\sqrt{{\hat v_t}} + \epsilon)}}
 
     Args:
         params (iterable): iterable of parameters or named_parameters to optimize

@@ -66,7 +66,8 @@ RAdam.__doc__ = rf"""Implements the RAdam algorithm.
         \rho_t = \rho_\infty - 2 t \beta_2^t / (1 - \beta_2^t)
 
         \text{{if }} \rho_t > 5: \;
-        r_t = \sqrt{{\frac{{(\rho_t - 4)(\rho_t - 2)\rho_\infty}}{{(\rho_\infty - 4)(\rho_\infty - 2)\rho_t}}}},
+        r_t = \sqrt{{\frac{{(\rho_t - 4)(\rho_t - 2)\rho_\infty}}
+                           {{(\rho_\infty - 4)(\rho_\infty - 2)\rho_t}}}},
         \; \theta_t = \theta_{{t-1}} - \gamma \hat m_t r_t
             \frac{{\sqrt{{1 - \beta_2^t}}}}{{\sqrt{{v_t}} + \epsilon}}
         \quad \text{{else }} \theta_t = \theta_{{t-1}} - \gamma \hat m_t

@@ -72,7 +72,8 @@ RMSprop.__doc__ = rf"""Implements the RMSprop algorithm.
 
         b_t = \mu b_{{t-1}} + g_t / (\sqrt{{\tilde v_t}} + \epsilon), \quad
         \theta_t = \theta_{{t-1}} - \gamma b_t
-        \text{{ (without momentum: }} \theta_{{t-1}} - \gamma g_t / (\sqrt{{\tilde v_t}} + \epsilon))
+        \text{{ (without momentum: }}
+            \theta_{{t-1}} - \gamma g_t / (\sqrt{{\tilde v_t}} + \epsilon))
 
     Args:
         params (iterable): iterable of parameters or named_parameters to optimize

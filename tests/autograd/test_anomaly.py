@@ -85,3 +85,26 @@ def test_anomaly_with_create_graph_and_no_nan():
         (g,) = autograd.grad(tl.sin(x).sum(), x, create_graph=True)
         (g2,) = autograd.grad(g.sum(), x)
     assert abs(g2.item() + 0.479425538604203) < 1e-12
+
+
+def test_check_nan_false_records_but_does_not_check():
+    from tensorlib.autograd import anomaly_mode
+    x = leaf([0.0])
+    with autograd.set_detect_anomaly(True, check_nan=False):
+        y = tl.sqrt(x) * 0
+        assert y.grad_fn._forward_trace is not None
+        y.sum().backward()                       # no error
+    assert not anomaly_mode.is_enabled()
+    assert bool(x.grad.isnan().any())
+
+
+def test_detect_anomaly_decorator_switches_only_inside():
+    from tensorlib.autograd import anomaly_mode
+
+    @autograd.detect_anomaly()
+    def f():
+        return anomaly_mode.is_enabled()
+
+    assert not anomaly_mode.is_enabled()
+    assert f() is True
+    assert not anomaly_mode.is_enabled()

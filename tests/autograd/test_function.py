@@ -290,3 +290,74 @@ def test_unimplemented_forward_backward():
             return x * 2
     with pytest.raises(NotImplementedError):
         NoBackward.apply(leaf([1.0])).sum().backward()
+
+
+def _returning(grad_fn):
+    class F(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k=1.0):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return grad_fn(g)
+    return F
+
+
+def test_gradient_of_wrong_shape_raises():
+    F = _returning(lambda g: (g.sum(), None))     # x's shape does not expand to []
+    with pytest.raises(RuntimeError, match=r"got \[\] but expected shape compatible"):
+        F.apply(leaf([1.0, 2.0, 3.0]), 2.0).sum().backward()
+    F = _returning(lambda g: (tl.ones(2, dtype=tl.float64), None))
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0"):
+        F.apply(leaf([1.0, 2.0, 3.0]), 2.0).sum().backward()
+
+
+def test_gradient_broadcast_shape_is_summed_and_dtype_cast():
+    F = _returning(lambda g: (g.expand(2, 3).to(tl.float32), None))
+    x = leaf([1.0, 2.0, 3.0])
+    F.apply(x, 2.0).sum().backward()
+    assert x.grad.shape == (3,) and x.grad.dtype == tl.float64
+    close(x.grad, [2.0, 2.0, 2.0])
+
+
+def test_gradient_for_non_tensor_input_raises():
+    F = _returning(lambda g: (g, g))
+    with pytest.raises(RuntimeError, match="not a Variable"):
+        F.apply(leaf([1.0]), 2.0).sum().backward()
+
+
+def test_saved_output_no_reference_cycle_and_double_backward():
+    import gc
+    import weakref
+
+    class Exp(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    x = leaf([0.5, -1.0])
+    gc.disable()
+    try:
+        y = Exp.apply(x)
+        ref = weakref.ref(y)
+        del y
+        assert ref() is None, "saved output keeps itself alive through its grad_fn"
+    finally:
+        gc.enable()
+    y = Exp.apply(x)
+    (g,) = autograd.grad(y.sum(), x, create_graph=True)
+    (g2,) = autograd.grad(g.sum(), x)
+    close(g2, np.exp([0.5, -1.0]))
+    assert autograd.gradgradcheck(Exp.apply, (leaf([0.3, -0.2]),))
+    y = Exp.apply(x)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="output 0 of ExpBackward"):
+        y.sum().backward()

@@ -174,3 +174,24 @@ def test_grad_mode_is_thread_local():
         th.join()
     if seen != [True]:
         pytest.xfail("grad mode is process-global, not thread-local (PyTorch: per thread)")
+
+
+def test_bare_decorators():
+    x = leaf([1.0])
+
+    @tl.no_grad
+    def f(t):
+        return t * 2
+
+    @tl.enable_grad
+    def g(t):
+        return t * 2
+
+    @tl.inference_mode
+    def h():
+        return tl.is_inference_mode_enabled()
+
+    assert not f(x).requires_grad and tl.is_grad_enabled()
+    with tl.no_grad():
+        assert g(x).requires_grad
+    assert h() and not tl.is_inference_mode_enabled()

@@ -105,7 +105,6 @@ def test_copy_into_non_leaf_and_fill():
     close(x.grad, [2.0, 2.0])
 
 
-torch = None
 
 
 def _torch():

@@ -105,9 +105,7 @@ def test_first_and_second_derivatives_match_torch(name, fn, shapes):
     "x.prod(1)",
     "(x * 0 + 2.0).sqrt()",
     "lib.where(x > 0, x, lib.zeros_like(x)) ** 2",
-    pytest.param("x.pow(0)", marks=pytest.mark.xfail(
-        strict=False, reason="formula bug (reported): PowBackward0 with a Python exponent 0 "
-        "gives 0 * inf = nan at x == 0; torch gives 0")),
+    "x.pow(0)",                         # 0 * x^-1 must not become nan at 0
     "x ** 2.0",
 ])
 def test_special_points_match_torch(expr):

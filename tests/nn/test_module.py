@@ -377,6 +377,7 @@ def _backward_hook_log(lib_nn, lib, x_requires_grad):
     return log, (x.grad.numpy() if x_requires_grad else None)
 
 
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")
 @pytest.mark.parametrize("x_requires_grad", [True, False])
 def test_full_backward_hooks_match_torch(x_requires_grad):
     ours, ours_grad = _backward_hook_log(nn, tensorlib, x_requires_grad)

@@ -97,3 +97,15 @@ def test_pad_sequence_grad_and_errors():
         pad_sequence([a], padding_side="mid")
     with pytest.raises(RuntimeError, match="received an empty list of sequences"):
         pad_sequence([])
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf"), 0.0])
+def test_clip_grad_norm_composed_fallback(monkeypatch, norm_type):
+    """The norm composed from abs/sum/amax when tensorlib lacks linalg.vector_norm/stack."""
+    monkeypatch.delattr(tensorlib.linalg, "vector_norm", raising=False)
+    monkeypatch.delattr(tensorlib, "stack", raising=False)
+    params, grads = _params_with_grads()
+    flat = np.concatenate([g.ravel() for g in grads])
+    expected = np.linalg.norm(flat, ord=norm_type)
+    total = clip_grad_norm_(params, 1e9, norm_type=norm_type)
+    np.testing.assert_allclose(total.item(), expected, rtol=1e-10)

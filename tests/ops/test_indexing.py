@@ -145,7 +145,8 @@ def test_advanced_indexing_hypothesis(shape, seed, use_mask):
 # ---- writing ----------------------------------------------------------------------------------
 SET_CASES = [
     ((I,), 7.0), ((slice(None), [1, 1, 3]), np.arange(6.0)), ((M,), np.arange(6.0)), ((M,), -1.0),
-    ((0, [0, 0, 4], slice(None)), np.arange(18.0).reshape(3, 6)), ((Ellipsis, [2]), np.ones((5, 1))),
+    ((0, [0, 0, 4], slice(None)), np.arange(18.0).reshape(3, 6)),
+    ((Ellipsis, [2]), np.ones((5, 1))),
     ((slice(1, None), None, [0, 1]), np.ones((1, 1, 6))), ((M[0, 0],), 3.0), ((1, 2), 9.0),
     ((slice(None), 1), np.arange(6.0)),
 ]

@@ -1,7 +1,8 @@
 """Time per optimizer step on a 784-512-256-10 MLP's parameter set (6 tensors, 535,818
-float32 values): tensorlib single-tensor vs foreach (flat) vs foreach over parameters that
-share one flat storage (`_functional.flatten_parameters_`: the single-pass case), and
-torch.optim (for-loop and foreach) in the same run. Not a test (pytest does not collect it):
+float32 values) and on 200 tensors of 64 values: tensorlib single-tensor vs foreach (flat)
+vs foreach over parameters that share one flat storage (`_functional.flatten_parameters_`:
+the single-pass case), and torch.optim (for-loop and foreach) in the same run. Not a test
+(pytest does not collect it):
 
     python tests/optim/bench_step.py [repeats]
 """
@@ -14,7 +15,8 @@ import tensorlib
 import tensorlib.optim as optim
 from tensorlib.optim import _functional as F
 
-SHAPES = [(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)]
+MLP = [(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)]
+SMALL = [(64,)] * 200          # many small tensors: where launches dominate
 CONFIGS = [("SGD", dict(lr=0.01, momentum=0.9)), ("Adam", dict(lr=1e-3)),
            ("AdamW", dict(lr=1e-3)), ("RMSprop", dict(lr=1e-3)), ("Adagrad", dict(lr=1e-2))]
 
@@ -31,10 +33,10 @@ def _time(step, repeats):
     return best * 1e3
 
 
-def bench(repeats=20):
+def bench(repeats=20, shapes=MLP):
     rng = np.random.default_rng(0)
-    init = [rng.standard_normal(s).astype(np.float32) * 0.01 for s in SHAPES]
-    grads = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    init = [rng.standard_normal(s).astype(np.float32) * 0.01 for s in shapes]
+    grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     rows = []
     for name, kw in CONFIGS:
         row = {}
@@ -66,4 +68,8 @@ def bench(repeats=20):
 
 
 if __name__ == "__main__":
-    bench(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    print("784-512-256-10 MLP (6 tensors, 535,818 values)")
+    bench(n, MLP)
+    print("200 tensors of 64 values")
+    bench(max(1, n // 4), SMALL)

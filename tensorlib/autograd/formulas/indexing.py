@@ -28,7 +28,7 @@ def index_put(ctx, g):
     if ctx.needs_input_grad[2]:
         pos = _ops().index_positions(meta.shape, meta.device, key)
         grad_v = _ops().take_flat(g, pos)
-        if not accumulate:
+        if not (accumulate or key.unique):
             from tensorlib.ops.sorting import last_writer
             grad_v = tensorlib.where(last_writer(pos), grad_v, 0.0)
     return grad_x, None, grad_v, None

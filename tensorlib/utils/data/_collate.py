@@ -86,6 +86,9 @@ def collate(batch, *, collate_fn_map=None):
     """default_collate, with `collate_fn_map` ({type or tuple of types: fn(batch, *,
     collate_fn_map)}) consulted first, by the type of the batch's first element."""
     import tensorlib
+    from tensorlib.utils.data.dataset import GatheredBatch
+    if type(batch) is GatheredBatch and not collate_fn_map and len(batch):
+        return list(batch.columns)       # what collating its sample tuples would give
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map:

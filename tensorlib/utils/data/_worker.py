@@ -264,4 +264,7 @@ def worker_loop(dataset, task_conn, result_conn, is_iterable, auto_collation, co
             result_conn.close()
         except OSError:
             pass
+        # blocks this worker sent that nobody will read (the main process is gone or shutting
+        # down; it unlinks the names of the ones it reads as it reads them)
+        _shm.unlink_prefix(f"{shm_prefix}_{worker_id}_")
     sys.exit(0)

@@ -2,6 +2,7 @@
 them (TensorDataset, ConcatDataset, ChainDataset, Subset, random_split), as in
 torch.utils.data.dataset."""
 import bisect
+import collections.abc
 import itertools
 import math
 import numbers
@@ -51,8 +52,42 @@ class TensorDataset(Dataset):
     def __getitem__(self, index):
         return tuple(t[index] for t in self.tensors)
 
+    def __getitems__(self, indices):
+        """The samples at `indices`, gathered with one indexing per tensor (the DataLoader's
+        fast path); a subclass that overrides __getitem__ gets its own __getitem__ called."""
+        if type(self).__getitem__ is not TensorDataset.__getitem__:
+            return [self[i] for i in indices]
+        return GatheredBatch(tuple(_gather(t, indices) for t in self.tensors))
+
     def __len__(self):
         return self.tensors[0].size(0)
+
+
+def _gather(t, indices):
+    import numpy as np
+    import tensorlib
+    idx = np.asarray(indices, dtype=np.int64)
+    if t._device.type == "cpu":
+        from tensorlib._C.tensor_impl import host_array
+        return tensorlib.from_numpy(host_array(t)[idx])
+    return t[tensorlib.from_numpy(idx).to(t._device)]
+
+
+class GatheredBatch(collections.abc.Sequence):
+    """The samples of a batch, held as one tensor per field: `batch[i]` is the tuple of
+    sample i (so any collate_fn sees a sequence of samples) and default_collate returns the
+    fields as they are, without stacking again."""
+
+    def __init__(self, columns):
+        self.columns = columns
+
+    def __len__(self):
+        return self.columns[0].size(0)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return tuple(c[i] for c in self.columns)
 
 
 class StackDataset(Dataset):
