@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import tensorlib
-from tensorlib import serialization
 from tensorlib.serialization import (CheckpointError, UnsafeGlobalError, add_safe_globals,
                                      clear_safe_globals, get_safe_globals, load,
                                      load_safetensors, safe_globals, save, save_safetensors,
@@ -150,10 +149,9 @@ def test_whole_module_and_user_classes():
     obj = {"u": UserThing(5), "enum": Color.RED, "pair": Pair(1, "x"), "fn": _mark}
     f = io.BytesIO()
     save(obj, f)
-    for bad in ({}, ):
-        f.seek(0)
-        with pytest.raises(UnsafeGlobalError, match="UserThing"):
-            load(f)
+    f.seek(0)
+    with pytest.raises(UnsafeGlobalError, match="UserThing"):
+        load(f)
     f.seek(0)
     with safe_globals([UserThing, Color, Pair, _mark]):
         out = load(f)
@@ -364,8 +362,10 @@ def test_torch_like_zip_garbage_pickle():
 
 # ---- safetensors ------------------------------------------------------------------------------
 def test_safetensors_roundtrip(tmp_path):
-    tensors = {"w": tensorlib.arange(6.).view(2, 3), "b": tensorlib.ones(2, dtype=tensorlib.bfloat16),
-               "i": tensorlib.arange(3), "e": tensorlib.zeros(0, 2), "t": tensorlib.arange(6.).view(2, 3).t()}
+    tensors = {"w": tensorlib.arange(6.).view(2, 3),
+               "b": tensorlib.ones(2, dtype=tensorlib.bfloat16),
+               "i": tensorlib.arange(3), "e": tensorlib.zeros(0, 2),
+               "t": tensorlib.arange(6.).view(2, 3).t()}
     path = tmp_path / "m.safetensors"
     save_safetensors(tensors, path, metadata={"format": "pt"})
     out = load_safetensors(path)

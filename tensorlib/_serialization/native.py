@@ -285,9 +285,9 @@ def read(f, prefix, map_location):
     try:
         blobs = _read_blobs(f, header["blobs"], header["data_nbytes"])
         return _Decoder(header, blobs, map_location).decode(header["root"])
-    except (KeyError, TypeError, IndexError) as e:
-        raise CheckpointError(f"checkpoint header is malformed ({type(e).__name__}: {e})") \
-            from None
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint header is malformed or an object could not be "
+                              f"rebuilt ({type(e).__name__}: {e})") from None
 
 
 def _read_blobs(f, records, data_nbytes):

@@ -373,3 +373,20 @@ def glu(input, dim=-1):  # noqa: A002
                            f"{dim % input.dim()} is size {size}")
     half = size // 2
     return input.narrow(dim, 0, half) * sigmoid(input.narrow(dim, half, half))
+
+
+# The other families live in tensorlib/nn/_functional/, one file each.
+from tensorlib.nn._functional import (attention, conv, distance, dropout, loss,  # noqa: E402
+                                      normalization, pooling, sparse, upsampling)
+from tensorlib.nn._functional.attention import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.conv import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.distance import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.dropout import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.loss import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.normalization import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.sparse import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
+
+__all__ += [name for family in (attention, conv, distance, dropout, loss, normalization,
+                                pooling, sparse, upsampling) for name in family.__all__]

@@ -120,6 +120,9 @@ def _torch():
     "y = x * 1; y += x; y *= x; y -= 1; y /= x + 2; out = y",
     "y = x + 0; y.mul_(2); y.pow_(3); y.div_(x); out = y * y",
     "y = x * 3; y.fill_(1.5); y.mul_(x); out = y",
+    "y = x * 2; y.sin_(); y.exp_(); out = y",
+    "y = x * 1; y.abs_(); y.sqrt_(); out = y * x",
+    "y = x * 1; y.clamp_(-1, 1); y.neg_(); out = y",
 ])
 def test_in_place_on_non_leaf_matches_torch(program):
     torch = _torch()

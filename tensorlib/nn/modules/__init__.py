@@ -17,3 +17,26 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "SiLU", "Mish", "Sigmoid", "Tanh", "Softplus", "Softsign", "Hardtanh", "Hardswish",
            "Hardsigmoid", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "LogSigmoid",
            "Tanhshrink", "Hardshrink", "Softshrink", "GLU"]
+
+# Layer families, one file each (torch/nn/modules layout); each lists its classes in __all__.
+from tensorlib.nn.modules import (batchnorm, conv, distance, dropout, fold,  # noqa: E402
+                                  instancenorm, loss, normalization, pixelshuffle, pooling,
+                                  rnn, sparse, transformer, upsampling)
+from tensorlib.nn.modules.batchnorm import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.conv import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.distance import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.dropout import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.fold import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.instancenorm import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.loss import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.normalization import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.pixelshuffle import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.pooling import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.rnn import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.sparse import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.transformer import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.upsampling import *  # noqa: E402,F401,F403
+
+__all__ += [name for family in (batchnorm, conv, distance, dropout, fold, instancenorm, loss,
+                                normalization, pixelshuffle, pooling, rnn, sparse, transformer,
+                                upsampling) for name in family.__all__]

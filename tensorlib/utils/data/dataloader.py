@@ -24,8 +24,6 @@ import numbers
 import os
 import pickle
 import signal
-import sys
-import threading
 import time
 import warnings
 import weakref

@@ -142,7 +142,8 @@ def test_default_collate_errors():
 
 
 def test_default_convert():
-    out = default_convert({"a": np.arange(3), "b": [np.float64(1.0), "s"], "p": Point(np.ones(1), 2)})
+    out = default_convert({"a": np.arange(3), "b": [np.float64(1.0), "s"],
+                           "p": Point(np.ones(1), 2)})
     assert isinstance(out["a"], tensorlib.Tensor) and out["a"].tolist() == [0, 1, 2]
     assert isinstance(out["b"][0], tensorlib.Tensor) and out["b"][1] == "s"
     assert isinstance(out["p"], Point) and isinstance(out["p"].x, tensorlib.Tensor)
@@ -177,7 +178,8 @@ def test_random_sampler():
                            generator=np.random.default_rng(0)))
     assert len(r) == 50 and set(r) <= set(range(5))
     long = list(RandomSampler(range(4), num_samples=10, generator=np.random.default_rng(0)))
-    assert len(long) == 10 and sorted(long[:4]) == [0, 1, 2, 3] and sorted(long[4:8]) == [0, 1, 2, 3]
+    assert len(long) == 10
+    assert sorted(long[:4]) == [0, 1, 2, 3] and sorted(long[4:8]) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="num_samples should be a positive integer"):
         RandomSampler(range(0))
     with pytest.raises(TypeError):

@@ -1,0 +1,2 @@
+"""nn.functional: conv (being written)."""
+__all__ = []

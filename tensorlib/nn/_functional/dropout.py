@@ -1,0 +1,2 @@
+"""nn.functional: dropout (being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.functional: normalization (being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.functional: pooling (being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.functional: sparse (being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.conv (being written)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.modules.distance (being written)."""
+__all__ = []
