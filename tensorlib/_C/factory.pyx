@@ -24,10 +24,23 @@ cpdef TensorImpl empty(tuple sizes, dtype dt, device dev):
     return wrap(st, sizes, contiguous_strides(sizes), 0, dt)
 
 
+cdef dict _scalars = {}               # (type, value, dtype, device) -> 0-dim tensor
+DEF SCALAR_CACHE_SIZE = 512
+
+
 cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
-    """A 0-dim tensor holding `value` (filled on the device: no host transfer)."""
-    cdef TensorImpl t = empty((), dt, dev)
+    """A 0-dim tensor holding `value`, for a Python number taking part in an op. Filled on the
+    device (no host transfer) and cached: `x * 2` in a loop allocates nothing for the 2. The
+    cached tensors are operands only; no op writes into its inputs."""
+    key = (type(value), value, dt, dev)
+    cdef TensorImpl t = _scalars.get(key)
+    if t is not None:
+        return t
+    t = empty((), dt, dev)
     lookup("fill", dev)(t, value)
+    if len(_scalars) >= SCALAR_CACHE_SIZE:
+        _scalars.clear()
+    _scalars[key] = t
     return t
 
 

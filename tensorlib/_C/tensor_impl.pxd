@@ -18,6 +18,7 @@ cdef class TensorImpl:
     cdef public object _base            # the root tensor when this is a view
     cdef public object _hooks
     cdef public bint _retains_grad
+    cdef public object _grad_accumulator  # weakref to the leaf's AccumulateGrad node
     cdef public bint _is_inference       # made under inference_mode: never joins a graph
     cdef object __weakref__
     cdef dict __dict__

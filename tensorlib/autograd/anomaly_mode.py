@@ -1,7 +1,14 @@
 """detect_anomaly / set_detect_anomaly: nodes remember the forward stack that made them, and
 (with check_nan) a backward that produces NaN names the node and shows that stack."""
+from tensorlib._C.autograd import set_anomaly_mode
+
 _enabled = False
 _check_nan = True
+
+
+def _sync():
+    """The engine reads the mode from C (it is checked for every node)."""
+    set_anomaly_mode(_enabled, _check_nan)
 
 
 def is_enabled():
@@ -21,6 +28,7 @@ class set_detect_anomaly:
         self.previous = (_enabled, _check_nan)
         _enabled = bool(mode)
         _check_nan = bool(check_nan)
+        _sync()
 
     def __enter__(self):
         return self
@@ -28,6 +36,7 @@ class set_detect_anomaly:
     def __exit__(self, *exc):
         global _enabled, _check_nan
         _enabled, _check_nan = self.previous
+        _sync()
         return False
 
 
@@ -43,11 +52,13 @@ class detect_anomaly:
         global _enabled, _check_nan
         self._previous.append((_enabled, _check_nan))
         _enabled, _check_nan = True, self.check_nan
+        _sync()
         return self
 
     def __exit__(self, *exc):
         global _enabled, _check_nan
         _enabled, _check_nan = self._previous.pop()
+        _sync()
         return False
 
     def __call__(self, fn):

@@ -2,160 +2,8 @@
 in tensorlib ops so it runs on any backend and is itself differentiable); recording makes an
 OpNode holding the formula, the edges of the op's tensor inputs and what the formula saved."""
 from tensorlib._C import grad_mode as _state
-from tensorlib._C.tensor_impl import TensorImpl
-from tensorlib.autograd.graph import Node, SavedTensor, TensorMeta, edge
-
-FORMULAS = {}
-_NODE_CLASSES = {}
-_CLASS_NAMES = {"copy_slices": "CopySlices"}      # PyTorch's names where they differ
-
-
-class Formula:
-    """backward(ctx, *grad_outputs) -> one grad per positional input (a list of grads for a
-    list-of-tensors input). `save` names the positional inputs the backward reads (by index);
-    `save_output` keeps the result; everything else is kept as shape/dtype/device only."""
-
-    def __init__(self, name, backward, save=(), save_output=False):
-        self.name = name
-        self.backward = backward
-        self.save = frozenset(save)
-        self.save_output = save_output
-
-
-def formula(*names, save=(), save_output=False):
-    """Register the backward of one or more ops."""
-    def register(fn):
-        for name in names:
-            FORMULAS[name] = Formula(name, fn, save, save_output)
-        return fn
-    return register
-
-
-def node_class(op):
-    """AddBackward0-style node classes, one per op, as PyTorch names them."""
-    cls = _NODE_CLASSES.get(op)
-    if cls is None:
-        camel = "".join(part.capitalize() for part in op.strip("_").split("_"))
-        name = _CLASS_NAMES.get(op, f"{camel}Backward0")
-        cls = type(name, (OpNode,), {"__module__": "tensorlib.autograd"})
-        _NODE_CLASSES[op] = cls
-    return cls
-
-
-class Context:
-    """What a backward formula sees: args (saved tensors unpacked, others as TensorMeta),
-    kwargs, the saved output, and which inputs need a gradient."""
-    __slots__ = ("args", "kwargs", "out", "needs_input_grad")
-
-
-class OpNode(Node):
-    def __init__(self, formula, args, kwargs, out):
-        super().__init__()
-        self._formula = formula
-        self._kwargs = kwargs
-        held, flat_edges, metas, needs = [], [], [], []
-        self._counts = []             # per positional arg: 1 tensor, 0 none, -n a list of n
-        for i, a in enumerate(args):
-            if isinstance(a, TensorImpl):
-                _check_not_inference(a)
-                flat_edges.append(edge(a))
-                metas.append(TensorMeta(a))
-                held.append(SavedTensor(a, self) if i in formula.save else metas[-1])
-                needs.append(flat_edges[-1][0] is not None)
-                self._counts.append(1)
-            elif isinstance(a, (list, tuple)) and a and all(isinstance(t, TensorImpl)
-                                                            for t in a):
-                for t in a:
-                    _check_not_inference(t)
-                flat_edges.extend(edge(t) for t in a)
-                metas.extend(TensorMeta(t) for t in a)
-                held.append([SavedTensor(t, self) if i in formula.save else TensorMeta(t)
-                             for t in a])
-                needs.append(any(e[0] is not None for e in flat_edges[-len(a):]))
-                self._counts.append(-len(a))
-            else:
-                held.append(a)
-                needs.append(False)
-                self._counts.append(0)
-        self.next_functions = tuple(flat_edges)
-        self._held = held
-        self._metas = metas
-        self._needs = tuple(needs)
-        self._saved_out = None
-        if formula.save_output:
-            outs = out if isinstance(out, tuple) else (out,)
-            self._saved_out = [SavedTensor(o, self) for o in outs]
-
-    def release(self):
-        super().release()
-        for h in self._held:
-            for s in (h if isinstance(h, list) else (h,)):
-                if isinstance(s, SavedTensor):
-                    s.tensor = None
-        for s in self._saved_out or ():
-            s.tensor = None
-
-    def _context(self):
-        ctx = Context()
-        ctx.args = tuple(_unpack(h) for h in self._held)
-        ctx.kwargs = self._kwargs
-        ctx.needs_input_grad = self._needs
-        if self._saved_out is not None:
-            outs = [s.unpack() for s in self._saved_out]
-            ctx.out = outs[0] if len(outs) == 1 else tuple(outs)
-        return ctx
-
-    def backward(self, *grad_outputs):
-        grads = self._formula.backward(self._context(), *grad_outputs)
-        if not isinstance(grads, tuple):
-            grads = (grads,)
-        flat = []
-        for count, g in zip(self._counts, grads):
-            if count == 1:
-                flat.append(g)
-            elif count < 0:
-                flat.extend(g if g is not None else [None] * -count)
-        return tuple(_fit(g, meta) if g is not None else None
-                     for g, meta in zip(flat, self._metas))
-
-
-def _unpack(h):
-    if isinstance(h, SavedTensor):
-        return h.unpack()
-    if isinstance(h, list):
-        return [_unpack(x) for x in h]
-    return h
-
-
-def _fit(grad, meta):
-    """Undo broadcasting (sum over expanded dims) and promotion (cast back) so a gradient has
-    its input's shape and dtype."""
-    if grad._sizes != meta.shape:
-        grad = grad.sum_to_size(meta.shape)
-    if grad._dtype is not meta.dtype:
-        grad = grad.to(meta.dtype)
-    return grad
-
-
-def _check_not_inference(t):
-    if t._is_inference:
-        raise RuntimeError("Inference tensors cannot be saved for backward. To work around you "
-                           "can make a clone to get a normal tensor and use it in autograd.")
-
-
-def record(op, out, args, kwargs):
-    """Attach a grad_fn for `op` to `out` (a tensor or a tuple of tensors)."""
-    f = FORMULAS.get(op)
-    if f is None:
-        raise RuntimeError(f"the derivative for '{op}' is not implemented")
-    node = node_class(op)(f, args, kwargs or {}, out)
-    outs = out if isinstance(out, tuple) else (out,)
-    for i, o in enumerate(outs):
-        if o._dtype.is_floating_point:
-            o._requires_grad = True
-            o._grad_fn = node
-            o._output_nr = i
-    return out
+from tensorlib._C.autograd import (FORMULAS, Context, Formula, OpNode, formula,  # noqa: F401
+                                   make_node, node_class, record)
 
 
 def record_inplace(op, kind, self, other):
@@ -226,13 +74,12 @@ def rebase_view(view, result):
             view._sizes, view._strides, view._offset)
     finally:
         _state.set_grad_enabled(prev)
-    node = node_class("copy_slices")(FORMULAS["copy_slices"], (base, result, positions), {},
-                                     base)
+    node = make_node("copy_slices", (base, result, positions), {}, base)
     base._requires_grad = True
     base._grad_fn = node
     base._output_nr = 0
     args = (base, view._sizes, view._strides, view._offset)
-    view._grad_fn = node_class("as_strided")(FORMULAS["as_strided"], args, {}, view)
+    view._grad_fn = make_node("as_strided", args, {}, view)
     view._requires_grad = True
     view._output_nr = 0
 
@@ -258,7 +105,7 @@ def record_overwrite(op, dst, write, sources):
     if dst._base is not None:
         rebase_view(dst, _overwrite_values(op, dst, sources))
     elif any(s._requires_grad for s in sources) or dst._requires_grad:
-        node = node_class(op)(FORMULAS[op], sources, {}, dst)
+        node = make_node(op, tuple(sources), {}, dst)
         dst._requires_grad = True
         dst._grad_fn = node
         dst._output_nr = 0

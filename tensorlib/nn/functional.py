@@ -375,9 +375,8 @@ def glu(input, dim=-1):  # noqa: A002
     return input.narrow(dim, 0, half) * sigmoid(input.narrow(dim, half, half))
 
 
-# The other families live in tensorlib/nn/_functional/, one file each.
-from tensorlib.nn._functional import (attention, conv, distance, dropout, loss,  # noqa: E402
-                                      normalization, pooling, sparse, upsampling)
+# The other families live in tensorlib/nn/_functional/, one file each. (Module objects are
+# not kept under their own names: F.dropout, F.normalize... are functions.)
 from tensorlib.nn._functional.attention import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.conv import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.distance import *  # noqa: E402,F401,F403
@@ -388,5 +387,13 @@ from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
 
-__all__ += [name for family in (attention, conv, distance, dropout, loss, normalization,
-                                pooling, sparse, upsampling) for name in family.__all__]
+
+def _family_names():
+    import importlib
+    families = ("attention", "conv", "distance", "dropout", "loss", "normalization", "pooling",
+                "sparse", "upsampling")
+    return [name for family in families
+            for name in importlib.import_module(f"tensorlib.nn._functional.{family}").__all__]
+
+
+__all__ += _family_names()

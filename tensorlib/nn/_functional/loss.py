@@ -1,2 +1,763 @@
-"""nn.functional: loss (being written)."""
-__all__ = []
+r"""nn.functional: loss functions.
+
+Every loss is composed of tensorlib ops, so it runs on every backend and autograd comes from
+the ops' formulas. ``reduction`` is 'none' | 'mean' | 'sum' everywhere (ValueError
+otherwise); the deprecated ``size_average``/``reduce`` flags are accepted and mapped as in
+PyTorch (with its deprecation warning).
+
+Numerics follow PyTorch: cross_entropy goes through log_softmax; binary_cross_entropy clamps
+the logs at -100; the logit forms (binary_cross_entropy_with_logits, soft margins) use a
+log(1 + exp(-x)) that neither overflows nor loses the gradient at 0 (`_softplus_neg`).
+
+Class-index losses (nll_loss, cross_entropy) read one ``.item()`` to check that the targets
+are in range (IndexError, as PyTorch on the CPU).
+
+NOTE [ Fused kernels ] (see normalization.py): a backend may register
+``cross_entropy(out, x, target, ignore_index)``: x (N, C), target (N,) int64, out (N,) the
+per-sample ``-log_softmax(x)[i, target[i]]`` (0 where target == ignore_index). It is used for
+class-index targets without weight and label smoothing when no gradient is needed.
+"""
+import math
+import warnings
+
+import tensorlib
+import tensorlib._C.dtypes as dt
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.nn._functional.distance import pairwise_distance
+from tensorlib.nn._functional.normalization import _fused_kernel
+
+__all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+           "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
+           "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss"]
+
+
+# ---- reductions -----------------------------------------------------------------------------
+def legacy_get_string(size_average, reduce, emit_warning=True):
+    """The reduction string of the deprecated (size_average, reduce) pair."""
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return legacy_get_string(size_average, reduce)
+    return _check_reduction(reduction)
+
+
+def _check_reduction(reduction):
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use "
+                      "reduction='mean' instead.", stacklevel=3)
+        return "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _warn_size(input, target):  # noqa: A002
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      f"to broadcasting. Please ensure they have the same size.",
+                      stacklevel=3)
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight=True):  # noqa: A002
+    """PyTorch's elementwise-weight path of l1/mse/huber losses."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+
+
+def _softplus_neg(x):
+    r"""log(1 + exp(-x)) = -logsigmoid(x), for every x without overflow: max(-x, 0) +
+    log1p(exp(-|x|)), with -|x| written so that the derivative at 0 is the true one (-1/2)."""
+    neg_abs = tensorlib.where(x >= 0, -x, x)
+    return tensorlib.where(x < 0, -x, 0.0) + tensorlib.log1p(tensorlib.exp(neg_abs))
+
+
+def _safe_log(x, cond):
+    """log(x) where cond, else 0 -- finite on both sides (no 0 * inf in the gradient)."""
+    return tensorlib.where(cond, tensorlib.log(tensorlib.where(cond, x, 1.0)), 0.0)
+
+
+# ---- regression losses ----------------------------------------------------------------------
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+            weight=None):
+    r"""|input - target|, reduced. With ``weight`` (input's shape), 'mean' is the
+    weighted mean: sum(w * |d|) / sum(w)."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = tensorlib.broadcast_tensors(input, target)
+    loss = tensorlib.abs(x - y)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+             weight=None):
+    r"""(input - target)^2, reduced (weighted as l1_loss)."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = tensorlib.broadcast_tensors(input, target)
+    d = x - y
+    loss = d * d
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None,  # noqa: A002
+                   reduction="mean", beta=1.0):
+    r"""0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta = 0
+    is the L1 loss."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, y = tensorlib.broadcast_tensors(input, target)
+    d = x - y
+    ad = tensorlib.abs(d)
+    if beta == 0:
+        return _reduce(ad, reduction)
+    loss = tensorlib.where(ad < beta, d * d * (0.5 / beta), ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
+    r"""0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta). With ``weight``, 'mean' is
+    the plain mean of the weighted losses (as PyTorch)."""
+    _warn_size(input, target)
+    reduction = _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, y = tensorlib.broadcast_tensors(input, target)
+    d = x - y
+    ad = tensorlib.abs(d)
+    loss = tensorlib.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, mean_by_weight=False)
+    return _reduce(loss, reduction)
+
+
+# ---- classification: nll / cross entropy ----------------------------------------------------
+def _check_class_target(input, target):  # noqa: A002
+    if target.dtype not in (dt.int64, dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_dtype_name(target.dtype)}")
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() == 1:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.dim() == 1 and target.shape[0] != 1:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: "
+                               f"{list(target.shape)})")
+        return
+    if target.dim() < 1 or input.shape[0] != target.shape[0]:
+        got = target.shape[0] if target.dim() else 0
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({got}).")
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+
+
+def _dtype_name(dtype):
+    return {dt.float32: "Float", dt.float64: "Double", dt.float16: "Half",
+            dt.int32: "Int", dt.int64: "Long", dt.int16: "Short", dt.int8: "Char",
+            dt.uint8: "Byte", dt.bool_: "Bool"}.get(dtype, str(dtype))
+
+
+def _check_weight(weight, n_classes):
+    if weight is not None and weight.numel() != n_classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+
+
+def _class_targets(target, ignore_index, n_classes):
+    """(safe target with ignored entries set to 0, int64; the ignore mask); IndexError for a
+    target outside [0, n_classes) that is not ignored."""
+    target = target.to(tensorlib.int64)
+    ignored = target == ignore_index
+    safe = tensorlib.where(ignored, 0, target)
+    if safe.numel():
+        bad = (safe < 0) | (safe >= n_classes)
+        if bad.any().item():
+            value = tensorlib.masked_select(safe, bad)[0].item()
+            raise IndexError(f"Target {value} is out of bounds.")
+    return safe, ignored
+
+
+def _target_weights(weight, safe, ignored, dtype):
+    """The weight of each target (0 for ignored ones), in dtype."""
+    keep = (~ignored).to(dtype)
+    if weight is None:
+        return keep
+    w = weight.to(dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    return w * keep
+
+
+def _nll(input, target, weight, ignore_index, reduction):  # noqa: A002
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    _check_weight(weight, n_classes)
+    target = target.reshape(()) if input.dim() == 1 else target
+    safe, ignored = _class_targets(target, ignore_index, n_classes)
+    picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
+    w = _target_weights(weight, safe, ignored, input.dtype)
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
+             reduce=None, reduction="mean"):
+    r"""The negative log likelihood loss: -weight[t] * input[n, t] with t = target[n].
+
+    Args:
+        input: (N, C), (C,) or (N, C, d1, ...) log-probabilities
+        target: (N,), () or (N, d1, ...) class indices in [0, C) (int64 or uint8)
+        weight: (C,) per-class weights
+        ignore_index: targets equal to it contribute nothing (nor to the mean's divisor)
+
+    'mean' divides by the sum of the weights of the non-ignored targets.
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_class_target(input, target)
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
+def _log_softmax(input, dim):  # noqa: A002
+    from tensorlib.nn import functional as F
+    return F.log_softmax(input, dim)
+
+
+def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
+                  ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
+    r"""nll_loss(log_softmax(input, class dim), target), or, when target has input's shape,
+    the cross entropy with class probabilities: -sum_c weight_c * target_c * log_softmax_c.
+
+    Args:
+        input: (N, C), (C,) or (N, C, d1, ...) unnormalized logits
+        target: class indices (as nll_loss) or probabilities (input's shape, floating)
+        weight: (C,) per-class weights
+        ignore_index: class-index targets equal to it are ignored
+        label_smoothing: in [0, 1]; the target becomes (1 - s) * target + s / C
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    if tuple(input.shape) == tuple(target.shape):
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
+                                    label_smoothing, class_dim, n_classes)
+    _check_class_target(input, target)
+    _check_weight(weight, n_classes)
+    if weight is None and label_smoothing == 0 and input.dim() == 2:
+        kernel = _fused_kernel("cross_entropy", input)
+        if kernel is not None:
+            safe, ignored = _class_targets(target, ignore_index, n_classes)
+            out = tensorlib.empty(target.shape, dtype=input.dtype, device=input.device)
+            kernel(out, input, target.to(tensorlib.int64), ignore_index)
+            if reduction == "mean":
+                return out.sum() / (~ignored).sum().to(input.dtype)
+            return _reduce(out, reduction)
+    logp = _log_softmax(input, class_dim)
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0:
+        return nll
+    # the uniform part of the smoothed target, as PyTorch's label-smoothing path
+    target = target.reshape(()) if input.dim() == 1 else target
+    safe, ignored = _class_targets(target, ignore_index, n_classes)
+    if weight is not None:
+        shape = [1] * input.dim()
+        shape[class_dim] = n_classes
+        smooth = -(logp * weight.to(logp.dtype).reshape(shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = tensorlib.where(ignored, 0.0, smooth)
+    if reduction == "mean":
+        smooth = smooth.sum() / _target_weights(weight, safe, ignored, input.dtype).sum()
+    else:
+        smooth = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_probs(input, target, weight, ignore_index, reduction,  # noqa: A002
+                         label_smoothing, class_dim, n_classes):
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"Expected floating point type for target with class "
+                           f"probabilities, got {_dtype_name(target.dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    _check_weight(weight, n_classes)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    logp = _log_softmax(input, class_dim)
+    prod = logp * target
+    if weight is not None:
+        shape = [1] * input.dim()
+        shape[class_dim] = n_classes
+        prod = prod * weight.to(logp.dtype).reshape(shape)
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    if reduction == "sum":
+        return -prod.sum()
+    if input.numel() == 0:
+        return -prod.sum() * math.nan
+    return -prod.sum() / (input.numel() // n_classes)
+
+
+# ---- binary ---------------------------------------------------------------------------------
+def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
+                         reduce=None, reduction="mean"):
+    r"""-w (t log(x) + (1 - t) log(1 - x)), the logs clamped at -100 as PyTorch (so the loss
+    stays finite at x = 0 or 1). input must be in [0, 1] and target of input's shape."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they have "
+                         f"the same size.")
+    if input.numel() and ((input < 0) | (input > 1)).any().item():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = tensorlib.clamp_min(tensorlib.log(input), -100)
+    log_1mx = tensorlib.clamp_min(tensorlib.log1p(-input), -100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight.expand(tensorlib.broadcast_shapes(target.shape, weight.shape))
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
+                                     size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    r"""binary_cross_entropy(sigmoid(x), t) in the stable form
+    (1 - t) x + (1 + (pos_weight - 1) t) log(1 + exp(-x)).
+
+    Args:
+        pos_weight: weight of the positive examples, broadcast over the last (class) dim
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    sp = _softplus_neg(input)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+           log_target=False):
+    r"""KL(target || exp(input)) pointwise: target (log target - input), 0 where target = 0.
+
+    input is log-probabilities; target probabilities (log-probabilities with log_target).
+    reduction 'batchmean' divides the sum by the batch size (the KL divergence); 'mean'
+    divides by the number of elements (with PyTorch's warning).
+    """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        if reduction != "batchmean":
+            _check_reduction(reduction)
+    if log_target:
+        loss = tensorlib.exp(target) * (target - input)
+    else:
+        # xlogy(t, t) - t * x; t < 0 gives nan like PyTorch's xlogy
+        zero = target == 0
+        xlogy = tensorlib.where(zero, 0.0, target * tensorlib.log(
+            tensorlib.where(zero, 1.0, target)))
+        loss = xlogy - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.dim() != 0 else total
+    return _reduce(loss, reduction)
+
+
+# ---- count / density losses -----------------------------------------------------------------
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None,  # noqa
+                     eps=1e-8, reduce=None, reduction="mean"):
+    r"""Poisson negative log likelihood: exp(x) - t x (log_input), or x - t log(x + eps);
+    full adds the Stirling term t log t - t + 0.5 log(2 pi t) where t > 1."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_input:
+        loss = tensorlib.exp(input) - target * input
+    else:
+        loss = input - target * tensorlib.log(input + eps)
+    if full:
+        big = target > 1
+        safe_t = tensorlib.where(big, target, 1.0)
+        stirling = (safe_t * tensorlib.log(safe_t) - safe_t
+                    + tensorlib.log(safe_t * (2 * math.pi)) * 0.5)
+        loss = loss + tensorlib.where(big, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):  # noqa
+    r"""Gaussian negative log likelihood: 0.5 (log(max(var, eps)) + (input - target)^2 /
+    max(var, eps)) (+ 0.5 log(2 pi) with full). var has input's shape, or one dim fewer, or
+    size 1 in one dim (homoscedastic). The clamp is not differentiated (as PyTorch)."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = tensorlib.ones_like(input) * var
+    elif (var < 0).any().item():
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif input.dim() == var.dim() and sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.clamp_min(eps) - var).detach()
+    d = input - target
+    loss = (tensorlib.log(var) + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# ---- margin / embedding losses --------------------------------------------------------------
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None,
+                          reduce=None, reduction="mean"):
+    r"""1 - cos(x1, x2) where target = 1, max(0, cos(x1, x2) - margin) where target = -1.
+
+    Shape: input1/input2 (N, D) with target (N,), or (D,) with a 0-dim target.
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if targ_dim == 1:
+        if input1.dim() != 2 or input2.dim() != 2:
+            raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs "
+                               f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    elif input1.dim() != 1 or input2.dim() != 1:
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(targ_dim)
+    mag1 = (input1 * input1).sum(targ_dim) + eps
+    mag2 = (input2 * input2).sum(targ_dim) + eps
+    cos = prod_sum / tensorlib.sqrt(mag1 * mag2)
+    pos = tensorlib.where(target == 1, 1 - cos, 0.0)
+    neg = tensorlib.where(target == -1, tensorlib.clamp_min(cos - margin, 0), 0.0)
+    return _reduce(pos + neg, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None,
+                        reduce=None, reduction="mean"):
+    r"""max(0, -target (input1 - input2) + margin); target is 1 or -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.shape}, input2: "
+                           f"{input2.shape}, target: {target.shape} ")
+    loss = tensorlib.clamp_min(-target * (input1 - input2) + margin, 0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None,  # noqa: A002
+                         reduce=None, reduction="mean"):
+    r"""x where target = 1, max(0, margin - x) where target = -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    margin_part = tensorlib.where(target != 1, tensorlib.clamp_min(margin - input, 0), 0.0)
+    self_part = tensorlib.where(target != -1, input, 0.0)
+    return _reduce(margin_part + self_part, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
+                     reduction="mean"):
+    r"""log(1 + exp(-target * input)) (target 1 or -1), computed without overflow."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce(_softplus_neg(input * target), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None,  # noqa
+                                reduce=None, reduction="mean"):
+    r"""-mean_c (t_c log sigmoid(x_c) + (1 - t_c) log sigmoid(-x_c)) (times weight_c) over the
+    class (last) dim, one value per sample."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    loss = target * _softplus_neg(input) + (1 - target) * _softplus_neg(-input)
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def _margin_inputs(name, input, target):  # noqa: A002
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0):
+        raise RuntimeError(f"{name}: Expected non-empty vector or matrix with optional "
+                           f"0-dim batch size, but got: {list(input.shape)}")
+    return input.dim() <= 1
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,  # noqa: A002
+                      size_average=None, reduce=None, reduction="mean"):
+    r"""Multi-class hinge loss: sum_{j != y} max(0, margin - x[y] + x[j])^p * weight[y] / C
+    per sample (y = target). p is 1 or 2."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    single = _margin_inputs("multi_margin_loss", input, target)
+    x = input.reshape(1, -1) if single else input
+    t = target.reshape(-1).to(tensorlib.int64)
+    n, c = x.shape
+    if t.numel() != n:
+        raise RuntimeError(f"inconsistent target size, expected {n} but got "
+                           f"{list(target.shape)}")
+    if t.numel() and ((t < 0) | (t >= c)).any().item():
+        raise RuntimeError("target out of range")
+    xy = x.gather(1, t.unsqueeze(1))
+    z = tensorlib.clamp_min(x - xy + margin, 0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.to(x.dtype).index_select(0, t).unsqueeze(1)
+    not_y = 1 - tensorlib.ops.sorting.one_hot(t, c).to(x.dtype)
+    loss = (z * not_y).sum(1) / c
+    if single:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
+                           reduction="mean"):
+    r"""Multi-label hinge loss: sum over target classes j (target's entries up to the first
+    -1) and non-target classes i of max(0, 1 - (x[j] - x[i])) / C, per sample."""
+    reduction = _reduction(size_average, reduce, reduction)
+    single = _margin_inputs("multilabel_margin_loss", input, target)
+    x = input.reshape(1, -1) if single else input
+    t = target.reshape(x.shape).to(tensorlib.int64)
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(input.shape)}")
+    n, c = x.shape
+    valid = tensorlib.cumprod((t >= 0).to(tensorlib.int64), 1)
+    safe = tensorlib.where(valid > 0, t, 0)
+    if safe.numel() and (safe >= c).any().item():
+        raise RuntimeError("target out of range")
+    counts = tensorlib.zeros((n, c), dtype=x.dtype, device=x.device).scatter_add(
+        1, safe, valid.to(x.dtype))
+    non_target = (counts == 0).to(x.dtype)
+    # pair[n, j, i] = max(0, 1 - x[n, j] + x[n, i])
+    pair = tensorlib.clamp_min(1 - x.unsqueeze(2) + x.unsqueeze(1), 0)
+    loss = (pair * counts.unsqueeze(2) * non_target.unsqueeze(1)).sum((1, 2)) / c
+    if single:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    r"""max(0, margin + d(a, p) - d(a, n)) with d the pairwise p-norm distance (swap: d(a, n)
+    replaced by min(d(a, n), d(p, n)))."""
+    reduction = _reduction(size_average, reduce, reduction)
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = tensorlib.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(tensorlib.clamp_min(d_pos - d_neg + margin, 0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    r"""triplet_margin_loss with any distance_function(x1, x2) (default pairwise_distance)."""
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
+                         f"0, got {margin} instead")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a_dim}D, "
+                           f"positive {p_dim}D, and negative {n_dim}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = tensorlib.minimum(d_neg, dist(positive, negative))
+    return _reduce(tensorlib.clamp_min(d_pos - d_neg + margin, 0), reduction)
+
+
+# ---- CTC ------------------------------------------------------------------------------------
+_CTC_NEG = -1e30        # "log 0": finite, so that unreachable paths give zero gradients
+
+
+def _lengths(v, device):
+    if isinstance(v, TensorImpl):
+        return v.to(tensorlib.int64).reshape(-1)
+    return tensorlib.tensor(list(v), dtype=tensorlib.int64, device=device)
+
+
+def _lse3(a, b, c):
+    m = tensorlib.maximum(tensorlib.maximum(a, b), c).detach()
+    return m + tensorlib.log(tensorlib.exp(a - m) + tensorlib.exp(b - m) + tensorlib.exp(c - m))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    r"""The Connectionist Temporal Classification loss: -log of the total probability of the
+    alignments of each target, by the forward (alpha) recursion in log space.
+
+    Args:
+        log_probs: (T, N, C) or unbatched (T, C) log-probabilities (log_softmax output)
+        targets: (N, S) padded, or 1-D concatenation of the targets (sum(target_lengths))
+        input_lengths, target_lengths: (N,) tensors or sequences of ints
+        blank: the blank label. Default: 0
+        reduction: 'mean' divides each loss by its target length, then averages
+        zero_infinity: impossible alignments give 0 instead of inf (and zero gradients)
+
+    The gradient is the exact gradient of this loss with respect to log_probs (PyTorch's
+    differs by a term that log_softmax's backward cancels).
+    """
+    reduction = _check_reduction(reduction)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_loss: expected log_probs to be 2-D or 3-D, got "
+                           f"{log_probs.dim()}-D")
+    steps, batch, n_classes = log_probs.shape
+    dev = log_probs.device
+    in_len = _lengths(input_lengths, dev)
+    tg_len = _lengths(target_lengths, dev)
+    if in_len.numel() != batch or tg_len.numel() != batch:
+        raise RuntimeError(f"ctc_loss: expected input_lengths and target_lengths of size "
+                           f"{batch}, got {in_len.numel()} and {tg_len.numel()}")
+    tg_host = [int(v) for v in tg_len.tolist()]
+    in_host = [int(v) for v in in_len.tolist()]
+    if any(v > steps for v in in_host):
+        raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got "
+                           f"value {max(in_host)}")
+    s_max = max(tg_host) if tg_host else 0
+    targets = targets.to(tensorlib.int64)
+    if targets.dim() == 1:      # concatenated: cut and pad into (N, s_max)
+        rows, start = [], 0
+        for n in range(batch):
+            piece = targets.narrow(0, start, tg_host[n])
+            start += tg_host[n]
+            pad = tensorlib.full((s_max - tg_host[n],), blank, dtype=tensorlib.int64,
+                                 device=dev)
+            rows.append(tensorlib.cat([piece, pad]))
+        targets = (tensorlib.stack(rows) if rows
+                   else tensorlib.zeros((0, s_max), dtype=tensorlib.int64, device=dev))
+    else:
+        if targets.shape[1] < s_max:
+            raise RuntimeError(f"Expected tensor to have size at least {s_max} at dimension "
+                               f"1, but got size {targets.shape[1]}")
+        targets = targets.narrow(1, 0, s_max)
+        within = tensorlib.arange(s_max, device=dev).unsqueeze(0) < tg_len.unsqueeze(1)
+        targets = tensorlib.where(within, targets, blank)
+    width = 2 * s_max + 1
+    ext = tensorlib.full((batch, width), blank, dtype=tensorlib.int64, device=dev)
+    if s_max:
+        odd = tensorlib.arange(1, width, 2, device=dev)
+        ext = ext.index_copy(1, odd, targets)
+    # skip s-2 -> s allowed where ext[s] is a label different from ext[s-2]
+    can_skip = tensorlib.zeros((batch, width), dtype=tensorlib.bool, device=dev)
+    if width > 2:
+        diff = (ext.narrow(1, 2, width - 2) != blank) & \
+               (ext.narrow(1, 2, width - 2) != ext.narrow(1, 0, width - 2))
+        can_skip = tensorlib.cat([can_skip.narrow(1, 0, 2), diff], 1)
+    lp = log_probs.gather(2, ext.unsqueeze(0).expand(steps, batch, width))
+    neg_col = tensorlib.full((batch, 1), _CTC_NEG, dtype=log_probs.dtype, device=dev)
+    neg_two = tensorlib.full((batch, 2), _CTC_NEG, dtype=log_probs.dtype, device=dev)
+    pos = tensorlib.arange(width, device=dev).unsqueeze(0)
+    start_ok = (pos < 2) & ((pos == 0) | (tg_len.unsqueeze(1) > 0))
+    alpha = tensorlib.where(start_ok, lp[0], _CTC_NEG)
+    for step in range(1, steps):
+        a1 = tensorlib.cat([neg_col, alpha.narrow(1, 0, width - 1)], 1)
+        if width > 2:
+            a2 = tensorlib.cat([neg_two, alpha.narrow(1, 0, width - 2)], 1)
+            a2 = tensorlib.where(can_skip, a2, _CTC_NEG)
+        else:
+            a2 = tensorlib.full(alpha.shape, _CTC_NEG, dtype=alpha.dtype, device=dev)
+        nxt = _lse3(alpha, a1, a2) + lp[step]
+        active = (in_len > step).unsqueeze(1)
+        alpha = tensorlib.where(active, nxt, alpha)
+    last = (2 * tg_len).unsqueeze(1)
+    end1 = alpha.gather(1, last).squeeze(1)
+    end2 = alpha.gather(1, (last - 1).clamp_min(0)).squeeze(1)
+    end2 = tensorlib.where(tg_len > 0, end2, _CTC_NEG)
+    m = tensorlib.maximum(end1, end2).detach()
+    loss = -(m + tensorlib.log(tensorlib.exp(end1 - m) + tensorlib.exp(end2 - m)))
+    impossible = loss > -_CTC_NEG / 10
+    if zero_infinity:
+        loss = tensorlib.where(impossible, 0.0, loss)
+    else:
+        loss = tensorlib.where(impossible, math.inf, loss)
+    if unbatched:
+        loss = loss.reshape(())
+        tg_len = tg_len.reshape(())
+    if reduction == "mean":
+        return (loss / tg_len.clamp_min(1).to(loss.dtype)).mean()
+    return _reduce(loss, reduction)

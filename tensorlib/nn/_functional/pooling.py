@@ -1,2 +1,506 @@
-"""nn.functional: pooling (being written)."""
-__all__ = []
+r"""nn.functional: pooling (max, average, adaptive, lp, max-unpool).
+
+NOTE [ Pooling by gathered windows ]
+Max pooling gathers every window of the input with two (or one, or three) `index_select`s,
+one per spatial dim, through a table of input positions pos[o, j] = o * stride - padding +
+j * dilation (positions outside the input are clamped, then masked to -inf), so that the
+windows are the last dim of a (N, C, *out, prod(kernel)) tensor; `argmax` over it gives the
+winner, whose flat input position (PyTorch's `indices`) comes from the same tables. The same
+machinery serves adaptive max pooling, whose windows [floor(o L / O), ceil((o + 1) L / O))
+vary in length (shorter ones are masked). The op `max_pool` is one `@differentiable` node:
+its gradient sends each output's gradient to the input element that won (ties to the first,
+as PyTorch), by a scatter-add at the returned indices.
+
+Average pooling is a depthwise convolution with a kernel of ones (so it uses a backend's conv
+kernel when there is one) times 1 / divisor, the divisor computed per output position on the
+host (count_include_pad, ceil_mode windows clipped at the padded edge, divisor_override).
+Adaptive average pooling is separable: one small averaging matrix per spatial dim, applied by
+matmul. Everything but max pooling is composed from differentiable ops.
+"""
+import numpy as np
+
+import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd.recording import formula
+from tensorlib.ops._opdef import differentiable
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "max_unpool1d",
+           "max_unpool2d", "max_unpool3d"]
+
+
+# ---- helpers -------------------------------------------------------------------------------
+def _tuple(value, n, name):
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            value = tuple(value) * n
+        if len(value) != n:
+            raise RuntimeError(f"{name} must either be a single int, or a tuple of {n} ints")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def _check_input(name, input, nd):  # noqa: A002
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for "
+                           f"input, but got: {list(input.shape)}")
+    if any(s == 0 for s in input.shape[input.dim() - nd:]) or (
+            input.dim() == nd + 2 and input.shape[1] == 0):
+        raise RuntimeError(f"{name}: Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {list(input.shape)}")
+
+
+def _batched(input, nd):  # noqa: A002
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    return input, False
+
+
+def _pool_out(size, k, pad, s, d, ceil_mode):
+    """PyTorch's pooling_output_shape."""
+    num = size + 2 * pad - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_params(name, nd, kernel_size, stride, padding, dilation):
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    stride = kernel if (stride is None or (isinstance(stride, (list, tuple))
+                                           and len(stride) == 0)) \
+        else _tuple(stride, nd, "stride")
+    padding = _tuple(padding, nd, "padding")
+    dilation = _tuple(dilation, nd, "dilation")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got "
+                           f"{', '.join(f'k{i}: {k}' for i, k in enumerate(kernel))}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should not be zero" if any(s == 0 for s in stride)
+                           else "stride should be greater than zero")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("pad must be non-negative")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    return kernel, stride, padding, dilation
+
+
+def _out_sizes(x, nd, kernel, stride, padding, dilation, ceil_mode):
+    sp = x.shape[2:]
+    out = tuple(_pool_out(sp[i], kernel[i], padding[i], stride[i], dilation[i], ceil_mode)
+                for i in range(nd))
+    if any(o < 1 for o in out):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated "
+                           f"output size: ({'x'.join(map(str, (x.shape[1],) + out))}). Output "
+                           f"size is too small")
+    return out
+
+
+# ---- max pooling (NOTE [ Pooling by gathered windows ]) -------------------------------------
+def _regular_tables(size, out, k, s, p, d):
+    """Positions (O, k) and their validity for a strided, padded, dilated window."""
+    pos = np.arange(out)[:, None] * s - p + np.arange(k)[None, :] * d
+    return pos, (pos >= 0) & (pos < size)
+
+
+def _adaptive_bounds(size, out):
+    starts = [(o * size) // out for o in range(out)]
+    ends = [-((-(o + 1) * size) // out) for o in range(out)]
+    return starts, ends
+
+
+def _adaptive_tables(size, out):
+    starts, ends = _adaptive_bounds(size, out)
+    kmax = max(e - s for s, e in zip(starts, ends))
+    pos = np.asarray(starts)[:, None] + np.arange(kmax)[None, :]
+    return pos, pos < np.asarray(ends)[:, None]
+
+
+@differentiable("max_pool")
+def _max_pool(x, tables):
+    """x (N, C, *S); tables: one (positions, valid) pair of (O_i, k_i) host arrays per dim.
+    Returns (values (N, C, *O), flat indices into prod(S))."""
+    nd = len(tables)
+    dev = x.device
+    sp = x.shape[2:]
+    win = x
+    for i, (pos, _) in enumerate(tables):
+        idx = np.clip(pos, 0, sp[i] - 1).reshape(-1)
+        win = tensorlib.index_select(win, 2 + i, tensorlib.tensor(idx, dtype=tensorlib.int64,
+                                                                  device=dev))
+    outs = tuple(pos.shape[0] for pos, _ in tables)
+    ks = tuple(pos.shape[1] for pos, _ in tables)
+    n, c = x.shape[:2]
+    # (N, C, O1, k1, O2, k2, ...) -> (N, C, O1, O2, ..., k1 * k2 * ...)
+    interleaved = [v for pair in zip(outs, ks) for v in pair]
+    win = win.reshape((n, c) + tuple(interleaved))
+    order = (0, 1) + tuple(2 + 2 * i for i in range(nd)) + tuple(3 + 2 * i for i in range(nd))
+    win = win.permute(order).reshape((n, c) + outs + (int(np.prod(ks)),))
+    # validity and flat input position of every (out position, window element)
+    valid = np.ones(outs + ks, dtype=bool)
+    flat = np.zeros(outs + ks, dtype=np.int64)
+    for i, (pos, ok) in enumerate(tables):
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = pos.shape
+        valid = valid & ok.reshape(shape)
+        flat = flat * sp[i] + np.clip(pos, 0, sp[i] - 1).reshape(shape)
+    valid = valid.reshape(outs + (-1,))
+    flat = flat.reshape(outs + (-1,))
+    if not valid.all():
+        fill = float("-inf") if x.dtype.is_floating_point else _lowest(x.dtype)
+        mask = tensorlib.tensor(valid, device=dev)
+        win = tensorlib.where(mask, win, tensorlib.tensor(fill, dtype=x.dtype, device=dev))
+    local = tensorlib.argmax(win, -1, keepdim=True)
+    values = tensorlib.gather(win, -1, local).squeeze(-1)
+    table = tensorlib.tensor(flat, dtype=tensorlib.int64, device=dev)
+    table = table.expand((n, c) + table.shape)
+    indices = tensorlib.gather(table, -1, local).squeeze(-1)
+    return values, indices
+
+
+def _lowest(dtype):
+    return int(tensorlib.iinfo(dtype).min) if hasattr(tensorlib, "iinfo") else -(1 << 62)
+
+
+@formula("max_pool", save_output=True)
+def _max_pool_grad(ctx, g, g_indices=None):
+    x = ctx.args[0]
+    indices = ctx.out[1]
+    n, c = x.shape[:2]
+    plane = int(np.prod(x.shape[2:]))
+    offsets = tensorlib.arange(n * c, device=g.device).reshape((n, c) + (1,) * (x.dim() - 2))
+    flat = indices + offsets * plane
+    return tensorlib.ops.indexing.index_add_flat(g, flat, x.shape), None
+
+
+def _max_pool_nd(nd, name, input, kernel_size, stride, padding, dilation, ceil_mode):  # noqa
+    _check_input(name, input, nd)
+    kernel, stride, padding, dilation = _pool_params(name, nd, kernel_size, stride, padding,
+                                                     dilation)
+    x, unbatched = _batched(input, nd)
+    outs = _out_sizes(x, nd, kernel, stride, padding, dilation, ceil_mode)
+    tables = tuple(_regular_tables(x.shape[2 + i], outs[i], kernel[i], stride[i], padding[i],
+                                   dilation[i]) for i in range(nd))
+    values, indices = _max_pool(x, tables)
+    if unbatched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa
+                            ceil_mode=False, return_indices=False):
+    return _max_pool_nd(1, "max_pool1d", input, kernel_size, stride, padding, dilation,
+                        ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa
+                            ceil_mode=False, return_indices=False):
+    return _max_pool_nd(2, "max_pool2d", input, kernel_size, stride, padding, dilation,
+                        ceil_mode)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa
+                            ceil_mode=False, return_indices=False):
+    return _max_pool_nd(3, "max_pool3d", input, kernel_size, stride, padding, dilation,
+                        ceil_mode)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa
+               return_indices=False):
+    r"""1-D max pooling over (N, C, L) or (C, L); padding counts as -inf; stride defaults to
+    kernel_size. With return_indices, also the position of each max in L."""
+    out = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa
+               return_indices=False):
+    r"""2-D max pooling over (N, C, H, W) or (C, H, W). Output size per dim:
+    floor_or_ceil((L + 2p - d (k - 1) - 1) / s) + 1 (a last window starting in the right
+    padding is dropped in ceil_mode). With return_indices, also each max's flat position in
+    H * W (for max_unpool2d)."""
+    out = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa
+               return_indices=False):
+    r"""3-D max pooling over (N, C, D, H, W) or (C, D, H, W)."""
+    out = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return out if return_indices else out[0]
+
+
+# ---- average pooling ----------------------------------------------------------------------
+def _avg_divisor(size, out, k, s, p, ceil_mode, count_include_pad):
+    """1 / divisor per output position along one dim (PyTorch's avg_pool arithmetic)."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    pool = end - start
+    start_c = np.maximum(start, 0)
+    end_c = np.minimum(end, size)
+    return pool if count_include_pad else (end_c - start_c)
+
+
+def _avg_pool_nd(nd, name, input, kernel_size, stride, padding, ceil_mode,  # noqa: A002
+                 count_include_pad, divisor_override):
+    _check_input(name, input, nd)
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    stride = kernel if (stride is None or (isinstance(stride, (list, tuple))
+                                           and len(stride) == 0)) \
+        else _tuple(stride, nd, "stride")
+    padding = _tuple(padding, nd, "padding")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError("kernel size should be greater than zero")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should not be zero" if any(s == 0 for s in stride)
+                           else "stride should be greater than zero")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("pad must be non-negative")
+    for k, p in zip(kernel, padding):
+        if p > k // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation=1")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x, unbatched = _batched(input, nd)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{x.dtype.name}'")
+    outs = _out_sizes(x, nd, kernel, stride, padding, (1,) * nd, ceil_mode)
+    sp = x.shape[2:]
+    n, c = x.shape[:2]
+    # zero padding, with extra on the right for ceil_mode windows that run past it
+    pads = []
+    for i in reversed(range(nd)):
+        need = (outs[i] - 1) * stride[i] + kernel[i] - (sp[i] + 2 * padding[i])
+        pads += [padding[i], padding[i] + max(need, 0)]
+    xp = x.reshape((n * c, 1) + tuple(sp))
+    if any(pads):
+        xp = tensorlib.ops.joining.pad(xp, pads)
+    from tensorlib.nn._functional.conv import _ops
+    ones = tensorlib.ones((1, 1) + kernel, dtype=x.dtype, device=x.device)
+    summed = _ops(nd)[0](xp, ones, stride, (0,) * nd, (1,) * nd, 1)
+    summed = summed.reshape((n, c) + outs)
+    if divisor_override is not None:
+        out = summed / divisor_override
+    else:
+        div = np.ones(outs, dtype=np.float64)
+        for i in range(nd):
+            shape = [1] * nd
+            shape[i] = outs[i]
+            div = div * _avg_divisor(sp[i], outs[i], kernel[i], stride[i], padding[i],
+                                     ceil_mode, count_include_pad).reshape(shape)
+        if np.all(div == div.flat[0]):
+            out = summed / float(div.flat[0])
+        else:
+            out = summed * tensorlib.tensor(1.0 / div, dtype=x.dtype, device=x.device)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True):
+    r"""1-D average pooling over (N, C, L) or (C, L); stride defaults to kernel_size."""
+    return _avg_pool_nd(1, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    r"""2-D average pooling over (N, C, H, W) or (C, H, W). count_include_pad: zero padding
+    counts in the divisor; divisor_override: divide by this instead."""
+    return _avg_pool_nd(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    r"""3-D average pooling over (N, C, D, H, W) or (C, D, H, W)."""
+    return _avg_pool_nd(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    r"""(sum over each window of x^p)^(1/p), as PyTorch (sign(s) relu(|s|) ** (1/p))."""
+    k = _tuple(kernel_size, 1, "kernel_size")
+    out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
+    return (tensorlib.sign(out) * tensorlib.relu(tensorlib.abs(out))).mul(k[0]).pow(
+        1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    kh, kw = _tuple(kernel_size, 2, "kernel_size")
+    out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
+    return (tensorlib.sign(out) * tensorlib.relu(tensorlib.abs(out))).mul(kh * kw).pow(
+        1.0 / norm_type)
+
+
+# ---- adaptive pooling -------------------------------------------------------------------------
+def _adaptive_sizes(name, input, nd, output_size):  # noqa: A002
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        sizes = tuple(input.shape[input.dim() - nd + i] if s is None else int(s)
+                      for i, s in enumerate(output_size))
+    else:
+        if output_size is None:
+            sizes = tuple(input.shape[input.dim() - nd:])
+        else:
+            sizes = (int(output_size),) * nd
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
+                           f"0 but received {list(sizes)}")
+    return sizes
+
+
+def _check_adaptive_input(name, input, nd):  # noqa: A002
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+
+
+def _adaptive_avg(nd, name, input, output_size):  # noqa: A002
+    _check_adaptive_input(name, input, nd)
+    outs = _adaptive_sizes(name, input, nd, output_size)
+    x = input
+    for i in range(nd):
+        axis = x.dim() - nd + i
+        size = x.shape[axis]
+        if outs[i] == size:
+            continue
+        starts, ends = _adaptive_bounds(size, outs[i])
+        mat = np.zeros((size, outs[i]))
+        for o, (s, e) in enumerate(zip(starts, ends)):
+            mat[s:e, o] = 1.0 / (e - s)
+        a = tensorlib.tensor(mat, dtype=x.dtype, device=x.device)
+        x = tensorlib.matmul(x.transpose(axis, -1), a).transpose(axis, -1)
+    return x.contiguous() if x is not input else x.clone()
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    r"""Average over windows [floor(o L / O), ceil((o + 1) L / O)) for each output o."""
+    return _adaptive_avg(1, "adaptive_avg_pool1d", input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    r"""Adaptive average pooling to output_size (int, or pair; None keeps the input size)."""
+    return _adaptive_avg(2, "adaptive_avg_pool2d", input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    return _adaptive_avg(3, "adaptive_avg_pool3d", input, output_size)
+
+
+def _adaptive_max(nd, name, input, output_size):  # noqa: A002
+    _check_adaptive_input(name, input, nd)
+    outs = _adaptive_sizes(name, input, nd, output_size)
+    x, unbatched = _batched(input, nd)
+    if any(o == 0 for o in outs):
+        raise RuntimeError(f"{name}(): output_size must be positive, got {list(outs)}")
+    tables = tuple(_adaptive_tables(x.shape[2 + i], outs[i]) for i in range(nd))
+    values, indices = _max_pool(x, tables)
+    if unbatched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    return _adaptive_max(1, "adaptive_max_pool1d", input, output_size)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    return _adaptive_max(2, "adaptive_max_pool2d", input, output_size)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):  # noqa: A002
+    return _adaptive_max(3, "adaptive_max_pool3d", input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
+    r"""Max over adaptive windows; with return_indices also each max's position."""
+    out = _adaptive_max(1, "adaptive_max_pool1d", input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
+    out = _adaptive_max(2, "adaptive_max_pool2d", input, output_size)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
+    out = _adaptive_max(3, "adaptive_max_pool3d", input, output_size)
+    return out if return_indices else out[0]
+
+
+# ---- max unpooling --------------------------------------------------------------------------
+def _unpool_output_size(input, nd, kernel, stride, padding, output_size):  # noqa: A002
+    default = [(input.shape[input.dim() - nd + i] - 1) * stride[i] + kernel[i] - 2 * padding[i]
+               for i in range(nd)]
+    if output_size is None:
+        return tuple(default)
+    output_size = tuple(output_size)
+    if len(output_size) == nd + 2 or (len(output_size) == nd + 1 and input.dim() == nd + 1):
+        output_size = output_size[-nd:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for i in range(nd):
+        lo, hi = default[i] - stride[i], default[i] + stride[i]
+        if not lo < output_size[i] < hi:
+            raise ValueError(f'invalid output_size "{list(output_size)}" (dim {i} must be '
+                             f'between {lo} and {hi})')
+    return tuple(int(s) for s in output_size)
+
+
+def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):  # noqa: A002
+    kernel = _tuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, nd, "stride")
+    padding = _tuple(padding, nd, "padding")
+    out_sp = _unpool_output_size(input, nd, kernel, stride, padding, output_size)
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    x, unbatched = _batched(input, nd)
+    idx = indices.unsqueeze(0) if unbatched else indices
+    n, c = x.shape[:2]
+    plane = int(np.prod(out_sp))
+    if idx.numel() and (int(idx.max()) >= plane or int(idx.min()) < 0):
+        raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are "
+                           f"of size {'x'.join(map(str, out_sp))}")
+    offsets = tensorlib.arange(n * c, device=x.device).reshape((n, c) + (1,) * nd)
+    flat = idx + offsets * plane
+    out = tensorlib.ops.indexing.index_add_flat(x, flat, (n, c) + out_sp)
+    return out.squeeze(0) if unbatched else out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa
+    r"""The partial inverse of max_pool1d: each value goes to its index, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa
+    r"""The partial inverse of max_pool2d (indices are flat positions in H_out * W_out)."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+

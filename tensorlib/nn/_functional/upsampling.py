@@ -1,2 +1,237 @@
-"""nn.functional: upsampling (being written)."""
-__all__ = []
+r"""nn.functional: resampling (interpolate / upsample) and pixel (un)shuffle.
+
+Interpolation is separable: each spatial dim is resampled in turn by `index_select` with a
+host-computed table of source positions (nearest, nearest-exact), or by two `index_select`s
+blended with per-position weights (linear along the dim: linear, bilinear, trilinear), using
+PyTorch's coordinate arithmetic (align_corners, scale_factor used as given unless
+recompute_scale_factor). Everything is composed from differentiable ops.
+"""
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+           "pixel_unshuffle"]
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _src_scale(in_size, out_size, align_corners, scale):
+    """PyTorch's area_pixel_compute_scale."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    if scale is not None and scale > 0:
+        return 1.0 / scale
+    return in_size / out_size
+
+
+def _nearest_index(in_size, out_size, scale, exact):
+    if out_size == in_size and not exact:
+        return np.arange(out_size)
+    s = np.float32(1.0 / scale if scale is not None and scale > 0 else in_size / out_size)
+    dst = np.arange(out_size, dtype=np.float32)
+    if exact:
+        src = np.floor((dst + np.float32(0.5)) * s)
+    else:
+        src = np.floor(dst * s)
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def _linear_tables(in_size, out_size, align_corners, scale):
+    s = _src_scale(in_size, out_size, align_corners, scale)
+    dst = np.arange(out_size, dtype=np.float64)
+    if align_corners:
+        src = dst * s
+    else:
+        src = np.maximum(s * (dst + 0.5) - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    lam = src - i0
+    return i0, i1, lam
+
+
+def _select(x, axis, idx):
+    return tensorlib.index_select(x, axis, tensorlib.tensor(idx, dtype=tensorlib.int64,
+                                                            device=x.device))
+
+
+def _resample_nearest(x, outs, scales, exact):
+    nd = len(outs)
+    for i in range(nd):
+        axis = x.dim() - nd + i
+        in_size = x.shape[axis]
+        idx = _nearest_index(in_size, outs[i], scales[i], exact)
+        if outs[i] == in_size and (idx == np.arange(in_size)).all():
+            continue
+        x = _select(x, axis, idx)
+    return x
+
+
+def _resample_linear(x, outs, scales, align_corners):
+    nd = len(outs)
+    for i in range(nd):
+        axis = x.dim() - nd + i
+        in_size = x.shape[axis]
+        i0, i1, lam = _linear_tables(in_size, outs[i], align_corners, scales[i])
+        if outs[i] == in_size and (i0 == np.arange(in_size)).all() and not lam.any():
+            continue
+        shape = [1] * x.dim()
+        shape[axis] = outs[i]
+        w1 = tensorlib.tensor(lam.reshape(shape), dtype=x.dtype, device=x.device)
+        w0 = tensorlib.tensor((1.0 - lam).reshape(shape), dtype=x.dtype, device=x.device)
+        x = _select(x, axis, i0) * w0 + _select(x, axis, i1) * w1
+    return x
+
+
+def _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor):  # noqa: A002
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(f"Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and output size of {list(size)}. "
+                                 f"Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                                 f"and output size in (o1, o2, ...,oK) format.")
+            outs = tuple(int(s) for s in size)
+        else:
+            outs = (int(size),) * nd
+        return outs, (None,) * nd
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != nd:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and scale_factor of "
+                             f"shape {list(scale_factor)}. Please provide input tensor in (N, "
+                             f"C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
+                             f"format.")
+        factors = tuple(float(f) for f in scale_factor)
+    else:
+        factors = (float(scale_factor),) * nd
+    outs = tuple(int(math.floor(float(input.shape[2 + i]) * factors[i])) for i in range(nd))
+    if recompute_scale_factor:
+        return outs, (None,) * nd
+    return outs, factors
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa
+                recompute_scale_factor=None, antialias=False):
+    r"""Resample (N, C, *spatial) to `size` or by `scale_factor`.
+
+    Modes: 'nearest', 'nearest-exact' (1-3 spatial dims), 'linear' (3-D input), 'bilinear'
+    (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling). align_corners (linear modes
+    only): the corner pixels' centres of input and output coincide; otherwise pixels are
+    areas and out-of-range source coordinates are clamped (PyTorch's convention).
+    """
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"interpolate(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if mode not in _MODES or input.dim() not in (3, 4, 5):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not supported")
+    nd = input.dim() - 2
+    outs, scales = _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor)
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(map(str, input.shape[2:]))}) and output "
+                           f"({', '.join(map(str, outs))})")
+    if mode in _LINEAR_DIMS:
+        want = _LINEAR_DIMS[mode]
+        if nd != want:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{want + 2}D input")
+        return _resample_linear(input, outs, scales, align_corners)
+    if mode == "bicubic":
+        raise NotImplementedError("interpolate(): mode 'bicubic' is not supported yet")
+    if mode == "area":
+        from tensorlib.nn._functional import pooling
+        fn = {1: pooling.adaptive_avg_pool1d, 2: pooling.adaptive_avg_pool2d,
+              3: pooling.adaptive_avg_pool3d}[nd]
+        return fn(input, outs)
+    return _resample_nearest(input, outs, scales, mode == "nearest-exact")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):  # noqa: A002
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):  # noqa: A002
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- pixel shuffle ------------------------------------------------------------------------
+def _check_factor(name, factor, what):
+    if not isinstance(factor, numbers.Integral) or isinstance(factor, bool):
+        raise TypeError(f"{name}(): argument '{what}' must be int, not "
+                        f"{type(factor).__name__}")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor):  # noqa: A002
+    r"""(*, C r^2, H, W) -> (*, C, H r, W r): channel blocks of r^2 become r x r patches."""
+    _check_factor("pixel_shuffle", upscale_factor, "upscale_factor")
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    r = int(upscale_factor)
+    c, h, w = input.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    batch = tuple(input.shape[:-3])
+    nb = len(batch)
+    x = input.reshape(batch + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(nb)) + (nb, nb + 3, nb + 1, nb + 4, nb + 2))
+    return x.reshape(batch + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):  # noqa: A002
+    r"""(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
+    _check_factor("pixel_unshuffle", downscale_factor, "downscale_factor")
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    r = int(downscale_factor)
+    c, h, w = input.shape[-3:]
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by "
+                           f"downscale_factor, but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by "
+                           f"downscale_factor, but input.size(-1)={w} is not divisible by {r}")
+    batch = tuple(input.shape[:-3])
+    nb = len(batch)
+    x = input.reshape(batch + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
+    return x.reshape(batch + (c * r * r, h // r, w // r))

@@ -19,9 +19,6 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "Tanhshrink", "Hardshrink", "Softshrink", "GLU"]
 
 # Layer families, one file each (torch/nn/modules layout); each lists its classes in __all__.
-from tensorlib.nn.modules import (batchnorm, conv, distance, dropout, fold,  # noqa: E402
-                                  instancenorm, loss, normalization, pixelshuffle, pooling,
-                                  rnn, sparse, transformer, upsampling)
 from tensorlib.nn.modules.batchnorm import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.conv import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.distance import *  # noqa: E402,F401,F403
@@ -37,6 +34,14 @@ from tensorlib.nn.modules.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.transformer import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.upsampling import *  # noqa: E402,F401,F403
 
-__all__ += [name for family in (batchnorm, conv, distance, dropout, fold, instancenorm, loss,
-                                normalization, pixelshuffle, pooling, rnn, sparse, transformer,
-                                upsampling) for name in family.__all__]
+
+def _family_names():
+    import importlib
+    families = ("batchnorm", "conv", "distance", "dropout", "fold", "instancenorm", "loss",
+                "normalization", "pixelshuffle", "pooling", "rnn", "sparse", "transformer",
+                "upsampling")
+    return [name for family in families
+            for name in importlib.import_module(f"tensorlib.nn.modules.{family}").__all__]
+
+
+__all__ += _family_names()

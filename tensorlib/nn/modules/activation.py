@@ -12,7 +12,7 @@ from tensorlib.nn.parameter import Parameter
 __all__ = ["Threshold", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU",
            "SiLU", "Mish", "Sigmoid", "Tanh", "Softplus", "Softsign", "Hardtanh", "Hardswish",
            "Hardsigmoid", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "LogSigmoid",
-           "Tanhshrink", "Hardshrink", "Softshrink", "GLU"]
+           "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "MultiheadAttention"]
 
 
 def _inplace_suffix(inplace, first=False):
@@ -386,3 +386,153 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              f"instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# ---- multi-head attention -------------------------------------------------------------------
+from tensorlib.nn.modules.linear import Linear  # noqa: E402
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear (PyTorch's name for MultiheadAttention.out_proj's class)."""
+
+
+class MultiheadAttention(Module):
+    r"""Multi-head attention: Concat(head_1, ..., head_h) W^O with
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (PyTorch's parameters, names and math).
+
+    Args:
+        embed_dim: total dimension of the model
+        num_heads: parallel attention heads; embed_dim must be divisible by it
+        dropout: dropout on the attention weights. Default: ``0.0``
+        bias: input/output projection biases. Default: ``True``
+        add_bias_kv: learned biases appended to the key and value sequences (dim 0)
+        add_zero_attn: a zero key/value appended to the sequences (dim 1)
+        kdim, vdim: features of key and value. Default: ``embed_dim``
+        batch_first: inputs and output are (N, L, E) instead of (L, N, E)
+
+    Parameters (state_dict keys, as PyTorch): ``in_proj_weight`` (3E, E) when kdim == vdim ==
+    embed_dim, else ``q_proj_weight`` (E, E), ``k_proj_weight`` (E, kdim), ``v_proj_weight``
+    (E, vdim); ``in_proj_bias`` (3E); ``bias_k``/``bias_v`` (1, 1, E); ``out_proj.weight``,
+    ``out_proj.bias``.
+
+    forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True, is_causal=False) -> (attn_output, attn_output_weights or None)
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        factory = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(tensorlib.empty((embed_dim, embed_dim), **factory))
+            self.k_proj_weight = Parameter(tensorlib.empty((embed_dim, self.kdim), **factory))
+            self.v_proj_weight = Parameter(tensorlib.empty((embed_dim, self.vdim), **factory))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(tensorlib.empty((3 * embed_dim, embed_dim),
+                                                            **factory))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(tensorlib.empty(3 * embed_dim, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        **factory)
+        if add_bias_kv:
+            self.bias_k = Parameter(tensorlib.empty((1, 1, embed_dim), **factory))
+            self.bias_v = Parameter(tensorlib.empty((1, 1, embed_dim), **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def __setstate__(self, state):
+        if "_qkv_same_embed_dim" not in state:
+            state["_qkv_same_embed_dim"] = True
+        super().__setstate__(state)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        from tensorlib.nn._functional import attention as A
+        is_batched = query.dim() == 3
+        key_padding_mask = A._canonical_mask(key_padding_mask, "key_padding_mask",
+                                             A._none_or_dtype(attn_mask), "attn_mask",
+                                             query.dtype)
+        attn_mask = A._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                      check_other=False)
+        if self.batch_first and is_batched:
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = not self._qkv_same_embed_dim
+        out, weights = A.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
+        return out, weights
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """(merged (N, H, L, L) float mask or the key padding mask, mask type: None, 1 or 2),
+        as PyTorch's fast path takes them."""
+        mask_type = None
+        merged = None
+        if key_padding_mask is not None:
+            mask_type = 1
+            merged = key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                expanded = attn_mask.reshape(batch_size, -1, seq_len, seq_len)
+            else:
+                expanded = attn_mask.reshape(1, 1, seq_len, seq_len).expand(
+                    batch_size, self.num_heads, -1, -1)
+            merged = expanded
+            if key_padding_mask is not None:
+                merged = expanded + key_padding_mask.reshape(batch_size, 1, 1, seq_len) \
+                    .expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type

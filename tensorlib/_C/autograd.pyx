@@ -1,0 +1,647 @@
+"""The autograd graph and engine in Cython: recording a node costs about as much as the op's
+dispatch, so the per-op overhead stays near PyTorch's. The Python layer (tensorlib.autograd)
+re-exports these classes and keeps everything else (Function, hooks, grad(), in-place logic).
+
+A node's `next_functions[i]` is the (node, output_nr) edge of its i-th tensor input: the
+input's grad_fn, or for a leaf that requires grad its AccumulateGrad, or (None, 0)."""
+import heapq
+import traceback
+import weakref
+
+from cpython.object cimport PyObject, PyTypeObject
+from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
+from tensorlib._C.grad_mode cimport grad_enabled
+from tensorlib._C import grad_mode as _state
+
+cdef tuple _NO_ARGS = ()
+cdef long long _sequence = 0
+cdef bint _anomaly_on = False        # set by tensorlib.autograd.anomaly_mode
+cdef bint _anomaly_check_nan = False
+
+FORMULAS = {}
+cdef dict _FORMULAS = FORMULAS
+cdef dict _NODE_CLASSES = {}
+cdef dict _CLASS_NAMES = {"copy_slices": "CopySlices"}      # PyTorch's names where they differ
+
+
+def set_anomaly_mode(bint enabled, bint check_nan):
+    """Nodes record their forward stack while enabled; with check_nan, a backward that
+    produces NaN raises naming the node."""
+    global _anomaly_on, _anomaly_check_nan
+    _anomaly_on = enabled
+    _anomaly_check_nan = enabled and check_nan
+
+
+# ---- what a node keeps of its inputs ---------------------------------------------------------
+cdef class TensorMeta:
+    """What a backward formula may know of an input it did not save: shape, dtype, device."""
+    cdef readonly tuple shape, strides
+    cdef readonly object dtype, device
+    cdef readonly Py_ssize_t offset
+
+    def __init__(self, TensorImpl t):
+        self.shape = t._sizes
+        self.strides = t._strides
+        self.offset = t._offset
+        self.dtype = t._dtype
+        self.device = t._device
+
+    def dim(self):
+        return len(self.shape)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def numel(self):
+        cdef Py_ssize_t n = 1
+        for s in self.shape:
+            n *= <Py_ssize_t>s
+        return n
+
+
+cdef TensorMeta _meta(TensorImpl t):
+    cdef TensorMeta m = TensorMeta.__new__(TensorMeta)
+    m.shape = t._sizes
+    m.strides = t._strides
+    m.offset = t._offset
+    m.dtype = t._dtype
+    m.device = t._device
+    return m
+
+
+cdef class SavedTensor:
+    """A tensor kept for backward, with the version it had; unpacking after an in-place write
+    or after the graph was freed raises RuntimeError saying which.
+
+    An output of the owner node is kept as a history-free alias, so that the tensor ->
+    grad_fn -> saved tensor cycle does not keep outputs alive until the garbage collector
+    runs; unpacking gives back an alias whose grad_fn is the owner (for create_graph)."""
+    cdef public object tensor
+    cdef public Py_ssize_t version
+    cdef public object owner
+    cdef public object output_nr
+
+    def __init__(self, TensorImpl t, owner, output_nr=None):
+        self.version = t._storage.version
+        self.owner = owner
+        self.output_nr = None
+        self.tensor = t
+        if output_nr is not None:
+            self.mark_output(output_nr)
+
+    def mark_output(self, output_nr):
+        t = self.tensor
+        if t is None or self.output_nr is not None:
+            return
+        alias = t.detach()
+        alias._requires_grad = False
+        self.tensor = alias
+        self.output_nr = output_nr
+
+    cpdef unpack(self):
+        cdef TensorImpl t = self.tensor
+        if t is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        if t._storage.version != self.version:
+            if self.output_nr is not None:
+                made_by = f", which is output {self.output_nr} of {self.owner.name()}"
+            elif t._grad_fn is not None:
+                made_by = f", which is output {t._output_nr} of {t._grad_fn.name()}"
+            else:
+                made_by = ""
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [tensorlib.{t._dtype.scalar_name}Tensor "
+                f"{list(t._sizes)}]{made_by}, is at version {t._storage.version}; expected "
+                f"version {self.version} instead. The op that saved it: {self.owner.name()}. "
+                f"Hint: enable anomaly detection to find the forward op that made it.")
+        if self.output_nr is not None:
+            out = t.detach()
+            out._requires_grad = True
+            out._grad_fn = self.owner
+            out._output_nr = self.output_nr
+            return out
+        return t
+
+
+# ---- nodes -----------------------------------------------------------------------------------
+cdef class Node:
+    """A grad_fn. Subclasses implement `backward(*grad_outputs) -> grads per input`."""
+    cdef public tuple next_functions
+    cdef public long long _sequence_nr
+    cdef public dict _pre_hooks      # output_nr -> [tensor hooks]; None -> [node pre-hooks]
+    cdef public list _hooks          # fn(grad_inputs, grad_outputs), run after backward
+    cdef public bint _released
+    cdef public object _forward_trace
+    cdef dict __dict__
+    cdef object __weakref__
+
+    def __cinit__(self, *args, **kwargs):
+        global _sequence
+        self.next_functions = ()
+        _sequence += 1
+        self._sequence_nr = _sequence
+        self._pre_hooks = {}
+        self._hooks = []
+        if _anomaly_on:
+            self._forward_trace = traceback.format_stack()
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) after this node's backward; may return new grads."""
+        from tensorlib.utils.hooks import RemovableHandle
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) before this node's backward; may return new grad_outputs."""
+        from tensorlib.utils.hooks import RemovableHandle
+        hooks = self._pre_hooks.setdefault(None, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def release(self):
+        """Free saved tensors (called after backward unless retain_graph)."""
+        self._released = True
+
+    def apply(self, *grad_outputs):
+        return self.backward(*grad_outputs)
+
+
+cdef class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds incoming gradients into `variable.grad`."""
+    cdef public object variable
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._sequence_nr = -1        # leaves run last
+
+    def backward(self, grad):
+        return ()
+
+    def run_tensor_hooks(self, grad):
+        """The leaf's register_hook hooks, in order; each may replace the gradient."""
+        for hook in list(self.variable._hooks or ()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+        return grad
+
+    def accumulate(self, grad, bint create_graph):
+        """Run the leaf's tensor hooks, add into .grad, run post-accumulate hooks. A fresh
+        .grad is a copy (the incoming tensor may be shared: a + b sends one tensor to both);
+        later gradients add in place, as PyTorch, so references to .grad see them."""
+        cdef TensorImpl v = self.variable
+        cdef TensorImpl old
+        grad = self.run_tensor_hooks(grad)
+        if create_graph:
+            v._grad = grad if v._grad is None else v._grad + grad
+        else:
+            prev = _state.set_grad_enabled(False)
+            try:
+                old = v._grad
+                if old is None:
+                    v._grad = grad.detach().clone()
+                elif (not old._requires_grad and old._sizes == grad._sizes
+                      and old._dtype is grad._dtype and is_contiguous(old)):
+                    old.add_(grad)
+                else:
+                    v._grad = old + grad
+            finally:
+                _state.set_grad_enabled(prev)
+        for hook in getattr(self.variable, "_post_accumulate_hooks", ()):
+            hook(v)
+
+
+cpdef object accumulator(TensorImpl t):
+    """The leaf's AccumulateGrad, shared by every graph that uses it. The tensor holds it only
+    weakly (the graph holds it strongly), as PyTorch, so no reference cycle is made."""
+    ref = t._grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+cpdef tuple edge(object x):
+    """The (node, output_nr) that gradients for x flow into."""
+    if not isinstance(x, TensorImpl):
+        return (None, 0)
+    cdef TensorImpl t = <TensorImpl>x
+    if not t._requires_grad:
+        return (None, 0)
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    return (accumulator(t), 0)
+
+
+# ---- op nodes: one per recorded op -----------------------------------------------------------
+cdef class Formula:
+    """backward(ctx, *grad_outputs) -> one grad per positional input (a list of grads for a
+    list-of-tensors input). `save` names the positional inputs the backward reads (by index);
+    `save_output` keeps the result; everything else is kept as shape/dtype/device only."""
+    cdef public str name
+    cdef public object backward
+    cdef public frozenset save
+    cdef public bint save_output
+    cdef unsigned long long _mask
+
+    def __init__(self, name, backward, save=(), save_output=False):
+        self.name = name
+        self.backward = backward
+        self.save = frozenset(save)
+        self.save_output = save_output
+        self._mask = 0
+        for i in self.save:
+            if i < 64:
+                self._mask |= (<unsigned long long>1) << i
+
+    cdef inline bint saves(self, Py_ssize_t i):
+        return i < 64 and (self._mask >> i) & 1
+
+
+def formula(*names, save=(), save_output=False):
+    """Register the backward of one or more ops."""
+    def register(fn):
+        for name in names:
+            _FORMULAS[name] = Formula(name, fn, save, save_output)
+        return fn
+    return register
+
+
+def node_class(op):
+    """AddBackward0-style node classes, one per op, as PyTorch names them."""
+    cls = _NODE_CLASSES.get(op)
+    if cls is None:
+        camel = "".join(part.capitalize() for part in op.strip("_").split("_"))
+        name = _CLASS_NAMES.get(op, f"{camel}Backward0")
+        cls = type(name, (OpNode,), {"__module__": "tensorlib.autograd"})
+        _NODE_CLASSES[op] = cls
+    return cls
+
+
+cdef class Context:
+    """What a backward formula sees: args (saved tensors unpacked, others as TensorMeta),
+    kwargs, the saved output, and which inputs need a gradient."""
+    cdef public tuple args
+    cdef public object kwargs
+    cdef public object out
+    cdef public tuple needs_input_grad
+
+
+cdef inline void _check_not_inference(TensorImpl t) except *:
+    if t._is_inference:
+        raise RuntimeError("Inference tensors cannot be saved for backward. To work around you "
+                           "can make a clone to get a normal tensor and use it in autograd.")
+
+
+cdef object _held_tensor(OpNode node, TensorImpl t, bint saved):
+    if saved:
+        _check_not_inference(t)
+        return SavedTensor(t, node)
+    return _meta(t)
+
+
+cdef class OpNode(Node):
+    """The node of one recorded op: its formula, its inputs' edges, what the formula saved."""
+    cdef public Formula _formula
+    cdef public object _kwargs
+    cdef public list _held           # per positional arg: SavedTensor, TensorMeta, list, value
+    cdef public list _metas          # per tensor input (flattened): TensorMeta
+    cdef public list _counts         # per positional arg: 1 tensor, 0 none, -n a list of n
+    cdef public tuple _needs         # per positional arg: does it need a gradient
+    cdef public list _saved_out
+
+    cdef _setup(self, Formula f, tuple args, object kwargs, object out):
+        cdef list held = [], edges = [], metas = [], needs = [], counts = []
+        cdef Py_ssize_t i
+        cdef TensorImpl t
+        cdef tuple e
+        cdef bint saved
+        self._formula = f
+        self._kwargs = kwargs
+        for i in range(len(args)):
+            a = args[i]
+            saved = f.saves(i)
+            if isinstance(a, TensorImpl):
+                t = <TensorImpl>a
+                e = edge(t)
+                edges.append(e)
+                m = _meta(t)
+                metas.append(m)
+                held.append(_held_tensor(self, t, True) if saved else m)
+                needs.append(e[0] is not None)
+                counts.append(1)
+            elif isinstance(a, (list, tuple)) and a and all(isinstance(x, TensorImpl)
+                                                            for x in a):
+                any_needed = False
+                group = []
+                for x in a:
+                    e = edge(x)
+                    edges.append(e)
+                    metas.append(_meta(<TensorImpl>x))
+                    group.append(_held_tensor(self, <TensorImpl>x, saved))
+                    any_needed = any_needed or e[0] is not None
+                held.append(group)
+                needs.append(any_needed)
+                counts.append(-len(a))
+            else:
+                held.append(a)
+                needs.append(False)
+                counts.append(0)
+        self.next_functions = tuple(edges)
+        self._held = held
+        self._metas = metas
+        self._counts = counts
+        self._needs = tuple(needs)
+        if f.save_output:
+            outs = out if isinstance(out, tuple) else (out,)
+            self._saved_out = [SavedTensor(o, self, output_nr=i) for i, o in enumerate(outs)]
+
+    def release(self):
+        self._released = True
+        for h in self._held:
+            if isinstance(h, SavedTensor):
+                (<SavedTensor>h).tensor = None
+            elif isinstance(h, list):
+                for s in h:
+                    if isinstance(s, SavedTensor):
+                        (<SavedTensor>s).tensor = None
+        if self._saved_out is not None:
+            for s in self._saved_out:
+                (<SavedTensor>s).tensor = None
+
+    cdef Context _context(self):
+        cdef Context ctx = Context.__new__(Context)
+        ctx.args = tuple([_unpack(h) for h in self._held])
+        ctx.kwargs = self._kwargs
+        ctx.needs_input_grad = self._needs
+        if self._saved_out is not None:
+            outs = [(<SavedTensor>s).unpack() for s in self._saved_out]
+            ctx.out = outs[0] if len(outs) == 1 else tuple(outs)
+        return ctx
+
+    def backward(self, *grad_outputs):
+        grads = self._formula.backward(self._context(), *grad_outputs)
+        if not isinstance(grads, tuple):
+            grads = (grads,)
+        cdef list flat = []
+        cdef Py_ssize_t count
+        for count, g in zip(self._counts, grads):
+            if count == 1:
+                flat.append(g)
+            elif count < 0:
+                flat.extend(g if g is not None else [None] * -count)
+        return tuple([_fit(g, m) if g is not None else None
+                      for g, m in zip(flat, self._metas)])
+
+
+cdef object _unpack(object h):
+    if isinstance(h, SavedTensor):
+        return (<SavedTensor>h).unpack()
+    if isinstance(h, list):
+        return [_unpack(x) for x in h]
+    return h
+
+
+cdef object _fit(object grad, TensorMeta meta):
+    """Undo broadcasting (sum over expanded dims) and promotion (cast back) so a gradient has
+    its input's shape and dtype."""
+    cdef TensorImpl g = grad
+    if g._sizes != meta.shape:
+        grad = grad.sum_to_size(meta.shape)
+        g = grad
+    if g._dtype is not meta.dtype:
+        grad = grad.to(meta.dtype)
+    return grad
+
+
+cpdef OpNode make_node(str op, tuple args, object kwargs, object out):
+    """The node `op` would record for these arguments and output(s), not yet attached."""
+    f = _FORMULAS.get(op)
+    if f is None:
+        raise RuntimeError(f"the derivative for '{op}' is not implemented")
+    cls = _NODE_CLASSES.get(op)
+    if cls is None:
+        cls = node_class(op)
+    cdef OpNode node = <OpNode>(<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+    node._setup(<Formula>f, args, kwargs if kwargs is not None else {}, out)
+    return node
+
+
+cpdef object record(str op, object out, tuple args, object kwargs):
+    """Attach a grad_fn for `op` to `out` (a tensor or a tuple of tensors)."""
+    cdef OpNode node = make_node(op, args, kwargs, out)
+    cdef TensorImpl o
+    if isinstance(out, TensorImpl):
+        o = <TensorImpl>out
+        if o._dtype.is_floating_point:
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = 0
+        return out
+    for i, x in enumerate(out):
+        o = <TensorImpl>x
+        if o._dtype.is_floating_point:
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = i
+    return out
+
+
+# ---- the engine --------------------------------------------------------------------------------
+cdef dict _dependencies(list roots):
+    cdef dict deps = {}
+    cdef set seen = set()
+    cdef list stack = [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in (<Node>node).next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+cdef set _needed(list roots, set targets):
+    """The nodes from which some target node is reachable (targets included)."""
+    cdef set needed = set(), done = set()
+    for root in roots:
+        if root is None or root in done:
+            continue
+        stack = [(root, iter((<Node>root).next_functions))]
+        done.add(root)
+        while stack:
+            node, children = stack[-1]
+            for nxt, _ in children:
+                if nxt is not None and nxt not in done:
+                    done.add(nxt)
+                    stack.append((nxt, iter((<Node>nxt).next_functions)))
+                    break
+            else:
+                stack.pop()
+                if node in targets or any(n in needed for n, _ in (<Node>node).next_functions):
+                    needed.add(node)
+    return needed
+
+
+cdef _check_nan(Node node, grads):
+    for i, g in enumerate(grads):
+        if g is not None and g._dtype.is_floating_point and bool(g.isnan().any()):
+            trace = "".join(node._forward_trace or ["(no forward trace recorded)\n"])
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               f"output. The forward op that made this node was called "
+                               f"from:\n{trace}")
+
+
+cdef inline void _push(list ready, Node node):
+    heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+
+
+cdef void _skip(Node node, dict deps, dict buffers, list ready) except *:
+    """A node that sends no gradient on: its inputs lose one dependency each."""
+    cdef list stack = [node]
+    while stack:
+        n = stack.pop()
+        for nxt, _ in (<Node>n).next_functions:
+            if nxt is None:
+                continue
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
+                if nxt in buffers:
+                    _push(ready, <Node>nxt)
+                else:
+                    stack.append(nxt)
+
+
+cdef dict _run_pre_hooks(Node node, dict grads_in):
+    cdef dict hooks = node._pre_hooks
+    for nr, fns in hooks.items():
+        if nr is None or nr not in grads_in:
+            continue
+        for fn in list(fns):
+            new = fn(grads_in[nr])
+            if new is not None:
+                grads_in[nr] = new
+    for fn in list(hooks.get(None, ())):
+        n_out = max(grads_in, default=-1) + 1
+        new = fn(tuple(grads_in.get(i) for i in range(n_out)))
+        if new is not None:
+            grads_in = {i: g for i, g in enumerate(new) if g is not None}
+    return grads_in
+
+
+def run_backward(list roots, list grad_roots, bint retain_graph, bint create_graph,
+                 dict capture=None, accumulate=None):
+    """Run the graph backward from `roots` [(node, output_nr)] seeded with `grad_roots`,
+    nodes in dependency order (later-created first among the ready ones), summing gradients
+    that meet at the same input and accumulating into leaves.
+
+    capture: a dict (node, output_nr) -> None; the gradient arriving at each key (after the
+    tensor hooks of the tensor it belongs to) is stored there (autograd.grad).
+    accumulate: the AccumulateGrad nodes that may add into their leaf's .grad; None means
+    every leaf when nothing is captured, and none when something is.
+    With either given, only the nodes that lead to those targets run, as in PyTorch."""
+    cdef list root_nodes = [n for n, _ in roots]
+    cdef dict deps = _dependencies(root_nodes)
+    cdef set needed = None
+    cdef dict buffers = {}
+    cdef dict buf, grads_in
+    cdef list ready = []
+    cdef Node node
+    cdef tuple grad_outputs, nexts
+    if capture is not None or accumulate is not None:
+        targets = {n for n, _ in capture or ()} | set(accumulate or ())
+        needed = _needed(root_nodes, targets)
+        if accumulate is None:
+            accumulate = ()
+    for (n, nr), g in zip(roots, grad_roots):
+        if n is None:
+            continue
+        buf = buffers.setdefault(n, {})
+        buf[nr] = g if nr not in buf else buf[nr] + g
+    for n in buffers:
+        if deps.get(n, 0) == 0:
+            _push(ready, <Node>n)
+    cdef bint check_nan = _anomaly_check_nan
+    heappop = heapq.heappop
+    prev = _state.set_grad_enabled(create_graph)
+    try:
+        while ready:
+            node = heappop(ready)[2]
+            grads_in = buffers.pop(node, {})
+            if needed is not None and node not in needed:
+                _skip(node, deps, buffers, ready)
+                continue
+            if node._pre_hooks:
+                grads_in = _run_pre_hooks(node, grads_in)
+            if isinstance(node, AccumulateGrad):
+                g = grads_in.get(0)
+                if g is None:
+                    continue
+                if capture is not None and (node, 0) in capture:
+                    capture[(node, 0)] = node.run_tensor_hooks(g)
+                elif accumulate is None or node in accumulate:
+                    (<AccumulateGrad>node).accumulate(g, create_graph)
+                continue
+            if capture is not None:
+                for nr, g in grads_in.items():
+                    if (node, nr) in capture:
+                        capture[(node, nr)] = g
+            nexts = node.next_functions
+            if needed is not None and not any(n in needed for n, _ in nexts):
+                _skip(node, deps, buffers, ready)     # a target with nothing needed below
+                continue
+            if len(grads_in) == 1 and 0 in grads_in:      # the common single-output case
+                grad_outputs = (grads_in[0],)
+            else:
+                n_out = max(grads_in, default=-1) + 1
+                grad_outputs = tuple([grads_in.get(i) for i in range(n_out)])
+            grads = node.apply(*grad_outputs)
+            if check_nan:
+                _check_nan(node, grads)
+            if node._hooks:
+                for hook in node._hooks:
+                    new = hook(grads, grad_outputs)
+                    if new is not None:
+                        grads = tuple(new)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(nexts, grads):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buffers[nxt] = {nr: g}
+                    elif nr in buf:
+                        buf[nr] = buf[nr] + g
+                    else:
+                        buf[nr] = g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    if nxt in buffers:
+                        _push(ready, <Node>nxt)
+                    else:
+                        _skip(<Node>nxt, deps, buffers, ready)
+    finally:
+        _state.set_grad_enabled(prev)
+    return capture
