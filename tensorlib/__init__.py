@@ -34,6 +34,17 @@ def numel(t):
     return t.numel()
 
 
+def set_num_threads(n):
+    """Threads the CPU backend's kernels use (torch.set_num_threads)."""
+    if int(n) < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    backends.get("cpu").set_num_threads(int(n))
+
+
+def get_num_threads():
+    return backends.get("cpu").get_num_threads()
+
+
 # every op family's functions and Tensor methods (tensorlib/ops/__init__.py)
 ops.install(Tensor, globals())
 swapaxes = transpose  # noqa: F821 - installed above
@@ -42,4 +53,6 @@ swapaxes = transpose  # noqa: F821 - installed above
 from tensorlib import autograd  # noqa: E402
 from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
                                 is_grad_enabled, is_inference_mode_enabled)
-from tensorlib import linalg, nn, optim  # noqa: E402
+from tensorlib import linalg, nn, optim, serialization, utils  # noqa: E402
+from tensorlib.serialization import load, save  # noqa: E402
+import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`

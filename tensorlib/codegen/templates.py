@@ -392,12 +392,11 @@ def sort(d, name, dt):
     less = "(a < b)" + (" || (!isnan(a) && isnan(b))" if nan else "")
     more = "(a > b)" + (" || (isnan(a) && !isnan(b))" if nan else "")
     fn = getattr(d, "func_prefix", "inline")
-    helper = (f"{fn} int tl_before_{name}({X} a, i64 ia, {X} b, i64 ib, i64 L, int desc) {{\n"
+    helper = (f"{fn} int tl_lt_{name}({X} a, {X} b, int desc) {{\n"
+              f"  return desc ? ({more}) : ({less});\n}}\n"
+              f"{fn} int tl_before_{name}({X} a, i64 ia, {X} b, i64 ib, i64 L, int desc) {{\n"
               "  if (ia >= L) return 0;\n  if (ib >= L) return 1;\n"
-              f"  const int lt = desc ? ({more}) : ({less});\n"
-              f"  const int gt = desc ? ({less.replace('a', '@').replace('b', 'a').replace('@', 'b')}) : "
-              f"({more.replace('a', '@').replace('b', 'a').replace('@', 'b')});\n"
-              "  return lt || (!gt && ia < ib);\n}\n")
+              f"  return tl_lt_{name}(a, b, desc) || (!tl_lt_{name}(b, a, desc) && ia < ib);\n}}\n")
     g = d.global_
     line = lambda ops: ("    i64 " + ", ".join(f"j{o} = off_{o}" for o, _ in ops) + ";\n"
                         + _decompose(d, "ln", "nk", "sk", ops))

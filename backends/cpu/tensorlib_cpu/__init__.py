@@ -30,6 +30,15 @@ class CPUBackend(Backend):
     def copy_to_host(self, src):
         return np.array(host_array(src), order="C", copy=True)
 
+    def set_num_threads(self, n):
+        """Threads for the CPU kernels (OpenMP reductions and the elementwise pool)."""
+        from tensorlib_cpu import fastreduce
+        fastreduce.set_num_threads(n)
+
+    def get_num_threads(self):
+        from tensorlib_cpu import fastreduce
+        return fastreduce.get_num_threads()
+
     def register(self, table):
         from tensorlib_cpu.kernels import register
         register(table)

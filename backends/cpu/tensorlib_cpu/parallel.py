@@ -5,6 +5,7 @@ one slab per thread and running the slabs on a persistent thread pool uses every
 Each element is still computed by the same numpy loop, so results are bit-identical.
 """
 import contextvars
+import os
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -142,3 +143,14 @@ def parallel_ufunc(ufunc, out, *inputs):
     finally:
         for f in futures:
             f.result()
+
+
+def _after_fork_in_child():
+    """A forked child inherits the pool object but not its threads (and libgomp's OpenMP
+    team does not survive fork either): start single-threaded, with a fresh pool later."""
+    global _pool, _pool_workers, _pool_lock
+    _pool, _pool_workers, _pool_lock = None, 0, threading.Lock()
+    fastreduce.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

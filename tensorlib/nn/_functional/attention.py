@@ -196,22 +196,28 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
                          f"{query.dim()}-D query tensor")
 
 
+def _linear2d(x, w, b):
+    """F.linear on x flattened to 2-D (one GEMM, also in backward), reshaped back."""
+    lead = tuple(x.shape[:-1])
+    out = _F().linear(x.reshape(-1, x.shape[-1]), w, b)
+    return out.reshape(lead + (out.shape[-1],))
+
+
 def _in_projection_packed(q, k, v, w, b=None):
     """q, k, v projected by the packed (3E, E_in) weight, with one matmul when q is k is v."""
-    F = _F()
     E = q.shape[-1]
     if k is v:
         if q is k:
-            proj = F.linear(q, w, b).unflatten(-1, (3, E))
+            proj = _linear2d(q, w, b).unflatten(-1, (3, E))
             return proj.select(-2, 0), proj.select(-2, 1), proj.select(-2, 2)
         w_q, w_kv = w.split([E, E * 2])
         b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
-        q_proj = F.linear(q, w_q, b_q)
-        kv = F.linear(k, w_kv, b_kv).unflatten(-1, (2, E))
+        q_proj = _linear2d(q, w_q, b_q)
+        kv = _linear2d(k, w_kv, b_kv).unflatten(-1, (2, E))
         return q_proj, kv.select(-2, 0), kv.select(-2, 1)
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
-    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+    return _linear2d(q, w_q, b_q), _linear2d(k, w_k, b_k), _linear2d(v, w_v, b_v)
 
 
 def _pad_last(mask):
@@ -287,9 +293,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             if w is None:
                 raise AssertionError(f"use_separate_proj_weight is True but {name} is None")
         b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-        q = F.linear(query, q_proj_weight, b_q)
-        k = F.linear(key, k_proj_weight, b_k)
-        v = F.linear(value, v_proj_weight, b_v)
+        q = _linear2d(query, q_proj_weight, b_q)
+        k = _linear2d(key, k_proj_weight, b_k)
+        v = _linear2d(value, v_proj_weight, b_v)
 
     if attn_mask is not None:
         if attn_mask.dim() == 2:

@@ -1,0 +1,270 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""CPU composite kernels for 2-D convolution: forward, input gradient (transposed
+convolution) and weight gradient, replacing nn.functional's decomposition on the CPU.
+
+Each is threaded im2col / col2im (OpenMP `prange`, GIL released) around one large BLAS GEMM
+per group (numpy's matmul, i.e. the multithreaded OpenBLAS numpy ships), over a chunk of the
+batch at a time so that the column buffer stays bounded:
+
+    cols  (C*kh*kw, n*L)      im2col of a batch chunk, one row per (channel, kernel offset)
+    fwd:  res (O, n*L)   = W (O, C*K) @ cols            -> out[n, o, l] (a parallel transpose)
+    wgt:  gW (O, C*K)   += g^T (O, n*L) @ cols^T        (g^T: a parallel transpose of g)
+    inp:  cols (C*K, n*L) = W^T (C*K, O) @ g^T          -> col2im, one task per (n, c) plane
+
+Groups split the rows of cols (channels are group-major) and of W. The phases run one after
+the other, so OpenMP and OpenBLAS threads never run at the same time. Kernels take tensors
+(any strides; outputs contiguous from the framework) with the signature of the dispatch
+table: ``kernel(out, x, w_or_g, stride, padding, dilation, groups)``.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from cython.parallel cimport prange
+
+from tensorlib._C.tensor_impl import host_array
+
+from tensorlib_cpu import fastreduce
+
+cnp.import_array()
+
+ctypedef fused real:
+    float
+    double
+
+# Column buffer budget per chunk (elements): bounds memory for big images / batches.
+CHUNK_ELEMENTS = 1 << 23
+
+
+def _im2col(const real[:, :, :, ::1] x, real[:, ::1] cols, Py_ssize_t n0, Py_ssize_t nb,
+            int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+            Py_ssize_t oh, Py_ssize_t ow, int nt):
+    """cols[(c*kh + i)*kw + j, (n - n0)*oh*ow + y*ow + q] = x[n, c, y*sh - ph + i*dh,
+    q*sw - pw + j*dw] (0 outside)."""
+    cdef Py_ssize_t C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t rows = C * kh * kw, L = oh * ow
+    cdef Py_ssize_t r, c, i, j, n, y, q, iy, ix, base
+    with nogil:
+        for r in prange(rows, schedule='static', num_threads=nt):
+            c = r // (kh * kw)
+            i = (r // kw) % kh
+            j = r % kw
+            for n in range(nb):
+                for y in range(oh):
+                    iy = y * sh - ph + i * dh
+                    base = n * L + y * ow
+                    if iy < 0 or iy >= H:
+                        for q in range(ow):
+                            cols[r, base + q] = 0
+                        continue
+                    if sw == 1:
+                        for q in range(ow):
+                            ix = q - pw + j * dw
+                            if ix >= 0 and ix < W:
+                                cols[r, base + q] = x[n0 + n, c, iy, ix]
+                            else:
+                                cols[r, base + q] = 0
+                    else:
+                        for q in range(ow):
+                            ix = q * sw - pw + j * dw
+                            if ix >= 0 and ix < W:
+                                cols[r, base + q] = x[n0 + n, c, iy, ix]
+                            else:
+                                cols[r, base + q] = 0
+
+
+def _col2im(const real[:, ::1] cols, real[:, :, :, ::1] gx, Py_ssize_t n0, Py_ssize_t nb,
+            int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
+            Py_ssize_t oh, Py_ssize_t ow, int nt):
+    """gx[n0:n0+nb] = the adjoint of _im2col (overlaps summed); one task per (n, c) plane."""
+    cdef Py_ssize_t C = gx.shape[1], H = gx.shape[2], W = gx.shape[3]
+    cdef Py_ssize_t L = oh * ow
+    cdef Py_ssize_t t, n, c, i, j, y, q, iy, ix, r, base, yy, xx
+    with nogil:
+        for t in prange(nb * C, schedule='static', num_threads=nt):
+            n = t // C
+            c = t % C
+            for yy in range(H):
+                for xx in range(W):
+                    gx[n0 + n, c, yy, xx] = 0
+            for i in range(kh):
+                for j in range(kw):
+                    r = (c * kh + i) * kw + j
+                    for y in range(oh):
+                        iy = y * sh - ph + i * dh
+                        if iy < 0 or iy >= H:
+                            continue
+                        base = n * L + y * ow
+                        for q in range(ow):
+                            ix = q * sw - pw + j * dw
+                            if ix >= 0 and ix < W:
+                                gx[n0 + n, c, iy, ix] += cols[r, base + q]
+
+
+def _rows_to_batch(const real[:, ::1] res, real[:, :, ::1] out, Py_ssize_t n0, Py_ssize_t nb,
+                   int nt):
+    """out[n0 + n, o, :] = res[o, n*L:(n+1)*L]."""
+    cdef Py_ssize_t O = out.shape[1], L = out.shape[2]
+    cdef Py_ssize_t t, n, o, l
+    with nogil:
+        for t in prange(nb * O, schedule='static', num_threads=nt):
+            n = t // O
+            o = t % O
+            for l in range(L):
+                out[n0 + n, o, l] = res[o, n * L + l]
+
+
+def _batch_to_rows(const real[:, :, ::1] g, real[:, ::1] res, Py_ssize_t n0, Py_ssize_t nb,
+                   int nt):
+    """res[o, n*L:(n+1)*L] = g[n0 + n, o, :]."""
+    cdef Py_ssize_t O = g.shape[1], L = g.shape[2]
+    cdef Py_ssize_t t, n, o, l
+    with nogil:
+        for t in prange(nb * O, schedule='static', num_threads=nt):
+            n = t // O
+            o = t % O
+            for l in range(L):
+                res[o, n * L + l] = g[n0 + n, o, l]
+
+
+# ---- the kernels ----------------------------------------------------------------------------
+def _work_dtype(dt):
+    return dt if dt in (np.float32, np.float64) else np.float32
+
+
+def _prep(a, dtype):
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _chunk(n, rows, big_l):
+    per = max(1, CHUNK_ELEMENTS // max(1, rows * big_l))
+    return min(n, per)
+
+
+def _geometry(xshape, kernel, stride, padding, dilation):
+    oh = (xshape[2] + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (xshape[3] + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    return oh, ow
+
+
+def conv2d(out, x, w, stride, padding, dilation, groups):
+    """out (N, O, oh, ow) = conv2d(x (N, C, H, W), w (O, C/G, kh, kw))."""
+    o_arr = host_array(out)
+    dt = _work_dtype(o_arr.dtype)
+    xa = _prep(host_array(x), dt)
+    wa = _prep(host_array(w), dt)
+    n, c = xa.shape[:2]
+    o = wa.shape[0]
+    kh, kw = wa.shape[2:]
+    oh, ow = _geometry(xa.shape, (kh, kw), stride, padding, dilation)
+    big_l = oh * ow
+    rows = c * kh * kw
+    if n == 0 or o == 0:
+        return
+    if rows == 0:
+        o_arr[...] = 0
+        return
+    nt = fastreduce.get_num_threads()
+    res_all = o_arr if (o_arr.dtype == dt and o_arr.flags.c_contiguous) else np.empty(
+        o_arr.shape, dt)
+    res3 = res_all.reshape(n, o, big_l)
+    w2 = wa.reshape(o, rows // groups)
+    og, rg = o // groups, rows // groups
+    nb_max = _chunk(n, rows, big_l)
+    cols = np.empty((rows, nb_max * big_l), dt)
+    res = np.empty((o, nb_max * big_l), dt)
+    for n0 in range(0, n, nb_max):
+        nb = min(nb_max, n - n0)
+        cv = cols if nb == nb_max else np.empty((rows, nb * big_l), dt)
+        rv = res if nb == nb_max else np.empty((o, nb * big_l), dt)
+        _im2col(xa, cv, n0, nb, kh, kw, stride[0], stride[1], padding[0], padding[1],
+                dilation[0], dilation[1], oh, ow, nt)
+        if groups == 1:
+            np.matmul(w2, cv, out=rv)
+        else:
+            for g in range(groups):
+                np.matmul(w2[g * og:(g + 1) * og], cv[g * rg:(g + 1) * rg],
+                          out=rv[g * og:(g + 1) * og])
+        _rows_to_batch(rv, res3, n0, nb, nt)
+    if res_all is not o_arr:
+        o_arr[...] = res_all
+
+
+def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
+    """out (O, C/G, kh, kw) = the gradient of conv2d's weight for output gradient g."""
+    o_arr = host_array(out)
+    dt = _work_dtype(o_arr.dtype)
+    xa = _prep(host_array(x), dt)
+    ga = _prep(host_array(g), dt)
+    n, c = xa.shape[:2]
+    o = ga.shape[1]
+    kh, kw = o_arr.shape[2:]
+    oh, ow = ga.shape[2:]
+    big_l = oh * ow
+    rows = c * kh * kw
+    og, rg = o // groups, rows // groups
+    acc = np.zeros((o, rg), dt)
+    if n == 0 or big_l == 0 or rows == 0:
+        o_arr[...] = 0
+        return
+    nt = fastreduce.get_num_threads()
+    g3 = ga.reshape(n, o, big_l)
+    nb_max = _chunk(n, rows + o, big_l)
+    tmp = np.empty((og, rg), dt) if (groups > 1 or n > nb_max) else None
+    for n0 in range(0, n, nb_max):
+        nb = min(nb_max, n - n0)
+        cols = np.empty((rows, nb * big_l), dt)
+        gt = np.empty((o, nb * big_l), dt)
+        _im2col(xa, cols, n0, nb, kh, kw, stride[0], stride[1], padding[0], padding[1],
+                dilation[0], dilation[1], oh, ow, nt)
+        _batch_to_rows(g3, gt, n0, nb, nt)
+        for gi in range(groups):
+            a = gt[gi * og:(gi + 1) * og]
+            b = cols[gi * rg:(gi + 1) * rg].T
+            if tmp is None:
+                np.matmul(a, b, out=acc)
+            else:
+                np.matmul(a, b, out=tmp)
+                acc[gi * og:(gi + 1) * og] += tmp
+    o_arr[...] = acc.reshape(o_arr.shape)
+
+
+def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
+    """out (N, C, H, W) = the adjoint of conv2d in its input: col2im(W^T @ g)."""
+    o_arr = host_array(out)
+    dt = _work_dtype(o_arr.dtype)
+    ga = _prep(host_array(g), dt)
+    wa = _prep(host_array(w), dt)
+    n, o = ga.shape[:2]
+    oh, ow = ga.shape[2:]
+    cg, kh, kw = wa.shape[1:]
+    c = cg * groups
+    big_l = oh * ow
+    rows = c * kh * kw
+    og, rg = o // groups, rows // groups
+    res_all = o_arr if (o_arr.dtype == dt and o_arr.flags.c_contiguous) else np.empty(
+        o_arr.shape, dt)
+    if n == 0 or rows == 0:
+        return
+    if big_l == 0 or o == 0:
+        res_all[...] = 0
+    else:
+        nt = fastreduce.get_num_threads()
+        g3 = ga.reshape(n, o, big_l)
+        w2 = wa.reshape(o, rg)
+        nb_max = _chunk(n, rows + o, big_l)
+        for n0 in range(0, n, nb_max):
+            nb = min(nb_max, n - n0)
+            gt = np.empty((o, nb * big_l), dt)
+            cols = np.empty((rows, nb * big_l), dt)
+            _batch_to_rows(g3, gt, n0, nb, nt)
+            for gi in range(groups):
+                np.matmul(w2[gi * og:(gi + 1) * og].T, gt[gi * og:(gi + 1) * og],
+                          out=cols[gi * rg:(gi + 1) * rg])
+            _col2im(cols, res_all, n0, nb, kh, kw, stride[0], stride[1], padding[0],
+                    padding[1], dilation[0], dilation[1], oh, ow, nt)
+    if res_all is not o_arr:
+        o_arr[...] = res_all
+
+
+KERNELS = {"conv2d": conv2d, "conv2d_weight_grad": conv2d_weight_grad,
+           "conv_transpose2d": conv_transpose2d}
