@@ -1,12 +1,19 @@
 """The CPU backend: numpy (BLAS for GEMM) over strided views, plus our own OpenMP kernels
 where numpy is far behind. Registered through the `tensorlib.backends` entry point like any
 third-party plugin."""
-import numpy as np
+import os
 
-from tensorlib._C.tensor_impl import host_array
-from tensorlib.backends.interface import Backend
+# OpenMP threads that spin after a parallel region steal the cores BLAS needs next (on two
+# cores a matmul after a reduction ran 10x slower): idle OpenMP threads sleep instead. libgomp
+# reads this when it loads, i.e. when our first extension is imported below.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from tensorlib_cpu.hostmem import HostAllocator
+import numpy as np  # noqa: E402
+
+from tensorlib._C.tensor_impl import host_array  # noqa: E402
+from tensorlib.backends.interface import Backend  # noqa: E402
+
+from tensorlib_cpu.hostmem import HostAllocator  # noqa: E402
 
 
 class CPUBackend(Backend):

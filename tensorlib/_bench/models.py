@@ -1,0 +1,142 @@
+"""Model-level benchmarks, the same code run with tensorlib and with PyTorch in one process:
+the issues' training steps (an MLP with SGD momentum, a small CNN with Adam), a Transformer
+block forward+backward, and the autograd overhead of a chain of tiny ops.
+
+    python -m tensorlib._bench.models [--quick] [--only mlp,cnn,...] [--json PATH]
+
+Ratios are PyTorch's time / tensorlib's (above 1: tensorlib is faster)."""
+import argparse
+import json
+import time
+
+
+def _mlp(lib):
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                          nn.Linear(256, 10))
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = lib.randn(128, 784), lib.randint(0, 10, (128,))
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def _cnn(lib):
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(32 * 5 * 5, 10))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = lib.randn(64, 1, 28, 28), lib.randint(0, 10, (64,))
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def _transformer(lib):
+    layer = lib.nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0,
+                                           batch_first=True)
+    x = lib.randn(16, 64, 256)
+
+    def step():
+        layer.zero_grad()
+        layer(x).sum().backward()
+    return step
+
+
+def _chain(lib):
+    x = lib.ones(4, requires_grad=True)
+    w = lib.full((4,), 0.5, requires_grad=True)
+
+    def step():
+        y = x
+        for _ in range(25):
+            y = y * 1.01 + 0.1
+            y = y * w - 0.05
+        y.sum().backward()
+    return step
+
+
+WORKLOADS = {
+    "mlp": ("MLP 784-512-256-10 train step, batch 128, SGD momentum", _mlp, 1),
+    "cnn": ("CNN 2x(conv-relu-pool) 1x28x28 train step, batch 64, Adam", _cnn, 1),
+    "transformer": ("Transformer encoder layer d=256 h=4 seq=64 batch=16 fwd+bwd",
+                    _transformer, 1),
+    "autograd_chain": ("100 tiny ops (4 elements) forward+backward, time per op", _chain, 100),
+}
+
+
+def _time(step, seconds):
+    step()                                   # warm-up (allocations, kernel tables)
+    best, spent, runs = float("inf"), 0.0, 0
+    while spent < seconds or runs < 3:
+        start = time.perf_counter()
+        step()
+        elapsed = time.perf_counter() - start
+        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
+    return best
+
+
+def run(names, seconds):
+    import tensorlib
+    libraries = [("tensorlib", tensorlib)]
+    try:
+        import torch
+        torch.set_num_threads(tensorlib.get_num_threads())
+        libraries.append(("torch", torch))
+    except ImportError:
+        pass
+    rows = []
+    for name in names:
+        description, build, per = WORKLOADS[name]
+        row = {"workload": name, "description": description}
+        for label, lib in libraries:
+            lib.manual_seed(0)
+            try:
+                row[label] = _time(build(lib), seconds) / per
+            except Exception as exc:         # a missing layer is reported, not fatal
+                row[label] = None
+                row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
+        if row.get("tensorlib") and row.get("torch"):
+            row["vs_torch"] = row["torch"] / row["tensorlib"]
+        rows.append(row)
+    return rows
+
+
+def _fmt(seconds):
+    if seconds is None:
+        return "error"
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.2f} us"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m tensorlib._bench.models")
+    parser.add_argument("--only", default=",".join(WORKLOADS))
+    parser.add_argument("--quick", action="store_true", help="short timing windows")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+    rows = run([n for n in args.only.split(",") if n], 0.2 if args.quick else 2.0)
+    print(f"{'workload':<16} {'tensorlib':>11} {'torch':>11} {'vs torch':>9}  what")
+    for r in rows:
+        ratio = f"{r['vs_torch']:.2f}x" if "vs_torch" in r else "-"
+        print(f"{r['workload']:<16} {_fmt(r.get('tensorlib')):>11} {_fmt(r.get('torch')):>11} "
+              f"{ratio:>9}  {r['description']}")
+        for key in ("tensorlib_error", "torch_error"):
+            if key in r:
+                print(f"{'':16} {key}: {r[key]}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0 if all(r.get("tensorlib") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
