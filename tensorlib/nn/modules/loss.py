@@ -2,6 +2,7 @@
 calls the function of the same name in nn.functional."""
 from tensorlib.nn import functional as F
 from tensorlib.nn._functional import loss as _loss
+from tensorlib.nn.modules.distance import PairwiseDistance
 from tensorlib.nn.modules.module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "NLLLoss2d",
@@ -323,7 +324,7 @@ class TripletMarginWithDistanceLoss(_Loss):
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
                              f"than 0, got {margin} instead")
         self.distance_function = (distance_function if distance_function is not None
-                                  else F.pairwise_distance)
+                                  else PairwiseDistance())
         self.margin = margin
         self.swap = swap
 
