@@ -166,7 +166,7 @@ def _loop(d, bound="n"):
 
 def _decompose(d, index, nd, sizes, operands):
     """Statements turning linear `index` into offsets j<name> += c * strides[name][dd]."""
-    adds = "".join(f" j{name} += c * {strides}[dd];" for name, strides in operands)
+    adds = "".join(f" j{name} += c * ({strides})[dd];" for name, strides in operands)
     return (f"    {{ i64 r = {index};\n"
             f"      for (int dd = {nd} - 1; dd >= 0; --dd) {{ const i64 s = {sizes}[dd]; "
             f"const i64 c = r % s; r /= s;{adds} }} }}\n")

@@ -3,6 +3,7 @@ of a 4-element add is the framework's headline overhead, so no Python frame sits
 dispatch and the ufunc. Large outputs are split across threads by tensorlib_cpu.parallel."""
 import numpy as np
 
+from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
 
 cdef Py_ssize_t PARALLEL_MIN = 1 << 18
@@ -46,11 +47,11 @@ cdef class UfuncKernel:
         if not self.quiet:
             self._run(out, a, b)
         elif _extobj_contextvar is not None:
-            token = _extobj_contextvar.set(_QUIET)
+            token = PyContextVar_Set(_extobj_contextvar, _QUIET)
             try:
                 self._run(out, a, b)
             finally:
-                _extobj_contextvar.reset(token)
+                PyContextVar_Reset(_extobj_contextvar, token)
         else:
             with np.errstate(all="ignore"):
                 self._run(out, a, b)

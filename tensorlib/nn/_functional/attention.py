@@ -65,8 +65,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             positions that take part in attention; a float mask is added to the scores.
         dropout_p: dropout probability on the attention weights (always applied when > 0,
             as in PyTorch; pass 0.0 in evaluation)
-        is_causal: apply a lower-triangular (top-left aligned) causal mask; combined with
-            attn_mask when both are given
+        is_causal: apply a lower-triangular (top-left aligned) causal mask; attn_mask must
+            then be None
         scale: the scaling factor; default 1 / sqrt(E)
         enable_gqa: grouped-query attention: key/value heads are repeated Hq / H times
 
@@ -99,6 +99,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p < 0.0 or dropout_p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got "
                          f"{dropout_p}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] > 0 else 1.0
