@@ -539,3 +539,79 @@ def test_loss_module_state_dict_and_attributes():
         nn.MultiMarginLoss(p=3)
     with pytest.raises(ValueError, match="greater than 0"):
         nn.TripletMarginLoss(margin=0)
+
+
+def test_fused_cross_entropy_kernel_hook():
+    from tensorlib._C.dispatch import table
+    calls = []
+
+    def kernel(out, x, target, ignore_index):
+        calls.append(ignore_index)
+        logp = F.log_softmax(x, 1)
+        keep = target != ignore_index
+        picked = logp.gather(1, tensorlib.where(keep, target, 0).unsqueeze(1)).squeeze(1)
+        out.copy_(tensorlib.where(keep, -picked, 0.0))
+
+    cpu = table("cpu")
+    saved = cpu.get("cross_entropy")
+    cpu["cross_entropy"] = kernel
+    try:
+        x, t = randn(5, 4), np.array([0, 3, 1, 1, 2])
+        for r in REDUCTIONS:
+            out = F.cross_entropy(_t(x), _t(t), ignore_index=1, reduction=r)
+            ref = TF.cross_entropy(_th(x), _th(t), ignore_index=1, reduction=r)
+            np.testing.assert_allclose(_np(out), _np(ref), rtol=1e-12)
+        assert calls == [1, 1, 1]
+        compare("cross_entropy", (x, t), {"ignore_index": 1})   # with grad: decomposition
+        assert len(calls) == 3
+    finally:
+        if saved is None:
+            cpu.pop("cross_entropy", None)
+        else:
+            cpu["cross_entropy"] = saved
+
+
+# ---- every backend --------------------------------------------------------------------------
+DEVICE_LOSSES = {
+    "cross_entropy": lambda x, y, d: F.cross_entropy(
+        x, tensorlib.tensor([0, 2, 1, 1], device=d), ignore_index=1, label_smoothing=0.1,
+        weight=tensorlib.tensor([1.0, 2.0, 0.5], device=d)),
+    "cross_entropy_probs": lambda x, y, d: F.cross_entropy(x, F.softmax(y, 1)),
+    "nll_loss": lambda x, y, d: F.nll_loss(x, tensorlib.tensor([0, 2, 1, 1], device=d)),
+    "bce": lambda x, y, d: F.binary_cross_entropy(F.sigmoid(x), F.sigmoid(y)),
+    "bce_logits": lambda x, y, d: F.binary_cross_entropy_with_logits(
+        x, F.sigmoid(y), pos_weight=tensorlib.tensor([1.0, 2.0, 3.0], device=d)),
+    "kl_div": lambda x, y, d: F.kl_div(F.log_softmax(x, 1), F.softmax(y, 1),
+                                       reduction="batchmean"),
+    "huber_smooth_mse_l1": lambda x, y, d: (F.huber_loss(x, y) + F.smooth_l1_loss(x, y, beta=.5)
+                                            + F.mse_loss(x, y) + F.l1_loss(x, y)),
+    "margins": lambda x, y, d: (
+        F.multi_margin_loss(x, tensorlib.tensor([0, 2, 1, 1], device=d))
+        + F.multilabel_margin_loss(x, tensorlib.tensor([[0, -1, 0]] * 4, device=d))
+        + F.multilabel_soft_margin_loss(x, (y > 0).float())
+        + F.soft_margin_loss(x, tensorlib.sign(y)) + F.hinge_embedding_loss(x, tensorlib.sign(y))
+        + F.cosine_embedding_loss(x, y, tensorlib.sign(y[:, 0]))
+        + F.margin_ranking_loss(x, y, tensorlib.sign(y))
+        + F.triplet_margin_loss(x, y, y * 2, swap=True)),
+    "poisson_gaussian": lambda x, y, d: (F.poisson_nll_loss(x, y.abs(), full=True)
+                                         + F.gaussian_nll_loss(x, y, y.abs())),
+    "ctc": lambda x, y, d: F.ctc_loss(F.log_softmax(x.reshape(4, 1, 3), 2),
+                                      tensorlib.tensor([[1, 2]], device=d), [4], [2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEVICE_LOSSES))
+def test_losses_on_device_match_cpu(device, name):
+    x, y = randn(4, 3), randn(4, 3)
+    results = []
+    for d in ("cpu", device):
+        tx = tensorlib.tensor(x.astype(np.float32), device=d, requires_grad=True)
+        ty = tensorlib.tensor(y.astype(np.float32), device=d, requires_grad=True)
+        out = DEVICE_LOSSES[name](tx, ty, d)
+        out.backward()
+        results.append((out.item(), tx.grad.cpu().numpy(),
+                        None if ty.grad is None else ty.grad.cpu().numpy()))
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5, abs=1e-6)
+    for a, b in zip(results[0][1:], results[1][1:]):
+        if a is not None:
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

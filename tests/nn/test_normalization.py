@@ -365,3 +365,77 @@ def test_norm_errors():
         F.local_response_norm(tensorlib.randn(2, 3), 2)
     with pytest.raises(RuntimeError, match="normalized_shape"):
         F.rms_norm(tensorlib.randn(2, 3), [2])
+
+
+# ---- fused-kernel hook ----------------------------------------------------------------------
+@pytest.fixture
+def fake_kernels():
+    """Register recording stand-ins for the fused kernels on the cpu, removed afterwards."""
+    from tensorlib._C.dispatch import table
+    calls = []
+    kernels = {
+        "layer_norm": lambda out, x, w, b, nd, eps: (
+            calls.append("layer_norm"), out.fill_(7)),
+        "rms_norm": lambda out, x, w, nd, eps: (
+            calls.append("rms_norm"), out.fill_(7)),
+        "batch_norm": lambda out, x, m, v, w, b, eps: (
+            calls.append("batch_norm"), out.fill_(7)),
+    }
+    cpu = table("cpu")
+    saved = {k: cpu.get(k) for k in kernels}
+    cpu.update(kernels)
+    try:
+        yield calls
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                cpu.pop(k, None)
+            else:
+                cpu[k] = v
+
+
+def test_fused_kernels_used_only_without_grad(fake_kernels):
+    x = t64(randn(2, 3, 4))
+    assert np.all(F.layer_norm(x, [4]).numpy() == 7)
+    assert np.all(F.rms_norm(x, [4]).numpy() == 7)
+    assert np.all(F.batch_norm(x, t64(np.zeros(3)), t64(np.ones(3))).numpy() == 7)
+    assert fake_kernels == ["layer_norm", "rms_norm", "batch_norm"]
+    xg = t64(randn(2, 3, 4), True)
+    ref = TF.layer_norm(th64(xg.detach().numpy()), [4])
+    close(F.layer_norm(xg, [4]), ref)                  # decomposition (carries autograd)
+    with tensorlib.no_grad():
+        assert np.all(F.layer_norm(xg, [4]).numpy() == 7)
+    assert F.batch_norm(x, None, None, training=True).numpy().max() != 7   # train: no kernel
+    assert fake_kernels.count("layer_norm") == 2
+
+
+# ---- every backend --------------------------------------------------------------------------
+def _on(a, device, grad=False):
+    return tensorlib.tensor(np.asarray(a, dtype=np.float32), device=device, requires_grad=grad)
+
+
+@pytest.mark.parametrize("name", ["batch_norm", "layer_norm", "group_norm", "instance_norm",
+                                  "rms_norm", "local_response_norm", "normalize"])
+def test_norms_on_device_match_cpu(device, name):
+    x, w, b = randn(4, 3, 5), randn(3), randn(3)
+    calls = {
+        "batch_norm": lambda x, w, b, d: F.batch_norm(x, _on(np.zeros(3), d),
+                                                      _on(np.ones(3), d), w, b, True),
+        "layer_norm": lambda x, w, b, d: F.layer_norm(x, [5]) * w.reshape(3, 1),
+        "group_norm": lambda x, w, b, d: F.group_norm(x, 3, w, b),
+        "instance_norm": lambda x, w, b, d: F.instance_norm(x, weight=w, bias=b),
+        "rms_norm": lambda x, w, b, d: F.rms_norm(x, [3, 5], w.reshape(3, 1).expand(3, 5)),
+        "local_response_norm": lambda x, w, b, d: F.local_response_norm(x, 2) + w.sum(),
+        "normalize": lambda x, w, b, d: F.normalize(x) + w.sum(),
+    }
+    results = []
+    for d in ("cpu", device):
+        args = [_on(a, d, True) for a in (x, w, b)]
+        out = calls[name](*args, d)
+        (out * _on(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), d)).sum() \
+            .backward()
+        results.append([out.detach().cpu().numpy()] +
+                       [a.grad.cpu().numpy() if a.grad is not None else None for a in args])
+    for a, b in zip(*results):
+        if a is not None:
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

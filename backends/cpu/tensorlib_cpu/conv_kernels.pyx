@@ -44,7 +44,7 @@ def _im2col(const real[:, :, :, ::1] x, real[:, ::1] cols, Py_ssize_t n0, Py_ssi
     cdef Py_ssize_t rows = C * kh * kw, L = oh * ow
     cdef Py_ssize_t r, c, i, j, n, y, q, iy, ix, base
     with nogil:
-        for r in prange(rows, schedule='static', num_threads=nt):
+        for r in prange(rows, schedule='dynamic', num_threads=nt):
             c = r // (kh * kw)
             i = (r // kw) % kh
             j = r % kw
@@ -80,7 +80,7 @@ def _col2im(const real[:, ::1] cols, real[:, :, :, ::1] gx, Py_ssize_t n0, Py_ss
     cdef Py_ssize_t L = oh * ow
     cdef Py_ssize_t t, n, c, i, j, y, q, iy, ix, r, base, yy, xx
     with nogil:
-        for t in prange(nb * C, schedule='static', num_threads=nt):
+        for t in prange(nb * C, schedule='dynamic', num_threads=nt):
             n = t // C
             c = t % C
             for yy in range(H):
@@ -106,7 +106,7 @@ def _rows_to_batch(const real[:, ::1] res, real[:, :, ::1] out, Py_ssize_t n0, P
     cdef Py_ssize_t O = out.shape[1], L = out.shape[2]
     cdef Py_ssize_t t, n, o, l
     with nogil:
-        for t in prange(nb * O, schedule='static', num_threads=nt):
+        for t in prange(nb * O, schedule='dynamic', num_threads=nt):
             n = t // O
             o = t % O
             for l in range(L):
@@ -119,7 +119,7 @@ def _batch_to_rows(const real[:, :, ::1] g, real[:, ::1] res, Py_ssize_t n0, Py_
     cdef Py_ssize_t O = g.shape[1], L = g.shape[2]
     cdef Py_ssize_t t, n, o, l
     with nogil:
-        for t in prange(nb * O, schedule='static', num_threads=nt):
+        for t in prange(nb * O, schedule='dynamic', num_threads=nt):
             n = t // O
             o = t % O
             for l in range(L):

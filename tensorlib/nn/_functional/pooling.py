@@ -486,8 +486,10 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size): 
         raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are "
                            f"of size {'x'.join(map(str, out_sp))}")
     offsets = tensorlib.arange(n * c, device=x.device).reshape((n, c) + (1,) * nd)
-    flat = idx + offsets * plane
-    out = tensorlib.ops.indexing.index_add_flat(x, flat, (n, c) + out_sp)
+    flat = (idx + offsets * plane).reshape(-1)
+    # repeated indices (overlapping windows) carry the same value: written once, as torch
+    zeros = tensorlib.zeros(n * c * plane, dtype=x.dtype, device=x.device)
+    out = tensorlib.scatter(zeros, 0, flat, x.reshape(-1)).reshape((n, c) + out_sp)
     return out.squeeze(0) if unbatched else out
 
 

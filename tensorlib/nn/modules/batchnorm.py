@@ -17,7 +17,7 @@ class _NormBase(Module):
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -26,7 +26,11 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if self.affine:
             self.weight = Parameter(tensorlib.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(tensorlib.empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(tensorlib.empty(num_features, device=device,
+                                                      dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -53,14 +57,16 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):  # noqa: A002
         raise NotImplementedError
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
@@ -108,6 +114,7 @@ class BatchNorm1d(_BatchNorm):
         eps: added to the variance. Default: 1e-5
         momentum: running-stat factor, or None for a cumulative average. Default: 0.1
         affine: learnable gamma (ones) and beta (zeros). Default: True
+        bias (keyword-only): with affine, whether beta exists. Default: True
         track_running_stats: keep running_mean/running_var. Default: True
     """
 

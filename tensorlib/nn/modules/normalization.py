@@ -63,7 +63,7 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -75,6 +75,7 @@ class GroupNorm(Module):
         num_channels: C
         eps: added to the variance. Default: 1e-5
         affine: learnable per-channel gamma (ones) and beta (zeros). Default: True
+        bias (keyword-only): with affine, whether beta exists. Default: True
 
     Shape: input (N, C, *), output the same.
     """
@@ -82,7 +83,7 @@ class GroupNorm(Module):
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -92,7 +93,11 @@ class GroupNorm(Module):
         self.affine = affine
         if self.affine:
             self.weight = Parameter(tensorlib.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(tensorlib.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(tensorlib.empty(num_channels, device=device,
+                                                      dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -101,13 +106,15 @@ class GroupNorm(Module):
     def reset_parameters(self):
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
