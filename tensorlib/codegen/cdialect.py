@@ -109,6 +109,15 @@ class CDialect:
         return self.literal(float("inf"), dtype) if is_float(dtype) else \
             self.literal(_INT_LIMITS[dtype][1], dtype)
 
+    def vector(self, ctype, width):
+        raise NotImplementedError(f"{type(self).__name__} has no vector types")
+
+    def vload(self, width, ptr, index):
+        raise NotImplementedError(f"{type(self).__name__} has no vector loads")
+
+    def vstore(self, width, value, ptr, index):
+        raise NotImplementedError(f"{type(self).__name__} has no vector stores")
+
     # -- whole kernels ---------------------------------------------------------------------
     def extensions(self, dtypes):
         """Pragmas a program using `dtypes` needs (OpenCL: cl_khr_fp64)."""

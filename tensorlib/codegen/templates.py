@@ -161,7 +161,9 @@ def binary_expr(d, op, in_dt, out_dt):
 
 
 def _loop(d, bound="n"):
-    return f"for (i64 i = {d.global_id(0)}; i < {bound}; i += {d.global_size(0)})"
+    """One element per work-item (the launch covers the range: no grid-stride loop, which
+    keeps PoCL's work-item loop vectorisable)."""
+    return f"const i64 i = {d.global_id(0)};\n  if (i < {bound})"
 
 
 def _decompose(d, index, nd, sizes, operands):
@@ -173,7 +175,8 @@ def _decompose(d, index, nd, sizes, operands):
 
 
 def elementwise(d, name, out_dt, in_dts, expr, helpers=(), scalars=()):
-    """Kernels `<name>_c` (every operand contiguous: element i at offset + i) and `<name>_s`
+    """Kernels `<name>_c` (every operand contiguous: element i at offset + i), `<name>_1`
+    (one dim: offset + i * stride, meta = [0, out stride, input k strides...]) and `<name>_s`
     (meta = [nd, sizes[nd], out strides[nd], input k strides[nd]...]). Arguments:
     (n, meta, out, out_offset, in0, in0_offset, ..., scalars...)."""
     g = d.global_
@@ -188,14 +191,18 @@ def elementwise(d, name, out_dt, in_dts, expr, helpers=(), scalars=()):
         return loads + "    " + d.store(out_dt, "po", index_of("o"), d.convert(expr, out_dt)) + "\n"
 
     contig = f"  {_loop(d)} {{\n" + body(lambda k: f"off_{k} + i" if k == "o" else f"off{k} + i") + "  }"
+    steps = "".join(f", s{k} = meta[{k + 2}]" for k in range(len(in_dts)))
+    line = (f"  const i64 so = meta[1]{steps};\n  {_loop(d)} {{\n"
+            + body(lambda k: f"off_o + i * so" if k == "o" else f"off{k} + i * s{k}") + "  }")
     ops = [("o", "meta + 1 + nd")] + [(str(k), f"meta + 1 + {k + 2} * nd") for k in range(len(in_dts))]
     strided = (f"  const int nd = (int)meta[0];\n  {_loop(d)} {{\n"
                f"    i64 jo = off_o{''.join(f', j{k} = off{k}' for k in range(len(in_dts)))};\n"
                + _decompose(d, "i", "nd", "(meta + 1)", ops)
                + body(lambda k: f"j{k}") + "  }")
-    kernels = [d.kernel(f"{name}_c", params, contig), d.kernel(f"{name}_s", params, strided)]
+    kernels = [d.kernel(f"{name}_{s}", params, b)
+               for s, b in (("c", contig), ("1", line), ("s", strided))]
     src = d.program([_helpers(d, helpers)] + kernels, (out_dt,) + tuple(in_dts))
-    return src, (f"{name}_c", f"{name}_s")
+    return src, (f"{name}_c", f"{name}_1", f"{name}_s")
 
 
 # ---- reductions ------------------------------------------------------------------------------
@@ -227,7 +234,8 @@ def reduction(d, name, op, x_dt, out_dt, acc_dt, local_size):
             f"  {d.global_}const i64* sk = meta + 2;\n"
             f"  {d.global_}const i64* sr = meta + 2 + 3 * nk;\n")
     kept = _decompose(d, "oi", "nk", "sk", [("o", "(sk + nk)"), ("x", "(sk + 2 * nk)")])
-    inner = ("      i64 jr = jx;\n" + _decompose(d, "t", "nr", "sr", [("r", "(sr + nr)")])
+    inner = ("      i64 jr = jx;\n"
+             + _decompose(d, "t", "nr", "sr", [("r", "(sr + nr)")])
              + f"      acc = {_combine(op, acc_dt, 'acc', d.convert(d.load(x_dt, 'px', 'jr'), acc_dt))};\n")
     common = [f"{d.ptr(out_dt)} po", "const i64 off_o", f"{d.ptr(x_dt, True)} px", "const i64 off_x"]
     serial = (head + f"  {_loop(d, 'nout')} {{\n    const i64 oi = i;\n"
@@ -369,11 +377,11 @@ def scatter_add(d, name, dt):
             "      const i64 s = m[dd]; const i64 c = r % s; r /= s;\n      jo += c * m[nd + dd];\n"
             "      if (dd == dim) { cd = c; } else {\n        if (c >= m[2 * nd + dd]) ok = 0;\n"
             "        ji += c * m[3 * nd + dd]; js += c * m[4 * nd + dd];\n      }\n    }\n"
-            "    if (!ok) continue;\n"
-            f"    {A} acc = {d.load(dt, 'po', 'jo')};\n"
-            "    for (i64 t = 0; t < L; ++t)\n"
-            f"      if (pi[ji + t * isd] == cd) acc = acc + {d.load(dt, 'ps', 'js + t * ssd')};\n"
-            f"    {d.store(dt, 'po', 'jo', d.convert('acc', dt))}\n  }}")
+            "    if (ok) {\n"
+            f"      {A} acc = {d.load(dt, 'po', 'jo')};\n"
+            "      for (i64 t = 0; t < L; ++t)\n"
+            f"        if (pi[ji + t * isd] == cd) acc = acc + {d.load(dt, 'ps', 'js + t * ssd')};\n"
+            f"      {d.store(dt, 'po', 'jo', d.convert('acc', dt))}\n    }}\n  }}")
     params = ["const i64 n", "const int dim", "const i64 L", "const i64 isd", "const i64 ssd",
               f"{d.global_}const i64* meta", f"{d.ptr(dt)} po", "const i64 off_o",
               f"{d.ptr('int64', True)} pi", "const i64 off_i", f"{d.ptr(dt, True)} ps",
@@ -474,3 +482,33 @@ def random(d, name, kind_, dt):
     params = ["const i64 n", "const u64 seed", "const u64 offset", f"{d.global_}const i64* meta",
               f"{d.ptr(dt)} po", "const i64 off_o"]
     return d.program([_helpers(d, [("philox", "")]), d.kernel(name, params, body)], (dt,)), (name,)
+
+
+GEMV_RB, GEMV_W = 8, 16      # vector GEMM: rows per work-item, columns per vector
+
+
+def gemm_vector(d, name, dt):
+    """Batched GEMM for CPU-like devices (PoCL), where explicit vectors are what vectorises:
+    each work-item owns RB rows x W columns of C as RB vectors of W, streaming a vector of a
+    row of B and broadcasting elements of A (register blocking, no local memory). Needs B and
+    C contiguous along N and N % W == 0 (the launcher checks; otherwise `gemm`)."""
+    rb, w = GEMV_RB, GEMV_W
+    V = d.vector(d.compute(dt), w)
+    body = f"""  const i64 n0 = {d.global_id(0)} * {w}, m0 = {d.global_id(1)} * {rb}, bz = {d.global_id(2)};
+  if (n0 >= N || m0 >= M) return;
+  const i64 ia = off_a + bz * sab, ib = off_b + bz * sbb + n0, io = off_o + bz * sob + n0;
+  i64 rows[{rb}];
+  for (int r = 0; r < {rb}; ++r) rows[r] = ia + (m0 + r < M ? m0 + r : M - 1) * sam;
+  {V} acc[{rb}];
+  for (int r = 0; r < {rb}; ++r) acc[r] = ({V})(0);
+  for (i64 k = 0; k < K; ++k) {{
+    const {V} b = {d.vload(w, 'pb', 'ib + k * sbk')};
+    for (int r = 0; r < {rb}; ++r) acc[r] = fma(({V})(pa[rows[r] + k * sak]), b, acc[r]);
+  }}
+  for (int r = 0; r < {rb}; ++r)
+    if (m0 + r < M) {d.vstore(w, 'acc[r]', 'po', 'io + (m0 + r) * som')}"""
+    params = ["const i64 M", "const i64 N", "const i64 K",
+              f"{d.ptr(dt)} po", "const i64 off_o", "const i64 sob", "const i64 som",
+              f"{d.ptr(dt, True)} pa", "const i64 off_a", "const i64 sab", "const i64 sam", "const i64 sak",
+              f"{d.ptr(dt, True)} pb", "const i64 off_b", "const i64 sbb", "const i64 sbk"]
+    return d.program([d.kernel(name, params, body)], (dt,)), (name,)

@@ -308,25 +308,11 @@ def _softmax_input(input, dtype):  # noqa: A002
     return input
 
 
-def _shifted(input, dim):  # noqa: A002
-    """x - max(x) along dim; the max is detached (the result does not depend on it)."""
-    if input.dim() == 0:
-        return input - input.detach()
-    return input - tensorlib.amax(input, dim, keepdim=True).detach()
-
-
 def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     r"""exp(x_i) / sum_j exp(x_j) along `dim`, computed from x - max(x)."""
     if dim is None:
         dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
-    input = _softmax_input(input, dtype)
-    native = _native("softmax", softmax)
-    if native is not None:
-        return native(input, dim)
-    e = tensorlib.exp(_shifted(input, dim))
-    if input.dim() == 0:
-        return e
-    return e / e.sum(dim, keepdim=True)
+    return tensorlib.softmax(_softmax_input(input, dtype), dim)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
@@ -340,14 +326,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     r"""x_i - log(sum_j exp(x_j)) along `dim`, as (x - m) - log(sum exp(x - m)), m = max x."""
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
-    input = _softmax_input(input, dtype)
-    native = _native("log_softmax", log_softmax)
-    if native is not None:
-        return native(input, dim)
-    shifted = _shifted(input, dim)
-    if input.dim() == 0:
-        return shifted
-    return shifted - tensorlib.log(tensorlib.exp(shifted).sum(dim, keepdim=True))
+    return tensorlib.log_softmax(_softmax_input(input, dtype), dim)
 
 
 def hardshrink(input, lambd=0.5):  # noqa: A002

@@ -80,10 +80,17 @@ class Generator:
     __module__ = "tensorlib"
 
     def __init__(self, device="cpu"):
-        self._device = canonical(device)
+        self._device_spec = device
+        self._canonical = None            # bound on first use: the backend loads lazily
         self._seed = DEFAULT_SEED
         self._offset = 0
         self._lock = threading.Lock()
+
+    @property
+    def _device(self):
+        if self._canonical is None:
+            self._canonical = canonical(self._device_spec)
+        return self._canonical
 
     @property
     def device(self):
@@ -140,14 +147,14 @@ _defaults = {}                       # device type -> its default Generator
 _global_seed = DEFAULT_SEED          # what a default generator created later starts from
 
 
-def _default(device):
-    g = _defaults.get(device.type)
+def _default(device_type):
+    g = _defaults.get(device_type)
     if g is None:
-        g = _defaults[device.type] = Generator(device.type).manual_seed(_global_seed)
+        g = _defaults[device_type] = Generator(device_type).manual_seed(_global_seed)
     return g
 
 
-default_generator = _default(canonical("cpu"))
+default_generator = _default("cpu")
 
 
 def manual_seed(seed):
@@ -182,7 +189,7 @@ def set_rng_state(new_state):
 
 def _generator(generator, device):
     if generator is None:
-        return _default(device)
+        return _default(device.type)
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a tensorlib.Generator, not "
                         f"{type(generator).__name__}")

@@ -597,3 +597,48 @@ TENSOR_METHODS = {name: globals()[name] for name in _METHODS}
 TENSOR_METHODS.update(cumsum_=_cum_inplace(cumsum), cumprod_=_cum_inplace(cumprod))
 
 __all__ = list(_METHODS) + ["var_mean", "std_mean"]
+
+
+# ---- softmax and log_softmax ------------------------------------------------------------------
+# A backend may register fused "softmax"/"log_softmax" kernels (out, x, dim) and their
+# "_backward" kernels (grad_input, grad, y, dim); otherwise these decompose into reductions.
+def _softmax_args(x, dim, dtype):
+    if dtype is not None and x._dtype is not dtype:
+        x = x.to(dtype)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
+                           f"'{x._dtype.scalar_name}'")
+    return x, (wrap_dim(dim, x.dim()) if x.dim() > 0 else 0)
+
+
+def _softmax_forward(op, x, dim):
+    if x.dim() == 0:
+        return (x - x) if op == "log_softmax" else (x - x).exp()
+    kernel = x._device._kernels.get(op)
+    if kernel is not None:
+        out = empty(x._sizes, x._dtype, x._device)
+        kernel(out, x, dim)
+        return out
+    shifted = x - x.amax(dim, keepdim=True)
+    if op == "log_softmax":
+        return shifted - shifted.exp().sum(dim, keepdim=True).log()
+    e = shifted.exp()
+    return e / e.sum(dim, keepdim=True)
+
+
+@differentiable("softmax")
+def softmax(x, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along dim, computed from x - max(x)."""
+    x, dim = _softmax_args(x, dim, dtype)
+    return _softmax_forward("softmax", x, dim)
+
+
+@differentiable("log_softmax")
+def log_softmax(x, dim, dtype=None):
+    """x - log(sum(exp(x))) along dim, computed from x - max(x)."""
+    x, dim = _softmax_args(x, dim, dtype)
+    return _softmax_forward("log_softmax", x, dim)
+
+
+__all__ += ["softmax", "log_softmax"]
+TENSOR_METHODS.update({"softmax": softmax, "log_softmax": log_softmax})

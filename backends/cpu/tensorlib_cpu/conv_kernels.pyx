@@ -31,6 +31,14 @@ ctypedef fused real:
     float
     double
 
+# Threads for the im2col / col2im / transpose phases (None: fastreduce.get_num_threads()).
+THREADS = None
+
+
+def _threads():
+    return fastreduce.get_num_threads() if THREADS is None else THREADS
+
+
 # Column buffer budget per chunk (elements): bounds memory for big images / batches.
 CHUNK_ELEMENTS = 1 << 23
 
@@ -163,7 +171,7 @@ def conv2d(out, x, w, stride, padding, dilation, groups):
     if rows == 0:
         o_arr[...] = 0
         return
-    nt = fastreduce.get_num_threads()
+    nt = _threads()
     res_all = o_arr if (o_arr.dtype == dt and o_arr.flags.c_contiguous) else np.empty(
         o_arr.shape, dt)
     res3 = res_all.reshape(n, o, big_l)
@@ -206,7 +214,7 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
     if n == 0 or big_l == 0 or rows == 0:
         o_arr[...] = 0
         return
-    nt = fastreduce.get_num_threads()
+    nt = _threads()
     g3 = ga.reshape(n, o, big_l)
     nb_max = _chunk(n, rows + o, big_l)
     tmp = np.empty((og, rg), dt) if (groups > 1 or n > nb_max) else None
@@ -248,7 +256,7 @@ def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
     if big_l == 0 or o == 0:
         res_all[...] = 0
     else:
-        nt = fastreduce.get_num_threads()
+        nt = _threads()
         g3 = ga.reshape(n, o, big_l)
         w2 = wa.reshape(o, rg)
         nb_max = _chunk(n, rows + o, big_l)

@@ -55,6 +55,15 @@ class OpenCLDialect(CDialect):
             return f"{ptr}[{index}] = tl_f2bf({value});"
         return f"{ptr}[{index}] = {value};"
 
+    def vector(self, ctype, width):
+        return f"{ctype}{width}"
+
+    def vload(self, width, ptr, index):
+        return f"vload{width}(0, {ptr} + {index})"
+
+    def vstore(self, width, value, ptr, index):
+        return f"vstore{width}({value}, 0, {ptr} + {index});"
+
     def extensions(self, dtypes):
         return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if "float64" in dtypes else ""
 

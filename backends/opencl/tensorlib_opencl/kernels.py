@@ -31,7 +31,6 @@ class DeviceKernels:
         self.cl = dev.cl
         self.queue = dev.queue
         self.local = min(LOCAL, 1 << (dev.max_wg.bit_length() - 1))
-        self.max_groups = dev.compute_units * 64
         self._programs = {}
         self._meta = {}
         self.dummy = self.meta((0,))
@@ -58,10 +57,8 @@ class DeviceKernels:
                                               | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
         return buf
 
-    def launch1d(self, kernel, n, *args, cap=True):
+    def launch1d(self, kernel, n, *args):
         groups = max(1, -(-n // self.local))
-        if cap:
-            groups = min(groups, self.max_groups)
         kernel(self.queue, (groups * self.local,), (self.local,), *args)
 
 
@@ -100,7 +97,7 @@ def _elementwise(key, out, ins, make_expr, scalars=(), scalar_values=()):
         name = "ew_" + "_".join(str(k) for k in full_key)
         return T.elementwise(D, name, out_dt, in_dts, expr, helpers,
                              tuple((nm, ct(out_dt)) for nm, ct in scalars))
-    kc, ks = dk.kernels(full_key, make, (out_dt,) + in_dts).values()
+    kc, k1, ks = dk.kernels(full_key, make, (out_dt,) + in_dts).values()
     n = _prod(out._sizes)
     if n == 0:
         return
@@ -108,8 +105,12 @@ def _elementwise(key, out, ins, make_expr, scalars=(), scalar_values=()):
     args = []
     for x in ins:
         args += [_h(x), x._offset]
-    if len(sizes) <= 1 and all(s in ((), (1,)) for s in strides):
-        dk.launch1d(kc, n, n, dk.dummy, _h(out), out._offset, *args, *scalar_values)
+    if len(sizes) <= 1:
+        if all(s in ((), (1,)) for s in strides):
+            dk.launch1d(kc, n, n, dk.dummy, _h(out), out._offset, *args, *scalar_values)
+        else:
+            meta = (0,) + tuple(s[0] if s else 0 for s in strides)
+            dk.launch1d(k1, n, n, dk.meta(meta), _h(out), out._offset, *args, *scalar_values)
     else:
         meta = (len(sizes),) + sizes + sum(strides, ())
         dk.launch1d(ks, n, n, dk.meta(meta), _h(out), out._offset, *args, *scalar_values)
@@ -258,14 +259,20 @@ def _scan(op):
 def matmul(out, a, b):
     dk = _dk(out, a, b)
     dt = _dt(out)
-    k = dk.kernels(("gemm", dt), lambda: T.gemm(D, f"gemm_{dt}", dt), (dt,))[f"gemm_{dt}"]
     B, M, N = out._sizes
     K = a._sizes[2]
     if B == 0 or M == 0 or N == 0:
         return
-    tiles = T.GEMM_TILE // T.GEMM_WG
+    if (dk.dev.is_cpu and dt == "float32" and N % T.GEMV_W == 0 and b._strides[2] == 1
+            and out._strides[2] == 1):
+        k = dk.kernels(("gemv", dt), lambda: T.gemm_vector(D, f"gemmv_{dt}", dt),
+                       (dt,))[f"gemmv_{dt}"]
+        gs = (N // T.GEMV_W, -(-M // T.GEMV_RB), B)
+        k(dk.queue, gs, (1, 1, 1), M, N, K, _h(out), out._offset, *out._strides[:2],
+          _h(a), a._offset, *a._strides, _h(b), b._offset, *b._strides[:2])
+        return
+    k = dk.kernels(("gemm", dt), lambda: T.gemm(D, f"gemm_{dt}", dt), (dt,))[f"gemm_{dt}"]
     gs = (-(-N // T.GEMM_TILE) * T.GEMM_WG, -(-M // T.GEMM_TILE) * T.GEMM_WG, B)
-    del tiles
     k(dk.queue, gs, (T.GEMM_WG, T.GEMM_WG, 1), M, N, K,
       _h(out), out._offset, *out._strides, _h(a), a._offset, *a._strides,
       _h(b), b._offset, *b._strides)

@@ -180,3 +180,27 @@ def put_along_dim(ctx, g):
     from tensorlib.ops.reduction import _take_along
     _, dim, index, _ = ctx.args
     return (_take_along(g, dim, index), None, None, None)
+
+
+def _softmax_backward(op, ctx, g):
+    """The fused backward kernel when the backward itself needs no graph; else in ops."""
+    y = ctx.out
+    dim = tensorlib._C.views.wrap_dim(arg(ctx, 1, "dim"), y.dim()) if y.dim() else 0
+    kernel = y.device._kernels.get(op + "_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled() and y.dim() > 0:
+        grad_input = tensorlib.empty_like(y)
+        kernel(grad_input, g.to(y.dtype), y, dim)
+        return grad_input
+    if op == "log_softmax":
+        return g - y.exp() * g.sum(dim, keepdim=True)
+    return y * (g - (g * y).sum(dim, keepdim=True))
+
+
+@formula("softmax", save_output=True)
+def softmax(ctx, g):
+    return (_softmax_backward("softmax", ctx, g),)
+
+
+@formula("log_softmax", save_output=True)
+def log_softmax(ctx, g):
+    return (_softmax_backward("log_softmax", ctx, g),)

@@ -49,10 +49,9 @@ def _safe_softmax(scores):
 
 
 def _softmax_last(scores):
-    """plain softmax over the last dim (max-shifted; all -inf rows give NaN as in PyTorch)."""
-    m = tensorlib.amax(scores.detach(), -1, keepdim=True)
-    e = tensorlib.exp(scores - m)
-    return e / e.sum(-1, keepdim=True)
+    """F.softmax over the last dim (tensorlib's native softmax when it has one); rows that
+    are all -inf give NaN, as in PyTorch."""
+    return _F().softmax(scores, -1)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,  # noqa: C901

@@ -1,7 +1,7 @@
 """Every kernel the CPU backend provides, by op name: the one list of what it implements."""
-from tensorlib_cpu.kernels import blas, indexing, pointwise, random, reduction
+from tensorlib_cpu.kernels import blas, fused, indexing, pointwise, random, reduction
 
 
 def register(table):
-    for module in (pointwise, reduction, blas, indexing, random):
+    for module in (pointwise, reduction, blas, indexing, random, fused):
         table.update(module.KERNELS)
