@@ -45,18 +45,16 @@ def synchronize(device=None):
 
 def manual_seed(seed):
     """Seed the OpenCL default generator (one per device type, as for every backend)."""
-    from tensorlib._C.device import canonical
     from tensorlib.ops import random as _random
-    _random._default(canonical("opencl")).manual_seed(seed)
+    _random._default("opencl").manual_seed(seed)
 
 
 manual_seed_all = manual_seed
 
 
 def seed():
-    from tensorlib._C.device import canonical
     from tensorlib.ops import random as _random
-    _random._default(canonical("opencl")).seed()
+    _random._default("opencl").seed()
 
 
 def memory_stats(device=None):

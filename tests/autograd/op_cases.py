@@ -393,3 +393,19 @@ def draw_inputs(case, shapes, seed):
     if case.make is not None:
         return case.make(rng, shapes, state)
     return [DOMAINS[d](rng, s, state) for d, s in zip(case.domain, shapes)]
+
+
+# ---- nn layers with their own derivative ops (tensorlib.nn._functional) ----------------------
+F = tl.nn.functional
+add(Case("conv1d", lambda x, w: F.conv1d(x, w, padding=1), [(2, 3, 5), (4, 3, 2)],
+         covers=["conv1d", "conv1d_weight_grad", "conv_transpose1d"], gradgrad=True),
+    Case("conv2d", lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2),
+         [(2, 4, 5, 5), (4, 2, 3, 3)],
+         covers=["conv2d", "conv2d_weight_grad", "conv_transpose2d"], gradgrad=True),
+    Case("conv3d", lambda x, w: F.conv3d(x, w), [(1, 2, 3, 3, 3), (2, 2, 2, 2, 2)],
+         covers=["conv3d", "conv3d_weight_grad", "conv_transpose3d"]),
+    Case("conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2),
+         [(1, 2, 3, 3), (2, 3, 2, 2)], gradgrad=True),
+    Case("im2col", lambda x: F.unfold(x, 2, padding=1), [(1, 2, 4, 4)], gradgrad=True),
+    Case("col2im", lambda c: F.fold(c, (4, 4), 2), [(1, 8, 9)], gradgrad=True),
+    Case("max_pool", lambda x: F.max_pool2d(x, 2), [(1, 2, 4, 4)], "distinct"))

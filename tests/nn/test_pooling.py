@@ -29,9 +29,8 @@ def close(ours, ref, tol=1e-12):
 
 
 # ---- max pooling -----------------------------------------------------------------------------
-MAX_GRID = [(k, s, p, d, c) for k, s, p, d, c in itertools.product(
-    [2, 3, (3, 2)], [None, 1, 2, (2, 3)], [0, 1], [1, 2], [False, True])
-    if not (p and (k == 2 or k == (3, 2)) and d == 1 and False)]
+MAX_GRID = list(itertools.product([2, 3, (3, 2)], [None, 1, 2, (2, 3)], [0, 1], [1, 2],
+                                  [False, True]))
 
 
 @pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", MAX_GRID)

@@ -308,7 +308,7 @@ def test_encoder_learns_to_reverse_sequences():
     cores; no time assertion, as shared CI machines are noisy)."""
     tensorlib.manual_seed(0)
     rng = np.random.default_rng(0)
-    vocab, L, batch, d = 6, 6, 32, 32
+    vocab, L, batch, d = 6, 6, 16, 32
     emb = nn.Embedding(vocab, d)
     pos = nn.Parameter(tensorlib.randn(L, d))
     enc = TransformerEncoder(TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True),

@@ -12,6 +12,9 @@ def _ops():
 @formula("getitem")
 def getitem(ctx, g):
     meta, key = ctx.args
+    if not any(isinstance(k, tensorlib.Tensor) for k in key.items):     # a plain view
+        from tensorlib.autograd.formulas.shape import write_back
+        return write_back(meta, g, lambda p: _ops().apply_basic(p, key.items)[0]), None
     pos = _ops().index_positions(meta.shape, meta.device, key)
     return _ops().index_add_flat(g, pos, meta.shape), None
 

@@ -49,18 +49,28 @@ def index_map(meta, view):
 
 
 def _scatter_back(ctx, g, view):
+    """For views whose windows may overlap (unfold, as_strided): gradients add up."""
     meta = ctx.args[0]
     return (tensorlib.ops.indexing.index_add_flat(g, index_map(meta, view), meta.shape),)
 
 
+def write_back(meta, g, view):
+    """For views that pick each input element at most once (select, slicing, diagonal): g
+    copied into that view of zeros. Under create_graph the copy is itself recorded (an
+    in-place write through a view), so this stays differentiable."""
+    grad_input = tensorlib.zeros(meta.shape, dtype=g.dtype, device=g.device)
+    view(grad_input).copy_(g)
+    return grad_input
+
+
 @formula("select")
 def select(ctx, g):
-    return _scatter_back(ctx, g, lambda p: p.select(*ctx.args[1:]))
+    return (write_back(ctx.args[0], g, lambda p: p.select(*ctx.args[1:])),)
 
 
 @formula("narrow")
 def narrow(ctx, g):
-    return _scatter_back(ctx, g, lambda p: p.narrow(*ctx.args[1:]))
+    return (write_back(ctx.args[0], g, lambda p: p.narrow(*ctx.args[1:])),)
 
 
 @formula("unfold")
@@ -70,7 +80,7 @@ def unfold(ctx, g):
 
 @formula("diagonal")
 def diagonal(ctx, g):
-    return _scatter_back(ctx, g, lambda p: p.diagonal(*ctx.args[1:], **ctx.kwargs))
+    return (write_back(ctx.args[0], g, lambda p: p.diagonal(*ctx.args[1:], **ctx.kwargs)),)
 
 
 @formula("as_strided")

@@ -9,14 +9,14 @@ from tensorlib.nn.modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardshr
                                              LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6,
                                              Sigmoid, SiLU, Softmax, Softmax2d, Softmin,
                                              Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
-                                             Threshold)
+                                             Threshold, MultiheadAttention)
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten",
            "Threshold", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU",
            "SiLU", "Mish", "Sigmoid", "Tanh", "Softplus", "Softsign", "Hardtanh", "Hardswish",
            "Hardsigmoid", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "LogSigmoid",
-           "Tanhshrink", "Hardshrink", "Softshrink", "GLU"]
+           "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "MultiheadAttention"]
 
 # Layer families, one file each (torch/nn/modules layout); each lists its classes in __all__.
 from tensorlib.nn.modules.batchnorm import *  # noqa: E402,F401,F403
