@@ -1,6 +1,8 @@
 """tensorlib: PyTorch's API over a Cython core and plugin backends.
 
 `import tensorlib as torch` runs PyTorch code for the supported subset."""
+import operator as _operator
+
 from tensorlib._C.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: A004
                                  bfloat16, float32, float64, dtype, get_default_dtype,
                                  set_default_dtype, promote_types, can_cast)
@@ -36,9 +38,10 @@ def numel(t):
 
 def set_num_threads(n):
     """Threads the CPU backend's kernels use (torch.set_num_threads)."""
-    if int(n) < 1:
+    n = _operator.index(n)           # (this module's `int` is tensorlib.int32)
+    if n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
-    backends.get("cpu").set_num_threads(int(n))
+    backends.get("cpu").set_num_threads(n)
 
 
 def get_num_threads():
