@@ -1,15 +1,41 @@
-"""Batched GEMM through numpy's matmul, which calls the BLAS it was built with."""
+"""Batched GEMM through numpy's matmul, which calls the BLAS it was built with. numpy only
+hands BLAS matrices with a unit stride in one dimension (others take a slow generic loop, 10x
+and more), so such operands are made contiguous first; and a right operand shared by the whole
+batch (stride 0: x @ W with x 3-D) becomes one large GEMM instead of B small ones."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
 
 
+def _blasable(m):
+    """A 2-D matrix BLAS can read as is: unit stride along one dim."""
+    s0, s1 = m.strides
+    item = m.itemsize
+    return (s1 == item and s0 >= m.shape[1] * item) or (s0 == item and s1 >= m.shape[0] * item)
+
+
+def _ready(m):
+    return m if _blasable(m) else np.ascontiguousarray(m)
+
+
+def _ready_batch(t):
+    """(B, R, C): contiguous where BLAS needs it; a stride-0 batch stays a broadcast."""
+    if t.shape[0] > 1 and t.strides[0] == 0:
+        return np.broadcast_to(_ready(t[0]), t.shape)
+    return t if _blasable(t[0]) else np.ascontiguousarray(t)
+
+
 def matmul(out, a, b):
     o, av, bv = _h(out), _h(a), _h(b)
-    if o.shape[0] == 1:             # one GEMM: hand BLAS the 2-D operands directly
-        np.matmul(av[0], bv[0], out=o[0])
+    batch, m, k = av.shape
+    n = bv.shape[2]
+    if batch == 1:
+        np.matmul(_ready(av[0]), _ready(bv[0]), out=o[0])
+    elif bv.strides[0] == 0 and o.flags.c_contiguous:
+        rows = np.reshape(av, (batch * m, k))            # a view when av allows, else a copy
+        np.matmul(_ready(rows), _ready(bv[0]), out=o.reshape(batch * m, n))
     else:
-        np.matmul(av, bv, out=o)
+        np.matmul(_ready_batch(av), _ready_batch(bv), out=o)
 
 
 KERNELS = {"matmul": matmul}
