@@ -494,7 +494,8 @@ def gemm_vector(d, name, dt):
     C contiguous along N and N % W == 0 (the launcher checks; otherwise `gemm`)."""
     rb, w = GEMV_RB, GEMV_W
     V = d.vector(d.compute(dt), w)
-    body = f"""  const i64 n0 = {d.global_id(0)} * {w}, m0 = {d.global_id(1)} * {rb}, bz = {d.global_id(2)};
+    body = f"""  const i64 n0 = {d.global_id(0)} * {w}, m0 = {d.global_id(1)} * {rb};
+  const i64 bz = {d.global_id(2)};
   if (n0 >= N || m0 >= M) return;
   const i64 ia = off_a + bz * sab, ib = off_b + bz * sbb + n0, io = off_o + bz * sob + n0;
   i64 rows[{rb}];

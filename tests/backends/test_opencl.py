@@ -16,11 +16,6 @@ class TestOpenCLConformance(ConformanceSuite):
     device = "opencl"
 
 
-def _backend():
-    return tl.backends.get("opencl") if hasattr(tl.backends, "get") else \
-        tl.device("opencl")._backend
-
-
 def _state():
     from tensorlib._C.device import canonical
     return canonical("opencl")._backend.state(0)

@@ -1,7 +1,6 @@
 """Every primitive of the OpenCL backend, by op name: each builds (once per device and
 signature) its program from `tensorlib.codegen.templates` and enqueues it on the device's
 in-order queue. Nothing here waits for the device; reading values back does."""
-import math
 
 import numpy as np
 
@@ -267,8 +266,8 @@ def matmul(out, a, b):
             and out._strides[2] == 1):
         k = dk.kernels(("gemv", dt), lambda: T.gemm_vector(D, f"gemmv_{dt}", dt),
                        (dt,))[f"gemmv_{dt}"]
-        gs = (N // T.GEMV_W, -(-M // T.GEMV_RB), B)
-        k(dk.queue, gs, (1, 1, 1), M, N, K, _h(out), out._offset, *out._strides[:2],
+        gs = (-(-N // (4 * T.GEMV_W)) * 4, -(-M // T.GEMV_RB), B)
+        k(dk.queue, gs, (4, 1, 1), M, N, K, _h(out), out._offset, *out._strides[:2],
           _h(a), a._offset, *a._strides, _h(b), b._offset, *b._strides[:2])
         return
     k = dk.kernels(("gemm", dt), lambda: T.gemm(D, f"gemm_{dt}", dt), (dt,))[f"gemm_{dt}"]
