@@ -111,6 +111,9 @@ def _analytical_jacobians(fn, inputs):
                 if g.dtype != x.dtype:
                     raise GradcheckError(f"Gradient has dtype mismatch: expected {x.dtype}, "
                                          f"got {g.dtype}")
+                if g.device != x.device:
+                    raise GradcheckError(f"Gradient has device mismatch: expected "
+                                         f"{x.device}, got {g.device}")
                 jac[id(x)][:, col] = _values(g)
             col += 1
     return [jac.get(id(x)) if _differentiable(x) else None for x in inputs], \

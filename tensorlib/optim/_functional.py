@@ -45,6 +45,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import wrap, contiguous_strides, is_contiguous, numel
 from tensorlib._C import grad_mode as _grad_mode
+from tensorlib.optim.optimizer import _default_foreach, _resolve_foreach
 
 __all__ = ["flatten_parameters_"]
 
@@ -80,6 +81,27 @@ def lerp_(x, end, weight):
     t = end - x
     t.mul_(weight)
     return x.add_(t)
+
+
+def ema_square_(avg, x, decay):
+    """avg = decay * avg + (1 - decay) * x**2 in place: the running mean of squares of Adam's
+    family, RMSprop and Adadelta."""
+    avg.mul_(decay)
+    return addcmul_(avg, x, x, 1 - decay)
+
+
+def decayed_grad(param, grad, *, maximize, weight_decay, lr=None, decoupled=False):
+    """The gradient an update follows: negated for `maximize`, plus the L2 term
+    `weight_decay * param`; `decoupled` (AdamW-style) instead shrinks the parameter in place
+    by `1 - lr * weight_decay`."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        if decoupled:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad + param * weight_decay
+    return grad
 
 
 def maximum_(x, y):
@@ -236,12 +258,6 @@ def flatten_parameters_(params):
     return flats
 
 
-def check_float(params, name):
-    for p in params:
-        if not p._dtype.is_floating_point:
-            raise RuntimeError(f"{name} expects floating point parameters, got {p._dtype}")
-
-
 def scalar_dtype():
     """torch.optim's _get_scalar_dtype: float64 when that is the default dtype, else float32."""
     return dt.float64 if dt.get_default_dtype() is dt.float64 else dt.float32
@@ -254,6 +270,14 @@ def scalar_tensor(value):
 
 
 # ---- the two drivers ----------------------------------------------------------------------
+def driver(params, foreach, differentiable=False, fused=None):
+    """The functional form's tier: foreach (or fused) runs `run_foreach`; when both are None,
+    the default for where `params` live decides."""
+    if foreach is None and fused is None:
+        foreach = _default_foreach(params, differentiable)
+    return run_foreach if (foreach or fused) else run_single
+
+
 def run_single(update, params, grads, state_lists, keys, **kwargs):
     """Single-tensor tier: `update` once per parameter."""
     for i, p in enumerate(params):
@@ -281,22 +305,32 @@ def bump_steps(state_steps):
     return out
 
 
-def collect(optimizer, group, spec, scalar_state, foreach):
-    """An algorithm's `_init_group`: the group's parameters that have a gradient, their
+def params_with_grad(group):
+    """The group's parameters that have a gradient (the ones a step updates), and those
+    gradients."""
+    params, grads = [], []
+    for p in group["params"]:
+        grad = p.grad
+        if grad is not None:
+            params.append(p)
+            grads.append(grad)
+    return params, grads
+
+
+def collect(optimizer, group, spec, scalar_state, foreach=None):
+    """What torch's `_init_group` does: the group's parameters that have a gradient, their
     gradients, and {state key: list} for the keys of `scalar_state` (0-dim CPU tensors, e.g.
     `step`) and of `spec` (tensors like the parameter, filled with spec's value). State is
-    created lazily (flat, see `init_state_flat`) and re-homed flat for the foreach path."""
-    params, grads, new = [], [], []
-    for p in group["params"]:
-        if p.grad is not None:
-            params.append(p)
-            grads.append(p.grad)
-            if len(optimizer.state[p]) == 0:
-                new.append(p)
+    created lazily (flat, see `init_state_flat`) and re-homed flat for the foreach path
+    (`foreach=None`: resolved from the parameters that have a gradient, as Adam does)."""
+    params, grads = params_with_grad(group)
+    new = [p for p in params if len(optimizer.state[p]) == 0]
     for p in new:
         for k, v in scalar_state.items():
             optimizer.state[p][k] = scalar_tensor(v)
     init_state_flat(optimizer, new, spec)
+    if foreach is None:
+        foreach = _resolve_foreach(group, params)
     if foreach:
         rehome_state(optimizer, params, tuple(spec))
     lists = {k: [optimizer.state[p][k] for p in params] for k in (*scalar_state, *spec)}

@@ -1,38 +1,27 @@
 r"""Adagrad (torch.optim.Adagrad)."""
 from tensorlib.optim import _functional as F
-from tensorlib.optim.adam import _check_lr, _closure_loss
-from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
-                                       _foreach_doc, _fused_doc, _maximize_doc, _to_scalar,
-                                       _use_grad_for_differentiable)
-from tensorlib.optim.sgd import _resolve_foreach
+from tensorlib.optim._validation import check_fused, check_hyperparameters
+from tensorlib.optim.optimizer import (Optimizer, _differentiable_doc, _foreach_doc, _fused_doc,
+                                       _maximize_doc, _params_doc, _resolve_foreach, _to_scalar)
 
 __all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "fused": None}
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None):
-        _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_hyperparameters(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                              initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "fused": fused}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        check_fused(fused, foreach, differentiable)
         # as in PyTorch, Adagrad's state exists from construction (the accumulator starts at
         # initial_accumulator_value); one flat buffer per group and (device, dtype)
         for group in self.param_groups:
@@ -40,35 +29,17 @@ class Adagrad(Optimizer):
                 self.state[p]["step"] = F.scalar_tensor(0.0)
             F.init_state_flat(self, group["params"], {"sum": initial_accumulator_value})
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-
     def share_memory(self):
         """No-op kept for PyTorch compatibility (tensorlib has no shared-memory tensors)."""
 
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            foreach = _resolve_foreach(group, group["params"])
-            params, grads, s = F.collect(self, group,
-                                         {"sum": self.defaults["initial_accumulator_value"]},
-                                         {"step": 0.0}, foreach)
-            adagrad(params, grads, s["sum"], s["step"], lr=group["lr"],
-                    weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
-                    eps=group["eps"], maximize=group["maximize"], foreach=foreach)
-        return loss
+    def _step_group(self, group):
+        foreach = _resolve_foreach(group, group["params"])
+        params, grads, s = F.collect(self, group,
+                                     {"sum": self.defaults["initial_accumulator_value"]},
+                                     {"step": 0.0}, foreach)
+        adagrad(params, grads, s["sum"], s["step"], lr=group["lr"],
+                weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
+                eps=group["eps"], maximize=group["maximize"], foreach=foreach)
 
 
 Adagrad.__doc__ = rf"""Implements the Adagrad algorithm.
@@ -79,8 +50,7 @@ Adagrad.__doc__ = rf"""Implements the Adagrad algorithm.
         \theta_t = \theta_{{t-1}} - \tilde\gamma \frac{{g_t}}{{\sqrt{{s_t}} + \epsilon}}
 
     Args:
-        params (iterable): iterable of parameters or named_parameters to optimize
-            or iterable of dicts defining parameter groups
+        {_params_doc}
         lr (float, Tensor, optional): learning rate (default: 1e-2)
         lr_decay (float, optional): learning rate decay (default: 0)
         weight_decay (float, optional): weight decay (L2 penalty) (default: 0)
@@ -98,10 +68,7 @@ Adagrad.__doc__ = rf"""Implements the Adagrad algorithm.
 def _adagrad_update(param, grad, state_sum, *, key, lr, weight_decay, lr_decay, eps,
                     maximize):
     step = key
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + param * weight_decay
+    grad = F.decayed_grad(param, grad, maximize=maximize, weight_decay=weight_decay)
     clr = lr / (1 + (step - 1) * lr_decay)
     F.addcmul_(state_sum, grad, grad, 1)
     std = state_sum.sqrt().add_(eps)
@@ -112,9 +79,7 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             found_inf=None, has_sparse_grad=False, foreach=None, differentiable=False,
             has_complex=False, *, lr, weight_decay, lr_decay, eps, maximize):
     r"""Functional API that performs the Adagrad algorithm computation (see `Adagrad`)."""
-    if foreach is None and fused is None:
-        foreach = _default_foreach(params, differentiable)
+    run = F.driver(params, foreach, differentiable, fused)
     steps = F.bump_steps(state_steps)
-    run = F.run_foreach if (foreach or fused) else F.run_single
     run(_adagrad_update, params, grads, [state_sums], steps, lr=_to_scalar(lr),
         weight_decay=weight_decay, lr_decay=lr_decay, eps=eps, maximize=maximize)

@@ -1,55 +1,33 @@
 r"""Adamax (torch.optim.Adamax): Adam with the infinity norm."""
 from tensorlib.optim import _functional as F
-from tensorlib.optim.adam import _check_betas, _check_lr, _closure_loss
-from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
-                                       _foreach_doc, _maximize_doc, _to_scalar,
-                                       _use_grad_for_differentiable)
-from tensorlib.optim.sgd import _resolve_foreach
+from tensorlib.optim._validation import check_hyperparameters
+from tensorlib.optim.optimizer import (Optimizer, _capturable_doc, _differentiable_doc,
+                                       _foreach_doc, _maximize_doc, _params_doc, _resolve_foreach,
+                                       _to_scalar)
 
 __all__ = ["Adamax", "adamax"]
 
 
 class Adamax(Optimizer):
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "capturable": False}
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            foreach = _resolve_foreach(group, group["params"])
-            params, grads, s = F.collect(self, group, {"exp_avg": 0, "exp_inf": 0},
-                                         {"step": 0.0}, foreach)
-            beta1, beta2 = group["betas"]
-            adamax(params, grads, s["exp_avg"], s["exp_inf"], s["step"], eps=group["eps"],
-                   beta1=beta1, beta2=beta2, lr=group["lr"],
-                   weight_decay=group["weight_decay"], maximize=group["maximize"],
-                   foreach=foreach)
-        return loss
+    def _step_group(self, group):
+        foreach = _resolve_foreach(group, group["params"])
+        params, grads, s = F.collect(self, group, {"exp_avg": 0, "exp_inf": 0},
+                                     {"step": 0.0}, foreach)
+        beta1, beta2 = group["betas"]
+        adamax(params, grads, s["exp_avg"], s["exp_inf"], s["step"], eps=group["eps"],
+               beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+               maximize=group["maximize"], foreach=foreach)
 
 
 Adamax.__doc__ = rf"""Implements the Adamax algorithm (a variant of Adam based on infinity norm).
@@ -60,8 +38,7 @@ Adamax.__doc__ = rf"""Implements the Adamax algorithm (a variant of Adam based o
         \theta_t = \theta_{{t-1}} - \frac{{\gamma m_t}}{{(1 - \beta_1^t) u_t}}
 
     Args:
-        params (iterable): iterable of parameters or named_parameters to optimize
-            or iterable of dicts defining parameter groups
+        {_params_doc}
         lr (float, Tensor, optional): learning rate (default: 2e-3)
         betas (Tuple[float, float], optional): coefficients used for computing
             running averages of gradient and its square
@@ -71,17 +48,14 @@ Adamax.__doc__ = rf"""Implements the Adamax algorithm (a variant of Adam based o
         {_foreach_doc}
         {_maximize_doc}
         {_differentiable_doc}
-        capturable (bool, optional): accepted for PyTorch compatibility (no effect)
+        {_capturable_doc}
     """
 
 
 def _adamax_update(param, grad, exp_avg, exp_inf, *, key, eps, beta1, beta2, lr,
                    weight_decay, maximize):
     step = key
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + param * weight_decay
+    grad = F.decayed_grad(param, grad, maximize=maximize, weight_decay=weight_decay)
     F.lerp_(exp_avg, grad, 1 - beta1)
     exp_inf.mul_(beta2)
     F.maximum_(exp_inf, grad.abs().add_(eps))
@@ -93,9 +67,7 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximiz
            differentiable=False, capturable=False, has_complex=False, *, eps, beta1, beta2,
            lr, weight_decay):
     r"""Functional API that performs the Adamax algorithm computation (see `Adamax`)."""
-    if foreach is None:
-        foreach = _default_foreach(params, differentiable)
+    run = F.driver(params, foreach, differentiable)
     steps = F.bump_steps(state_steps)
-    run = F.run_foreach if foreach else F.run_single
     run(_adamax_update, params, grads, [exp_avgs, exp_infs], steps, eps=eps, beta1=beta1,
         beta2=beta2, lr=_to_scalar(lr), weight_decay=weight_decay, maximize=maximize)

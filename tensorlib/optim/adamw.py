@@ -1,6 +1,7 @@
 r"""AdamW (torch.optim.AdamW): Adam with decoupled weight decay."""
 from tensorlib.optim.adam import Adam, adam
-from tensorlib.optim.optimizer import _differentiable_doc, _foreach_doc, _fused_doc, _maximize_doc
+from tensorlib.optim.optimizer import (_capturable_doc, _differentiable_doc, _foreach_doc,
+                                       _fused_doc, _maximize_doc, _params_doc)
 
 __all__ = ["AdamW", "adamw"]
 
@@ -25,8 +26,7 @@ AdamW.__doc__ = rf"""Implements the AdamW algorithm: Adam whose weight decay shr
     instead of adding :math:`\lambda\theta` to the gradient.
 
     Args:
-        params (iterable): iterable of parameters or named_parameters to optimize
-            or iterable of dicts defining parameter groups
+        {_params_doc}
         lr (float, Tensor, optional): learning rate (default: 1e-3)
         betas (Tuple[float, float], optional): coefficients used for computing
             running averages of gradient and its square (default: (0.9, 0.999))
@@ -36,7 +36,7 @@ AdamW.__doc__ = rf"""Implements the AdamW algorithm: Adam whose weight decay shr
         amsgrad (bool, optional): whether to use the AMSGrad variant (default: False)
         {_maximize_doc}
         {_foreach_doc}
-        capturable (bool, optional): accepted for PyTorch compatibility (no effect)
+        {_capturable_doc}
         {_differentiable_doc}
         {_fused_doc}
     """

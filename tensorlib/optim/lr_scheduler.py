@@ -53,6 +53,42 @@ def _format_param(name, optimizer, param):
     return [param] * len(optimizer.param_groups)
 
 
+def _format_lr_lambdas(optimizer, lr_lambda):
+    """One lambda per group: a single one is shared, a list must match the groups."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                         f"{len(lr_lambda)}")
+    return list(lr_lambda)
+
+
+def _check_schedulers(owner, optimizer, schedulers):
+    """SequentialLR and ChainedScheduler drive schedulers that all step `optimizer` through
+    a plain `step()` (so not ReduceLROnPlateau)."""
+    name = owner.__class__.__name__
+    for idx, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{idx} in the given schedulers sequence.")
+        if optimizer is not scheduler.optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {scheduler.__class__.__name__} at index {idx} has "
+                f"{scheduler.optimizer}, which is different from "
+                f"{optimizer.__class__.__name__}.")
+
+
+def _cosine_annealed(base_lrs, eta_min, t, period):
+    """Each base lr annealed to eta_min along half a cosine, at step t of `period`."""
+    return [eta_min + (base_lr - eta_min) * (1 + math.cos(math.pi * t / period)) / 2
+            for base_lr in base_lrs]
+
+
 @contextmanager
 def _initial_mode(sched):
     sched._is_initial = True
@@ -122,6 +158,18 @@ class LRScheduler:
                 values = self._get_closed_form_lr()
             else:
                 values = self.get_lr()
+        self._set_lrs(values)
+
+    def _scaled_lrs(self, factor):
+        """The recursive form's new lrs: each group's current lr times `factor`."""
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _scaled_base_lrs(self, factor):
+        """The closed form's lrs: each group's initial lr times `factor`."""
+        return [base_lr * factor for base_lr in self.base_lrs]
+
+    def _set_lrs(self, values):
+        """Write one lr per group (in place where the lr is a tensor) and record them."""
         for param_group, lr in zip(self.optimizer.param_groups, values):
             _update_param_group_val(param_group, "lr", lr)
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
@@ -135,13 +183,7 @@ class LambdaLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _format_lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
@@ -173,13 +215,7 @@ class MultiplicativeLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _format_lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     state_dict = LambdaLR.state_dict
@@ -203,11 +239,10 @@ class StepLR(LRScheduler):
     def get_lr(self):
         if (self.last_epoch == 0) or (self.last_epoch % self.step_size != 0):
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return self._scaled_lrs(self.gamma)
 
     def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
-                for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(self.gamma ** (self.last_epoch // self.step_size))
 
 
 class MultiStepLR(LRScheduler):
@@ -221,13 +256,11 @@ class MultiStepLR(LRScheduler):
     def get_lr(self):
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
-                for group in self.optimizer.param_groups]
+        return self._scaled_lrs(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
-                for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(self.gamma ** bisect_right(milestones, self.last_epoch))
 
 
 class ConstantLR(LRScheduler):
@@ -242,14 +275,14 @@ class ConstantLR(LRScheduler):
 
     def get_lr(self):
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+            return self._scaled_lrs(self.factor)
         if self.last_epoch != self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+        return self._scaled_lrs(1.0 / self.factor)
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters)
-                           * (1 - self.factor)) for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(self.factor + (self.last_epoch >= self.total_iters)
+                                     * (1 - self.factor))
 
 
 class LinearLR(LRScheduler):
@@ -269,19 +302,18 @@ class LinearLR(LRScheduler):
 
     def get_lr(self):
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+            return self._scaled_lrs(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * (1.0 + (self.end_factor - self.start_factor)
-                               / (self.total_iters * self.start_factor
-                                  + (self.last_epoch - 1)
-                                  * (self.end_factor - self.start_factor)))
-                for group in self.optimizer.param_groups]
+        return self._scaled_lrs(1.0 + (self.end_factor - self.start_factor)
+                                / (self.total_iters * self.start_factor
+                                   + (self.last_epoch - 1)
+                                   * (self.end_factor - self.start_factor)))
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
-                           * min(self.total_iters, self.last_epoch) / self.total_iters)
-                for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(self.start_factor + (self.end_factor - self.start_factor)
+                                     * min(self.total_iters, self.last_epoch)
+                                     / self.total_iters)
 
 
 class ExponentialLR(LRScheduler):
@@ -294,10 +326,10 @@ class ExponentialLR(LRScheduler):
     def get_lr(self):
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return self._scaled_lrs(self.gamma)
 
     def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(self.gamma ** self.last_epoch)
 
 
 class SequentialLR(LRScheduler):
@@ -307,21 +339,7 @@ class SequentialLR(LRScheduler):
         if len(schedulers) < 1:
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but "
                              "got no scheduler.")
-        for idx, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{self.__class__.__name__} at index {idx} should have "
-                                "`optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{self.__class__.__name__} does not support `ReduceLROnPlateau` scheduler "
-                    "as it requires additional kwargs to be specified when calling `step`, but "
-                    f"got one at index {idx} in the given schedulers sequence.")
-            if optimizer is not scheduler.optimizer:
-                raise ValueError(
-                    f"{self.__class__.__name__} expects all schedulers to belong to the same "
-                    f"optimizer, but got scheduler {scheduler.__class__.__name__} at index "
-                    f"{idx} has {scheduler.optimizer}, which is different from "
-                    f"{optimizer.__class__.__name__}.")
+        _check_schedulers(self, optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more "
@@ -385,11 +403,11 @@ class PolynomialLR(LRScheduler):
             return _param_groups_val_list(self.optimizer, "lr")
         decay_factor = ((1.0 - self.last_epoch / self.total_iters)
                         / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
-        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+        return self._scaled_lrs(decay_factor)
 
     def _get_closed_form_lr(self):
-        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
-                ** self.power for base_lr in self.base_lrs]
+        return self._scaled_base_lrs(
+            (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power)
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -405,9 +423,7 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
         if self._step_count == 1 and self.last_epoch > 0:
-            return [self.eta_min + (base_lr - self.eta_min)
-                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
-                    for base_lr in self.base_lrs]
+            return self._get_closed_form_lr()
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             return [group["lr"] + (base_lr - self.eta_min)
                     * (1 - math.cos(math.pi / self.T_max)) / 2
@@ -418,9 +434,7 @@ class CosineAnnealingLR(LRScheduler):
                 for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base_lr in self.base_lrs]
+        return _cosine_annealed(self.base_lrs, self.eta_min, self.last_epoch, self.T_max)
 
 
 class ChainedScheduler(LRScheduler):
@@ -431,21 +445,7 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be "
                              "chained, but got no scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
-        for idx, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(f"{self.__class__.__name__} at index {idx} should have "
-                                "`optimizer` as its attribute.")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{self.__class__.__name__} does not support `ReduceLROnPlateau` scheduler "
-                    "as it requires additional kwargs to be specified when calling `step`, but "
-                    f"got one at index {idx} in the given schedulers sequence.")
-            if optimizer is not scheduler.optimizer:
-                raise ValueError(
-                    f"{self.__class__.__name__} expects all schedulers to belong to the same "
-                    f"optimizer, but got scheduler {scheduler.__class__.__name__} at index "
-                    f"{idx} has {scheduler.optimizer}, which is different from "
-                    f"{optimizer.__class__.__name__}.")
+        _check_schedulers(self, optimizer, schedulers)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
@@ -579,9 +579,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        return [self.eta_min + (base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base_lr in self.base_lrs]
+        return _cosine_annealed(self.base_lrs, self.eta_min, self.T_cur, self.T_i)
 
     def step(self, epoch=None):
         """Step once (epoch=None) or jump to `epoch`, which may be fractional
@@ -608,9 +606,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for param_group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            _update_param_group_val(param_group, "lr", lr)
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+        self._set_lrs(self.get_lr())
 
 
 class OneCycleLR(LRScheduler):

@@ -12,6 +12,7 @@ from copy import deepcopy
 import tensorlib._C.dtypes as dt
 from tensorlib._C import grad_mode as _grad_mode
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd.grad_mode import enable_grad
 from tensorlib.utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
@@ -45,10 +46,6 @@ def _to_scalar(x):
     return x
 
 
-def _get_value(x):
-    return x.item() if isinstance(x, TensorImpl) else x
-
-
 def _default_foreach(params, differentiable=False):
     """foreach=None resolves to True when every parameter lives on a non-CPU device (where a
     kernel launch is the cost to save), as torch.optim does for CUDA; on CPU a launch costs
@@ -57,6 +54,17 @@ def _default_foreach(params, differentiable=False):
     if differentiable:
         return False
     return all(p is None or p._device.type != "cpu" for p in params)
+
+
+def _resolve_foreach(group, params):
+    """The group's tier: fused and foreach=True/False as given, foreach=None the default for
+    where `params` live."""
+    if group.get("fused"):
+        return True
+    foreach = group.get("foreach")
+    if foreach is None:
+        return _default_foreach(params, group.get("differentiable", False))
+    return bool(foreach)
 
 
 def _use_grad_for_differentiable(step):
@@ -95,6 +103,12 @@ def _with_step_hooks(step):
 
 
 # shared docstring fragments, as in torch.optim.optimizer
+_params_doc = r"""params (iterable): iterable of parameters or named_parameters to optimize
+            or iterable of dicts defining parameter groups"""
+
+_capturable_doc = ("capturable (bool, optional): accepted for PyTorch compatibility "
+                   "(no effect)")
+
 _foreach_doc = r"""foreach (bool, optional): whether the foreach implementation of the optimizer
             is used: the group's tensors are updated as one flat tensor per (device, dtype),
             a handful of kernel launches per step instead of a handful per parameter. If
@@ -120,6 +134,9 @@ class Optimizer:
             (``{'params': [...], 'lr': ...}``) whose options override ``defaults``.
         defaults (dict): default values of the optimization options of every group.
     """
+
+    # options a group pickled or saved by an older version may lack, and their values
+    _group_defaults = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -162,6 +179,9 @@ class Optimizer:
             if name not in self.__dict__:
                 setattr(self, name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
 
     def __repr__(self):
         format_string = self.__class__.__name__ + " ("
@@ -334,8 +354,25 @@ class Optimizer:
                     finally:
                         _grad_mode.set_grad_enabled(prev)
 
+    @_with_step_hooks
+    @_use_grad_for_differentiable
     def step(self, closure=None):
-        r"""Perform a single optimization step (implemented by each algorithm)."""
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model
+                and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            self._step_group(group)
+        return loss
+
+    def _step_group(self, group):
+        """Update one parameter group (implemented by each algorithm)."""
         raise NotImplementedError
 
     def add_param_group(self, param_group):

@@ -1,58 +1,36 @@
 r"""RAdam (torch.optim.RAdam): Adam with a rectified adaptive learning rate."""
 from tensorlib.optim import _functional as F
-from tensorlib.optim.adam import _check_betas, _check_lr, _closure_loss
-from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
-                                       _foreach_doc, _maximize_doc, _to_scalar,
-                                       _use_grad_for_differentiable)
-from tensorlib.optim.sgd import _resolve_foreach
+from tensorlib.optim._validation import check_hyperparameters
+from tensorlib.optim.optimizer import (Optimizer, _capturable_doc, _differentiable_doc,
+                                       _foreach_doc, _maximize_doc, _params_doc, _resolve_foreach,
+                                       _to_scalar)
 
 __all__ = ["RAdam", "radam"]
 
 
 class RAdam(Optimizer):
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "decoupled_weight_decay": False, "capturable": False}
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            foreach = _resolve_foreach(group, group["params"])
-            params, grads, s = F.collect(self, group, {"exp_avg": 0, "exp_avg_sq": 0},
-                                         {"step": 0.0}, foreach)
-            beta1, beta2 = group["betas"]
-            radam(params, grads, s["exp_avg"], s["exp_avg_sq"], s["step"], beta1=beta1,
-                  beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
-                  eps=group["eps"], maximize=group["maximize"], foreach=foreach,
-                  decoupled_weight_decay=group["decoupled_weight_decay"])
-        return loss
+    def _step_group(self, group):
+        foreach = _resolve_foreach(group, group["params"])
+        params, grads, s = F.collect(self, group, {"exp_avg": 0, "exp_avg_sq": 0},
+                                     {"step": 0.0}, foreach)
+        beta1, beta2 = group["betas"]
+        radam(params, grads, s["exp_avg"], s["exp_avg_sq"], s["step"], beta1=beta1,
+              beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+              eps=group["eps"], maximize=group["maximize"], foreach=foreach,
+              decoupled_weight_decay=group["decoupled_weight_decay"])
 
 
 RAdam.__doc__ = rf"""Implements the RAdam algorithm.
@@ -73,8 +51,7 @@ RAdam.__doc__ = rf"""Implements the RAdam algorithm.
         \quad \text{{else }} \theta_t = \theta_{{t-1}} - \gamma \hat m_t
 
     Args:
-        params (iterable): iterable of parameters or named_parameters to optimize
-            or iterable of dicts defining parameter groups
+        {_params_doc}
         lr (float, Tensor, optional): learning rate (default: 1e-3)
         betas (Tuple[float, float], optional): coefficients used for computing
             running averages of gradient and its square (default: (0.9, 0.999))
@@ -85,7 +62,7 @@ RAdam.__doc__ = rf"""Implements the RAdam algorithm.
             decay as in AdamW to obtain RAdamW (default: False)
         {_foreach_doc}
         {_maximize_doc}
-        capturable (bool, optional): accepted for PyTorch compatibility (no effect)
+        {_capturable_doc}
         {_differentiable_doc}
     """
 
@@ -93,16 +70,10 @@ RAdam.__doc__ = rf"""Implements the RAdam algorithm.
 def _radam_update(param, grad, exp_avg, exp_avg_sq, *, key, beta1, beta2, lr, weight_decay,
                   eps, decoupled_weight_decay, maximize):
     step = key
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            param.mul_(1 - lr * weight_decay)
-        else:
-            grad = grad + param * weight_decay
+    grad = F.decayed_grad(param, grad, maximize=maximize, weight_decay=weight_decay, lr=lr,
+                          decoupled=decoupled_weight_decay)
     F.lerp_(exp_avg, grad, 1 - beta1)
-    exp_avg_sq.mul_(beta2)
-    F.addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+    F.ema_square_(exp_avg_sq, grad, beta2)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     rho_inf = 2 / (1 - beta2) - 1
@@ -121,10 +92,8 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_de
           foreach=None, differentiable=False, capturable=False, has_complex=False,
           maximize=False, *, beta1, beta2, lr, weight_decay, eps):
     r"""Functional API that performs the RAdam algorithm computation (see `RAdam`)."""
-    if foreach is None:
-        foreach = _default_foreach(params, differentiable)
+    run = F.driver(params, foreach, differentiable)
     steps = F.bump_steps(state_steps)
-    run = F.run_foreach if foreach else F.run_single
     run(_radam_update, params, grads, [exp_avgs, exp_avg_sqs], steps, beta1=beta1,
         beta2=beta2, lr=_to_scalar(lr), weight_decay=weight_decay, eps=eps,
         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)

@@ -1,66 +1,41 @@
 r"""RMSprop (torch.optim.RMSprop), optionally centered and with momentum."""
 from tensorlib.optim import _functional as F
-from tensorlib.optim.adam import _check_lr, _closure_loss
-from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
-                                       _foreach_doc, _maximize_doc, _to_scalar,
-                                       _use_grad_for_differentiable)
-from tensorlib.optim.sgd import _resolve_foreach
+from tensorlib.optim._validation import check_hyperparameters
+from tensorlib.optim.optimizer import (Optimizer, _capturable_doc, _differentiable_doc,
+                                       _foreach_doc, _maximize_doc, _params_doc, _resolve_foreach,
+                                       _to_scalar)
 
 __all__ = ["RMSprop", "rmsprop"]
 
 
 class RMSprop(Optimizer):
+    _group_defaults = {"momentum": 0, "centered": False, "foreach": None, "maximize": False,
+                       "differentiable": False, "capturable": False}
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_hyperparameters(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                              alpha=alpha)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay,
                     "capturable": capturable, "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            foreach = _resolve_foreach(group, group["params"])
-            spec = {"square_avg": 0}
-            if group["momentum"] > 0:
-                spec["momentum_buffer"] = 0
-            if group["centered"]:
-                spec["grad_avg"] = 0
-            params, grads, s = F.collect(self, group, spec, {"step": 0.0}, foreach)
-            rmsprop(params, grads, s["square_avg"], s.get("grad_avg", []),
-                    s.get("momentum_buffer", []), s["step"], lr=group["lr"],
-                    alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
-                    momentum=group["momentum"], centered=group["centered"],
-                    maximize=group["maximize"], foreach=foreach)
-        return loss
+    def _step_group(self, group):
+        foreach = _resolve_foreach(group, group["params"])
+        spec = {"square_avg": 0}
+        if group["momentum"] > 0:
+            spec["momentum_buffer"] = 0
+        if group["centered"]:
+            spec["grad_avg"] = 0
+        params, grads, s = F.collect(self, group, spec, {"step": 0.0}, foreach)
+        rmsprop(params, grads, s["square_avg"], s.get("grad_avg", []),
+                s.get("momentum_buffer", []), s["step"], lr=group["lr"], alpha=group["alpha"],
+                eps=group["eps"], weight_decay=group["weight_decay"],
+                momentum=group["momentum"], centered=group["centered"],
+                maximize=group["maximize"], foreach=foreach)
 
 
 RMSprop.__doc__ = rf"""Implements the RMSprop algorithm.
@@ -76,8 +51,7 @@ RMSprop.__doc__ = rf"""Implements the RMSprop algorithm.
             \theta_{{t-1}} - \gamma g_t / (\sqrt{{\tilde v_t}} + \epsilon))
 
     Args:
-        params (iterable): iterable of parameters or named_parameters to optimize
-            or iterable of dicts defining parameter groups
+        {_params_doc}
         lr (float, Tensor, optional): learning rate (default: 1e-2)
         alpha (float, optional): smoothing constant (default: 0.99)
         eps (float, optional): term added to the denominator to improve
@@ -86,7 +60,7 @@ RMSprop.__doc__ = rf"""Implements the RMSprop algorithm.
         momentum (float, optional): momentum factor (default: 0)
         centered (bool, optional) : if ``True``, compute the centered RMSProp,
             the gradient is normalized by an estimation of its variance
-        capturable (bool, optional): accepted for PyTorch compatibility (no effect)
+        {_capturable_doc}
         {_foreach_doc}
         {_maximize_doc}
         {_differentiable_doc}
@@ -95,12 +69,8 @@ RMSprop.__doc__ = rf"""Implements the RMSprop algorithm.
 
 def _rmsprop_update(param, grad, square_avg, grad_avg, momentum_buffer, *, key, lr, alpha,
                     eps, weight_decay, momentum, centered, maximize):
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + param * weight_decay
-    square_avg.mul_(alpha)
-    F.addcmul_(square_avg, grad, grad, 1 - alpha)
+    grad = F.decayed_grad(param, grad, maximize=maximize, weight_decay=weight_decay)
+    F.ema_square_(square_avg, grad, alpha)
     if centered:
         F.lerp_(grad_avg, grad, 1 - alpha)
         avg = (square_avg - grad_avg * grad_avg).sqrt()
@@ -119,10 +89,8 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             foreach=None, maximize=False, differentiable=False, capturable=False,
             has_complex=False, *, lr, alpha, eps, weight_decay, momentum, centered):
     r"""Functional API that performs the RMSprop algorithm computation (see `RMSprop`)."""
-    if foreach is None:
-        foreach = _default_foreach(params, differentiable)
+    run = F.driver(params, foreach, differentiable)
     F.bump_steps(state_steps)
-    run = F.run_foreach if foreach else F.run_single
     run(_rmsprop_update, params, grads,
         [square_avgs, grad_avgs if centered else None,
          momentum_buffer_list if momentum > 0 else None], None,

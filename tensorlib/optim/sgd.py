@@ -1,82 +1,47 @@
 r"""Stochastic gradient descent (torch.optim.SGD), optionally with momentum."""
-from tensorlib.autograd.grad_mode import enable_grad
 from tensorlib.optim import _functional as F
+from tensorlib.optim._validation import check_fused, check_hyperparameters
 from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
-                                       _foreach_doc, _fused_doc, _maximize_doc, _to_scalar,
-                                       _use_grad_for_differentiable)
+                                       _foreach_doc, _fused_doc, _maximize_doc, _params_doc,
+                                       _resolve_foreach, _to_scalar)
 
 __all__ = ["SGD", "sgd"]
 
 
 class SGD(Optimizer):
+    _group_defaults = {"nesterov": False, "maximize": False, "foreach": None,
+                       "differentiable": False, "fused": False}
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
-        if hasattr(lr, "numel") and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_hyperparameters(lr=lr, momentum=momentum, weight_decay=weight_decay,
+                              allow_nan=True)
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
                     "foreach": foreach, "differentiable": differentiable, "fused": fused}
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
+        check_fused(fused, foreach, differentiable)
+
+    def _step_group(self, group):
+        """SGD's state is the momentum buffer alone, created by the update itself on the
+        first step (so not through `F.collect`) and stored back here."""
+        params, grads = F.params_with_grad(group)
+        foreach = _resolve_foreach(group, params)
+        momentum_buffer_list = []
+        if group["momentum"] != 0:
+            momentum_buffer_list = [self.state[p].get("momentum_buffer") for p in params]
             if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
-
-    def _init_group(self, group, params, grads, momentum_buffer_list):
-        for p in group["params"]:
-            if p.grad is not None:
-                params.append(p)
-                grads.append(p.grad)
-                if group["momentum"] != 0:
-                    momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
-        return False
-
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            params, grads, momentum_buffer_list = [], [], []
-            has_sparse_grad = self._init_group(group, params, grads, momentum_buffer_list)
-            foreach = _resolve_foreach(group, params)
-            if foreach and group["momentum"] != 0:
                 F.rehome_state(self, params, ("momentum_buffer",))
                 momentum_buffer_list = [self.state[p].get("momentum_buffer") for p in params]
-            sgd(params, grads, momentum_buffer_list, weight_decay=group["weight_decay"],
-                momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
-                nesterov=group["nesterov"], maximize=group["maximize"],
-                has_sparse_grad=has_sparse_grad, foreach=foreach)
-            if group["momentum"] != 0:
-                for p, buf in zip(params, momentum_buffer_list):
-                    self.state[p]["momentum_buffer"] = buf
-        return loss
+        sgd(params, grads, momentum_buffer_list, weight_decay=group["weight_decay"],
+            momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
+            nesterov=group["nesterov"], maximize=group["maximize"], foreach=foreach)
+        if group["momentum"] != 0:
+            for p, buf in zip(params, momentum_buffer_list):
+                self.state[p]["momentum_buffer"] = buf
 
 
 SGD.__doc__ = rf"""Implements stochastic gradient descent (optionally with momentum).
@@ -93,8 +58,7 @@ SGD.__doc__ = rf"""Implements stochastic gradient descent (optionally with momen
         \theta_t = \theta_{{t-1}} - \gamma g_t
 
     Args:
-        params (iterable): iterable of parameters or named_parameters to optimize
-            or iterable of dicts defining parameter groups
+        {_params_doc}
         lr (float, Tensor, optional): learning rate (default: 1e-3)
         momentum (float, optional): momentum factor (default: 0)
         dampening (float, optional): dampening for momentum (default: 0)
@@ -114,23 +78,11 @@ SGD.__doc__ = rf"""Implements stochastic gradient descent (optionally with momen
     """
 
 
-def _resolve_foreach(group, params):
-    if group.get("fused"):
-        return True
-    foreach = group.get("foreach")
-    if foreach is None:
-        return _default_foreach(params, group.get("differentiable", False))
-    return bool(foreach)
-
-
 def _sgd_update(param, grad, buf, *, key, lr, weight_decay, momentum, dampening, nesterov,
                 maximize):
     """One SGD update of `param` (a parameter or a flat bucket); returns the momentum buffer
     (a new one on the first step)."""
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + param * weight_decay
+    grad = F.decayed_grad(param, grad, maximize=maximize, weight_decay=weight_decay)
     if momentum != 0:
         if buf is None:
             buf = grad.clone()

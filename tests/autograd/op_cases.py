@@ -6,6 +6,12 @@ input values are drawn (`domain`: keep away from poles and kinks), which registe
 formulas (`tensorlib.autograd.recording.FORMULAS` names) the case exercises, and whether
 second derivatives are checked too.
 
+Cases run on every test device: constant tensors (indices, masks, shapes to match) are made
+when the function runs, on the device of the tensor they go with, by `_long(values, like)`,
+`_mask(values, like)` and `_ones(*shape, like=...)`; never build a tensor at import time or
+without `device=`. `draw_inputs(case, shapes, seed, device)` gives the input values (the same
+values on every device).
+
 Adding an op: append a Case (usually one line). `test_every_formula_is_covered` lists the
 registered formulas no case covers yet. Ops are looked up when the case runs, so a case for
 an op that does not exist (yet) is skipped rather than breaking the import.
@@ -94,12 +100,18 @@ def _remainder_pair(rng, shapes, state):
 
 
 # ---- helpers used by the case functions --------------------------------------------------
-def _long(values):
-    return tl.tensor(values, dtype=tl.int64)
+def _long(values, like):
+    """An index tensor on `like`'s device, made when the case's function runs."""
+    return tl.tensor(values, dtype=tl.int64, device=like.device)
 
 
-def _mask(values):
-    return tl.tensor(values, dtype=tl.bool)
+def _mask(values, like):
+    """A bool mask on `like`'s device, made when the case's function runs."""
+    return tl.tensor(values, dtype=tl.bool, device=like.device)
+
+
+def _ones(*shape, like):
+    return tl.ones(*shape, dtype=like.dtype, device=like.device)
 
 
 def _ops(module):
@@ -159,10 +171,10 @@ add(Case("add-scalar", lambda x: x + 2.5, [S], covers=["add"], gradgrad=True),
     Case("pow-frac", lambda x: x ** 2.5, [S], "pos", covers=["pow"], gradgrad=True),
     Case("pow-zero-exp", lambda x: x ** 0, [S], covers=["pow"]),
     Case("rpow-scalar", lambda x: 2.0 ** x, [S], covers=["pow"], gradgrad=True),
-    Case("where", lambda a, b: tl.where(_mask(MASK_3x4), a, b), [S, S], gradgrad=True),
-    Case("where-bcast", lambda a, b: tl.where(_mask(MASK_3x4), a, b), [(3, 1), (4,)],
+    Case("where", lambda a, b: tl.where(_mask(MASK_3x4, a), a, b), [S, S], gradgrad=True),
+    Case("where-bcast", lambda a, b: tl.where(_mask(MASK_3x4, a), a, b), [(3, 1), (4,)],
          covers=["where"]),
-    Case("where-scalar", lambda a: tl.where(_mask(MASK_3x4), a, 0.0), [S], covers=["where"]))
+    Case("where-scalar", lambda a: tl.where(_mask(MASK_3x4, a), a, 0.0), [S], covers=["where"]))
 
 # reductions
 add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
@@ -246,10 +258,10 @@ add(Case("view", lambda x: x.view(3, 2, 2), [S], layouts=("contiguous", "sliced"
     Case("t-1d", lambda x: x.t(), [(4,)], covers=["t"]),
     Case("mT", lambda x: x.mT, [(2, 3, 4)], covers=["transpose"]),
     Case("expand", lambda x: x.expand(2, 3, 4), [(3, 1)]),
-    Case("expand_as", lambda x: x.expand_as(tl.ones(2, 3, 4)), [(1, 4)], covers=["expand"]),
-    Case("view_as", lambda x: x.view_as(tl.ones(4, 3)), [S], covers=["view"],
+    Case("expand_as", lambda x: x.expand_as(_ones(2, 3, 4, like=x)), [(1, 4)], covers=["expand"]),
+    Case("view_as", lambda x: x.view_as(_ones(4, 3, like=x)), [S], covers=["view"],
          layouts=("contiguous",)),
-    Case("reshape_as", lambda x: x.reshape_as(tl.ones(4, 3)), [S], covers=["reshape"]),
+    Case("reshape_as", lambda x: x.reshape_as(_ones(4, 3, like=x)), [S], covers=["reshape"]),
     Case("narrow", lambda x: x.narrow(1, 1, 2), [S]),
     Case("select", lambda x: x.select(0, 1), [S]),
     Case("select-neg", lambda x: x.select(-1, -2), [S], covers=["select"]),
@@ -271,20 +283,20 @@ add(Case("getitem-int", lambda x: x[1], [S], covers=["getitem"]),
     Case("getitem-step", lambda x: x[::2, 1::2], [S],
          covers=["getitem"]),
     Case("getitem-none-ellipsis", lambda x: x[None, ..., 2], [S], covers=["getitem"]),
-    Case("getitem-index", lambda x: x[_long([0, 2, 0])], [S], covers=["getitem"]),
+    Case("getitem-index", lambda x: x[_long([0, 2, 0], x)], [S], covers=["getitem"]),
     Case("getitem-index-dim1", lambda x: x[:, [3, 1, 1]], [S], covers=["getitem"]),
-    Case("getitem-index-2d", lambda x: x[_long([[0, 1], [2, 2]])], [S], covers=["getitem"]),
-    Case("take_flat", lambda x: _ops("indexing").take_flat(x, _long([[0, 5], [11, 5]])), [S]),
-    Case("index_put", lambda x, v: _ops("indexing").index_put(x, (_long([0, 2]),), v),
+    Case("getitem-index-2d", lambda x: x[_long([[0, 1], [2, 2]], x)], [S], covers=["getitem"]),
+    Case("take_flat", lambda x: _ops("indexing").take_flat(x, _long([[0, 5], [11, 5]], x)), [S]),
+    Case("index_put", lambda x, v: _ops("indexing").index_put(x, (_long([0, 2], x),), v),
          [S, (2, 4)]),
     Case("index_put-accumulate",
-         lambda x, v: _ops("indexing").index_put(x, (_long([1, 1, 0]), _long([3, 3, 0])), v,
+         lambda x, v: _ops("indexing").index_put(x, (_long([1, 1, 0], x), _long([3, 3, 0], x)), v,
                                                  accumulate=True), [S, (3,)],
          covers=["index_put"]),
-    Case("setitem-index", lambda a, b: _setitem(a * 1, (_long([2, 0]),), b) * a, [S, (4,)],
+    Case("setitem-index", lambda a, b: _setitem(a * 1, (_long([2, 0], a),), b) * a, [S, (4,)],
          covers=["index_put"]),
     Case("index_add_flat",
-         lambda x: _ops("indexing").index_add_flat(x, _long([0, 5, 5, 2]), (2, 3)), [(4,)]))
+         lambda x: _ops("indexing").index_add_flat(x, _long([0, 5, 5, 2], x), (2, 3)), [(4,)]))
 
 # joining
 add(Case("cat", lambda a, b: tl.cat([a, b], 0), [S, (2, 4)]),
@@ -297,7 +309,7 @@ add(Case("cat", lambda a, b: tl.cat([a, b], 0), [S, (2, 4)]),
     Case("repeat", lambda x: x.repeat(2, 1, 3), [S]),
     Case("repeat_interleave", lambda x: tl.repeat_interleave(x, 2, dim=0), [S]),
     Case("repeat_interleave-tensor",
-         lambda x: tl.repeat_interleave(x, _long([1, 0, 2, 1]), dim=1), [S],
+         lambda x: tl.repeat_interleave(x, _long([1, 0, 2, 1], x), dim=1), [S],
          covers=["repeat_interleave"]),
     Case("tril", lambda x: tl.tril(x), [S]),
     Case("triu", lambda x: tl.triu(x, 1), [S]),
@@ -317,33 +329,33 @@ add(Case("cat", lambda a, b: tl.cat([a, b], 0), [S, (2, 4)]),
 
 # gather / scatter / index / masked / sort
 IDX = [[0, 2, 1, 0], [2, 2, 0, 1]]
-add(Case("gather", lambda x: tl.gather(x, 0, _long(IDX)), [S]),
-    Case("take_along_dim", lambda x: tl.take_along_dim(x, _long([[0], [3], [1]]), 1), [S]),
-    Case("take_along_dim-flat", lambda x: tl.take_along_dim(x, _long([0, 7, 7])), [S],
+add(Case("gather", lambda x: tl.gather(x, 0, _long(IDX, x)), [S]),
+    Case("take_along_dim", lambda x: tl.take_along_dim(x, _long([[0], [3], [1]], x), 1), [S]),
+    Case("take_along_dim-flat", lambda x: tl.take_along_dim(x, _long([0, 7, 7], x)), [S],
          covers=["take_along_dim"]),
-    Case("scatter_add", lambda x, s: tl.scatter_add(x, 0, _long(IDX), s), [S, (2, 4)]),
-    Case("scatter", lambda x, s: tl.scatter(x, 1, _long([[0, 1], [2, 3], [3, 0]]), s),
+    Case("scatter_add", lambda x, s: tl.scatter_add(x, 0, _long(IDX, x), s), [S, (2, 4)]),
+    Case("scatter", lambda x, s: tl.scatter(x, 1, _long([[0, 1], [2, 3], [3, 0]], x), s),
          [S, (3, 2)]),
-    Case("scatter_value", lambda x: tl.scatter(x, 1, _long([[0, 1], [2, 3], [3, 0]]),
+    Case("scatter_value", lambda x: tl.scatter(x, 1, _long([[0, 1], [2, 3], [3, 0]], x),
                                                value=2.0), [S]),
-    Case("scatter_reduce-sum", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "sum"),
+    Case("scatter_reduce-sum", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX, x), s, "sum"),
          [S, (2, 4)], covers=["scatter_reduce"]),
-    Case("scatter_reduce-mean", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "mean"),
+    Case("scatter_reduce-mean", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX, x), s, "mean"),
          [S, (2, 4)], covers=["scatter_reduce"]),
-    Case("scatter_reduce-prod", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "prod"),
+    Case("scatter_reduce-prod", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX, x), s, "prod"),
          [S, (2, 4)], "nonzero", covers=["scatter_reduce"]),
-    Case("scatter_reduce-amax", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX), s, "amax"),
+    Case("scatter_reduce-amax", lambda x, s: tl.scatter_reduce(x, 0, _long(IDX, x), s, "amax"),
          [S, (2, 4)], "distinct", covers=["scatter_reduce"]),
-    Case("index_select", lambda x: tl.index_select(x, 1, _long([3, 0, 3])), [S]),
-    Case("index_add", lambda x, s: tl.index_add(x, 0, _long([2, 0, 2]), s, alpha=2.0),
+    Case("index_select", lambda x: tl.index_select(x, 1, _long([3, 0, 3], x)), [S]),
+    Case("index_add", lambda x, s: tl.index_add(x, 0, _long([2, 0, 2], x), s, alpha=2.0),
          [S, S]),
-    Case("index_copy", lambda x, s: tl.index_copy(x, 1, _long([3, 0]), s), [S, (3, 2)]),
-    Case("index_fill", lambda x: tl.index_fill(x, 0, _long([1]), -1.0), [S]),
-    Case("masked_fill", lambda x: tl.masked_fill(x, _mask(MASK_3x4), 0.25), [S]),
-    Case("masked_fill-bcast", lambda x: tl.masked_fill(x, _mask([True, False, False, True]),
+    Case("index_copy", lambda x, s: tl.index_copy(x, 1, _long([3, 0], x), s), [S, (3, 2)]),
+    Case("index_fill", lambda x: tl.index_fill(x, 0, _long([1], x), -1.0), [S]),
+    Case("masked_fill", lambda x: tl.masked_fill(x, _mask(MASK_3x4, x), 0.25), [S]),
+    Case("masked_fill-bcast", lambda x: tl.masked_fill(x, _mask([True, False, False, True], x),
                                                        0.25), [S], covers=["masked_fill"]),
-    Case("masked_select", lambda x: tl.masked_select(x, _mask(MASK_3x4)), [S]),
-    Case("masked_scatter", lambda x, s: tl.masked_scatter(x, _mask(MASK_3x4), s),
+    Case("masked_select", lambda x: tl.masked_select(x, _mask(MASK_3x4, x)), [S]),
+    Case("masked_scatter", lambda x, s: tl.masked_scatter(x, _mask(MASK_3x4, x), s),
          [S, (8,)], layouts=("contiguous", "transposed")),
     Case("sort", lambda x: tl.sort(x, 1)[0], [S], "distinct"),
     Case("sort-desc", lambda x: tl.sort(x, 0, descending=True)[0], [S], "distinct",
@@ -387,12 +399,19 @@ NOT_COVERED = {
 }
 
 
-def draw_inputs(case, shapes, seed):
+def draw_inputs(case, shapes, seed, device=None):
+    """The case's input values for `shapes`: float64 numpy arrays (the same values whatever
+    the device), or, given a device, contiguous float64 tensors on it."""
     rng = np.random.default_rng(seed)
     state = {}
     if case.make is not None:
-        return case.make(rng, shapes, state)
-    return [DOMAINS[d](rng, s, state) for d, s in zip(case.domain, shapes)]
+        values = case.make(rng, shapes, state)
+    else:
+        values = [DOMAINS[d](rng, s, state) for d, s in zip(case.domain, shapes)]
+    values = [np.asarray(v, dtype=np.float64) for v in values]
+    if device is None:
+        return values
+    return [tl.tensor(v, dtype=tl.float64, device=device) for v in values]
 
 
 # ---- nn layers with their own derivative ops (tensorlib.nn._functional) ----------------------

@@ -1,5 +1,6 @@
 """detect_anomaly / set_detect_anomaly: a NaN produced in backward names the node and the
-forward op's stack."""
+forward op's stack. The NaN checks run on every test device (the gradient is inspected
+where it lives); the mode switches are CPU-only."""
 import pytest
 
 import tensorlib as tl
@@ -14,8 +15,8 @@ def _off_after():
     autograd.set_detect_anomaly(False)
 
 
-def test_sqrt_at_zero_times_zero():
-    x = leaf([0.0, 1.0])
+def test_sqrt_at_zero_times_zero(device):
+    x = leaf([0.0, 1.0], device=device)
     with autograd.detect_anomaly():
         y = tl.sqrt(x) * 0                      # inf * 0 -> nan in SqrtBackward0
         with pytest.raises(RuntimeError, match="SqrtBackward0") as err:
@@ -26,16 +27,16 @@ def test_sqrt_at_zero_times_zero():
     assert "y = tl.sqrt(x) * 0" in msg
 
 
-def test_zero_over_zero():
-    x = leaf([0.0, 1.0])
+def test_zero_over_zero(device):
+    x = leaf([0.0, 1.0], device=device)
     with autograd.detect_anomaly():
         y = x / x
         with pytest.raises(RuntimeError, match="DivBackward0.*nan"):
             y.sum().backward()
 
 
-def test_without_anomaly_nan_passes_silently():
-    x = leaf([0.0, 1.0])
+def test_without_anomaly_nan_passes_silently(device):
+    x = leaf([0.0, 1.0], device=device)
     y = tl.sqrt(x) * 0
     y.sum().backward()
     assert bool(x.grad.isnan().any())

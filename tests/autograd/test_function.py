@@ -1,13 +1,13 @@
 """autograd.Function: ctx.save_for_backward, saved_tensors, needs_input_grad,
 mark_non_differentiable, set_materialize_grads, several inputs/outputs, non-tensor args,
-use inside a bigger graph and with create_graph."""
+use inside a bigger graph and with create_graph; on every test device."""
 import numpy as np
 import pytest
 
 import tensorlib as tl
 from tensorlib import autograd
 
-from ._util import close, leaf
+from ._util import assert_on, close, leaf, xfail_on_opencl
 
 
 class Square(autograd.Function):
@@ -41,16 +41,17 @@ class ScaledProduct(autograd.Function):
         return ga, None, gb
 
 
-def test_basic_function():
-    x = leaf([1.0, 2.0, 3.0])
+def test_basic_function(device):
+    x = leaf([1.0, 2.0, 3.0], device=device)
     y = Square.apply(x)
     assert y.requires_grad and y.grad_fn.name() == "SquareBackward"
     assert y.grad_fn.next_functions[0][0].variable is x
     y.sum().backward()
+    assert_on(device, x.grad)
     close(x.grad, [2.0, 4.0, 6.0])
 
 
-def test_forward_runs_without_recording():
+def test_forward_runs_without_recording(device):
     class Check(autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -62,27 +63,27 @@ def test_forward_runs_without_recording():
         @staticmethod
         def backward(ctx, g):
             return g * 2
-    x = leaf([1.0])
+    x = leaf([1.0], device=device)
     Check.apply(x).sum().backward()
     close(x.grad, [2.0])
 
 
-def test_multiple_inputs_outputs_non_tensor_args_needs_input_grad():
+def test_multiple_inputs_outputs_non_tensor_args_needs_input_grad(device):
     ScaledProduct.seen.clear()
-    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    a, b = leaf([1.0, 2.0], device=device), leaf([3.0, 4.0], device=device)
     p, s = ScaledProduct.apply(a, 2.0, b)
     assert p.grad_fn is s.grad_fn and s.output_nr == 1
     (p.sum() + 3 * s.sum()).backward()
     close(a.grad, 2 * np.array([3.0, 4.0]) + 3)
     close(b.grad, 2 * np.array([1.0, 2.0]) + 3)
     assert ScaledProduct.seen[-1] == (True, False, True)
-    c = tl.tensor([3.0, 4.0], dtype=tl.float64)        # b does not require grad
+    c = tl.tensor([3.0, 4.0], dtype=tl.float64, device=device)    # does not require grad
     p, s = ScaledProduct.apply(a, 1.0, c)
     p.sum().backward()
     assert ScaledProduct.seen[-1] == (True, False, False)
 
 
-def test_only_one_output_used_gets_zeros_for_the_other():
+def test_only_one_output_used_gets_zeros_for_the_other(device):
     seen = []
 
     class Two(autograd.Function):
@@ -95,10 +96,11 @@ def test_only_one_output_used_gets_zeros_for_the_other():
             seen.append((g1, g2))
             return g1 + 2 * g2
 
-    x = leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0], device=device)
     a, b = Two.apply(x)
     a.sum().backward()
     g1, g2 = seen[-1]
+    assert_on(device, g1, g2)                    # the zeros are made on the input's device
     close(g2, [0.0, 0.0])                          # materialized
     x.grad = None
     a, b = Two.apply(x)
@@ -108,7 +110,7 @@ def test_only_one_output_used_gets_zeros_for_the_other():
     close(x.grad, [2.0, 2.0])
 
 
-def test_set_materialize_grads_false_passes_none():
+def test_set_materialize_grads_false_passes_none(device):
     seen = []
 
     class Two(autograd.Function):
@@ -127,7 +129,7 @@ def test_set_materialize_grads_false_passes_none():
                 out = 2 * g2 if out is None else out + 2 * g2
             return out
 
-    x = leaf([1.0, 2.0])
+    x = leaf([1.0, 2.0], device=device)
     a, _ = Two.apply(x)
     a.sum().backward()
     assert seen[-1][1] is None
@@ -139,7 +141,7 @@ def test_set_materialize_grads_false_passes_none():
     close(x.grad, [2.0, 2.0])
 
 
-def test_mark_non_differentiable():
+def test_mark_non_differentiable(device):
     class SortLike(autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -153,7 +155,7 @@ def test_mark_non_differentiable():
         def backward(ctx, g, g_idx, g_flag):
             return g * 2
 
-    x = leaf([1.0, 3.0])
+    x = leaf([1.0, 3.0], device=device)
     d, idx, flag = SortLike.apply(x)
     assert d.requires_grad
     assert not idx.requires_grad and not flag.requires_grad
@@ -161,7 +163,7 @@ def test_mark_non_differentiable():
     close(x.grad, [2.0, 2.0])
 
 
-def test_saved_non_tensors_and_none():
+def test_saved_non_tensors_and_none(device):
     class Save(autograd.Function):
         @staticmethod
         def forward(ctx, x, n):
@@ -175,7 +177,7 @@ def test_saved_non_tensors_and_none():
             assert nothing is None
             return g * ctx.n * x ** (ctx.n - 1), None
 
-    x = leaf([2.0])
+    x = leaf([2.0], device=device)
     Save.apply(x, 3).sum().backward()
     close(x.grad, [12.0])
 
@@ -194,24 +196,24 @@ def test_wrong_number_of_gradients_raises():
         Bad.apply(leaf([1.0]), leaf([2.0])).sum().backward()
 
 
-def test_no_input_requires_grad_records_nothing():
-    y = Square.apply(tl.tensor([3.0]))
+def test_no_input_requires_grad_records_nothing(device):
+    y = Square.apply(tl.tensor([3.0], device=device))
     assert not y.requires_grad and y.grad_fn is None
     with tl.no_grad():
-        y = Square.apply(leaf([3.0]))
+        y = Square.apply(leaf([3.0], device=device))
     assert not y.requires_grad
 
 
-def test_inside_bigger_graph():
-    x = leaf([0.5, -1.0])
+def test_inside_bigger_graph(device):
+    x = leaf([0.5, -1.0], device=device)
     y = Square.apply(x.sin() * 3) + x.exp()
     y.sum().backward()
     xv = np.array([0.5, -1.0])
     close(x.grad, 2 * 3 * np.sin(xv) * 3 * np.cos(xv) + np.exp(xv))
 
 
-def test_saved_tensor_modified_in_place_raises():
-    x = leaf([1.0, 2.0])
+def test_saved_tensor_modified_in_place_raises(device):
+    x = leaf([1.0, 2.0], device=device)
     h = x * 1
     y = Square.apply(h)
     h.add_(1)
@@ -219,8 +221,8 @@ def test_saved_tensor_modified_in_place_raises():
         y.sum().backward()
 
 
-def test_saved_tensors_freed_after_backward():
-    x = leaf([1.0])
+def test_saved_tensors_freed_after_backward(device):
+    x = leaf([1.0], device=device)
     y = Square.apply(x)
     y.sum().backward()
     with pytest.raises(RuntimeError, match="second time"):
@@ -232,7 +234,7 @@ def test_saved_tensors_freed_after_backward():
     close(x.grad, [2.0 + 2.0 + 2.0])
 
 
-def test_create_graph_through_function():
+def test_create_graph_through_function(device):
     class Cube(autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -244,17 +246,17 @@ def test_create_graph_through_function():
             (x,) = ctx.saved_tensors
             return g * 3 * x ** 2              # written in differentiable ops
 
-    x = leaf([2.0])
+    x = leaf([2.0], device=device)
     y = Cube.apply(x * 1.0) * 2
     (g,) = autograd.grad(y.sum(), x, create_graph=True)
     close(g, [24.0])
     (g2,) = autograd.grad(g.sum(), x)
     close(g2, [24.0])
-    assert autograd.gradcheck(Cube.apply, (leaf([0.3, -1.2]),))
-    assert autograd.gradgradcheck(Cube.apply, (leaf([0.3, -1.2]),))
+    assert autograd.gradcheck(Cube.apply, (leaf([0.3, -1.2], device=device),))
+    assert autograd.gradgradcheck(Cube.apply, (leaf([0.3, -1.2], device=device),))
 
 
-def test_input_returned_unchanged_keeps_its_history():
+def test_input_returned_unchanged_keeps_its_history(device):
     class Ident(autograd.Function):
         @staticmethod
         def forward(ctx, x, y):
@@ -264,7 +266,7 @@ def test_input_returned_unchanged_keeps_its_history():
         def backward(ctx, gx, gy):
             return gx, gy * 2
 
-    x, y = leaf([1.0]), leaf([1.0])
+    x, y = leaf([1.0], device=device), leaf([1.0], device=device)
     a, b = Ident.apply(x, y)
     assert a is x and a.is_leaf
     b.sum().backward()
@@ -304,30 +306,30 @@ def _returning(grad_fn):
     return F
 
 
-def test_gradient_of_wrong_shape_raises():
+def test_gradient_of_wrong_shape_raises(device):
     F = _returning(lambda g: (g.sum(), None))     # x's shape does not expand to []
     with pytest.raises(RuntimeError, match=r"got \[\] but expected shape compatible"):
-        F.apply(leaf([1.0, 2.0, 3.0]), 2.0).sum().backward()
-    F = _returning(lambda g: (tl.ones(2, dtype=tl.float64), None))
+        F.apply(leaf([1.0, 2.0, 3.0], device=device), 2.0).sum().backward()
+    F = _returning(lambda g: (tl.ones(2, dtype=tl.float64, device=device), None))
     with pytest.raises(RuntimeError, match="invalid gradient at index 0"):
-        F.apply(leaf([1.0, 2.0, 3.0]), 2.0).sum().backward()
+        F.apply(leaf([1.0, 2.0, 3.0], device=device), 2.0).sum().backward()
 
 
-def test_gradient_broadcast_shape_is_summed_and_dtype_cast():
+def test_gradient_broadcast_shape_is_summed_and_dtype_cast(device):
     F = _returning(lambda g: (g.expand(2, 3).to(tl.float32), None))
-    x = leaf([1.0, 2.0, 3.0])
+    x = leaf([1.0, 2.0, 3.0], device=device)
     F.apply(x, 2.0).sum().backward()
     assert x.grad.shape == (3,) and x.grad.dtype == tl.float64
     close(x.grad, [2.0, 2.0, 2.0])
 
 
-def test_gradient_for_non_tensor_input_raises():
+def test_gradient_for_non_tensor_input_raises(device):
     F = _returning(lambda g: (g, g))
     with pytest.raises(RuntimeError, match="not a Variable"):
-        F.apply(leaf([1.0]), 2.0).sum().backward()
+        F.apply(leaf([1.0], device=device), 2.0).sum().backward()
 
 
-def test_saved_output_no_reference_cycle_and_double_backward():
+def test_saved_output_no_reference_cycle_and_double_backward(device):
     import gc
     import weakref
 
@@ -343,7 +345,7 @@ def test_saved_output_no_reference_cycle_and_double_backward():
             (out,) = ctx.saved_tensors
             return g * out
 
-    x = leaf([0.5, -1.0])
+    x = leaf([0.5, -1.0], device=device)
     gc.disable()
     try:
         y = Exp.apply(x)
@@ -356,8 +358,22 @@ def test_saved_output_no_reference_cycle_and_double_backward():
     (g,) = autograd.grad(y.sum(), x, create_graph=True)
     (g2,) = autograd.grad(g.sum(), x)
     close(g2, np.exp([0.5, -1.0]))
-    assert autograd.gradgradcheck(Exp.apply, (leaf([0.3, -0.2]),))
+    assert autograd.gradgradcheck(Exp.apply, (leaf([0.3, -0.2], device=device),))
     y = Exp.apply(x)
     y.mul_(2)
     with pytest.raises(RuntimeError, match="output 0 of ExpBackward"):
         y.sum().backward()
+
+
+def test_gradient_on_another_device_raises(device, request):
+    """PyTorch refuses a Function gradient on another device than its input ("invalid
+    gradient at index 0 - expected device ... but got ...")."""
+    if tl.device(device).type == "cpu":
+        pytest.skip("needs a device other than the CPU")
+    xfail_on_opencl(request, device, "autograd.function Node._validate checks shape and "
+                    "dtype but not device: a CPU gradient for an opencl input is accepted "
+                    "and ends up in x.grad")
+    F = _returning(lambda g: (g.cpu(), None))
+    x = leaf([1.0, 2.0], device=device)
+    with pytest.raises(RuntimeError, match="device"):
+        F.apply(x, 2.0).sum().backward()

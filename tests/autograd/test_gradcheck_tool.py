@@ -1,4 +1,6 @@
-"""gradcheck and gradgradcheck themselves: pass on correct functions, fail on wrong ones."""
+"""gradcheck and gradgradcheck themselves: pass on correct functions (on every test device:
+inputs are perturbed in place where they live, Jacobians compared on the host), fail on
+wrong ones."""
 import numpy as np
 import pytest
 
@@ -6,11 +8,11 @@ import tensorlib as tl
 from tensorlib import autograd
 from tensorlib.autograd import GradcheckError, gradcheck, gradgradcheck
 
-from ._util import leaf
+from ._util import leaf, npy, on_device
 
 
-def _x(shape=(3,), seed=0):
-    return leaf(np.random.default_rng(seed).standard_normal(shape))
+def _x(shape=(3,), seed=0, device="cpu"):
+    return leaf(np.random.default_rng(seed).standard_normal(shape), device=device)
 
 
 class WrongGrad(autograd.Function):
@@ -40,12 +42,13 @@ class RightFirstWrongSecond(autograd.Function):
         return g * (2 * x).detach()
 
 
-def test_passes_on_correct_functions():
-    assert gradcheck(lambda x: (x.sin() * x.exp()).sum(), (_x(),))
-    assert gradcheck(lambda a, b: a @ b, (_x((2, 3)), _x((3, 4), 1)))
-    assert gradcheck(tl.tanh, _x((2, 2)))                  # a single tensor, not a tuple
-    assert gradgradcheck(lambda x: x.sin() * x, (_x(),))
-    assert gradgradcheck(lambda a, b: a @ b, (_x((2, 3)), _x((3, 4), 1)))
+def test_passes_on_correct_functions(device):
+    a, b = _x((2, 3), device=device), _x((3, 4), 1, device=device)
+    assert gradcheck(lambda x: (x.sin() * x.exp()).sum(), (_x(device=device),))
+    assert gradcheck(lambda a, b: a @ b, (a, b))
+    assert gradcheck(tl.tanh, _x((2, 2), device=device))   # a single tensor, not a tuple
+    assert gradgradcheck(lambda x: x.sin() * x, (_x(device=device),))
+    assert gradgradcheck(lambda a, b: a @ b, (a, b))
 
 
 def test_fails_on_wrong_function():
@@ -70,24 +73,25 @@ def test_mismatch_names_output_and_input():
         gradcheck(f, (_x(), _x(seed=1)))
 
 
-def test_non_differentiable_and_non_tensor_inputs_are_skipped():
-    x = _x()
-    c = tl.tensor([1.0, 2.0, 3.0], dtype=tl.float64)
+def test_non_differentiable_and_non_tensor_inputs_are_skipped(device):
+    x = _x(device=device)
+    c = tl.tensor([1.0, 2.0, 3.0], dtype=tl.float64, device=device)
     assert gradcheck(lambda x, c, k: x * c * k, (x, c, 2.5))
 
 
-def test_inputs_are_restored_and_keep_their_layout():
-    base = tl.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype=tl.float64)
+def test_inputs_are_restored_and_keep_their_layout(device):
+    base = _x((4, 3), device=device).detach()
     x = base.t().detach().requires_grad_()
-    before = x.detach().numpy().copy()
+    before = npy(x).copy()
     seen = []
 
     def f(t):
         seen.append(t.is_contiguous())
         return t.exp()
     assert gradcheck(f, (x,))
-    np.testing.assert_array_equal(x.detach().numpy(), before)
+    np.testing.assert_array_equal(npy(x), before)
     assert not any(seen) and not x.is_contiguous()
+    assert on_device(x, device)                 # perturbed where it lives, not moved
 
 
 def test_overlapping_input_rejected():
@@ -117,14 +121,32 @@ def test_wrong_gradient_shape_reported():
         gradcheck(BadShape.apply, (_x(),))
 
 
-def test_several_outputs_and_outputs_without_grad():
+def test_several_outputs_and_outputs_without_grad(device):
     def f(x):
         return x.sin(), (x > 0), x * x
-    assert gradcheck(f, (_x(),))
-    assert gradgradcheck(lambda x: (x.sin(), x * x), (_x(),))
+    assert gradcheck(f, (_x(device=device),))
+    assert gradgradcheck(lambda x: (x.sin(), x * x), (_x(device=device),))
 
 
-def test_gradgradcheck_with_given_grad_outputs():
-    x = _x()
-    g = leaf([1.0, -2.0, 0.5])
+def test_gradgradcheck_with_given_grad_outputs(device):
+    x = _x(device=device)
+    g = leaf([1.0, -2.0, 0.5], device=device)
     assert gradgradcheck(lambda t: t ** 3, (x,), (g,))
+
+
+def test_gradient_on_another_device_reported(device):
+    """A backward that hands back a gradient on another device than its input fails the
+    check (whether the engine or gradcheck notices first)."""
+    if tl.device(device).type == "cpu":
+        pytest.skip("needs a device other than the CPU")
+
+    class ToCPU(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 2).cpu()
+    with pytest.raises(RuntimeError, match="device"):
+        gradcheck(ToCPU.apply, (_x(device=device),))

@@ -1,18 +1,20 @@
 """Tensor hooks (register_hook on leaves and non-leaves, handle.remove()),
-post-accumulate-grad hooks, and Node.register_hook / register_prehook."""
+post-accumulate-grad hooks, and Node.register_hook / register_prehook; on every test
+device."""
 import pytest
 
 import tensorlib as tl
 from tensorlib import autograd
 
-from ._util import close, leaf
+from ._util import assert_on, close, leaf, xfail_on_opencl
 
 
-def test_leaf_hook_sees_and_replaces_gradient():
-    x = leaf([1.0, 2.0])
+def test_leaf_hook_sees_and_replaces_gradient(device):
+    x = leaf([1.0, 2.0], device=device)
     seen = []
     h = x.register_hook(lambda g: seen.append(g.clone()) or g * 10)
     (x * 2).sum().backward()
+    assert_on(device, seen[0], x.grad)
     close(seen[0], [2.0, 2.0])
     close(x.grad, [20.0, 20.0])
     h.remove()
@@ -22,8 +24,8 @@ def test_leaf_hook_sees_and_replaces_gradient():
     assert len(seen) == 1
 
 
-def test_hook_returning_none_keeps_gradient_and_hooks_chain():
-    x = leaf([1.0])
+def test_hook_returning_none_keeps_gradient_and_hooks_chain(device):
+    x = leaf([1.0], device=device)
     order = []
     x.register_hook(lambda g: order.append("a"))
     x.register_hook(lambda g: order.append("b") or g + 1)
@@ -33,8 +35,8 @@ def test_hook_returning_none_keeps_gradient_and_hooks_chain():
     close(x.grad, [9.0])
 
 
-def test_non_leaf_hook_replaces_gradient_flowing_on():
-    x = leaf([1.0, 2.0])
+def test_non_leaf_hook_replaces_gradient_flowing_on(device):
+    x = leaf([1.0, 2.0], device=device)
     y = x * 2
     seen = []
     h = y.register_hook(lambda g: seen.append(g.clone()) or g * 0 + 1)
@@ -48,8 +50,8 @@ def test_non_leaf_hook_replaces_gradient_flowing_on():
     close(x.grad, [8.0, 16.0])
 
 
-def test_hook_on_multi_use_non_leaf_sees_the_sum():
-    x = leaf([1.0])
+def test_hook_on_multi_use_non_leaf_sees_the_sum(device):
+    x = leaf([1.0], device=device)
     y = x * 3
     seen = []
     y.register_hook(lambda g: seen.append(g.clone()))
@@ -58,10 +60,10 @@ def test_hook_on_multi_use_non_leaf_sees_the_sum():
     close(seen[0], [7.0])
 
 
-def test_hook_and_retain_grad_order():
+def test_hook_and_retain_grad_order(device):
     # retain_grad stores what the hooks produced, whatever the registration order (torch>=2)
     for retain_first in (True, False):
-        x = leaf([1.0, 2.0])
+        x = leaf([1.0, 2.0], device=device)
         y = x * 2
         if retain_first:
             y.retain_grad()
@@ -73,13 +75,13 @@ def test_hook_and_retain_grad_order():
         close(x.grad, [4.0, 4.0])
 
 
-def test_hook_requires_grad():
+def test_hook_requires_grad(device):
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
-        tl.ones(2).register_hook(lambda g: g)
+        tl.ones(2, device=device).register_hook(lambda g: g)
 
 
-def test_handle_is_context_manager():
-    x = leaf([1.0])
+def test_handle_is_context_manager(device):
+    x = leaf([1.0], device=device)
     with x.register_hook(lambda g: g * 100):
         (x * 1).sum().backward()
     close(x.grad, [100.0])
@@ -87,8 +89,8 @@ def test_handle_is_context_manager():
     close(x.grad, [101.0])
 
 
-def test_post_accumulate_grad_hook():
-    x = leaf([1.0, 2.0])
+def test_post_accumulate_grad_hook(device):
+    x = leaf([1.0, 2.0], device=device)
     calls = []
     h = x.register_post_accumulate_grad_hook(lambda t: calls.append(t.grad.clone()))
     (x * 3).sum().backward()
@@ -101,8 +103,8 @@ def test_post_accumulate_grad_hook():
     assert len(calls) == 2
 
 
-def test_post_accumulate_hook_can_step_parameter():
-    w = leaf([1.0, 2.0])
+def test_post_accumulate_hook_can_step_parameter(device):
+    w = leaf([1.0, 2.0], device=device)
 
     def sgd(p):
         with tl.no_grad():
@@ -114,14 +116,14 @@ def test_post_accumulate_hook_can_step_parameter():
     assert w.grad is None
 
 
-def test_post_accumulate_hook_on_non_leaf_raises():
-    y = leaf([1.0]) * 2
+def test_post_accumulate_hook_on_non_leaf_raises(device):
+    y = leaf([1.0], device=device) * 2
     with pytest.raises(RuntimeError, match="non-leaf"):
         y.register_post_accumulate_grad_hook(lambda t: None)
 
 
-def test_node_hooks_see_grad_inputs_and_outputs():
-    x = leaf([1.0, 2.0])
+def test_node_hooks_see_grad_inputs_and_outputs(device):
+    x = leaf([1.0, 2.0], device=device)
     y = x * 2
     calls = []
     y.grad_fn.register_prehook(lambda go: calls.append(("pre", go)))
@@ -131,13 +133,14 @@ def test_node_hooks_see_grad_inputs_and_outputs():
     (go,) = calls[0][1]
     close(go, [1.0, 1.0])
     gi, go2 = calls[1][1], calls[1][2]
+    assert_on(device, go, gi[0], go2[0])
     close(gi[0], [2.0, 2.0])
     assert len(gi) == len(y.grad_fn.next_functions)
     close(go2[0], [1.0, 1.0])
 
 
-def test_node_hooks_replace_gradients():
-    x = leaf([1.0, 2.0])
+def test_node_hooks_replace_gradients(device):
+    x = leaf([1.0, 2.0], device=device)
     y = x * 2
     y.grad_fn.register_hook(lambda gi, go: (gi[0] * 100,) + tuple(gi[1:]))
     y.sum().backward()
@@ -149,8 +152,8 @@ def test_node_hooks_replace_gradients():
     close(x.grad, [200.0, 200.0])
 
 
-def test_node_hook_handles_remove():
-    x = leaf([1.0])
+def test_node_hook_handles_remove(device):
+    x = leaf([1.0], device=device)
     y = x * 2
     calls = []
     h1 = y.grad_fn.register_hook(lambda gi, go: calls.append(1))
@@ -161,8 +164,8 @@ def test_node_hook_handles_remove():
     assert calls == []
 
 
-def test_accumulate_grad_node_hooks():
-    x = leaf([1.0])
+def test_accumulate_grad_node_hooks(device):
+    x = leaf([1.0], device=device)
     acc = (x * 1).grad_fn.next_functions[0][0]
     calls = []
     acc.register_prehook(lambda go: calls.append(go[0].clone()))
@@ -170,16 +173,16 @@ def test_accumulate_grad_node_hooks():
     close(calls[0], [5.0])
 
 
-def test_hooks_run_with_autograd_grad():
-    x = leaf([1.0])
+def test_hooks_run_with_autograd_grad(device):
+    x = leaf([1.0], device=device)
     x.register_hook(lambda g: g * 3)
     (g,) = autograd.grad((x * 2).sum(), x)
     close(g, [6.0])
     assert x.grad is None
 
 
-def test_hook_removing_itself_during_backward():
-    x = leaf([1.0])
+def test_hook_removing_itself_during_backward(device):
+    x = leaf([1.0], device=device)
     handles = []
 
     def once(g):
@@ -191,3 +194,16 @@ def test_hook_removing_itself_during_backward():
     close(x.grad, [3.0])
     (x * 1).sum().backward()
     close(x.grad, [5.0])
+
+
+def test_hook_returning_another_device_raises(device, request):
+    """PyTorch: "hook ... has changed the type of value" when a hook moves the gradient."""
+    if tl.device(device).type == "cpu":
+        pytest.skip("needs a device other than the CPU")
+    xfail_on_opencl(request, device, "_C/autograd.pyx AccumulateGrad.run_tensor_hooks (and "
+                    "_run_pre_hooks) take a hook's result unchecked: a hook returning g.cpu() "
+                    "leaves an opencl leaf with a CPU .grad")
+    x = leaf([1.0, 2.0], device=device)
+    x.register_hook(lambda g: g.cpu())
+    with pytest.raises(RuntimeError, match="device|type"):
+        (x * 2).sum().backward()

@@ -1,10 +1,22 @@
-"""Gradients (and second derivatives) of composite expressions against PyTorch."""
+"""Gradients (and second derivatives) of composite expressions against PyTorch (tensorlib
+on every test device, PyTorch on the CPU)."""
 import numpy as np
 import pytest
 
 import tensorlib as tl
 
+from ._util import require_float64
+
 torch = pytest.importorskip("torch")
+
+
+def _on(lib, device):
+    """tensorlib runs on the test device; PyTorch, the reference, on its CPU."""
+    return {"device": device} if lib is tl else {}
+
+
+def _host(t):
+    return t.detach().cpu().numpy()
 
 
 def _softmax(lib, x, dim):
@@ -20,8 +32,9 @@ def mlp(lib, x, w1, b1, w2):
 
 def softmax_xent(lib, logits, w):
     p = _softmax(lib, logits * w, 1)
-    return -(p.log() * lib.tensor([[1.0, 0, 0, 0], [0, 0, 1.0, 0], [0, 1.0, 0, 0]],
-                                   dtype=lib.float64)).sum() / 3
+    target = lib.tensor([[1.0, 0, 0, 0], [0, 0, 1.0, 0], [0, 1.0, 0, 0]], dtype=lib.float64,
+                        device=logits.device)
+    return -(p.log() * target).sum() / 3
 
 
 def layernorm(lib, x, g, b):
@@ -69,21 +82,22 @@ def _inputs(shapes, seed, positive=False):
 
 
 @pytest.mark.parametrize("name, fn, shapes", CASES, ids=[c[0] for c in CASES])
-def test_first_and_second_derivatives_match_torch(name, fn, shapes):
+def test_first_and_second_derivatives_match_torch(name, fn, shapes, device):
+    require_float64(device)
     values = _inputs(shapes, 0, positive=name == "broadcast_mix")
     results = {}
     for lib in (tl, torch):
-        xs = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in values]
+        on = _on(lib, device)
+        xs = [lib.tensor(v, dtype=lib.float64, requires_grad=True, **on) for v in values]
         out = fn(lib, *xs)
         grads = lib.autograd.grad(out, xs, create_graph=True)
         # a Hessian-vector product along a fixed direction
-        vs = [lib.tensor(np.cos(np.arange(v.size)).reshape(v.shape), dtype=lib.float64)
+        vs = [lib.tensor(np.cos(np.arange(v.size)).reshape(v.shape), dtype=lib.float64, **on)
               for v in values]
         dot = sum((g * v).sum() for g, v in zip(grads, vs))
         hvp = lib.autograd.grad(dot, xs, allow_unused=True)
-        results[lib.__name__] = (out.detach().numpy(),
-                                 [g.detach().numpy() for g in grads],
-                                 [None if h is None else h.detach().numpy() for h in hvp])
+        results[lib.__name__] = (_host(out), [_host(g) for g in grads],
+                                 [None if h is None else _host(h) for h in hvp])
     mine, ref = results["tensorlib"], results["torch"]
     np.testing.assert_allclose(mine[0], ref[0], rtol=1e-10, atol=1e-12)
     for a, b in zip(mine[1], ref[1]):
@@ -108,31 +122,34 @@ def test_first_and_second_derivatives_match_torch(name, fn, shapes):
     "x.pow(0)",                         # 0 * x^-1 must not become nan at 0
     "x ** 2.0",
 ])
-def test_special_points_match_torch(expr):
+def test_special_points_match_torch(expr, device):
     """Non-smooth and degenerate points (ties, zeros): tensorlib follows PyTorch's choice."""
+    require_float64(device)
     values = np.array([[1.0, 3.0, 3.0, -1.0], [0.0, 0.0, 2.0, 0.0], [0.0, -2.0, -2.0, 5.0]])
     grads = []
     for lib in (tl, torch):
-        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        on = _on(lib, device)
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True, **on)
         out = eval(expr, {"lib": lib, "x": x})
         w = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) + 1,
-                       dtype=lib.float64)
+                       dtype=lib.float64, **on)
         (out * w).sum().backward()
-        grads.append(x.grad.numpy())
+        grads.append(_host(x.grad))
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=0)
 
 
-def test_accumulation_and_retain_grad_match_torch():
+def test_accumulation_and_retain_grad_match_torch(device):
+    require_float64(device)
     values = np.array([0.5, -1.5, 2.0])
     res = []
     for lib in (tl, torch):
-        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True, **_on(lib, device))
         y = x.exp() * x
         y.retain_grad()
         z = (y.sin() + y * y).sum()
         z.backward(retain_graph=True)
         z.backward()
-        res.append((x.grad.numpy(), y.grad.numpy()))
+        res.append((_host(x.grad), _host(y.grad)))
     np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-12)
 
