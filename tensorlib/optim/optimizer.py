@@ -1,8 +1,9 @@
 r"""The optimizer base class (torch.optim.Optimizer): parameter groups, per-parameter state,
-state_dict / load_state_dict, zero_grad and step hooks. Algorithms subclass it and implement
-`step`, which gathers each group's tensors (`_init_group`) and calls the algorithm's
-functional form (e.g. `tensorlib.optim.adam.adam`); see `_functional.py` for the single-tensor
-and foreach (flat, few-launch) tiers."""
+state_dict / load_state_dict, zero_grad and step hooks. `step` runs the closure and then
+each group through `_step_group`, which an algorithm implements: it gathers the group's
+tensors and state (`_functional.collect`) and calls the algorithm's functional form (e.g.
+`tensorlib.optim.adam.adam`); see `_functional.py` for the single-tensor and foreach (flat,
+few-launch) tiers. Constructor checks are in `_validation.py`."""
 import functools
 import itertools
 from collections import OrderedDict, defaultdict
