@@ -4,7 +4,9 @@
 Inputs are perturbed in place (under no_grad), so a non-contiguous input keeps its layout
 and the function is checked on exactly the strides it was given; inputs whose memory
 overlaps (a stride 0 dimension, as made by expand) are rejected, as in PyTorch, since one
-write would move several elements at once."""
+write would move several elements at once. Inputs stay on their device (the perturbed values
+are written into them there); outputs and gradients are copied to the host to be compared,
+and a gradient on another device than its input is an error."""
 import numpy as np
 
 

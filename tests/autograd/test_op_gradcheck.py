@@ -1,6 +1,8 @@
 """gradcheck (float64) of every registered differentiable op on contiguous, non-contiguous
 (transposed, sliced) and broadcast (expanded) inputs, and gradgradcheck of elementwise ops,
-reductions and matmul. The cases live in op_cases.py."""
+reductions and matmul, on every test device (the `device` fixture; a device without float64
+skips). The inputs live on the device, the function's outputs must too, and gradcheck
+perturbs them there and compares on the host. The cases live in op_cases.py."""
 import inspect
 
 import numpy as np
@@ -69,7 +71,7 @@ def _require(case, device):
             fn, leaves = _build(case, "contiguous", device)
             outs = fn(*leaves)
     except (AttributeError, ImportError) as e:
-        if device != "cpu":
+        if tl.device(device).type != "cpu":
             _require(case, "cpu")       # an op missing everywhere skips; only here fails
             raise
         pytest.skip(f"{case.name}: op not available ({e})")
