@@ -170,6 +170,9 @@ class Tensor(TensorImpl):
         if value is not None and value._sizes != self._sizes:
             raise RuntimeError(f"assigned grad has data of a different size: "
                                f"{list(value._sizes)} vs {list(self._sizes)}")
+        if value is not None and value._device != self._device:
+            raise RuntimeError(f"assigned grad has data located on a different device: "
+                               f"{value._device} vs {self._device}")
         self._grad = value
 
     @property

@@ -192,9 +192,7 @@ cdef class AccumulateGrad(Node):
     def run_tensor_hooks(self, grad):
         """The leaf's register_hook hooks, in order; each may replace the gradient."""
         for hook in list(self.variable._hooks or ()):
-            new = hook(grad)
-            if new is not None:
-                grad = new
+            grad = _hooked(grad, hook(grad))
         return grad
 
     def accumulate(self, grad, bint create_graph):
@@ -244,6 +242,16 @@ cpdef tuple edge(object x):
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     return (accumulator(t), 0)
+
+
+cdef object _hooked(object grad, object new):
+    """A tensor hook's result replaces the gradient; it must stay on the gradient's device."""
+    if new is None:
+        return grad
+    if (<TensorImpl>new)._device is not (<TensorImpl>grad)._device:
+        raise RuntimeError(f"hook has changed the device of value: it returned a gradient on "
+                           f"{new.device} for one on {grad.device}")
+    return new
 
 
 # ---- op nodes: one per recorded op -----------------------------------------------------------
@@ -537,9 +545,7 @@ cdef dict _run_pre_hooks(Node node, dict grads_in):
         if nr is None or nr not in grads_in:
             continue
         for fn in list(fns):
-            new = fn(grads_in[nr])
-            if new is not None:
-                grads_in[nr] = new
+            grads_in[nr] = _hooked(grads_in[nr], fn(grads_in[nr]))
     for fn in list(hooks.get(None, ())):
         n_out = max(grads_in, default=-1) + 1
         new = fn(tuple(grads_in.get(i) for i in range(n_out)))

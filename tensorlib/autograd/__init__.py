@@ -41,9 +41,12 @@ def _root_grads(tensors, grad_tensors):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = tensorlib.ones_like(t)
         elif g._sizes != t._sizes:
-            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                               f"{tensorlib.Size(g._sizes)} and output[0] has a shape of "
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{tensorlib.Size(g._sizes)} and output[{i}] has a shape of "
                                f"{tensorlib.Size(t._sizes)}.")
+        if g._device != t._device:
+            raise RuntimeError(f"invalid gradient at index {i} - expected device {t._device} "
+                               f"but got {g._device}")
         grads.append(g)
     return grads
 

@@ -83,6 +83,9 @@ class FunctionCtx(Node):
         if not isinstance(g, TensorImpl):
             raise TypeError(f"function {self.name()} returned a non-Tensor gradient at index "
                             f"{i} ({type(g).__name__})")
+        if g._device != meta.device:
+            raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index "
+                               f"{i} - expected device {meta.device} but got {g._device}")
         if g._sizes != meta.shape:
             from tensorlib._C.broadcast import broadcast_shapes
             try:

@@ -55,8 +55,3 @@ def require_float64(device):
     if reason:
         pytest.skip(f"{device} has no float64: {reason}")
 
-
-def xfail_on_opencl(request, device, reason):
-    """A known framework/backend bug that shows on opencl only: strict xfail there."""
-    if tl.device(device).type == "opencl":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))

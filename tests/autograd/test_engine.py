@@ -9,7 +9,7 @@ import pytest
 import tensorlib as tl
 from tensorlib import autograd
 
-from ._util import assert_on, close, leaf, npy, xfail_on_opencl
+from ._util import assert_on, close, leaf, npy
 
 
 def test_backward_from_scalar(device):
@@ -351,9 +351,6 @@ def _other_device(device):
 def test_backward_gradient_on_another_device_raises(device, request):
     """PyTorch: "invalid gradient at index 0 - expected device ... but got cpu"."""
     other = _other_device(device)
-    xfail_on_opencl(request, device, "autograd._root_grads checks the seed gradient's shape "
-                    "but not its device: a CPU gradient for an opencl output is accepted and "
-                    "x.grad ends up on the CPU")
     x = leaf([1.0, 2.0], device=device)
     with pytest.raises(RuntimeError, match="device"):
         (x * 2).backward(tl.ones(2, dtype=tl.float64, device=other))
@@ -361,9 +358,6 @@ def test_backward_gradient_on_another_device_raises(device, request):
 
 def test_grad_outputs_on_another_device_raises(device, request):
     other = _other_device(device)
-    xfail_on_opencl(request, device, "autograd._root_grads checks grad_outputs' shape but "
-                    "not their device: autograd.grad returns a CPU gradient for an opencl "
-                    "input")
     x = leaf([1.0, 2.0], device=device)
     with pytest.raises(RuntimeError, match="device"):
         autograd.grad(x * 2, x, tl.ones(2, dtype=tl.float64, device=other))

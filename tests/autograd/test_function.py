@@ -7,7 +7,7 @@ import pytest
 import tensorlib as tl
 from tensorlib import autograd
 
-from ._util import assert_on, close, leaf, xfail_on_opencl
+from ._util import assert_on, close, leaf
 
 
 class Square(autograd.Function):
@@ -370,9 +370,6 @@ def test_gradient_on_another_device_raises(device, request):
     gradient at index 0 - expected device ... but got ...")."""
     if tl.device(device).type == "cpu":
         pytest.skip("needs a device other than the CPU")
-    xfail_on_opencl(request, device, "autograd.function Node._validate checks shape and "
-                    "dtype but not device: a CPU gradient for an opencl input is accepted "
-                    "and ends up in x.grad")
     F = _returning(lambda g: (g.cpu(), None))
     x = leaf([1.0, 2.0], device=device)
     with pytest.raises(RuntimeError, match="device"):

@@ -6,7 +6,7 @@ import pytest
 import tensorlib as tl
 from tensorlib import autograd
 
-from ._util import assert_on, close, leaf, xfail_on_opencl
+from ._util import assert_on, close, leaf
 
 
 def test_leaf_hook_sees_and_replaces_gradient(device):
@@ -200,9 +200,6 @@ def test_hook_returning_another_device_raises(device, request):
     """PyTorch: "hook ... has changed the type of value" when a hook moves the gradient."""
     if tl.device(device).type == "cpu":
         pytest.skip("needs a device other than the CPU")
-    xfail_on_opencl(request, device, "_C/autograd.pyx AccumulateGrad.run_tensor_hooks (and "
-                    "_run_pre_hooks) take a hook's result unchecked: a hook returning g.cpu() "
-                    "leaves an opencl leaf with a CPU .grad")
     x = leaf([1.0, 2.0], device=device)
     x.register_hook(lambda g: g.cpu())
     with pytest.raises(RuntimeError, match="device|type"):
