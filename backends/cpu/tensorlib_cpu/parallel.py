@@ -15,10 +15,12 @@ import numpy as np
 from . import fastreduce
 
 # Below this many output elements the pool hand-off (~20 us) costs more than it saves.
-# Measured on 2 cores: exp/log/sin... gain from 2**18 elements, while memory-bound cheap
-# ufuncs (add: ~0.1 ns/element) only break even near 2**20.
+# Measured on 2 cores: exp/log/sin... gain from 2**18 elements. Memory-bound cheap ufuncs
+# (add: ~0.1 ns/element) gain nothing at 2**20 (98 vs 106 us) because the second thread
+# sleeps between ops and waking it costs as much as it saves; it would have to spin, and
+# spinning threads slowed the GEMM that follows an elementwise op 1.4-7x.
 PARALLEL_MIN = 1 << 18
-PARALLEL_MIN_CHEAP = 1 << 20
+PARALLEL_MIN_CHEAP = 1 << 21
 _CHEAP = frozenset([
     np.add, np.subtract, np.multiply, np.divide, np.negative, np.positive, np.absolute,
     np.square, np.sign, np.maximum, np.minimum, np.fmax, np.fmin, np.copysign,
