@@ -9,6 +9,7 @@ import traceback
 import weakref
 
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_REFCNT
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
 from tensorlib._C.grad_mode cimport grad_enabled
 from tensorlib._C import grad_mode as _state
@@ -195,13 +196,16 @@ cdef class AccumulateGrad(Node):
             grad = _hooked(grad, hook(grad))
         return grad
 
-    def accumulate(self, grad, bint create_graph):
+    def accumulate(self, grad, bint create_graph, bint owned=False):
         """Run the leaf's tensor hooks, add into .grad, run post-accumulate hooks. A fresh
-        .grad is a copy (the incoming tensor may be shared: a + b sends one tensor to both);
+        .grad takes the incoming tensor when the engine says nothing else holds it (`owned`),
+        else a copy (a + b sends one tensor to both inputs; optimizers write .grad in place);
         later gradients add in place, as PyTorch, so references to .grad see them."""
         cdef TensorImpl v = self.variable
         cdef TensorImpl old
-        grad = self.run_tensor_hooks(grad)
+        if v._hooks:
+            grad = self.run_tensor_hooks(grad)
+            owned = False
         if create_graph:
             v._grad = grad if v._grad is None else v._grad + grad
         else:
@@ -209,7 +213,8 @@ cdef class AccumulateGrad(Node):
             try:
                 old = v._grad
                 if old is None:
-                    v._grad = grad.detach().clone()
+                    v._grad = grad if owned and not grad._requires_grad else \
+                        grad.detach().clone()
                 elif (not old._requires_grad and old._sizes == grad._sizes
                       and old._dtype is grad._dtype and is_contiguous(old)):
                     old.add_(grad)
@@ -518,6 +523,26 @@ cdef _check_nan(Node node, grads):
                                f"from:\n{trace}")
 
 
+cdef bint _owned(object g, dict grads_in):
+    """Nothing but this engine holds gradient g or its memory, so a leaf may keep it as its
+    .grad without a copy: g is referenced only by `grads_in`, the caller's local and our
+    argument, and its storage only by g, its base (a view of an op's temporary output, held
+    by nothing else) and their cached host views."""
+    cdef TensorImpl t = <TensorImpl>g
+    cdef TensorImpl base
+    if Py_REFCNT(g) != 3:
+        return False
+    cdef object storage = t._storage               # our local is one more holder
+    cdef Py_ssize_t holders = 2 + (t._cache is not None)
+    if t._base is not None:
+        base_obj = t._base
+        base = <TensorImpl>base_obj
+        if Py_REFCNT(base_obj) != 2:                # t._base and our local
+            return False
+        holders += 1 + (base._cache is not None)
+    return Py_REFCNT(storage) == holders
+
+
 cdef inline void _push(list ready, Node node):
     heapq.heappush(ready, (-node._sequence_nr, id(node), node))
 
@@ -605,7 +630,7 @@ def run_backward(list roots, list grad_roots, bint retain_graph, bint create_gra
                 if capture is not None and (node, 0) in capture:
                     capture[(node, 0)] = node.run_tensor_hooks(g)
                 elif accumulate is None or node in accumulate:
-                    (<AccumulateGrad>node).accumulate(g, create_graph)
+                    (<AccumulateGrad>node).accumulate(g, create_graph, _owned(g, grads_in))
                 continue
             if capture is not None:
                 for nr, g in grads_in.items():
@@ -648,6 +673,7 @@ def run_backward(list roots, list grad_roots, bint retain_graph, bint create_gra
                         _push(ready, <Node>nxt)
                     else:
                         _skip(<Node>nxt, deps, buffers, ready)
+            grads = g = None          # held gradients would hide which ones leaves may keep
     finally:
         _state.set_grad_enabled(prev)
     return capture

@@ -4,9 +4,13 @@ block forward+backward, and the autograd overhead of a chain of tiny ops.
 
     python -m tensorlib._bench.models [--quick] [--only mlp,cnn,...] [--json PATH]
 
-Ratios are PyTorch's time / tensorlib's (above 1: tensorlib is faster)."""
+Ratios are PyTorch's time / tensorlib's (above 1: tensorlib is faster). Each library runs in
+its own process (one command, same machine, back to back): in one process PyTorch's spinning
+OpenMP threads took the cores tensorlib's BLAS needed (an MLP step went from 3.2 to 12 ms)."""
 import argparse
 import json
+import subprocess
+import sys
 import time
 
 
@@ -85,26 +89,47 @@ def _time(step, seconds):
     return best
 
 
+def _measure(library, name, seconds):
+    """Seconds per step (per op for the chain) of one workload with one library, here."""
+    import importlib
+    lib = importlib.import_module(library)
+    if library == "torch":
+        lib.set_num_threads(_cores())
+    description, build, per = WORKLOADS[name]
+    lib.manual_seed(0)
+    return _time(build(lib), seconds) / per
+
+
+def _cores():
+    import os
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _in_subprocess(library, name, seconds):
+    cmd = [sys.executable, "-m", "tensorlib._bench.models", "--worker", library,
+           "--only", name, "--seconds", str(seconds)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return None, lines[-1] if lines else f"exit code {done.returncode}"
+    return json.loads(done.stdout.strip().splitlines()[-1]), None
+
+
 def run(names, seconds):
-    import tensorlib
-    libraries = [("tensorlib", tensorlib)]
+    libraries = ["tensorlib"]
     try:
-        import torch
-        torch.set_num_threads(tensorlib.get_num_threads())
-        libraries.append(("torch", torch))
-    except ImportError:
+        import importlib.util
+        if importlib.util.find_spec("torch") is not None:
+            libraries.append("torch")
+    except ValueError:
         pass
     rows = []
     for name in names:
-        description, build, per = WORKLOADS[name]
-        row = {"workload": name, "description": description}
-        for label, lib in libraries:
-            lib.manual_seed(0)
-            try:
-                row[label] = _time(build(lib), seconds) / per
-            except Exception as exc:         # a missing layer is reported, not fatal
-                row[label] = None
-                row[f"{label}_error"] = f"{type(exc).__name__}: {exc}"
+        row = {"workload": name, "description": WORKLOADS[name][0]}
+        for library in libraries:
+            row[library], error = _in_subprocess(library, name, seconds)
+            if error:
+                row[f"{library}_error"] = error
         if row.get("tensorlib") and row.get("torch"):
             row["vs_torch"] = row["torch"] / row["tensorlib"]
         rows.append(row)
@@ -122,8 +147,14 @@ def main(argv=None):
     parser.add_argument("--only", default=",".join(WORKLOADS))
     parser.add_argument("--quick", action="store_true", help="short timing windows")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--seconds", type=float, help="timing window per workload")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)   # one library, in a subprocess
     args = parser.parse_args(argv)
-    rows = run([n for n in args.only.split(",") if n], 0.2 if args.quick else 2.0)
+    seconds = args.seconds or (0.2 if args.quick else 2.0)
+    if args.worker:
+        print(json.dumps(_measure(args.worker, args.only, seconds)))
+        return 0
+    rows = run([n for n in args.only.split(",") if n], seconds)
     print(f"{'workload':<16} {'tensorlib':>11} {'torch':>11} {'vs torch':>9}  what")
     for r in rows:
         ratio = f"{r['vs_torch']:.2f}x" if "vs_torch" in r else "-"

@@ -38,13 +38,14 @@ def matmul(a, b):
     nbatch = numel(batch)
     a3 = a2.expand(batch + (m, k)).reshape(nbatch, m, k)
     b3 = b2.expand(batch + (k, n)).reshape(nbatch, k, n)
-    out = empty((nbatch, m, n), a._dtype, a._device)
-    if k == 0:
-        lookup("fill", a._device)(out, 0)
-    else:
-        lookup("matmul", a._device)(out, a3, b3)
     shape = batch + ((m,) if a.dim() > 1 else ()) + ((n,) if b.dim() > 1 else ())
-    return out.view(shape)
+    out = empty(shape, a._dtype, a._device)        # the result owns its memory (not a view)
+    gemm_out = out.view((nbatch, m, n))
+    if k == 0:
+        lookup("fill", a._device)(gemm_out, 0)
+    else:
+        lookup("matmul", a._device)(gemm_out, a3, b3)
+    return out
 
 
 @differentiable("mm")

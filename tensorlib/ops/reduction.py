@@ -26,9 +26,17 @@ def _finish(out, dims, keepdim):
 def _reduce(op, x, dim, keepdim, out_dtype):
     dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
     src = x if x._dtype is out_dtype else cast(x, out_dtype)
-    out = empty(_keep_shape(x._sizes, dims), out_dtype, x._device)
-    lookup(op, x._device)(out, src, dims)
-    return _finish(out, dims, keepdim)
+    kept = _keep_shape(x._sizes, dims)
+    if keepdim or not dims:
+        out = empty(kept, out_dtype, x._device)
+        lookup(op, x._device)(out, src, dims)
+        return out
+    # the result owns its memory (not a view of a keepdim temporary): the kernel writes
+    # through a keepdim-shaped view of it
+    out = empty(tuple(s for i, s in enumerate(x._sizes) if i not in dims), out_dtype,
+                x._device)
+    lookup(op, x._device)(out.view(kept), src, dims)
+    return out
 
 
 def _sum_dtype(x, dtype):
@@ -158,8 +166,11 @@ def sum_to_size(x, *size):
         elif n != have:
             raise RuntimeError(f"size {list(target)} is not expandable to size "
                                f"{list(x._sizes)}")
-    out = _reduce("sum", x, tuple(dims), True, x._dtype) if dims else x
-    return out.view(target) if out._sizes != target else out
+    if not dims:
+        return x.view(target) if x._sizes != target else x
+    out = empty(target, x._dtype, x._device)       # owns its memory (see _reduce)
+    lookup("sum", x._device)(out.view(_keep_shape(x._sizes, dims)), x, tuple(dims))
+    return out
 
 
 def any(x, dim=None, keepdim=False):  # noqa: A001

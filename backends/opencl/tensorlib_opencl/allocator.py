@@ -76,6 +76,9 @@ class DeviceAllocator:
         self.pool.free_held()
 
     def stats(self):
+        # reserved = live tensors + cached free blocks (the pool's own byte counts can miss
+        # blocks it hands out outside its bins)
+        cached = max(self.pool.managed_bytes - self.pool.active_bytes, 0)
         return {"allocated_bytes": self.allocated, "peak_allocated_bytes": self.peak,
-                "reserved_bytes": self.pool.managed_bytes, "active_blocks": self.pool.active_blocks,
+                "reserved_bytes": self.allocated + cached, "active_blocks": self.pool.active_blocks,
                 "held_blocks": self.pool.held_blocks, "allocations": self.allocations}
