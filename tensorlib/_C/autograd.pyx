@@ -528,18 +528,16 @@ cdef bint _owned(object g, dict grads_in):
     .grad without a copy: g is referenced only by `grads_in`, the caller's local and our
     argument, and its storage only by g, its base (a view of an op's temporary output, held
     by nothing else) and their cached host views."""
-    cdef TensorImpl t = <TensorImpl>g
-    cdef TensorImpl base
-    if Py_REFCNT(g) != 3:
+    cdef TensorImpl t = <TensorImpl>g                # (a typed local holds a reference)
+    if Py_REFCNT(g) != 3:                           # grads_in, the caller's g, t
         return False
     cdef object storage = t._storage               # our local is one more holder
     cdef Py_ssize_t holders = 2 + (t._cache is not None)
-    if t._base is not None:
-        base_obj = t._base
-        base = <TensorImpl>base_obj
-        if Py_REFCNT(base_obj) != 2:                # t._base and our local
+    cdef object base = t._base
+    if base is not None:
+        if Py_REFCNT(base) != 2:                    # t._base and our local
             return False
-        holders += 1 + (base._cache is not None)
+        holders += 1 + ((<TensorImpl>base)._cache is not None)
     return Py_REFCNT(storage) == holders
 
 
@@ -673,7 +671,8 @@ def run_backward(list roots, list grad_roots, bint retain_graph, bint create_gra
                         _push(ready, <Node>nxt)
                     else:
                         _skip(<Node>nxt, deps, buffers, ready)
-            grads = g = None          # held gradients would hide which ones leaves may keep
+            # held gradients would hide which ones leaves may keep (see _owned)
+            grads = g = grads_in = grad_outputs = None
     finally:
         _state.set_grad_enabled(prev)
     return capture

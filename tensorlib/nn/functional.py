@@ -59,6 +59,8 @@ def linear(input, weight, bias=None):  # noqa: A002
         - output: (*, out_features)
     """
     _check_tensor(input, "linear")
+    if weight.dim() == 2 and input.dim() >= 1 and (bias is None or bias.dim() == 1):
+        return tensorlib.ops.linalg.linear(input, weight, bias)
     out = tensorlib.matmul(input, weight.t() if weight.dim() == 2 else weight)
     if bias is not None:
         out = out + bias

@@ -463,3 +463,13 @@ TENSOR_METHODS.update({f"{name}_": _inplace(globals()[name])
                        for name in ("addmm", "addmv", "addbmm", "baddbmm", "addr")})
 
 import tensorlib.linalg  # noqa: E402,F401 - makes tensorlib.linalg available after import tensorlib
+
+
+@differentiable("linear")
+def linear(x, weight, bias=None):
+    """x @ weight.T + bias as one op, so its backward gives the weight's gradient in the
+    weight's own (row-major) layout: the optimizer then updates it in one fused pass."""
+    out = matmul(x, weight.t())
+    if bias is not None:
+        out.add_(bias)
+    return out

@@ -1,4 +1,5 @@
 r"""Stochastic gradient descent (torch.optim.SGD), optionally with momentum."""
+import tensorlib
 from tensorlib.optim import _functional as F
 from tensorlib.optim._validation import check_fused, check_hyperparameters
 from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
@@ -81,7 +82,16 @@ SGD.__doc__ = rf"""Implements stochastic gradient descent (optionally with momen
 def _sgd_update(param, grad, buf, *, key, lr, weight_decay, momentum, dampening, nesterov,
                 maximize):
     """One SGD update of `param` (a parameter or a flat bucket); returns the momentum buffer
-    (a new one on the first step)."""
+    (a new one on the first step). A backend's fused "sgd_update" kernel does it in one pass
+    when it takes these tensors."""
+    fused = param._device._kernels.get("sgd_update")
+    if fused is not None and grad._device is param._device and grad._dtype is param._dtype:
+        first = momentum != 0 and buf is None
+        new_buf = tensorlib.empty_like(param) if first else buf
+        if fused(param, grad, new_buf if momentum != 0 else None, float(lr),
+                 float(weight_decay), float(momentum), float(dampening), bool(nesterov),
+                 bool(maximize), first):
+            return new_buf
     grad = F.decayed_grad(param, grad, maximize=maximize, weight_decay=weight_decay)
     if momentum != 0:
         if buf is None:

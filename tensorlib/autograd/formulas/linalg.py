@@ -52,3 +52,15 @@ def vector_norm(ctx, g):
     else:
         scale = tensorlib.sign(x) * (x.abs() / safe) ** (ord_ - 1)
     return (tensorlib.where(zero, 0.0, g * scale),)
+
+
+@formula("linear", save=(0, 1))
+def linear(ctx, g):
+    x, weight = ctx.args[0], ctx.args[1]
+    has_bias = len(ctx.args) > 2 and ctx.args[2] is not None
+    rows = g.reshape(-1, g.shape[-1])
+    gx = g @ weight if ctx.needs_input_grad[0] else None
+    gw = rows.mT @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
+    if not has_bias:
+        return gx, gw
+    return gx, gw, (rows.sum(0) if ctx.needs_input_grad[2] else None)
