@@ -368,11 +368,8 @@ class Tensor(TensorImpl):
     __truediv__ = _pw.truediv_method
     __rtruediv__ = _pw.rtruediv_method
 
-    def __sub__(self, other):
-        return _p.sub(self, other)
-
-    def __rsub__(self, other):
-        return _p.sub(other, self)
+    __sub__ = _pw.sub_method
+    __rsub__ = _pw.rsub_method
 
     def __floordiv__(self, other):
         return _p.floor_divide(self, other)

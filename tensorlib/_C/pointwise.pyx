@@ -194,3 +194,20 @@ def truediv_method(self, other):
 
 def rtruediv_method(self, other):
     return binary("div", other, self, K_TO_FLOAT)
+
+
+cdef _check_bool_sub(object a, object b):
+    if isinstance(a, TensorImpl) and isinstance(b, TensorImpl) and \
+            (<TensorImpl>a)._dtype.code == BOOL and (<TensorImpl>b)._dtype.code == BOOL:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+
+
+def sub_method(self, other):
+    _check_bool_sub(self, other)
+    return binary("sub", self, other, K_SAME)
+
+
+def rsub_method(self, other):
+    _check_bool_sub(other, self)
+    return binary("sub", other, self, K_SAME)
