@@ -3,9 +3,8 @@ The state (weight, bias, running_mean, running_var, num_batches_tracked) lives h
 in nn.functional.batch_norm."""
 import tensorlib
 from tensorlib.nn import functional as F
-from tensorlib.nn import init
 from tensorlib.nn.modules.module import Module
-from tensorlib.nn.parameter import Parameter
+from tensorlib.nn.modules.normalization import _register_affine, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
@@ -24,16 +23,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(tensorlib.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(tensorlib.empty(num_features, device=device,
-                                                      dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, num_features, affine, bias, device, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean",
                                  tensorlib.zeros(num_features, device=device, dtype=dtype))
@@ -56,9 +46,7 @@ class _NormBase(Module):
     def reset_parameters(self):
         self.reset_running_stats()
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input):  # noqa: A002
         raise NotImplementedError

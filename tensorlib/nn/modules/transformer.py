@@ -79,24 +79,16 @@ class Transformer(Module):
                  dim_feedforward=2048, dropout=0.1, activation=F.relu, custom_encoder=None,
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False,
                  norm_first=False, bias=True, device=None, dtype=None):
-        factory = {"device": device, "dtype": dtype}
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                                    activation, layer_norm_eps, batch_first,
-                                                    norm_first, bias, **factory)
-            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                                    activation, layer_norm_eps, batch_first,
-                                                    norm_first, bias, **factory)
-            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
+        layer_kwargs = {"d_model": d_model, "nhead": nhead, "dim_feedforward": dim_feedforward,
+                        "dropout": dropout, "activation": activation,
+                        "layer_norm_eps": layer_norm_eps, "batch_first": batch_first,
+                        "norm_first": norm_first, "bias": bias, "device": device,
+                        "dtype": dtype}
+        self.encoder = (custom_encoder if custom_encoder is not None else _default_stack(
+            TransformerEncoder, TransformerEncoderLayer, num_encoder_layers, layer_kwargs))
+        self.decoder = (custom_decoder if custom_decoder is not None else _default_stack(
+            TransformerDecoder, TransformerDecoderLayer, num_decoder_layers, layer_kwargs))
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
@@ -199,6 +191,15 @@ class TransformerDecoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+def _default_stack(stack_cls, layer_cls, num_layers, layer_kwargs):
+    """Transformer's own encoder or decoder: num_layers copies of one layer, then LayerNorm."""
+    layer = layer_cls(**layer_kwargs)
+    norm = LayerNorm(layer_kwargs["d_model"], eps=layer_kwargs["layer_norm_eps"],
+                     bias=layer_kwargs["bias"], device=layer_kwargs["device"],
+                     dtype=layer_kwargs["dtype"])
+    return stack_cls(layer, num_layers, norm)
 
 
 def _activation_code(activation):
