@@ -12,7 +12,7 @@ class _Mode:
     """Base: subclasses say what to set on entry; exit restores what was there."""
 
     def _enter(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _enter()")
 
     def __enter__(self):
         self._saved = self._enter()

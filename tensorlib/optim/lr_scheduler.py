@@ -140,7 +140,7 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
 
     def step(self, epoch=None):
         self._step_count += 1

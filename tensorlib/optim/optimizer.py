@@ -374,7 +374,7 @@ class Optimizer:
 
     def _step_group(self, group):
         """Update one parameter group (implemented by each algorithm)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement step() or _step_group()")
 
     def add_param_group(self, param_group):
         r"""Add a parameter group (a dict with ``params`` and optional per-group options)."""

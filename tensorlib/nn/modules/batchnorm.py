@@ -49,7 +49,7 @@ class _NormBase(Module):
             _reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input):  # noqa: A002
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _check_input_dim()")
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
