@@ -35,6 +35,31 @@ cdef inline bint _nan(real v) noexcept nogil:
         return is_nan_d(v)
 
 
+cdef void _pool_dense(const real* x, real* out, long long* idx, Py_ssize_t planes,
+                      Py_ssize_t h, Py_ssize_t w, Py_ssize_t o0, Py_ssize_t o1, Py_ssize_t k0,
+                      Py_ssize_t k1, Py_ssize_t s0, Py_ssize_t s1) noexcept nogil:
+    """The common case (no padding, no dilation): window positions computed, not looked up."""
+    cdef Py_ssize_t pl, i, j, a, b, flat, best_i, row
+    cdef real v, best
+    cdef const real* plane
+    for pl in prange(planes, schedule="static"):
+        plane = x + pl * h * w
+        for i in range(o0):
+            for j in range(o1):
+                best_i = i * s0 * w + j * s1
+                best = plane[best_i]
+                for a in range(k0):
+                    row = (i * s0 + a) * w + j * s1
+                    for b in range(k1):
+                        flat = row + b
+                        v = plane[flat]
+                        if v > best or (_nan(v) and not _nan(best)):
+                            best = v
+                            best_i = flat
+                out[(pl * o0 + i) * o1 + j] = best
+                idx[(pl * o0 + i) * o1 + j] = best_i
+
+
 cdef void _pool(const real* x, real* out, long long* idx, Py_ssize_t planes, Py_ssize_t h,
                 Py_ssize_t w, const long long* p0, const unsigned char* ok0, Py_ssize_t o0,
                 Py_ssize_t k0, const long long* p1, const unsigned char* ok1, Py_ssize_t o1,
@@ -63,6 +88,17 @@ cdef void _pool(const real* x, real* out, long long* idx, Py_ssize_t planes, Py_
                 idx[(pl * o0 + i) * o1 + j] = best_i
 
 
+cdef bint _dense(cnp.ndarray pos, cnp.ndarray ok):
+    """Every window position valid, consecutive (dilation 1) and evenly strided."""
+    if not ok.all() or pos.shape[0] == 0:
+        return False
+    expected = pos[:, :1] + np.arange(pos.shape[1])[None, :]
+    if not np.array_equal(pos, expected):
+        return False
+    starts = pos[:, 0]
+    return pos.shape[0] < 2 or bool(np.all(np.diff(starts) == starts[1] - starts[0]))
+
+
 def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
     """values/indices (N, C, O0, O1) from x (N, C, H, W) with per-dim (positions, valid)
     tables; False (nothing written) for other ranks, dtypes or layouts."""
@@ -86,6 +122,19 @@ def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
     cdef const unsigned char* v1 = <unsigned char*>cnp.PyArray_DATA(ok1)
     cdef void* xd = cnp.PyArray_DATA(xv)
     cdef void* od = cnp.PyArray_DATA(ov)
+    cdef Py_ssize_t s0, s1
+    if _dense(p0, ok0) and _dense(p1, ok1):
+        s0 = p0[1, 0] - p0[0, 0] if o0 > 1 else 1
+        s1 = p1[1, 0] - p1[0, 0] if o1 > 1 else 1
+        if xv.dtype == np.float32:
+            with nogil:
+                _pool_dense[float](<float*>xd, <float*>od, ip, planes, h, w, o0, o1, k0, k1,
+                                   s0, s1)
+        else:
+            with nogil:
+                _pool_dense[double](<double*>xd, <double*>od, ip, planes, h, w, o0, o1, k0,
+                                    k1, s0, s1)
+        return True
     if xv.dtype == np.float32:
         with nogil:
             _pool[float](<float*>xd, <float*>od, ip, planes, h, w, q0, v0, o0, k0, q1, v1,
