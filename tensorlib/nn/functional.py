@@ -8,8 +8,9 @@ gradient of the branch not taken is an exact zero, never 0 * inf.
 
 NOTE [ In-place activations ]
 `inplace=True` computes the result out of place and writes it into the input with `copy_`.
-When autograd is recording, the result is computed from a clone of the input, so that no
-tensor saved for backward is the one being overwritten (the version check would fail).
+When autograd is recording, autograd's one in-place path (recording.apply_inplace) computes it
+from a clone of the input, so that no tensor saved for backward is the one being overwritten,
+and hands the input the op's history.
 """
 import math
 import warnings
@@ -39,8 +40,10 @@ def _recording(x):
 
 def _inplace(input, fn):  # noqa: A002
     """Write fn(input) into input (see NOTE [ In-place activations ])."""
-    src = input.clone() if _recording(input) else input
-    return input.copy_(fn(src))
+    if _recording(input):
+        from tensorlib.autograd.recording import apply_inplace
+        return apply_inplace(input, fn)
+    return input.copy_(fn(input))
 
 
 def _check_tensor(input, name):  # noqa: A002

@@ -555,14 +555,21 @@ def inplace_unary(op, kind=SAME):
 
 
 def inplace_composite(fn):
-    """`x.fn_(...)` for an op composed of others: computed out of place, then copied into x
-    (autograd records the copy; the op reads a clone so its saved inputs stay valid)."""
-    def method(self, *args, **kwargs):
-        src = self.clone() if self._requires_grad and _grad_enabled() else self
-        out = fn(src, *args, **kwargs)
+    """`x.fn_(...)` for an op composed of others: computed out of place, then written into x
+    (while recording, through recording.apply_inplace, the one in-place path of autograd)."""
+    def compute(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
         if out._dtype.category > self._dtype.category:
             raise RuntimeError(f"result type {out._dtype.scalar_name} can't be cast to the "
                                f"desired output type {self._dtype.scalar_name}")
+        return out
+
+    def method(self, *args, **kwargs):
+        tensors = [self, *args, *kwargs.values()]
+        if _grad_enabled() and any(getattr(t, "_requires_grad", False) for t in tensors):
+            from tensorlib.autograd.recording import apply_inplace
+            return apply_inplace(self, lambda src: compute(src, *args, **kwargs))
+        out = compute(self, *args, **kwargs)
         if out._sizes != self._sizes:
             raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the "
                                f"broadcast shape {list(out._sizes)}")
