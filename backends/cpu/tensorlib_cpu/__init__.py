@@ -3,17 +3,29 @@ where numpy is far behind. Registered through the `tensorlib.backends` entry poi
 third-party plugin."""
 import os
 
-# OpenMP threads that spin after a parallel region steal the cores BLAS needs next (on two
-# cores a matmul after a reduction ran 10x slower): idle OpenMP threads sleep instead. libgomp
-# reads this when it loads, i.e. when our first extension is imported below.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Every parallel region of this backend, GEMM included (tensorlib_cpu.gemm), runs on one OpenMP
+# team, so idle threads may spin briefly: waking sleeping ones cost ~50 us per region here
+# (OMP_WAIT_POLICY=PASSIVE), more than a 1M-element add. The spin is bounded so an idle
+# process gives its cores back within about a millisecond. libgomp reads this when it loads,
+# i.e. when our first extension is imported below.
+os.environ.setdefault("GOMP_SPINCOUNT", "100000")
 
 import numpy as np  # noqa: E402
 
 from tensorlib._C.tensor_impl import host_array  # noqa: E402
 from tensorlib.backends.interface import Backend  # noqa: E402
 
+from tensorlib_cpu import fastreduce  # noqa: E402
 from tensorlib_cpu.hostmem import HostAllocator  # noqa: E402
+
+
+def _single_threaded_after_fork():
+    """libgomp's thread team does not survive fork (a forked child, e.g. a DataLoader worker,
+    would wait forever on it): children run the kernels on one thread."""
+    fastreduce.set_num_threads(1)
+
+
+os.register_at_fork(after_in_child=_single_threaded_after_fork)
 
 
 class CPUBackend(Backend):
@@ -38,12 +50,10 @@ class CPUBackend(Backend):
         return np.array(host_array(src), order="C", copy=True)
 
     def set_num_threads(self, n):
-        """Threads for the CPU kernels (OpenMP reductions and the elementwise pool)."""
-        from tensorlib_cpu import fastreduce
+        """Threads of the CPU kernels' one OpenMP team (GEMM, elementwise, reductions)."""
         fastreduce.set_num_threads(n)
 
     def get_num_threads(self):
-        from tensorlib_cpu import fastreduce
         return fastreduce.get_num_threads()
 
     def register(self, table):

@@ -3,8 +3,8 @@
 convolution) and weight gradient, replacing nn.functional's decomposition on the CPU.
 
 Each is threaded im2col / col2im (OpenMP `prange`, GIL released) around one large BLAS GEMM
-per group (numpy's matmul, i.e. the multithreaded OpenBLAS numpy ships), over a chunk of the
-batch at a time so that the column buffer stays bounded:
+per group (tensorlib_cpu.gemm, on the same OpenMP threads), over a chunk of the batch at a
+time so that the column buffer stays bounded:
 
     cols  (C*kh*kw, n*L)      im2col of a batch chunk, one row per (channel, kernel offset)
     fwd:  res (O, n*L)   = W (O, C*K) @ cols            -> out[n, o, l] (a parallel transpose)
@@ -12,7 +12,7 @@ batch at a time so that the column buffer stays bounded:
     inp:  cols (C*K, n*L) = W^T (C*K, O) @ g^T          -> col2im, one task per (n, c) plane
 
 Groups split the rows of cols (channels are group-major) and of W. The phases run one after
-the other, so OpenMP and OpenBLAS threads never run at the same time. Kernels take tensors
+the other on one thread team. Kernels take tensors
 (any strides; outputs contiguous from the framework) with the signature of the dispatch
 table: ``kernel(out, x, w_or_g, stride, padding, dilation, groups)``.
 """
@@ -24,6 +24,7 @@ from cython.parallel cimport prange
 from tensorlib._C.tensor_impl import host_array
 
 from tensorlib_cpu import fastreduce
+from tensorlib_cpu.gemm import gemm
 
 cnp.import_array()
 
@@ -143,6 +144,15 @@ def _prep(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def _product(a, b, out, beta=0.0):
+    """out = a @ b + beta * out."""
+    if not gemm(a, b, out, 1.0, beta):
+        if beta:
+            out += np.matmul(a, b)
+        else:
+            np.matmul(a, b, out=out)
+
+
 def _chunk(n, rows, big_l):
     per = max(1, CHUNK_ELEMENTS // max(1, rows * big_l))
     return min(n, per)
@@ -186,12 +196,8 @@ def conv2d(out, x, w, stride, padding, dilation, groups):
         rv = res if nb == nb_max else np.empty((o, nb * big_l), dt)
         _im2col(xa, cv, n0, nb, kh, kw, stride[0], stride[1], padding[0], padding[1],
                 dilation[0], dilation[1], oh, ow, nt)
-        if groups == 1:
-            np.matmul(w2, cv, out=rv)
-        else:
-            for g in range(groups):
-                np.matmul(w2[g * og:(g + 1) * og], cv[g * rg:(g + 1) * rg],
-                          out=rv[g * og:(g + 1) * og])
+        for g in range(groups):
+            _product(w2[g * og:(g + 1) * og], cv[g * rg:(g + 1) * rg], rv[g * og:(g + 1) * og])
         _rows_to_batch(rv, res3, n0, nb, nt)
     if res_all is not o_arr:
         o_arr[...] = res_all
@@ -217,7 +223,6 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
     nt = _threads()
     g3 = ga.reshape(n, o, big_l)
     nb_max = _chunk(n, rows + o, big_l)
-    tmp = np.empty((og, rg), dt) if (groups > 1 or n > nb_max) else None
     for n0 in range(0, n, nb_max):
         nb = min(nb_max, n - n0)
         cols = np.empty((rows, nb * big_l), dt)
@@ -228,11 +233,7 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
         for gi in range(groups):
             a = gt[gi * og:(gi + 1) * og]
             b = cols[gi * rg:(gi + 1) * rg].T
-            if tmp is None:
-                np.matmul(a, b, out=acc)
-            else:
-                np.matmul(a, b, out=tmp)
-                acc[gi * og:(gi + 1) * og] += tmp
+            _product(a, b, acc[gi * og:(gi + 1) * og], 1.0 if n0 else 0.0)
     o_arr[...] = acc.reshape(o_arr.shape)
 
 
@@ -266,8 +267,8 @@ def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
             cols = np.empty((rows, nb * big_l), dt)
             _batch_to_rows(g3, gt, n0, nb, nt)
             for gi in range(groups):
-                np.matmul(w2[gi * og:(gi + 1) * og].T, gt[gi * og:(gi + 1) * og],
-                          out=cols[gi * rg:(gi + 1) * rg])
+                _product(w2[gi * og:(gi + 1) * og].T, gt[gi * og:(gi + 1) * og],
+                         cols[gi * rg:(gi + 1) * rg])
             _col2im(cols, res_all, n0, nb, kh, kw, stride[0], stride[1], padding[0],
                     padding[1], dilation[0], dilation[1], oh, ow, nt)
     if res_all is not o_arr:

@@ -303,7 +303,7 @@ _OPS = {"sum": 0, "prod": 1, "amax": 2, "amin": 3}
 
 
 def set_num_threads(int n):
-    """Set the thread count used by these kernels and by parallel.parallel_ufunc."""
+    """Set the thread count of every OpenMP kernel of the backend (GEMM and elementwise too)."""
     global _nthreads
     if n < 1:
         raise ValueError("number of threads must be >= 1")
@@ -311,7 +311,7 @@ def set_num_threads(int n):
 
 
 def get_num_threads():
-    """Thread count used by these kernels and by parallel.parallel_ufunc."""
+    """Thread count of every OpenMP kernel of the backend."""
     return _nthreads
 
 

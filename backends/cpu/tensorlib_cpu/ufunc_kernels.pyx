@@ -1,12 +1,14 @@
 """Elementwise CPU kernels as small Cython callables around numpy ufuncs: the per-call cost
 of a 4-element add is the framework's headline overhead, so no Python frame sits between the
-dispatch and the ufunc. Large outputs are split across threads by tensorlib_cpu.parallel."""
+dispatch and the ufunc. Large outputs are split across threads by tensorlib_cpu.ufunc_threads."""
 import numpy as np
 
 from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
 
-cdef Py_ssize_t PARALLEL_MIN = 1 << 18
+from tensorlib_cpu import ufunc_threads
+
+cdef Py_ssize_t PARALLEL_MIN = ufunc_threads.PARALLEL_MIN
 
 # PyTorch never warns about inf/nan results. np.errstate costs ~0.8 us a call, so quiet kernels
 # set numpy's error-state context variable directly (what np.errstate.__enter__ does), falling
@@ -26,7 +28,6 @@ cdef class UfuncKernel:
     integer tensor raises ZeroDivisionError, as in PyTorch (numpy would write 0)."""
     cdef readonly object ufunc
     cdef bint quiet, integer_division, out_keyword
-    cdef object _parallel
 
     def __init__(self, ufunc, quiet=False, integer_division=False):
         self.ufunc = ufunc
@@ -34,7 +35,6 @@ cdef class UfuncKernel:
         self.integer_division = integer_division
         # numpy deprecates a positional `out` for maximum/minimum only
         self.out_keyword = ufunc in (np.maximum, np.minimum)
-        self._parallel = None
 
     def __repr__(self):
         return f"<cpu kernel {self.ufunc.__name__}>"
@@ -58,15 +58,14 @@ cdef class UfuncKernel:
 
     cdef _run(self, TensorImpl out, TensorImpl a, TensorImpl b):
         o = host_array(out)
-        if o.size >= PARALLEL_MIN:
-            if self._parallel is None:
-                from tensorlib_cpu.parallel import parallel_ufunc
-                self._parallel = parallel_ufunc
+        if o.size >= PARALLEL_MIN and self.quiet:      # threads report no FP errors
             if b is None:
-                self._parallel(self.ufunc, o, host_array(a))
+                done = ufunc_threads.run(self.ufunc, o, host_array(a))
             else:
-                self._parallel(self.ufunc, o, host_array(a), host_array(b))
-        elif b is None:
+                done = ufunc_threads.run(self.ufunc, o, host_array(a), host_array(b))
+            if done:
+                return
+        if b is None:
             self.ufunc(host_array(a), o)
         elif self.out_keyword:
             self.ufunc(host_array(a), host_array(b), out=o)

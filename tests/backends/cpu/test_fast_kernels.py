@@ -1,19 +1,15 @@
-"""fastreduce.reduce_into and parallel.parallel_ufunc against plain numpy.
-
-Reductions are checked against a float64 numpy reference on every layout the kernels
-plan for (contiguous, permuted, stepped, reversed, broadcast, strided outputs); the
-parallel ufunc must match the direct call bit for bit.
+"""fastreduce.reduce_into against plain numpy: checked against a float64 numpy reference on
+every layout the kernels plan for (contiguous, permuted, stepped, reversed, broadcast, strided
+outputs).
 """
-import threading
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tensorlib_cpu import fastreduce, parallel
+from tensorlib_cpu import fastreduce
 
 OPS = ["sum", "prod", "amax", "amin"]
 NP_OPS = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}
@@ -224,98 +220,3 @@ def test_zero_dim_and_size_one():
     out = np.empty((1, 6, 1), np.float32)
     assert fastreduce.reduce_into("sum", x, (0, 2), out)
     np.testing.assert_array_equal(out, x)
-
-
-# ---- parallel_ufunc ----
-
-@pytest.fixture
-def split_small(monkeypatch):
-    """Make parallel_ufunc split anything from 4096 elements, and count the slabs."""
-    monkeypatch.setattr(parallel, "PARALLEL_MIN", 4096)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_CHEAP", 4096)
-    calls = []
-    run = parallel._run
-    monkeypatch.setattr(parallel, "_run", lambda *a: (calls.append(1), run(*a)))
-    return calls
-
-
-def _inputs(rng, shape, n_inputs, kind):
-    a = rng.standard_normal(shape).astype(np.float32)
-    if kind == "fortran":
-        a = np.asfortranarray(a)
-    if n_inputs == 1:
-        return [a]
-    if kind == "broadcast":
-        return [a, np.broadcast_to(rng.standard_normal(shape[-1]).astype(np.float32), shape)]
-    if kind == "scalar":
-        return [a, np.float32(1.5)]
-    b = rng.standard_normal(shape).astype(np.float32)
-    return [a, np.asfortranarray(b) if kind == "fortran" else b]
-
-
-@pytest.mark.parametrize("threads", [2, 3])
-@pytest.mark.parametrize("shape", [(1 << 20,), (1000, 1001), (3, 400, 401), (7, 5), (1, 300000)])
-@pytest.mark.parametrize("kind", ["contiguous", "fortran", "broadcast", "scalar"])
-@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.exp])
-def test_parallel_ufunc_bit_identical(ufunc, kind, shape, threads, split_small):
-    fastreduce.set_num_threads(threads)
-    ins = _inputs(np.random.default_rng(2), shape, ufunc.nin, kind)
-    if ufunc.nin == 1 and kind in ("broadcast", "scalar"):
-        ins = [np.broadcast_to(ins[0][..., :1], shape)]
-    expected = ufunc(*ins)
-    out = np.empty(shape, np.float32, order="F" if kind == "fortran" else "C")
-    parallel.parallel_ufunc(ufunc, out, *ins)
-    assert np.array_equal(out.view(np.uint32), np.asarray(expected).view(np.uint32))
-    assert (len(split_small) >= 2) == (out.size >= 4096)    # split iff large
-
-
-def test_parallel_ufunc_strided_out_and_float64(split_small):
-    fastreduce.set_num_threads(2)
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal((700, 800))
-    out = np.empty((700, 1600))[:, ::2]
-    parallel.parallel_ufunc(np.exp, out, a)
-    assert np.array_equal(out.view(np.uint64), np.exp(a).view(np.uint64))
-    assert len(split_small) == 2 * parallel.SLABS_PER_THREAD
-
-
-def test_parallel_ufunc_in_place_and_overlap(split_small):
-    fastreduce.set_num_threads(2)
-    a = np.random.default_rng(4).standard_normal(1 << 20)
-    b = a.copy()
-    expected = a + b
-    parallel.parallel_ufunc(np.add, a, a, b)                # exact alias: fine to cut
-    assert np.array_equal(a, expected)
-    a = np.arange(1 << 20, dtype=np.float64)
-    c = a.copy()
-    np.add(c[:-1], 1.0, out=c[1:])                           # partial overlap: numpy copies
-    parallel.parallel_ufunc(np.add, a[1:], a[:-1], 1.0)
-    assert np.array_equal(a, c)
-
-
-def test_parallel_ufunc_from_worker_threads_does_not_deadlock():
-    fastreduce.set_num_threads(2)
-    a = np.random.default_rng(5).standard_normal(1 << 20)
-    expected = np.exp(a)
-
-    def job():
-        out = np.empty_like(a)
-        parallel.parallel_ufunc(np.exp, out, a)
-        return np.array_equal(out, expected)
-
-    # From the module's own pool worker (must run inline) ...
-    assert parallel._get_pool(1).submit(job).result(timeout=60)
-    # ... and from many user threads at once.
-    with ThreadPoolExecutor(4) as ex:
-        assert all(ex.map(lambda _: job(), range(8), timeout=60))
-    assert threading.active_count() < 50
-
-
-def test_parallel_ufunc_errstate_reaches_workers():
-    fastreduce.set_num_threads(2)
-    a = np.ones(1 << 20)
-    a[-10:] = -1        # only the last slab, run by a pool worker, hits the bad values
-    out = np.empty_like(a)
-    with np.errstate(invalid="raise"):
-        with pytest.raises(FloatingPointError):
-            parallel.parallel_ufunc(np.log, out, a)

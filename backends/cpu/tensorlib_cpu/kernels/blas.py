@@ -1,10 +1,12 @@
-"""Batched GEMM through numpy's matmul, which calls the BLAS it was built with. numpy only
-hands BLAS matrices with a unit stride in one dimension (others take a slow generic loop, 10x
-and more), so such operands are made contiguous first; and a right operand shared by the whole
-batch (stride 0: x @ W with x 3-D) becomes one large GEMM instead of B small ones."""
+"""Batched GEMM: float32/float64 through tensorlib_cpu.gemm (BLAS on the backend's OpenMP
+threads), other dtypes through numpy's matmul. BLAS reads only matrices with a unit stride in
+one dimension (numpy takes a slow generic loop for others, 10x and more), so such operands are
+made contiguous first; and a right operand shared by the whole batch (stride 0: x @ W with x
+3-D) becomes one large GEMM instead of B small ones."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
+from tensorlib_cpu.gemm import gemm, gemm_batched
 
 
 def _blasable(m):
@@ -30,12 +32,19 @@ def matmul(out, a, b):
     batch, m, k = av.shape
     n = bv.shape[2]
     if batch == 1:
-        np.matmul(_ready(av[0]), _ready(bv[0]), out=o[0])
+        _product(_ready(av[0]), _ready(bv[0]), o[0])
     elif bv.strides[0] == 0 and o.flags.c_contiguous:
         rows = np.reshape(av, (batch * m, k))            # a view when av allows, else a copy
-        np.matmul(_ready(rows), _ready(bv[0]), out=o.reshape(batch * m, n))
+        _product(_ready(rows), _ready(bv[0]), o.reshape(batch * m, n))
     else:
-        np.matmul(_ready_batch(av), _ready_batch(bv), out=o)
+        left, right = _ready_batch(av), _ready_batch(bv)
+        if not gemm_batched(left, right, o):
+            np.matmul(left, right, out=o)
+
+
+def _product(a, b, out):
+    if not gemm(a, b, out):
+        np.matmul(a, b, out=out)
 
 
 KERNELS = {"matmul": matmul}
