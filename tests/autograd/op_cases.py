@@ -427,7 +427,8 @@ add(Case("conv1d", lambda x, w: F.conv1d(x, w, padding=1), [(2, 3, 5), (4, 3, 2)
          [(1, 2, 3, 3), (2, 3, 2, 2)], gradgrad=True),
     Case("im2col", lambda x: F.unfold(x, 2, padding=1), [(1, 2, 4, 4)], gradgrad=True),
     Case("col2im", lambda c: F.fold(c, (4, 4), 2), [(1, 8, 9)], gradgrad=True),
-    Case("max_pool", lambda x: F.max_pool2d(x, 2), [(1, 2, 4, 4)], "distinct"))
+    Case("max_pool", lambda x: F.max_pool2d(x, 2), [(1, 2, 4, 4)], "distinct",
+         covers=["max_pool", "max_pool_backward"], gradgrad=True))
 add(Case("linear", lambda x, w, b: tl.ops.linalg.linear(x, w, b), [(3, 4), (5, 4), (5,)],
          gradgrad=True),
     Case("linear-nobias-3d", lambda x, w: tl.ops.linalg.linear(x, w), [(2, 3, 4), (5, 4)],

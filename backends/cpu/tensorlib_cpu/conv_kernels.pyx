@@ -135,6 +135,120 @@ def _batch_to_rows(const real[:, :, ::1] g, real[:, ::1] res, Py_ssize_t n0, Py_
                 res[o, n * L + l] = g[n0 + n, o, l]
 
 
+# ---- direct kernels for thin convolutions ---------------------------------------------------
+# With few rows per output (C * kh * kw, e.g. 9 for a 3x3 conv on one channel) GEMM has almost
+# nothing to reuse and im2col + the transposes move 10x the data the convolution needs; these
+# loop over output rows instead (stride 1, one group), each a vectorisable run of columns.
+DIRECT_MAX_ROWS = 32
+
+
+cdef void _direct_forward(const real* x, const real* w, real* out, Py_ssize_t N, Py_ssize_t C,
+                          Py_ssize_t H, Py_ssize_t W, Py_ssize_t O, int kh, int kw, int ph,
+                          int pw, int dh, int dw, Py_ssize_t oh, Py_ssize_t ow,
+                          int nt) noexcept nogil:
+    """out[n, o] = sum over (c, i, j) of w[o, c, i, j] * x[n, c] shifted; one (n, o) plane
+    per task."""
+    cdef Py_ssize_t t, n, o, c, i, j, y, q, iy, q_lo, q_hi, shift
+    cdef real wv
+    cdef real* dst
+    cdef const real* src
+    for t in prange(N * O, schedule="static", num_threads=nt):
+        n = t // O
+        o = t % O
+        dst = out + t * oh * ow
+        for q in range(oh * ow):
+            dst[q] = 0
+        for c in range(C):
+            for i in range(kh):
+                for j in range(kw):
+                    wv = w[((o * C + c) * kh + i) * kw + j]
+                    shift = j * dw - pw
+                    q_lo = max(0, -shift)
+                    q_hi = min(ow, W - shift)
+                    for y in range(oh):
+                        iy = y - ph + i * dh
+                        if iy < 0 or iy >= H:
+                            continue
+                        src = x + ((n * C + c) * H + iy) * W + shift
+                        for q in range(q_lo, q_hi):
+                            dst[y * ow + q] += wv * src[q]
+
+
+cdef void _direct_weight_grad(const real* x, const real* g, real* gw, Py_ssize_t N,
+                              Py_ssize_t C, Py_ssize_t H, Py_ssize_t W, Py_ssize_t O, int kh,
+                              int kw, int ph, int pw, int dh, int dw, Py_ssize_t oh,
+                              Py_ssize_t ow, int nt) noexcept nogil:
+    """gw[o, c, i, j] = sum over (n, y, q) of g[n, o, y, q] * x[n, c] shifted; one (o, c) pair
+    per task. Row sums in the working type, their total in double (up to N * oh rows)."""
+    cdef Py_ssize_t t, n, o, c, i, j, y, q, iy, q_lo, q_hi, shift
+    cdef double total
+    cdef real part
+    cdef const real* grow
+    cdef const real* src
+    for t in prange(O * C, schedule="dynamic", num_threads=nt):
+        o = t // C
+        c = t % C
+        for i in range(kh):
+            for j in range(kw):
+                shift = j * dw - pw
+                q_lo = max(0, -shift)
+                q_hi = min(ow, W - shift)
+                total = 0
+                for n in range(N):
+                    for y in range(oh):
+                        iy = y - ph + i * dh
+                        if iy < 0 or iy >= H:
+                            continue
+                        grow = g + ((n * O + o) * oh + y) * ow
+                        src = x + ((n * C + c) * H + iy) * W + shift
+                        part = 0
+                        for q in range(q_lo, q_hi):
+                            part = part + grow[q] * src[q]
+                        total = total + part
+                gw[((o * C + c) * kh + i) * kw + j] = <real>total
+
+
+def _direct(rows, stride, groups, dt):
+    return rows <= DIRECT_MAX_ROWS and groups == 1 and tuple(stride) == (1, 1) and dt in (
+        np.float32, np.float64)
+
+
+def _direct_conv(cnp.ndarray xa, cnp.ndarray wa, cnp.ndarray res, padding, dilation, int nt):
+    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
+    cdef Py_ssize_t O = wa.shape[0], oh = res.shape[2], ow = res.shape[3]
+    cdef int kh = wa.shape[2], kw = wa.shape[3], ph = padding[0], pw = padding[1]
+    cdef int dh = dilation[0], dw = dilation[1]
+    cdef void* xp = cnp.PyArray_DATA(xa)
+    cdef void* wp = cnp.PyArray_DATA(wa)
+    cdef void* op = cnp.PyArray_DATA(res)
+    cdef bint single = xa.dtype == np.float32
+    with nogil:
+        if single:
+            _direct_forward[float](<float*>xp, <float*>wp, <float*>op, N, C, H, W, O, kh, kw,
+                                   ph, pw, dh, dw, oh, ow, nt)
+        else:
+            _direct_forward[double](<double*>xp, <double*>wp, <double*>op, N, C, H, W, O, kh,
+                                    kw, ph, pw, dh, dw, oh, ow, nt)
+
+
+def _direct_wgrad(cnp.ndarray xa, cnp.ndarray ga, cnp.ndarray gw, padding, dilation, int nt):
+    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
+    cdef Py_ssize_t O = ga.shape[1], oh = ga.shape[2], ow = ga.shape[3]
+    cdef int kh = gw.shape[2], kw = gw.shape[3], ph = padding[0], pw = padding[1]
+    cdef int dh = dilation[0], dw = dilation[1]
+    cdef void* xp = cnp.PyArray_DATA(xa)
+    cdef void* gp = cnp.PyArray_DATA(ga)
+    cdef void* op = cnp.PyArray_DATA(gw)
+    cdef bint single = xa.dtype == np.float32
+    with nogil:
+        if single:
+            _direct_weight_grad[float](<float*>xp, <float*>gp, <float*>op, N, C, H, W, O, kh,
+                                       kw, ph, pw, dh, dw, oh, ow, nt)
+        else:
+            _direct_weight_grad[double](<double*>xp, <double*>gp, <double*>op, N, C, H, W, O,
+                                        kh, kw, ph, pw, dh, dw, oh, ow, nt)
+
+
 # ---- the kernels ----------------------------------------------------------------------------
 def _work_dtype(dt):
     return dt if dt in (np.float32, np.float64) else np.float32
@@ -184,6 +298,11 @@ def conv2d(out, x, w, stride, padding, dilation, groups):
     nt = _threads()
     res_all = o_arr if (o_arr.dtype == dt and o_arr.flags.c_contiguous) else np.empty(
         o_arr.shape, dt)
+    if _direct(rows, stride, groups, dt):
+        _direct_conv(xa, wa, res_all, padding, dilation, nt)
+        if res_all is not o_arr:
+            o_arr[...] = res_all
+        return
     res3 = res_all.reshape(n, o, big_l)
     w2 = wa.reshape(o, rows // groups)
     og, rg = o // groups, rows // groups
@@ -221,6 +340,10 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
         o_arr[...] = 0
         return
     nt = _threads()
+    if _direct(rows, stride, groups, dt):
+        _direct_wgrad(xa, ga, acc.reshape(o_arr.shape), padding, dilation, nt)
+        o_arr[...] = acc.reshape(o_arr.shape)
+        return
     g3 = ga.reshape(n, o, big_l)
     nb_max = _chunk(n, rows + o, big_l)
     for n0 in range(0, n, nb_max):

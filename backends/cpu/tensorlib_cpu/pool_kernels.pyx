@@ -173,4 +173,40 @@ def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
     return True
 
 
-KERNELS = {"max_pool": max_pool}
+cdef void _scatter_planes(real* gx, const real* g, const long long* idx, Py_ssize_t planes,
+                          Py_ssize_t plane, Py_ssize_t outs) noexcept nogil:
+    cdef Py_ssize_t pl, o, i
+    cdef real* dst
+    for pl in prange(planes, schedule="static"):
+        dst = gx + pl * plane
+        for i in range(plane):
+            dst[i] = 0
+        for o in range(outs):
+            dst[idx[pl * outs + o]] += g[pl * outs + o]
+
+
+def max_pool_backward(TensorImpl gx, TensorImpl g, TensorImpl indices):
+    """gx (N, C, *S) = zeros with g (N, C, *O) added at its flat per-plane indices (any rank),
+    planes split across threads (no two threads touch one plane); False (nothing written)
+    for other dtypes or layouts."""
+    cdef cnp.ndarray gxv = host_array(gx), gv = host_array(g), iv = host_array(indices)
+    if (gv.dtype not in (np.float32, np.float64) or gxv.dtype != gv.dtype
+            or iv.dtype != np.int64 or gxv.ndim < 2
+            or not (gxv.flags.c_contiguous and gv.flags.c_contiguous and iv.flags.c_contiguous)):
+        return False
+    cdef Py_ssize_t planes = gxv.shape[0] * gxv.shape[1]
+    cdef Py_ssize_t plane = gxv.size // planes if planes else 0
+    cdef Py_ssize_t outs = gv.size // planes if planes else 0
+    cdef void* dst = cnp.PyArray_DATA(gxv)
+    cdef void* src = cnp.PyArray_DATA(gv)
+    cdef const long long* ip = <long long*>cnp.PyArray_DATA(iv)
+    if gv.dtype == np.float32:
+        with nogil:
+            _scatter_planes[float](<float*>dst, <float*>src, ip, planes, plane, outs)
+    else:
+        with nogil:
+            _scatter_planes[double](<double*>dst, <double*>src, ip, planes, plane, outs)
+    return True
+
+
+KERNELS = {"max_pool": max_pool, "max_pool_backward": max_pool_backward}

@@ -182,13 +182,33 @@ def _lowest(dtype):
 
 @formula("max_pool", save_output=True)
 def _max_pool_grad(ctx, g, g_indices=None):
-    x = ctx.args[0]
-    indices = ctx.out[1]
-    n, c = x.shape[:2]
-    plane = int(np.prod(x.shape[2:]))
-    offsets = tensorlib.arange(n * c, device=g.device).reshape((n, c) + (1,) * (x.dim() - 2))
+    return _max_pool_backward(g, ctx.out[1], ctx.args[0].shape), None
+
+
+@differentiable("max_pool_backward")
+def _max_pool_backward(g, indices, in_shape):
+    """zeros(in_shape) with each output gradient added at its maximum's position (indices:
+    flat per (N, C) plane). A backend's fused kernel if any, else one flat scatter-add."""
+    kernel = g._device._kernels.get("max_pool_backward")
+    if kernel is not None:
+        out = tensorlib.empty(tuple(in_shape), dtype=g.dtype, device=g.device)
+        if kernel(out, g.contiguous(), indices.contiguous()):
+            return out
+    n, c = in_shape[:2]
+    plane = int(np.prod(in_shape[2:]))
+    offsets = tensorlib.arange(n * c, device=g.device).reshape((n, c) + (1,) * (g.dim() - 2))
     flat = indices + offsets * plane
-    return tensorlib.ops.indexing.index_add_flat(g, flat, x.shape), None
+    return tensorlib.ops.indexing.index_add_flat(g, flat, tuple(in_shape))
+
+
+@formula("max_pool_backward", save=(1,))
+def _max_pool_backward_grad(ctx, gg):
+    """Linear in g: its gradient reads gg back at the same positions."""
+    g, indices, in_shape = ctx.args
+    n, c = in_shape[:2]
+    planes = gg.reshape(n * c, -1)
+    picked = planes.gather(1, indices.reshape(n * c, -1))
+    return picked.reshape(g.shape), None, None
 
 
 def _max_pool_nd(nd, name, input, kernel_size, stride, padding, dilation, ceil_mode):  # noqa
