@@ -1,6 +1,7 @@
 """Build the Cython extensions of the core and of the CPU backend; metadata is in pyproject."""
 import glob
 import os
+import platform
 import sys
 
 import numpy
@@ -10,6 +11,18 @@ from setuptools import Extension, find_packages, setup
 OPENMP = ["-fopenmp"] if os.name != "nt" else ["/openmp"]
 # glibc's vector math library: gcc turns exp/log in `omp simd` loops into its SIMD versions
 VECTOR_MATH = ["-lmvec"] if sys.platform.startswith("linux") else []
+# The CPU kernels are built for the machine that builds them (AVX2/AVX-512 and FMA where it
+# has them: 2x and more on the direct convolution loops than the SSE2 baseline).
+# TENSORLIB_PORTABLE=1 builds for any x86-64, e.g. a wheel to copy to other machines. No
+# fused multiply-add contraction: the vector body and scalar tail of a loop would round
+# differently, so an element's result would depend on its position (and on thread splits).
+NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_64", "AMD64") and os.name != "nt"
+          and os.environ.get("TENSORLIB_PORTABLE") != "1" else [])
+
+# Kernels whose every element must round the same way wherever it sits (an optimizer step on
+# one parameter or on all of them flattened): no -ffast-math reassociation, which differs
+# between a loop's vector body and its scalar tail.
+EXACT_MATH = {"optim_kernels"}
 
 
 def extensions():
@@ -20,9 +33,10 @@ def extensions():
                               extra_compile_args=["-O2"]))
     for pyx in sorted(glob.glob("backends/cpu/tensorlib_cpu/*.pyx")):
         module = os.path.basename(pyx)[:-4]
+        fast = [] if module in EXACT_MATH else ["-ffast-math"]
         exts.append(Extension(f"tensorlib_cpu.{module}", [pyx],
                               include_dirs=[numpy.get_include()],
-                              extra_compile_args=["-O3", "-ffast-math"] + OPENMP,
+                              extra_compile_args=["-O3"] + fast + NATIVE + OPENMP,
                               extra_link_args=OPENMP + VECTOR_MATH))
     return cythonize(exts, language_level=3, include_path=["."],
                      compiler_directives={"embedsignature": True,

@@ -20,6 +20,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.parallel cimport prange
+from libc.stdlib cimport calloc, free, malloc
 
 from tensorlib._C.tensor_impl import host_array
 
@@ -137,75 +138,75 @@ def _batch_to_rows(const real[:, :, ::1] g, real[:, ::1] res, Py_ssize_t n0, Py_
 
 # ---- direct kernels for thin convolutions ---------------------------------------------------
 # With few rows per output (C * kh * kw, e.g. 9 for a 3x3 conv on one channel) GEMM has almost
-# nothing to reuse and im2col + the transposes move 10x the data the convolution needs; these
-# loop over output rows instead (stride 1, one group), each a vectorisable run of columns.
+# nothing to reuse and im2col + the transposes move 10x the data the convolution needs. These
+# work on "wide" rows instead (stride 1, one group, input zero-padded beforehand): an output
+# plane computed W columns wide (the last kw - 1 of each row are thrown away) makes every
+# kernel tap one long contiguous multiply-add over the plane, out_wide[p] += w * x[p + tap].
 DIRECT_MAX_ROWS = 32
 
 
 cdef void _direct_forward(const real* x, const real* w, real* out, Py_ssize_t N, Py_ssize_t C,
-                          Py_ssize_t H, Py_ssize_t W, Py_ssize_t O, int kh, int kw, int ph,
-                          int pw, int dh, int dw, Py_ssize_t oh, Py_ssize_t ow,
-                          int nt) noexcept nogil:
+                          Py_ssize_t H, Py_ssize_t W, Py_ssize_t O, int kh, int kw, int dh,
+                          int dw, Py_ssize_t oh, Py_ssize_t ow, int nt) noexcept nogil:
     """out[n, o] = sum over (c, i, j) of w[o, c, i, j] * x[n, c] shifted; one (n, o) plane
     per task."""
-    cdef Py_ssize_t t, n, o, c, i, j, y, q, iy, q_lo, q_hi, shift
+    cdef Py_ssize_t t, n, o, c, i, j, p, y, q, span = (oh - 1) * W + ow
     cdef real wv
-    cdef real* dst
+    cdef real* wide
     cdef const real* src
     for t in prange(N * O, schedule="static", num_threads=nt):
         n = t // O
         o = t % O
-        dst = out + t * oh * ow
-        for q in range(oh * ow):
-            dst[q] = 0
+        wide = <real*>malloc(span * sizeof(real))
+        for p in range(span):
+            wide[p] = 0
         for c in range(C):
             for i in range(kh):
                 for j in range(kw):
                     wv = w[((o * C + c) * kh + i) * kw + j]
-                    shift = j * dw - pw
-                    q_lo = max(0, -shift)
-                    q_hi = min(ow, W - shift)
-                    for y in range(oh):
-                        iy = y - ph + i * dh
-                        if iy < 0 or iy >= H:
-                            continue
-                        src = x + ((n * C + c) * H + iy) * W + shift
-                        for q in range(q_lo, q_hi):
-                            dst[y * ow + q] += wv * src[q]
+                    src = x + (n * C + c) * H * W + i * dh * W + j * dw
+                    for p in range(span):
+                        wide[p] += wv * src[p]
+        for y in range(oh):
+            for q in range(ow):
+                out[(t * oh + y) * ow + q] = wide[y * W + q]
+        free(wide)
 
 
 cdef void _direct_weight_grad(const real* x, const real* g, real* gw, Py_ssize_t N,
                               Py_ssize_t C, Py_ssize_t H, Py_ssize_t W, Py_ssize_t O, int kh,
-                              int kw, int ph, int pw, int dh, int dw, Py_ssize_t oh,
-                              Py_ssize_t ow, int nt) noexcept nogil:
+                              int kw, int dh, int dw, Py_ssize_t oh, Py_ssize_t ow,
+                              int nt) noexcept nogil:
     """gw[o, c, i, j] = sum over (n, y, q) of g[n, o, y, q] * x[n, c] shifted; one (o, c) pair
-    per task. Row sums in the working type, their total in double (up to N * oh rows)."""
-    cdef Py_ssize_t t, n, o, c, i, j, y, q, iy, q_lo, q_hi, shift
-    cdef double total
+    per task, g laid out wide (zeros in the thrown-away columns) so every tap is one long dot.
+    Per-plane sums in the working type, their total over the batch in double."""
+    cdef Py_ssize_t t, n, o, c, i, j, p, y, q, k, taps = kh * kw, span = (oh - 1) * W + ow
     cdef real part
-    cdef const real* grow
+    cdef real* wide
+    cdef double* total
     cdef const real* src
     for t in prange(O * C, schedule="dynamic", num_threads=nt):
         o = t // C
         c = t % C
-        for i in range(kh):
-            for j in range(kw):
-                shift = j * dw - pw
-                q_lo = max(0, -shift)
-                q_hi = min(ow, W - shift)
-                total = 0
-                for n in range(N):
-                    for y in range(oh):
-                        iy = y - ph + i * dh
-                        if iy < 0 or iy >= H:
-                            continue
-                        grow = g + ((n * O + o) * oh + y) * ow
-                        src = x + ((n * C + c) * H + iy) * W + shift
-                        part = 0
-                        for q in range(q_lo, q_hi):
-                            part = part + grow[q] * src[q]
-                        total = total + part
-                gw[((o * C + c) * kh + i) * kw + j] = <real>total
+        wide = <real*>malloc(span * sizeof(real))
+        total = <double*>calloc(taps, sizeof(double))
+        for p in range(span):
+            wide[p] = 0
+        for n in range(N):
+            for y in range(oh):
+                for q in range(ow):
+                    wide[y * W + q] = g[((n * O + o) * oh + y) * ow + q]
+            for i in range(kh):
+                for j in range(kw):
+                    src = x + (n * C + c) * H * W + i * dh * W + j * dw
+                    part = 0
+                    for p in range(span):
+                        part = part + wide[p] * src[p]
+                    total[i * kw + j] += part
+        for k in range(taps):
+            gw[t * taps + k] = <real>total[k]
+        free(wide)
+        free(total)
 
 
 def _direct(rows, stride, groups, dt):
@@ -213,10 +214,17 @@ def _direct(rows, stride, groups, dt):
         np.float32, np.float64)
 
 
+def _padded(xa, padding):
+    if not any(padding):
+        return xa
+    return np.pad(xa, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+
+
 def _direct_conv(cnp.ndarray xa, cnp.ndarray wa, cnp.ndarray res, padding, dilation, int nt):
+    xa = _padded(xa, padding)
     cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
     cdef Py_ssize_t O = wa.shape[0], oh = res.shape[2], ow = res.shape[3]
-    cdef int kh = wa.shape[2], kw = wa.shape[3], ph = padding[0], pw = padding[1]
+    cdef int kh = wa.shape[2], kw = wa.shape[3]
     cdef int dh = dilation[0], dw = dilation[1]
     cdef void* xp = cnp.PyArray_DATA(xa)
     cdef void* wp = cnp.PyArray_DATA(wa)
@@ -225,16 +233,17 @@ def _direct_conv(cnp.ndarray xa, cnp.ndarray wa, cnp.ndarray res, padding, dilat
     with nogil:
         if single:
             _direct_forward[float](<float*>xp, <float*>wp, <float*>op, N, C, H, W, O, kh, kw,
-                                   ph, pw, dh, dw, oh, ow, nt)
+                                   dh, dw, oh, ow, nt)
         else:
             _direct_forward[double](<double*>xp, <double*>wp, <double*>op, N, C, H, W, O, kh,
-                                    kw, ph, pw, dh, dw, oh, ow, nt)
+                                    kw, dh, dw, oh, ow, nt)
 
 
 def _direct_wgrad(cnp.ndarray xa, cnp.ndarray ga, cnp.ndarray gw, padding, dilation, int nt):
+    xa = _padded(xa, padding)
     cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
     cdef Py_ssize_t O = ga.shape[1], oh = ga.shape[2], ow = ga.shape[3]
-    cdef int kh = gw.shape[2], kw = gw.shape[3], ph = padding[0], pw = padding[1]
+    cdef int kh = gw.shape[2], kw = gw.shape[3]
     cdef int dh = dilation[0], dw = dilation[1]
     cdef void* xp = cnp.PyArray_DATA(xa)
     cdef void* gp = cnp.PyArray_DATA(ga)
@@ -243,10 +252,10 @@ def _direct_wgrad(cnp.ndarray xa, cnp.ndarray ga, cnp.ndarray gw, padding, dilat
     with nogil:
         if single:
             _direct_weight_grad[float](<float*>xp, <float*>gp, <float*>op, N, C, H, W, O, kh,
-                                       kw, ph, pw, dh, dw, oh, ow, nt)
+                                       kw, dh, dw, oh, ow, nt)
         else:
             _direct_weight_grad[double](<double*>xp, <double*>gp, <double*>op, N, C, H, W, O,
-                                        kh, kw, ph, pw, dh, dw, oh, ow, nt)
+                                        kh, kw, dh, dw, oh, ow, nt)
 
 
 # ---- the kernels ----------------------------------------------------------------------------
