@@ -45,69 +45,104 @@ def _threads():
 CHUNK_ELEMENTS = 1 << 23
 
 
+cdef inline void _valid_columns(Py_ssize_t ow, Py_ssize_t W, int sw, Py_ssize_t shift,
+                                Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """[lo, hi): the output columns q whose input column q*sw + shift lies in [0, W)."""
+    lo[0] = 0 if shift >= 0 else (-shift + sw - 1) // sw
+    hi[0] = 0 if W - shift <= 0 else min(ow, (W - shift + sw - 1) // sw)
+    if hi[0] < lo[0]:
+        hi[0] = lo[0]
+
+
+cdef void _im2col_row(const real* x, real* dst, Py_ssize_t nb, Py_ssize_t C, Py_ssize_t H,
+                      Py_ssize_t W, Py_ssize_t c, int i, int j, int sh, int sw, int ph, int pw,
+                      int dh, int dw, Py_ssize_t oh, Py_ssize_t ow) noexcept nogil:
+    """One row of cols (channel c, kernel offset (i, j)) for nb images from x."""
+    cdef Py_ssize_t n, y, q, iy, lo, hi, shift = j * dw - pw
+    cdef const real* src
+    cdef real* out
+    _valid_columns(ow, W, sw, shift, &lo, &hi)
+    for n in range(nb):
+        for y in range(oh):
+            out = dst + (n * oh + y) * ow
+            iy = y * sh - ph + i * dh
+            if iy < 0 or iy >= H:
+                for q in range(ow):
+                    out[q] = 0
+                continue
+            src = x + ((n * C + c) * H + iy) * W + shift
+            for q in range(lo):
+                out[q] = 0
+            if sw == 1:
+                for q in range(lo, hi):
+                    out[q] = src[q]
+            else:
+                for q in range(lo, hi):
+                    out[q] = src[q * sw]
+            for q in range(hi, ow):
+                out[q] = 0
+
+
 def _im2col(const real[:, :, :, ::1] x, real[:, ::1] cols, Py_ssize_t n0, Py_ssize_t nb,
             int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
             Py_ssize_t oh, Py_ssize_t ow, int nt):
     """cols[(c*kh + i)*kw + j, (n - n0)*oh*ow + y*ow + q] = x[n, c, y*sh - ph + i*dh,
-    q*sw - pw + j*dw] (0 outside)."""
+    q*sw - pw + j*dw] (0 outside); one row of cols per task."""
     cdef Py_ssize_t C = x.shape[1], H = x.shape[2], W = x.shape[3]
-    cdef Py_ssize_t rows = C * kh * kw, L = oh * ow
-    cdef Py_ssize_t r, c, i, j, n, y, q, iy, ix, base
+    cdef Py_ssize_t rows = C * kh * kw, r
+    if nb == 0 or rows == 0:
+        return
+    cdef const real* xp = &x[n0, 0, 0, 0]
+    cdef real* cp = &cols[0, 0]
+    cdef Py_ssize_t ld = cols.strides[0] // sizeof(real)
     with nogil:
-        for r in prange(rows, schedule='dynamic', num_threads=nt):
-            c = r // (kh * kw)
-            i = (r // kw) % kh
-            j = r % kw
-            for n in range(nb):
-                for y in range(oh):
-                    iy = y * sh - ph + i * dh
-                    base = n * L + y * ow
-                    if iy < 0 or iy >= H:
-                        for q in range(ow):
-                            cols[r, base + q] = 0
-                        continue
-                    if sw == 1:
-                        for q in range(ow):
-                            ix = q - pw + j * dw
-                            if ix >= 0 and ix < W:
-                                cols[r, base + q] = x[n0 + n, c, iy, ix]
-                            else:
-                                cols[r, base + q] = 0
-                    else:
-                        for q in range(ow):
-                            ix = q * sw - pw + j * dw
-                            if ix >= 0 and ix < W:
-                                cols[r, base + q] = x[n0 + n, c, iy, ix]
-                            else:
-                                cols[r, base + q] = 0
+        for r in prange(rows, schedule='static', num_threads=nt):
+            _im2col_row(xp, cp + r * ld, nb, C, H, W, r // (kh * kw), (r // kw) % kh, r % kw,
+                        sh, sw, ph, pw, dh, dw, oh, ow)
+
+
+cdef void _col2im_plane(const real* cols, Py_ssize_t ld, real* gx, Py_ssize_t n,
+                        Py_ssize_t c, Py_ssize_t H, Py_ssize_t W, int kh, int kw, int sh,
+                        int sw, int ph, int pw, int dh, int dw, Py_ssize_t oh,
+                        Py_ssize_t ow) noexcept nogil:
+    """Plane (n, c) of gx: every column entry that im2col read from it, summed back."""
+    cdef Py_ssize_t i, j, y, q, iy, lo, hi, shift, L = oh * ow
+    cdef const real* src
+    cdef real* dst
+    for q in range(H * W):
+        gx[q] = 0
+    for i in range(kh):
+        for j in range(kw):
+            shift = j * dw - pw
+            _valid_columns(ow, W, sw, shift, &lo, &hi)
+            for y in range(oh):
+                iy = y * sh - ph + i * dh
+                if iy < 0 or iy >= H:
+                    continue
+                src = cols + ((c * kh + i) * kw + j) * ld + n * L + y * ow
+                dst = gx + iy * W + shift
+                if sw == 1:
+                    for q in range(lo, hi):
+                        dst[q] += src[q]
+                else:
+                    for q in range(lo, hi):
+                        dst[q * sw] += src[q]
 
 
 def _col2im(const real[:, ::1] cols, real[:, :, :, ::1] gx, Py_ssize_t n0, Py_ssize_t nb,
             int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw,
             Py_ssize_t oh, Py_ssize_t ow, int nt):
     """gx[n0:n0+nb] = the adjoint of _im2col (overlaps summed); one task per (n, c) plane."""
-    cdef Py_ssize_t C = gx.shape[1], H = gx.shape[2], W = gx.shape[3]
-    cdef Py_ssize_t L = oh * ow
-    cdef Py_ssize_t t, n, c, i, j, y, q, iy, ix, r, base, yy, xx
+    cdef Py_ssize_t C = gx.shape[1], H = gx.shape[2], W = gx.shape[3], t
+    if nb == 0 or C == 0:
+        return
+    cdef const real* cp = &cols[0, 0]
+    cdef real* gp = &gx[n0, 0, 0, 0]
+    cdef Py_ssize_t ld = cols.strides[0] // sizeof(real)
     with nogil:
-        for t in prange(nb * C, schedule='dynamic', num_threads=nt):
-            n = t // C
-            c = t % C
-            for yy in range(H):
-                for xx in range(W):
-                    gx[n0 + n, c, yy, xx] = 0
-            for i in range(kh):
-                for j in range(kw):
-                    r = (c * kh + i) * kw + j
-                    for y in range(oh):
-                        iy = y * sh - ph + i * dh
-                        if iy < 0 or iy >= H:
-                            continue
-                        base = n * L + y * ow
-                        for q in range(ow):
-                            ix = q * sw - pw + j * dw
-                            if ix >= 0 and ix < W:
-                                gx[n0 + n, c, iy, ix] += cols[r, base + q]
+        for t in prange(nb * C, schedule='static', num_threads=nt):
+            _col2im_plane(cp, ld, gp + t * H * W, t // C, t % C, H, W, kh, kw, sh, sw, ph, pw,
+                          dh, dw, oh, ow)
 
 
 def _rows_to_batch(const real[:, ::1] res, real[:, :, ::1] out, Py_ssize_t n0, Py_ssize_t nb,
