@@ -19,10 +19,11 @@ VECTOR_MATH = ["-lmvec"] if sys.platform.startswith("linux") else []
 NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_64", "AMD64") and os.name != "nt"
           and os.environ.get("TENSORLIB_PORTABLE") != "1" else [])
 
-# Kernels whose every element must round the same way wherever it sits (an optimizer step on
-# one parameter or on all of them flattened): no -ffast-math reassociation, which differs
-# between a loop's vector body and its scalar tail.
-EXACT_MATH = {"optim_kernels"}
+# Kernels built without -ffast-math: those whose every element must round the same way
+# wherever it sits (an optimizer step on one parameter or on all of them flattened; fast-math
+# reassociates a loop's vector body and its scalar tail differently) and those that test for
+# NaN (fast-math folds x != x to false).
+EXACT_MATH = {"optim_kernels", "pool_kernels", "select_kernels"}
 
 
 def extensions():

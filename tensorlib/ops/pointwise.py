@@ -3,6 +3,7 @@ dispatch in Cython); this module names the ops and adds the PyTorch-specific che
 import math as _math
 
 import tensorlib._C.dtypes as dt
+from tensorlib._C.factory import empty as _empty
 from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary,
                                     unary_)
@@ -313,6 +314,11 @@ def relu(x):
     """max(x, 0), NaN propagating as in torch."""
     if x._dtype is dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    kernel = x._device._kernels.get("relu")        # a backend's fused relu, if any
+    if kernel is not None:
+        out = _empty(x._sizes, x._dtype, x._device)
+        if kernel(out, x):
+            return out
     return binary("maximum", x, 0, SAME)
 
 

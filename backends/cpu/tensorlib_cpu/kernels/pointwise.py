@@ -4,6 +4,7 @@ import numpy as np
 import scipy.special
 
 from tensorlib._C.tensor_impl import host_array as _h
+from tensorlib_cpu import select_kernels
 from tensorlib_cpu.ufunc_kernels import UfuncKernel
 
 
@@ -23,8 +24,11 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def where(out, cond, a, b):
-    """Branch-free on the bits: out = (a & m) | (b & ~m) with m all ones where cond. numpy's
-    where branches per element and a random mask (relu's backward) made it 20x slower."""
+    """select_kernels.where for contiguous operands; otherwise branch-free on the bits:
+    out = (a & m) | (b & ~m) with m all ones where cond. numpy's where branches per element
+    and a random mask (relu's backward) made it 20x slower."""
+    if select_kernels.where(out, cond, a, b):
+        return
     o, c, av, bv = _h(out), _h(cond), _h(a), _h(b)
     bits = _UINT.get(o.itemsize)
     if bits is None or av.dtype != o.dtype or bv.dtype != o.dtype:

@@ -1,0 +1,54 @@
+"""select_kernels (branch-free where and relu) against numpy, bit for bit, on every dtype
+width and operand layout they take, refusing (False) the layouts they do not."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib_cpu import select_kernels
+
+DTYPES = [np.bool_, np.uint8, np.int16, np.float16, np.float32, np.int32, np.float64, np.int64]
+
+
+@pytest.mark.parametrize("n", [0, 7, 1 << 17])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("a_full,b_full", [(True, True), (True, False), (False, True),
+                                           (False, False)])
+def test_where_matches_numpy(n, dtype, a_full, b_full):
+    rng = np.random.default_rng(n)
+    cond = rng.random(n) < 0.5
+    a = (rng.standard_normal(n) * 100).astype(dtype) if a_full else np.array(3, dtype)
+    b = (rng.standard_normal(n) * 100).astype(dtype) if b_full else np.array(1, dtype)
+    out = tl.empty((n,), dtype=tl.from_numpy(np.zeros(1, dtype)).dtype)
+    ta, tb = tl.from_numpy(a), tl.from_numpy(b)
+    if not a_full:
+        ta = ta.expand(n)
+    if not b_full:
+        tb = tb.expand(n)
+    assert select_kernels.where(out, tl.from_numpy(cond), ta, tb)
+    expected = np.where(cond, a, b)
+    assert np.array_equal(out.numpy().view(np.uint8), expected.view(np.uint8))
+
+
+def test_where_refuses_strided_and_mixed_dtypes():
+    cond = tl.from_numpy(np.ones(10, bool))
+    a = tl.from_numpy(np.arange(20.0))[::2]
+    b = tl.zeros(10, dtype=tl.float64)
+    out = tl.empty((10,), dtype=tl.float64)
+    assert select_kernels.where(out, cond, a, b) is False
+    assert select_kernels.where(out, cond, b.float(), b) is False
+    # the tensor op still answers through the general kernel
+    assert tl.where(cond, a, b).tolist() == list(np.arange(0.0, 20.0, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [5, 1 << 17])
+def test_relu_matches_torch_semantics(dtype, n):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n).astype(dtype)
+    x[:5] = [np.nan, -np.inf, np.inf, -0.0, 0.0]
+    out = tl.empty((n,), dtype=tl.float32 if dtype == np.float32 else tl.float64)
+    assert select_kernels.relu(out, tl.from_numpy(x))
+    expected = np.maximum(x, 0)                 # numpy keeps NaN, as torch does
+    np.testing.assert_array_equal(out.numpy(), expected)
+    assert tl.relu(tl.from_numpy(x)[::2]).numpy().tolist() == pytest.approx(
+        expected[::2].tolist(), nan_ok=True)    # strided input: the general path
