@@ -36,9 +36,10 @@ cdef extern from *:
     #include <string.h>
     #include <stdlib.h>
 
-    /* Build an AVX2 copy of the hot task functions next to the baseline (SSE2) one and
-       pick at load time: the package is compiled without -march. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(FR_NO_CLONES)
+    /* In a portable build (TENSORLIB_PORTABLE=1: no -march=native, so no AVX2), build an
+       AVX2 copy of the hot task functions next to the baseline (SSE2) one and pick at load
+       time. A native build already targets the machine's best. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(FR_NO_CLONES) && !defined(__AVX2__)
     #define FR_CLONE __attribute__((target_clones("avx2", "default")))
     #else
     #define FR_CLONE
