@@ -22,8 +22,8 @@ import numpy as np
 cimport numpy as cnp
 cimport openmp
 from cython.parallel cimport parallel, prange
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport int64_t, uintptr_t
-from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from tensorlib_cpu import fastreduce
 
@@ -47,6 +47,10 @@ ctypedef void (*dgemm64_t)(const char*, const char*, const int64_t*, const int64
                            const int64_t*, const double*, const double*, const int64_t*,
                            const double*, const int64_t*, const double*, double*,
                            const int64_t*) noexcept nogil
+ctypedef void (*sgemm32_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*,
+                           float*, float*, int*) noexcept nogil
+ctypedef void (*dgemm32_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*,
+                           int*, double*, double*, int*) noexcept nogil
 ctypedef void (*set_threads_t)(int) noexcept nogil
 ctypedef int (*get_threads_t)() noexcept nogil
 
@@ -54,6 +58,8 @@ cdef sgemm64_t _np_sgemm = NULL
 cdef dgemm64_t _np_dgemm = NULL
 cdef set_threads_t _np_set_threads = NULL
 cdef get_threads_t _np_get_threads = NULL
+cdef sgemm32_t sgemm = NULL           # scipy.linalg.cython_blas's, when numpy's is not found
+cdef dgemm32_t dgemm = NULL
 
 # (sgemm, dgemm, set threads, get threads) in numpy's 64-bit-integer OpenBLAS builds
 _NUMPY_OPENBLAS_NAMES = (
@@ -101,11 +107,35 @@ def _pin_scipy_blas():
     return False
 
 
-# The library the products run on: numpy's OpenBLAS (its path) or "scipy.linalg.cython_blas".
-BLAS = _bind_numpy_openblas()
-if BLAS is None:
+def _cython_blas(name):
+    """A function of scipy.linalg.cython_blas by its exported C pointer (no build-time
+    dependency on scipy's .pxd files)."""
+    from scipy.linalg import cython_blas
+    capsule = cython_blas.__pyx_capi__[name]
+    return <uintptr_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+def _bind_scipy_blas():
+    global _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads, sgemm, dgemm
     _pin_scipy_blas()
-    BLAS = "scipy.linalg.cython_blas"
+    sgemm = <sgemm32_t><uintptr_t>_cython_blas("sgemm")
+    dgemm = <dgemm32_t><uintptr_t>_cython_blas("dgemm")
+    _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads = NULL, NULL, NULL, NULL
+    return "scipy.linalg.cython_blas"
+
+
+def use_blas(library):
+    """Run products on "numpy" (its OpenBLAS; falls back to scipy's when its symbols are not
+    found) or "scipy" (scipy.linalg.cython_blas); returns what is in use (also in BLAS)."""
+    global BLAS
+    if library not in ("numpy", "scipy"):
+        raise ValueError(f"use_blas: expected 'numpy' or 'scipy', got {library!r}")
+    BLAS = (_bind_numpy_openblas() if library == "numpy" else None) or _bind_scipy_blas()
+    return BLAS
+
+
+# The library the products run on: numpy's OpenBLAS (its path) or "scipy.linalg.cython_blas".
+BLAS = use_blas("numpy")
 
 
 cdef inline int _single_threaded_blas() noexcept nogil:

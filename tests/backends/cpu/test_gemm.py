@@ -6,11 +6,19 @@ import itertools
 import numpy as np
 import pytest
 
-from tensorlib_cpu import fastreduce
+from tensorlib_cpu import fastreduce, gemm as gemm_module
 from tensorlib_cpu.gemm import gemm, gemm_batched
 
 SHAPES = [(1, 1, 1), (1, 5, 7), (7, 1, 3), (3, 4, 1), (33, 17, 65), (64, 64, 64), (200, 30, 7),
           (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2)]
+
+
+@pytest.fixture(params=["numpy", "scipy"], autouse=True)
+def blas(request):
+    """Both BLAS bindings: numpy's OpenBLAS and scipy.linalg.cython_blas (the fallback)."""
+    using = gemm_module.use_blas(request.param)
+    yield using
+    gemm_module.use_blas("numpy")
 
 
 @pytest.fixture(params=[1, 2, 3])
@@ -65,3 +73,8 @@ def test_batched_and_broadcast_batches(threads, batch, m, k, n):
         shared = np.broadcast_to(b[0], b.shape)
         assert gemm_batched(a, shared, c)
         np.testing.assert_allclose(c, a.astype(np.float64) @ shared, rtol=1e-4, atol=1e-4)
+
+
+def test_use_blas_rejects_unknown_names():
+    with pytest.raises(ValueError, match="expected 'numpy' or 'scipy'"):
+        gemm_module.use_blas("mkl")
