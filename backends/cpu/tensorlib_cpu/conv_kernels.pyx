@@ -255,41 +255,30 @@ def _padded(xa, padding):
     return np.pad(xa, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
 
 
-def _direct_conv(cnp.ndarray xa, cnp.ndarray wa, cnp.ndarray res, padding, dilation, int nt):
+def _run_direct(bint forward, cnp.ndarray xa, cnp.ndarray other, cnp.ndarray result,
+                Py_ssize_t O, int kh, int kw, Py_ssize_t oh, Py_ssize_t ow, padding, dilation,
+                int nt):
+    """The direct forward (other: weights, result: output) or weight gradient (other: output
+    gradient, result: weight gradient) on the zero-padded input."""
     xa = _padded(xa, padding)
     cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
-    cdef Py_ssize_t O = wa.shape[0], oh = res.shape[2], ow = res.shape[3]
-    cdef int kh = wa.shape[2], kw = wa.shape[3]
     cdef int dh = dilation[0], dw = dilation[1]
     cdef void* xp = cnp.PyArray_DATA(xa)
-    cdef void* wp = cnp.PyArray_DATA(wa)
-    cdef void* op = cnp.PyArray_DATA(res)
+    cdef void* yp = cnp.PyArray_DATA(other)
+    cdef void* rp = cnp.PyArray_DATA(result)
     cdef bint single = xa.dtype == np.float32
     with nogil:
-        if single:
-            _direct_forward[float](<float*>xp, <float*>wp, <float*>op, N, C, H, W, O, kh, kw,
+        if forward and single:
+            _direct_forward[float](<float*>xp, <float*>yp, <float*>rp, N, C, H, W, O, kh, kw,
                                    dh, dw, oh, ow, nt)
-        else:
-            _direct_forward[double](<double*>xp, <double*>wp, <double*>op, N, C, H, W, O, kh,
+        elif forward:
+            _direct_forward[double](<double*>xp, <double*>yp, <double*>rp, N, C, H, W, O, kh,
                                     kw, dh, dw, oh, ow, nt)
-
-
-def _direct_wgrad(cnp.ndarray xa, cnp.ndarray ga, cnp.ndarray gw, padding, dilation, int nt):
-    xa = _padded(xa, padding)
-    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
-    cdef Py_ssize_t O = ga.shape[1], oh = ga.shape[2], ow = ga.shape[3]
-    cdef int kh = gw.shape[2], kw = gw.shape[3]
-    cdef int dh = dilation[0], dw = dilation[1]
-    cdef void* xp = cnp.PyArray_DATA(xa)
-    cdef void* gp = cnp.PyArray_DATA(ga)
-    cdef void* op = cnp.PyArray_DATA(gw)
-    cdef bint single = xa.dtype == np.float32
-    with nogil:
-        if single:
-            _direct_weight_grad[float](<float*>xp, <float*>gp, <float*>op, N, C, H, W, O, kh,
+        elif single:
+            _direct_weight_grad[float](<float*>xp, <float*>yp, <float*>rp, N, C, H, W, O, kh,
                                        kw, dh, dw, oh, ow, nt)
         else:
-            _direct_weight_grad[double](<double*>xp, <double*>gp, <double*>op, N, C, H, W, O,
+            _direct_weight_grad[double](<double*>xp, <double*>yp, <double*>rp, N, C, H, W, O,
                                         kh, kw, dh, dw, oh, ow, nt)
 
 
@@ -343,7 +332,7 @@ def conv2d(out, x, w, stride, padding, dilation, groups):
     res_all = o_arr if (o_arr.dtype == dt and o_arr.flags.c_contiguous) else np.empty(
         o_arr.shape, dt)
     if _direct(rows, stride, groups, dt):
-        _direct_conv(xa, wa, res_all, padding, dilation, nt)
+        _run_direct(True, xa, wa, res_all, o, kh, kw, oh, ow, padding, dilation, nt)
         if res_all is not o_arr:
             o_arr[...] = res_all
         return
@@ -385,7 +374,8 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
         return
     nt = _threads()
     if _direct(rows, stride, groups, dt):
-        _direct_wgrad(xa, ga, acc.reshape(o_arr.shape), padding, dilation, nt)
+        _run_direct(False, xa, ga, acc.reshape(o_arr.shape), o, kh, kw, oh, ow, padding,
+                    dilation, nt)
         o_arr[...] = acc.reshape(o_arr.shape)
         return
     g3 = ga.reshape(n, o, big_l)
