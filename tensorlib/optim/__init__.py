@@ -11,6 +11,7 @@ from tensorlib.optim.adadelta import Adadelta
 from tensorlib.optim.adamax import Adamax
 from tensorlib.optim.nadam import NAdam
 from tensorlib.optim.radam import RAdam
+from tensorlib.optim.lbfgs import LBFGS
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "lr_scheduler"]
+           "NAdam", "RAdam", "LBFGS", "lr_scheduler"]
