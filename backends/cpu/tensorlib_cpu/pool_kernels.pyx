@@ -50,21 +50,30 @@ cdef extern from *:
     TL_DENSE_ROW(dense_row_f, float, uint32_t, is_nan_f)
     TL_DENSE_ROW(dense_row_d, double, uint64_t, is_nan_d)
 
-    /* A whole plane of the 2x2, stride-2 window when the width is even (most CNNs), as two
-       flat passes the compiler vectorises (rows of 13 outputs are too short for per-row
-       vectors): the maximum of each horizontal pair over the plane's first 2*o0 rows, then
-       each pair against the one a row below, computed for every pair ("wide": rows that
-       are bottoms of a window are computed and dropped), then the kept rows copied out.
-       Window order is kept: the later element wins only if strictly larger or the first NaN. */
+    /* A whole plane of the 2x2, stride-2 window (most CNNs), as two flat passes the compiler
+       vectorises (rows of 13 outputs are too short for per-row vectors): the maximum of each
+       horizontal pair over the plane's first 2*o0 rows, then each pair against the one a row
+       below, computed for every pair ("wide": rows that are bottoms of a window are computed
+       and dropped), then the kept rows copied out. An odd width (floor mode drops the last
+       column) is first copied to an even-width scratch, its indices mapped back on the way
+       out. Window order is kept: the later element wins only if strictly larger or the
+       first NaN. */
     #define TL_POOL2_PLANE(NAME, T)                                                          \
     static inline void NAME(const T* x, int64_t w, int64_t o0, T* out, long long* idx) {     \
-        int64_t o1 = w / 2, pairs = 2 * o0 * o1, span = (2 * o0 - 1) * o1;                   \
-        T* pm = (T*)malloc(sizeof(T) * (pairs + span));                                      \
+        int64_t o1 = w / 2, we = 2 * o1, pairs = 2 * o0 * o1, span = (2 * o0 - 1) * o1;      \
+        T* pm = (T*)malloc(sizeof(T) * (pairs + span + (w != we ? 2 * pairs : 0)));          \
         T* wv = pm + pairs;                                                                  \
         int32_t* pk = (int32_t*)malloc(sizeof(int32_t) * pairs);                             \
         long long* wk = (long long*)malloc(sizeof(long long) * span);                        \
+        const T* src = x;                                                                    \
+        if (w != we) {                                                                       \
+            T* even = wv + span;                                                             \
+            for (int64_t r = 0; r < 2 * o0; r++)                                             \
+                memcpy(even + r * we, x + r * w, sizeof(T) * we);                            \
+            src = even;                                                                      \
+        }                                                                                    \
         for (int64_t k = 0; k < pairs; k++) {                                                \
-            T a = x[2 * k], b = x[2 * k + 1];                                                \
+            T a = src[2 * k], b = src[2 * k + 1];                                            \
             int32_t t = (b > a) | ((b != b) & (a == a));                                     \
             pm[k] = t ? b : a; pk[k] = t;                                                    \
         }                                                                                    \
@@ -72,11 +81,18 @@ cdef extern from *:
             T top = pm[p], bottom = pm[p + o1];                                              \
             int t = (bottom > top) | ((bottom != bottom) & (top == top));                    \
             wv[p] = t ? bottom : top;                                                        \
-            wk[p] = 2 * p + (t ? w + pk[p + o1] : pk[p]);                                    \
+            wk[p] = 2 * p + (t ? we + pk[p + o1] : pk[p]);                                   \
         }                                                                                    \
         for (int64_t i = 0; i < o0; i++) {                                                   \
             memcpy(out + i * o1, wv + 2 * i * o1, sizeof(T) * o1);                           \
-            memcpy(idx + i * o1, wk + 2 * i * o1, sizeof(long long) * o1);                   \
+            if (w == we) {                                                                   \
+                memcpy(idx + i * o1, wk + 2 * i * o1, sizeof(long long) * o1);               \
+            } else {              /* row y of the scratch starts y elements early in x */    \
+                for (int64_t j = 0; j < o1; j++) {                                           \
+                    long long v = wk[2 * i * o1 + j];                                        \
+                    idx[i * o1 + j] = v + 2 * i + (v >= (2 * i + 1) * we);                   \
+                }                                                                            \
+            }                                                                                \
         }                                                                                    \
         free(pm); free(pk); free(wk);                                                        \
     }
@@ -113,7 +129,7 @@ cdef void _pool_dense(const real* x, real* out, long long* idx, Py_ssize_t plane
                       Py_ssize_t k1, Py_ssize_t s0, Py_ssize_t s1) noexcept nogil:
     """The common case (no padding, no dilation): window positions computed, not looked up."""
     cdef Py_ssize_t pl, i, o
-    if k0 == 2 and k1 == 2 and s0 == 2 and s1 == 2 and w % 2 == 0 and o1 == w // 2 and o0 > 0:
+    if k0 == 2 and k1 == 2 and s0 == 2 and s1 == 2 and o1 == w // 2 and o0 > 0 and o1 > 0:
         for pl in prange(planes, schedule="static"):
             if real is float:
                 pool2_plane_f(x + pl * h * w, w, o0, out + pl * o0 * o1, idx + pl * o0 * o1)

@@ -1,7 +1,7 @@
 """The fused max-pool kernels (forward values and indices, backward scatter) against a numpy
 reference that scans each window in order: the first maximum wins ties, a NaN wins and stays
-(PyTorch's rule). Shapes reach the vectorised 2x2 plane path (even width), the dense-row path
-and the table path (padding)."""
+(PyTorch's rule). Shapes reach the vectorised 2x2 plane path (even and odd widths), the
+dense-row path (3x3) and the table path (padding)."""
 import numpy as np
 import pytest
 
@@ -30,6 +30,7 @@ def _reference(x, k, s, p):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape,k,s,p", [((2, 3, 8, 10), 2, 2, 0), ((1, 2, 7, 6), 2, 2, 0),
+                                         ((2, 3, 11, 11), 2, 2, 0), ((1, 1, 3, 3), 2, 2, 0),
                                          ((1, 2, 4, 5), 2, 2, 0), ((2, 1, 9, 9), 3, 2, 0),
                                          ((1, 2, 6, 6), 3, 2, 1)])
 def test_values_indices_and_gradient(dtype, shape, k, s, p):
