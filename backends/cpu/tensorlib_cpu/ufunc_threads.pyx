@@ -7,7 +7,8 @@ each OpenMP thread on its share of the output, so results are bit-identical to n
 threads are the ones GEMM, reductions and the other kernels use (tensorlib_cpu.gemm says why
 one team matters). Floating-point errors are not reported (the kernels using this are quiet,
 as PyTorch is); a layout, dtype combination or overlap this cannot take returns False and the
-caller runs numpy itself."""
+caller runs numpy itself, as does a loop that reports errors through Python (integer power):
+the threads run without the GIL."""
 import numpy as np
 
 cimport numpy as cnp
@@ -108,6 +109,8 @@ def run(cnp.ufunc f, cnp.ndarray out, *inputs):
             return False
     if not all(a.dtype.isnative for a in arrays):
         return False
+    if f is np.power and out.dtype.kind in "iub":
+        return False        # its integer loops raise through Python (negative exponents)
     cdef int index = _loop_index(f, tuple(a.dtype.num for a in arrays))
     if index < 0:
         return False

@@ -83,6 +83,15 @@ def test_refuses_what_numpy_would_cast_or_broadcast():
                              np.ones((4, 5000), np.float32), np.ones(5000, np.float32)) is False
 
 
+def test_loops_that_raise_through_python_are_left_to_numpy():
+    base = np.full(5000, 2, np.int64)
+    assert ufunc_threads.run(np.power, np.empty(5000, np.int64), base, -base) is False
+    floats = base.astype(np.float64)
+    out = np.empty(5000)
+    assert ufunc_threads.run(np.power, out, floats, -floats)
+    assert np.array_equal(out, np.power(floats, -floats))
+
+
 def test_from_many_user_threads():
     fastreduce.set_num_threads(2)
     a = np.random.default_rng(5).standard_normal(1 << 20)
