@@ -6,7 +6,7 @@ import os
 # Every parallel region of this backend, GEMM included (tensorlib_cpu.gemm), runs on one OpenMP
 # team, so idle threads may spin briefly: waking sleeping ones cost ~50 us per region here
 # (OMP_WAIT_POLICY=PASSIVE), more than a 1M-element add. The spin is bounded so an idle
-# process gives its cores back within about a millisecond. libgomp reads this when it loads,
+# process gives its cores back within a millisecond or two. libgomp reads this when it loads,
 # i.e. when our first extension is imported below.
 os.environ.setdefault("GOMP_SPINCOUNT", "100000")
 

@@ -33,6 +33,10 @@ cnp.import_array()
 # ~1 us with spinning threads; a 64x64x64 product ~10 us).
 cdef enum:
     PARALLEL_MIN_MACS = 1 << 16
+# A batch of products each at least this large runs product by product, each split across
+# the threads; smaller ones run whole, one per thread at a time.
+cdef enum:
+    BATCH_SPLIT_MACS = 1 << 19
 # Shares of a split output are multiples of this many rows/columns (OpenBLAS's register
 # blocking), so no thread gets a ragged edge it computes slowly.
 cdef enum:
@@ -308,7 +312,7 @@ def gemm_batched(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
     cdef int nt = fastreduce.get_num_threads()
     if batch == 0 or m == 0 or n == 0:
         return True
-    if (<double>m * n * k >= PARALLEL_MIN_MACS * 8 or batch < nt or k == 0 or nt < 2):
+    if (<double>m * n * k >= BATCH_SPLIT_MACS or batch < nt or k == 0 or nt < 2):
         for i in range(batch):      # every product has the first one's layout
             if not gemm(a[i], b[i], c[i]):
                 return False

@@ -4,16 +4,18 @@ planes split across OpenMP threads. The decomposition materialises every window 
 input for 3x3) and then runs argmax and two gathers."""
 import numpy as np
 cimport numpy as cnp
+cimport openmp
 from cython.parallel cimport prange
 
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
+
+from tensorlib_cpu import fastreduce
 
 cnp.import_array()
 
 cdef extern from *:
     """
     #include <stdint.h>
-    #include <stdlib.h>
     #include <string.h>
     /* built without -ffast-math (setup.py), so x != x is a NaN test the compiler vectorises */
     static inline int is_nan_f(float v) { return v != v; }
@@ -58,13 +60,18 @@ cdef extern from *:
        column) is first copied to an even-width scratch, its indices mapped back on the way
        out. Window order is kept: the later element wins only if strictly larger or the
        first NaN. */
+    static inline int64_t pool2_scratch_bytes(int64_t w, int64_t o0, int64_t item) {
+        int64_t o1 = w / 2, pairs = 2 * o0 * o1, span = (2 * o0 - 1) * o1;
+        return span * 8 + (pairs + span + (w % 2 ? 2 * pairs : 0)) * item + pairs * 4;
+    }
     #define TL_POOL2_PLANE(NAME, T)                                                          \
-    static inline void NAME(const T* x, int64_t w, int64_t o0, T* out, long long* idx) {     \
+    static inline void NAME(const T* x, int64_t w, int64_t o0, T* out, long long* idx,       \
+                            char* scratch) {                                                 \
         int64_t o1 = w / 2, we = 2 * o1, pairs = 2 * o0 * o1, span = (2 * o0 - 1) * o1;      \
-        T* pm = (T*)malloc(sizeof(T) * (pairs + span + (w != we ? 2 * pairs : 0)));          \
+        long long* wk = (long long*)scratch;         /* pool2_scratch_bytes(w, o0, T) */     \
+        T* pm = (T*)(wk + span);                                                             \
         T* wv = pm + pairs;                                                                  \
-        int32_t* pk = (int32_t*)malloc(sizeof(int32_t) * pairs);                             \
-        long long* wk = (long long*)malloc(sizeof(long long) * span);                        \
+        int32_t* pk = (int32_t*)(wv + span + (w != we ? 2 * pairs : 0));                     \
         const T* src = x;                                                                    \
         if (w != we) {                                                                       \
             T* even = wv + span;                                                             \
@@ -94,17 +101,17 @@ cdef extern from *:
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        free(pm); free(pk); free(wk);                                                        \
     }
     TL_POOL2_PLANE(pool2_plane_f, float)
     TL_POOL2_PLANE(pool2_plane_d, double)
     """
     bint is_nan_f(float v) nogil
     bint is_nan_d(double v) nogil
+    long long pool2_scratch_bytes(long long w, long long o0, long long item) nogil
     void pool2_plane_f(const float* x, long long w, long long o0, float* out,
-                       long long* idx) nogil
+                       long long* idx, char* scratch) nogil
     void pool2_plane_d(const double* x, long long w, long long o0, double* out,
-                       long long* idx) nogil
+                       long long* idx, char* scratch) nogil
     void dense_row_f(const float* plane, long long start, long long w, long long o1,
                      long long s1, long long k0, long long k1, float* out,
                      long long* idx) nogil
@@ -126,17 +133,23 @@ cdef inline bint _nan(real v) noexcept nogil:
 
 cdef void _pool_dense(const real* x, real* out, long long* idx, Py_ssize_t planes,
                       Py_ssize_t h, Py_ssize_t w, Py_ssize_t o0, Py_ssize_t o1, Py_ssize_t k0,
-                      Py_ssize_t k1, Py_ssize_t s0, Py_ssize_t s1) noexcept nogil:
-    """The common case (no padding, no dilation): window positions computed, not looked up."""
+                      Py_ssize_t k1, Py_ssize_t s0, Py_ssize_t s1, char* scratch,
+                      Py_ssize_t scratch_bytes, int nt) noexcept nogil:
+    """The common case (no padding, no dilation): window positions computed, not looked up.
+    With scratch (one block of scratch_bytes per thread), the 2x2 stride-2 plane path."""
     cdef Py_ssize_t pl, i, o
-    if k0 == 2 and k1 == 2 and s0 == 2 and s1 == 2 and o1 == w // 2 and o0 > 0 and o1 > 0:
-        for pl in prange(planes, schedule="static"):
+    cdef char* mine
+    if scratch != NULL:
+        for pl in prange(planes, schedule="static", num_threads=nt):
+            mine = scratch + openmp.omp_get_thread_num() * scratch_bytes
             if real is float:
-                pool2_plane_f(x + pl * h * w, w, o0, out + pl * o0 * o1, idx + pl * o0 * o1)
+                pool2_plane_f(x + pl * h * w, w, o0, out + pl * o0 * o1, idx + pl * o0 * o1,
+                              mine)
             else:
-                pool2_plane_d(x + pl * h * w, w, o0, out + pl * o0 * o1, idx + pl * o0 * o1)
+                pool2_plane_d(x + pl * h * w, w, o0, out + pl * o0 * o1, idx + pl * o0 * o1,
+                              mine)
         return
-    for pl in prange(planes, schedule="static"):
+    for pl in prange(planes, schedule="static", num_threads=nt):
         for i in range(o0):
             o = (pl * o0 + i) * o1
             if real is float:
@@ -148,12 +161,12 @@ cdef void _pool_dense(const real* x, real* out, long long* idx, Py_ssize_t plane
 cdef void _pool(const real* x, real* out, long long* idx, Py_ssize_t planes, Py_ssize_t h,
                 Py_ssize_t w, const long long* p0, const unsigned char* ok0, Py_ssize_t o0,
                 Py_ssize_t k0, const long long* p1, const unsigned char* ok1, Py_ssize_t o1,
-                Py_ssize_t k1) noexcept nogil:
+                Py_ssize_t k1, int nt) noexcept nogil:
     cdef Py_ssize_t pl, i, j, a, b, flat, best_i
     cdef real v, best
     cdef bint take
     cdef const real* plane
-    for pl in prange(planes, schedule="static"):
+    for pl in prange(planes, schedule="static", num_threads=nt):
         plane = x + pl * h * w
         for i in range(o0):
             for j in range(o1):
@@ -208,35 +221,42 @@ def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
     cdef const unsigned char* v1 = <unsigned char*>cnp.PyArray_DATA(ok1)
     cdef void* xd = cnp.PyArray_DATA(xv)
     cdef void* od = cnp.PyArray_DATA(ov)
-    cdef Py_ssize_t s0, s1
+    cdef Py_ssize_t s0, s1, per_thread = 0
+    cdef int nt = fastreduce.get_num_threads()
+    cdef char* sp = NULL
+    cdef cnp.ndarray scratch
     if _dense(p0, ok0) and _dense(p1, ok1):
         s0 = p0[1, 0] - p0[0, 0] if o0 > 1 else 1
         s1 = p1[1, 0] - p1[0, 0] if o1 > 1 else 1
+        if k0 == 2 and k1 == 2 and s0 == 2 and s1 == 2 and o1 == w // 2 and o0 > 0 and o1 > 0:
+            per_thread = pool2_scratch_bytes(w, o0, xv.itemsize)
+            scratch = np.empty(nt * per_thread, np.uint8)          # the 2x2 plane path's
+            sp = <char*>cnp.PyArray_DATA(scratch)
         if xv.dtype == np.float32:
             with nogil:
                 _pool_dense[float](<float*>xd, <float*>od, ip, planes, h, w, o0, o1, k0, k1,
-                                   s0, s1)
+                                   s0, s1, sp, per_thread, nt)
         else:
             with nogil:
                 _pool_dense[double](<double*>xd, <double*>od, ip, planes, h, w, o0, o1, k0,
-                                    k1, s0, s1)
+                                    k1, s0, s1, sp, per_thread, nt)
         return True
     if xv.dtype == np.float32:
         with nogil:
             _pool[float](<float*>xd, <float*>od, ip, planes, h, w, q0, v0, o0, k0, q1, v1,
-                         o1, k1)
+                         o1, k1, nt)
     else:
         with nogil:
             _pool[double](<double*>xd, <double*>od, ip, planes, h, w, q0, v0, o0, k0, q1, v1,
-                          o1, k1)
+                          o1, k1, nt)
     return True
 
 
 cdef void _scatter_planes(real* gx, const real* g, const long long* idx, Py_ssize_t planes,
-                          Py_ssize_t plane, Py_ssize_t outs) noexcept nogil:
+                          Py_ssize_t plane, Py_ssize_t outs, int nt) noexcept nogil:
     cdef Py_ssize_t pl, o, i
     cdef real* dst
-    for pl in prange(planes, schedule="static"):
+    for pl in prange(planes, schedule="static", num_threads=nt):
         dst = gx + pl * plane
         for i in range(plane):
             dst[i] = 0
@@ -259,12 +279,13 @@ def max_pool_backward(TensorImpl gx, TensorImpl g, TensorImpl indices):
     cdef void* dst = cnp.PyArray_DATA(gxv)
     cdef void* src = cnp.PyArray_DATA(gv)
     cdef const long long* ip = <long long*>cnp.PyArray_DATA(iv)
+    cdef int nt = fastreduce.get_num_threads()
     if gv.dtype == np.float32:
         with nogil:
-            _scatter_planes[float](<float*>dst, <float*>src, ip, planes, plane, outs)
+            _scatter_planes[float](<float*>dst, <float*>src, ip, planes, plane, outs, nt)
     else:
         with nogil:
-            _scatter_planes[double](<double*>dst, <double*>src, ip, planes, plane, outs)
+            _scatter_planes[double](<double*>dst, <double*>src, ip, planes, plane, outs, nt)
     return True
 
 

@@ -1,5 +1,5 @@
-"""The CPU convolution kernels against a float64 numpy oracle: the direct loops for thin
-convolutions (few input rows) and the im2col + GEMM path, with padding and dilation."""
+"""The CPU convolution kernels against a float64 numpy oracle: the im2col + GEMM path and the
+direct weight gradient for thin convolutions (few input rows), with padding and dilation."""
 import numpy as np
 import pytest
 
