@@ -9,6 +9,7 @@ from tensorlib._C.views import wrap_dim
 from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._size import Size
 from tensorlib._tensor_str import tensor_repr
+from tensorlib import _capture_state
 from tensorlib.ops import copy as _copy, indexing as _idx, linalg as _la, pointwise as _p
 from tensorlib.ops import reduction as _r, shape as _s
 from tensorlib.ops.pointwise import inplace
@@ -231,6 +232,8 @@ class Tensor(TensorImpl):
 
     # ---- conversion -----------------------------------------------------------------------
     def numpy(self, *, force=False):
+        if _capture_state.current is not None:
+            _capture_state.materialize("numpy()")
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -249,10 +252,14 @@ class Tensor(TensorImpl):
         if numel(self._sizes) != 1:
             raise RuntimeError(f"a Tensor with {numel(self._sizes)} elements cannot be "
                                f"converted to Scalar")
+        if _capture_state.current is not None:
+            _capture_state.materialize("item()")
         value = self._device._backend.copy_to_host(self).reshape(()).item()
         return float(value) if self._dtype in (dt.bfloat16, dt.float16) else value
 
     def tolist(self):
+        if _capture_state.current is not None:
+            _capture_state.materialize("tolist()")
         array = self._device._backend.copy_to_host(self)
         if self._dtype in (dt.bfloat16, dt.float16):
             array = array.astype(np.float32)
@@ -276,6 +283,8 @@ class Tensor(TensorImpl):
         return int(self.item())
 
     def __repr__(self):
+        if _capture_state.current is not None:
+            _capture_state.materialize("printing a tensor")
         return tensor_repr(self)
 
     def __format__(self, spec):

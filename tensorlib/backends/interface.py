@@ -81,6 +81,11 @@ class Backend:
     release = None
     """Optional callable(handle, nbytes), run when a storage dies (to return it to a pool)."""
 
+    fused_kernel = None
+    """Optional callable(spec, sizes, strides) -> kernel(tensors): the backend's code
+    generator for `tensorlib.compile`'s fused elementwise kernels (`tensorlib.codegen.fused`
+    holds the spec). Without one, compiled graphs run this backend's kernels one by one."""
+
     def copy_from_host(self, dst, array):
         """Write the numpy `array` (dst's dtype and shape) into the tensor dst, which may be a
         strided view."""

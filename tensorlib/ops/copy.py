@@ -8,6 +8,7 @@ from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._C.views import expand_strides
 from tensorlib._C import grad_mode as _grad_mode
 from tensorlib.ops._opdef import differentiable
+from tensorlib import _capture_state
 
 
 def to_device(x, dev):
@@ -20,6 +21,8 @@ def to_device(x, dev):
     if src_backend is dst_backend:
         dst_backend.copy_between_devices(out, x)
     else:
+        if _capture_state.current is not None:
+            _capture_state.materialize(f"a copy from {x._device.type} to {dev.type}")
         dst_backend.copy_from_host(out, src_backend.copy_to_host(x))
     return out
 

@@ -56,6 +56,10 @@ class CPUBackend(Backend):
     def get_num_threads(self):
         return fastreduce.get_num_threads()
 
+    def fused_kernel(self, spec, sizes, strides):
+        from tensorlib_cpu.codegen import fused_kernel
+        return fused_kernel(spec, sizes, strides)
+
     def register(self, table):
         from tensorlib_cpu.kernels import register
         register(table)

@@ -765,6 +765,12 @@ class Module:
         return _add_hook(self._load_state_dict_post_hooks, hook)
 
     # ---- calling --------------------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Compile this module in place (torch's Module.compile): later calls run through
+        tensorlib.compile with these arguments."""
+        from tensorlib.compiler.module import compile_in_place
+        compile_in_place(self, *args, **kwargs)
+
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
         # no hooks at all -> just call forward

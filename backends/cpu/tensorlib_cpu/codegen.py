@@ -1,0 +1,235 @@
+"""The CPU's code generator for `tensorlib.compile`: fused elementwise kernels as C, built
+with the system compiler (OpenMP, vectorised loops with glibc's vector math) and loaded with
+ctypes. The body comes from the shared generator (`tensorlib.codegen.fused`); this module
+adds the host C dialect, the loop nest and the build.
+
+Built kernels are cached in memory and on disk (`tensorlib.codegen.cache`: keyed by the
+source, the compiler's version and flags and the machine; atomic writes, integrity hash), so
+a second process loads the first one's kernels without compiling.
+"""
+import ctypes
+import os
+import platform
+import subprocess
+import tempfile
+import threading
+
+from tensorlib.codegen.cache import DiskCache, make_key
+from tensorlib.codegen.cdialect import CDialect
+from tensorlib.codegen.fused import body
+
+PARALLEL_MIN = 1 << 15      # elements below which a fused kernel runs on one thread
+
+_PREAMBLE = """#include <math.h>
+#include <stdint.h>
+typedef int64_t i64;
+typedef uint64_t u64;
+typedef uint32_t u32;
+"""
+# glibc's libmvec: vector variants gcc may call from `omp simd` loops (declared by hand since
+# math.h declares them only under -ffast-math, which would also drop NaN checks).
+_VECTOR_MATH_OLD = ("exp", "log", "sin", "cos", "pow")
+_VECTOR_MATH_235 = ("acos", "asin", "atan", "atan2", "cosh", "erf", "expm1", "log1p", "sinh",
+                    "tan", "tanh")
+
+
+def _glibc_at_least(major, minor):
+    try:
+        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+        got = tuple(int(v) for v in version.split(".")[:2])
+        return name == "glibc" and got >= (major, minor)
+    except (ValueError, OSError, AttributeError):
+        return False
+
+
+def _vector_math_decls():
+    if platform.machine() not in ("x86_64", "AMD64") or not _glibc_at_least(2, 22):
+        return ""
+    names = _VECTOR_MATH_OLD + (_VECTOR_MATH_235 if _glibc_at_least(2, 35) else ())
+    lines = []
+    for fn in names:
+        args = 2 if fn in ("pow", "atan2") else 1
+        for t, suffix in (("double", ""), ("float", "f")):
+            params = ", ".join([t] * args)
+            lines.append(f'extern {t} {fn}{suffix}({params}) __attribute__((__simd__("notinbranch")));')
+    return "\n".join(lines) + "\n"
+
+
+class HostC(CDialect):
+    """C for the host compiler."""
+    name = "c"
+    func_prefix = "static inline"
+    type_map = {"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char",
+                "int16": "short", "int32": "int", "int64": "i64", "float16": "uint16_t",
+                "bfloat16": "uint16_t", "float32": "float", "float64": "double"}
+
+
+DIALECT = HostC()
+
+
+def source(spec):
+    """The C source of a fused kernel `tl_fused(nd, sizes, strides, ptrs, nthreads)`:
+    strides[k * nd + d] is operand k's stride (elements) along collapsed dim d."""
+    d = DIALECT
+    nops = len(spec.operands)
+
+    def flat_index(k, inner):
+        return {"c": "i", "b": "0", "s": f"i * s{k}"}[inner]
+
+    helpers, lines = body(d, spec, flat_index)
+    loop_body = "\n".join("      " + ln for ln in lines)
+    ptrs = "".join(f"  {d.storage(dt)}* const P{k} = ({d.storage(dt)}*)ptrs[{k}];\n"
+                   for k, (dt, _) in enumerate(spec.operands))
+    flat_strides = "".join(f"    const i64 s{k} = nd ? st[{k} * nd] : 0;\n"
+                           for k, (_, inner) in enumerate(spec.operands) if inner == "s")
+    flat_ptrs = "".join(f"    {d.storage(dt)}* const p{k} = P{k};\n"
+                        for k, (dt, _) in enumerate(spec.operands))
+    row_offsets = "".join(f" o{k} += c * st[{k} * nd + dd];" for k in range(nops))
+    row_strides = "".join(f"      const i64 s{k} = st[{k} * nd + nd - 1];\n"
+                          for k, (_, inner) in enumerate(spec.operands) if inner == "s")
+    row_ptrs = "".join(f"      {d.storage(dt)}* const p{k} = P{k} + o{k};\n"
+                       for k, (dt, _) in enumerate(spec.operands))
+    return f"""{_PREAMBLE}{_vector_math_decls()}{helpers}
+void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const int nt) {{
+{ptrs}  if (nd <= 1) {{
+    const i64 n = nd ? sizes[0] : 1;
+{flat_strides}{flat_ptrs}    #pragma omp parallel for simd num_threads(nt) if(n >= {PARALLEL_MIN}) schedule(static)
+    for (i64 i = 0; i < n; ++i) {{
+{loop_body}
+    }}
+    return;
+  }}
+  const i64 L = sizes[nd - 1];
+  i64 rows = 1;
+  for (int dd = 0; dd < nd - 1; ++dd) rows *= sizes[dd];
+  #pragma omp parallel for num_threads(nt) if(rows * L >= {PARALLEL_MIN}) schedule(static)
+  for (i64 r = 0; r < rows; ++r) {{
+    {' '.join(f'i64 o{k} = 0;' for k in range(nops))}
+    i64 rr = r;
+    for (int dd = nd - 2; dd >= 0; --dd) {{ const i64 c = rr % sizes[dd]; rr /= sizes[dd];{row_offsets} }}
+    {{
+{row_strides}{row_ptrs}      #pragma omp simd
+      for (i64 i = 0; i < L; ++i) {{
+{loop_body}
+      }}
+    }}
+  }}
+}}
+"""
+
+
+_FLAGS = ["-O3", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+          "-fPIC", "-shared"]
+
+
+def _flags():
+    native = ["-march=native"] if platform.machine() in ("x86_64", "AMD64") and \
+        os.environ.get("TENSORLIB_PORTABLE") != "1" else []
+    return _FLAGS + native
+
+
+def _compiler():
+    return os.environ.get("CC", "cc")
+
+
+_compiler_version = None
+
+
+def compiler_version():
+    global _compiler_version
+    if _compiler_version is None:
+        try:
+            out = subprocess.run([_compiler(), "--version"], capture_output=True, text=True,
+                                 timeout=30)
+            _compiler_version = out.stdout.splitlines()[0] if out.stdout else "unknown"
+        except (OSError, subprocess.SubprocessError):
+            _compiler_version = "unavailable"
+    return _compiler_version
+
+
+class BuildError(RuntimeError):
+    """The C compiler rejected a generated kernel: carries its log and the source."""
+
+
+class Builder:
+    """Compiles sources to shared objects, caching them in memory and on disk."""
+
+    def __init__(self, cache=None):
+        self.cache = cache or DiskCache()
+        self.loaded = {}                # source -> ctypes function
+        self.compiled = 0               # builds run by this process (not cache hits)
+        self._lock = threading.Lock()
+        self._dir = None
+
+    def _workdir(self):
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="tensorlib-cc-")
+        return self._dir
+
+    def _build(self, src):
+        work = self._workdir()
+        c_path = os.path.join(work, f"k{len(self.loaded)}.c")
+        so_path = c_path[:-2] + ".so"
+        with open(c_path, "w") as f:
+            f.write(src)
+        cmd = [_compiler()] + _flags() + [c_path, "-o", so_path, "-lmvec", "-lm"]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"the C compiler failed on a generated kernel ({' '.join(cmd)}):\n"
+                             f"{result.stderr}\n--- source ---\n{src}")
+        with open(so_path, "rb") as f:
+            return f.read()
+
+    def load(self, src):
+        fn = self.loaded.get(src)
+        if fn is not None:
+            return fn
+        with self._lock:
+            key = make_key("cpu-fused", src, compiler_version(), " ".join(_flags()),
+                           platform.machine(), platform.processor())
+            binary = self.cache.get(key)
+            if binary is None:
+                binary = self._build(src)
+                self.compiled += 1
+                self.cache.put(key, binary)
+            fd, path = tempfile.mkstemp(dir=self._workdir(), suffix=".so")
+            with os.fdopen(fd, "wb") as f:
+                f.write(binary)
+            lib = ctypes.CDLL(path)
+            fn = lib.tl_fused
+            fn.restype = None
+            fn.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_int]
+            fn._tl_lib = lib
+            self.loaded[src] = fn
+            return fn
+
+
+BUILDER = Builder()
+
+
+class FusedKernel:
+    """A built fused kernel bound to one iteration shape: call it with the operand tensors
+    (CPU tensors, in the spec's operand order)."""
+    __slots__ = ("fn", "nd", "sizes", "strides", "ptrs", "threads", "nops")
+
+    def __init__(self, spec, sizes, strides):
+        from tensorlib_cpu import fastreduce
+        self.fn = BUILDER.load(source(spec))
+        self.nd = len(sizes)
+        self.nops = len(spec.operands)
+        self.sizes = (ctypes.c_int64 * max(1, self.nd))(*sizes)
+        flat = [s for st in strides for s in st]
+        self.strides = (ctypes.c_int64 * max(1, len(flat)))(*flat)
+        self.ptrs = (ctypes.c_void_p * self.nops)()
+        self.threads = fastreduce.get_num_threads
+
+    def __call__(self, tensors):
+        ptrs = self.ptrs
+        for k, t in enumerate(tensors):
+            ptrs[k] = t._storage.handle.__array_interface__["data"][0] + t._offset * t._dtype.itemsize
+        self.fn(self.nd, self.sizes, self.strides, ptrs, self.threads())
+
+
+def fused_kernel(spec, sizes, strides):
+    return FusedKernel(spec, sizes, strides)

@@ -1,0 +1,12 @@
+"""The one flag that eager code checks for `tensorlib.compile`: the capture in progress, or
+None. Kept import-free so `_tensor.py` and the ops can read it at no cost; a host read of a
+tensor (item, tolist, numpy, printing, a copy to another backend) calls `materialize` so the
+recorded kernels run first (a graph break)."""
+
+current = None
+
+
+def materialize(what):
+    """Run every kernel recorded so far: `what` (e.g. 'item()') needs real values."""
+    if current is not None:
+        current.graph_break(what)

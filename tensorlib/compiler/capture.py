@@ -1,0 +1,210 @@
+"""Capture: record kernel calls instead of running them (lazy tensors, as in PyTorch/XLA and
+tinygrad). While a compiled call runs, the kernel tables of the devices it touches hold
+recorders, so every op runs its usual Python (argument checks, shape and dtype inference,
+allocation of outputs, autograd recording) but its kernels only append a `Node`. Whatever
+needs real values -- `item()`, `tolist()`, `numpy()`, printing, a copy to another backend --
+ends the segment: the recorded kernels are planned (fused), compiled or found in the cache,
+and run, and recording goes on (a graph break). The end of the call ends the last segment.
+
+Buffers are real: outputs are allocated as in eager mode, so a graph break needs nothing but
+running the pending kernels. What fusion removes is the memory traffic and the kernel calls,
+not the allocations: an intermediate that nothing outside the segment can see is never
+written (see `plan.live_storages`).
+"""
+import os
+import sys
+import traceback
+
+from tensorlib import _capture_state
+from tensorlib._C.device import canonical
+from tensorlib._C.tensor_impl import TensorImpl
+
+
+class GraphBreakError(RuntimeError):
+    """Raised under `fullgraph=True` where the graph would break; names the file and line."""
+
+
+class Node:
+    """One recorded kernel call: `kernel(*args, **kwargs)` of primitive or composite `op`."""
+    __slots__ = ("op", "kernel", "args", "kwargs", "device")
+
+    def __init__(self, op, kernel, args, kwargs, device):
+        self.op, self.kernel, self.args, self.kwargs, self.device = op, kernel, args, kwargs, device
+
+    def tensors(self):
+        for a in self.args:
+            if isinstance(a, TensorImpl):
+                yield a
+            elif isinstance(a, (list, tuple)):
+                for t in a:
+                    if isinstance(t, TensorImpl):
+                        yield t
+        for a in self.kwargs.values():
+            if isinstance(a, TensorImpl):
+                yield a
+
+    def __repr__(self):
+        return f"Node({self.op})"
+
+
+# Kernels that answer whether they took the call (a fused fast path for some layouts): the op
+# falls back to a decomposition when they say no. "relu" answers no while recording (its
+# fallback, maximum, fuses); the others run at once, after the pending nodes.
+_DECLINE = {"relu"}
+_RUN_NOW = {"max_pool", "max_pool_backward", "sgd_update"}
+
+
+class _Recorder:
+    """Stands in for a kernel in its device's table while a capture is active."""
+    __slots__ = ("capture", "op", "kernel", "device_type")
+
+    def __init__(self, capture, op, kernel, device_type):
+        self.capture, self.op, self.kernel, self.device_type = capture, op, kernel, device_type
+
+    def __call__(self, *args, **kwargs):
+        op = self.op
+        if op in _DECLINE:
+            return False
+        node = Node(op, self.kernel, args, kwargs, self.device_type)
+        if op in _RUN_NOW:
+            return self.capture.run_now(node)
+        self.capture.nodes.append(node)
+
+
+def user_frame():
+    """(file, line, function) of the innermost frame outside tensorlib: where a break is."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        if not os.path.abspath(frame.filename).startswith(package + os.sep):
+            return frame.filename, frame.lineno, frame.name
+    return "<tensorlib>", 0, "?"
+
+
+class Capture:
+    """One compiled call's recording: the pending nodes, the storages allocated during it
+    (all others are external: inputs, parameters, globals), and the breaks seen."""
+
+    def __init__(self, devices, runner, fullgraph=False, on_break=None):
+        self.devices = devices          # canonical devices whose kernels record
+        self.runner = runner            # callable(nodes, capture): plans and runs a segment
+        self.fullgraph = fullgraph
+        self.on_break = on_break        # callable(reason, frame) for logging
+        self.nodes = []
+        self.fresh = {}                 # id(handle) -> handle allocated during the capture
+        self.breaks = []                # (reason, (file, line, name))
+        self.segments = []              # the structural key of each segment run
+        self._saved = None
+
+    # -- installing the recorders ----------------------------------------------------------
+    def _tables(self):
+        seen = {}
+        for d in self.devices:
+            seen.setdefault(id(d._kernels), d)
+        return list(seen.values())
+
+    def install(self):
+        saved_tables = []
+        for d in self._tables():
+            table = d._kernels
+            real = dict(table)
+            saved_tables.append((table, real))
+            for op, k in real.items():
+                table[op] = _Recorder(self, op, k, d.type)
+        saved_alloc = []
+        for d in self.devices:
+            real_alloc = d._allocate
+            saved_alloc.append((d, real_alloc))
+            d._allocate = self._tracking(real_alloc)
+        self._saved = (saved_tables, saved_alloc)
+        self._outer = _capture_state.current
+        _capture_state.current = self
+
+    def uninstall(self):
+        saved_tables, saved_alloc = self._saved
+        for table, real in saved_tables:
+            table.update(real)
+        for d, real_alloc in saved_alloc:
+            d._allocate = real_alloc
+        self._saved = None
+        _capture_state.current = self._outer
+
+    def _tracking(self, allocate):
+        fresh = self.fresh
+
+        def tracked(nbytes, index):
+            handle = allocate(nbytes, index)
+            fresh[id(handle)] = handle
+            return handle
+        return tracked
+
+    def is_fresh(self, storage):
+        handle = storage.handle
+        return self.fresh.get(id(handle)) is handle
+
+    # -- running what was recorded ---------------------------------------------------------
+    def flush(self):
+        """Run the pending nodes with the real kernels installed."""
+        nodes = self.nodes
+        if not nodes:
+            return
+        self.nodes = []
+        self.uninstall()
+        try:
+            self.segments.append(self.runner(nodes, self))
+        finally:
+            self.install()
+
+    def run_now(self, node):
+        """Run the pending nodes and then `node`, returning the kernel's answer."""
+        self.flush()
+        self.uninstall()
+        try:
+            return node.kernel(*node.args, **node.kwargs)
+        finally:
+            self.install()
+
+    def graph_break(self, reason):
+        frame = user_frame()
+        self.breaks.append((reason, frame))
+        if self.on_break is not None:
+            self.on_break(reason, frame)
+        self.flush()
+        if self.fullgraph:
+            file, line, name = frame
+            raise GraphBreakError(
+                f"tensorlib.compile(fullgraph=True): the graph breaks at {file}:{line} (in "
+                f"{name}): {reason} needs a tensor's value in Python. Remove the data-dependent "
+                f"step or compile with fullgraph=False.")
+
+
+def capture_devices(tensors):
+    """The devices a call records on: the cpu and those of its tensors."""
+    devices = [canonical("cpu")]
+    for t in tensors:
+        d = t._device
+        if all(d is not e for e in devices):
+            devices.append(d)
+    return devices
+
+
+def run_captured(fn, args, kwargs, devices, runner, fullgraph=False, on_break=None):
+    """Call fn(*args, **kwargs) under a capture; every recorded kernel has run when it
+    returns (or raises: the kernels recorded before an exception run first, as in eager)."""
+    if _capture_state.current is not None:      # nested compiled call: part of the outer one
+        return fn(*args, **kwargs), None
+    cap = Capture(devices, runner, fullgraph, on_break)
+    cap.install()
+    try:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            exc = sys.exc_info()[1]
+            try:
+                cap.flush()
+            except Exception:
+                pass
+            raise exc
+        cap.flush()
+    finally:
+        cap.uninstall()
+    return result, cap
