@@ -1,0 +1,2 @@
+"""Passes over fx graphs."""
+from tensorlib.fx.passes import shape_prop  # noqa: F401
