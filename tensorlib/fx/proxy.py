@@ -9,6 +9,7 @@ name them) for recording wrappers while a trace runs; modules by wrapping `Modul
 parameters and buffers by `Module.__getattr__`, so `self.weight` becomes a get_attr node.
 """
 import builtins
+import dis
 import functools
 import inspect
 import operator
@@ -49,6 +50,10 @@ class Proxy:
 
     def __iter__(self):
         frame = inspect.currentframe().f_back
+        for inst in dis.get_instructions(frame.f_code):
+            if inst.offset == frame.f_lasti and inst.opname == "UNPACK_SEQUENCE":
+                # `a, b = proxy` (a module returning a tuple): one getitem node per name
+                return iter([self[i] for i in range(inst.argval)])
         raise TraceError(f"Proxy object cannot be iterated ({self.node.name}, at "
                          f"{frame.f_code.co_filename}:{frame.f_lineno})")
 
