@@ -99,6 +99,10 @@ def segment_key(nodes, capture):
     slots = _Slots(capture)
     parts = []
     for n in nodes:
+        if n.op == "fill" and len(n.args) == 2 and not n.kwargs:
+            # the value is read when the plan runs: a new learning rate is not a new plan
+            parts.append(("fill", n.device, _arg_key(n.args[0], slots), type(n.args[1]).__name__))
+            continue
         parts.append((n.op, n.device, tuple(_arg_key(a, slots) for a in n.args),
                       tuple((k, _arg_key(v, slots)) for k, v in sorted(n.kwargs.items()))))
     live = _live_fresh(nodes, slots)
@@ -116,7 +120,8 @@ def _elementwise(node, codegen_devices):
         return None
     out = args[0]
     if op == "fill":
-        if len(args) != 2 or not isinstance(args[1], (bool, int, float)):
+        if len(args) != 2 or not isinstance(args[1], (bool, int, float)) or \
+                (isinstance(args[1], int) and abs(args[1]) > 2 ** 53):   # passed as a double
             return None
         inputs, value = (), args[1]
     else:
@@ -175,8 +180,9 @@ class _Group:
 
 
 def _build_fused(group, nodes, slots, keep, backend):
-    """(FusedKernel, operand references) for a closed group of two or more nodes."""
-    operands, refs, opindex = [], [], {}
+    """(FusedKernel, operand references, fill node indices, spec) for a closed group of two
+    or more nodes."""
+    operands, refs, opindex, fills = [], [], {}, []
     written_by = {}                 # slot -> step index of its latest value
     steps, arg_tensors = [], []
 
@@ -200,6 +206,9 @@ def _build_fused(group, nodes, slots, keep, backend):
                 args.append(("p", operand(t, (i, pos + 1))))
         in_dt = (inputs[1] if node.op == "where" else inputs[0])._dtype.name if inputs \
             else out._dtype.name
+        if node.op == "fill":
+            value = len(fills)
+            fills.append(i)
         steps.append(Step(node.op, tuple(args), in_dt, out._dtype.name, value))
         written_by[slots.index[id(out._storage)]] = j
         arg_tensors.append(out)
@@ -218,11 +227,12 @@ def _build_fused(group, nodes, slots, keep, backend):
             inner.append("c" if st[-1] == 1 else ("b" if st[-1] == 0 else "s"))
     spec = FusedSpec(tuple((t._dtype.name, kind) for t, kind in zip(operands, inner)),
                      tuple(steps), tuple(stores))
-    return backend.fused_kernel(spec, sizes, strides), tuple(refs), spec
+    return backend.fused_kernel(spec, sizes, strides), tuple(refs), tuple(fills), spec
 
 
 class Plan:
-    """What to run for a segment: ("node", i) steps and ("fused", kernel, refs) steps."""
+    """What to run for a segment: ("node", i) steps and ("fused", kernel, operand refs, fill
+    node indices) steps."""
     __slots__ = ("steps", "fused_specs")
 
     def __init__(self, steps, fused_specs):
@@ -234,8 +244,8 @@ class Plan:
                 n = nodes[step[1]]
                 n.kernel(*n.args, **n.kwargs)
             else:
-                kernel, refs = step[1], step[2]
-                kernel([nodes[i].args[p] for i, p in refs])
+                kernel, refs, fills = step[1], step[2], step[3]
+                kernel([nodes[i].args[p] for i, p in refs], [nodes[i].args[1] for i in fills])
 
 
 def build_plan(nodes, slots, live, fuse=True):
@@ -263,8 +273,9 @@ def build_plan(nodes, slots, live, fuse=True):
         else:
             def keep(s, end=end):
                 return live[s] or last_use.get(s, -1) >= end
-            kernel, refs, spec = _build_fused(group, nodes, slots, keep, codegen[group.device])
-            steps.append(("fused", kernel, refs))
+            kernel, refs, fills, spec = _build_fused(group, nodes, slots, keep,
+                                                     codegen[group.device])
+            steps.append(("fused", kernel, refs, fills))
             specs.append(spec)
         group = None
 

@@ -68,8 +68,9 @@ DIALECT = HostC()
 
 
 def source(spec):
-    """The C source of a fused kernel `tl_fused(nd, sizes, strides, ptrs, nthreads)`:
-    strides[k * nd + d] is operand k's stride (elements) along collapsed dim d."""
+    """The C source of a fused kernel `tl_fused(nd, sizes, strides, ptrs, sc, nthreads)`:
+    strides[k * nd + d] is operand k's stride (elements) along collapsed dim d; sc holds the
+    values of the fill steps."""
     d = DIALECT
     nops = len(spec.operands)
 
@@ -90,7 +91,8 @@ def source(spec):
     row_ptrs = "".join(f"      {d.storage(dt)}* const p{k} = P{k} + o{k};\n"
                        for k, (dt, _) in enumerate(spec.operands))
     return f"""{_PREAMBLE}{_vector_math_decls()}{helpers}
-void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const int nt) {{
+void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const double* sc,
+              const int nt) {{
 {ptrs}  if (nd <= 1) {{
     const i64 n = nd ? sizes[0] : 1;
 {flat_strides}{flat_ptrs}    #pragma omp parallel for simd num_threads(nt) if(n >= {PARALLEL_MIN}) schedule(static)
@@ -199,7 +201,7 @@ class Builder:
             fn = lib.tl_fused
             fn.restype = None
             fn.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                           ctypes.c_int]
+                           ctypes.c_void_p, ctypes.c_int]
             fn._tl_lib = lib
             self.loaded[src] = fn
             return fn
@@ -211,7 +213,7 @@ BUILDER = Builder()
 class FusedKernel:
     """A built fused kernel bound to one iteration shape: call it with the operand tensors
     (CPU tensors, in the spec's operand order)."""
-    __slots__ = ("fn", "nd", "sizes", "strides", "ptrs", "threads", "nops")
+    __slots__ = ("fn", "nd", "sizes", "strides", "ptrs", "threads", "nops", "scalars")
 
     def __init__(self, spec, sizes, strides):
         from tensorlib_cpu import fastreduce
@@ -222,13 +224,17 @@ class FusedKernel:
         flat = [s for st in strides for s in st]
         self.strides = (ctypes.c_int64 * max(1, len(flat)))(*flat)
         self.ptrs = (ctypes.c_void_p * self.nops)()
+        self.scalars = (ctypes.c_double * max(1, sum(st.op == "fill" for st in spec.steps)))()
         self.threads = fastreduce.get_num_threads
 
-    def __call__(self, tensors):
+    def __call__(self, tensors, scalars=()):
         ptrs = self.ptrs
         for k, t in enumerate(tensors):
             ptrs[k] = t._storage.handle.__array_interface__["data"][0] + t._offset * t._dtype.itemsize
-        self.fn(self.nd, self.sizes, self.strides, ptrs, self.threads())
+        sc = self.scalars
+        for k, v in enumerate(scalars):
+            sc[k] = v
+        self.fn(self.nd, self.sizes, self.strides, ptrs, sc, self.threads())
 
 
 def fused_kernel(spec, sizes, strides):
