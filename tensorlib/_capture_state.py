@@ -5,6 +5,10 @@ recorded kernels run first (a graph break)."""
 
 current = None
 
+# (devices, fuse) when a compiled call returned tensors that require grad: the next
+# `backward()` runs under a capture too, so the backward's kernels fuse as the forward's do
+backward = None
+
 
 def materialize(what):
     """Run every kernel recorded so far: `what` (e.g. 'item()') needs real values."""

@@ -1,5 +1,6 @@
 """Define-by-run automatic differentiation: every differentiable op records a grad_fn node;
 backward() runs the graph in dependency order and accumulates into leaves' .grad."""
+from tensorlib import _capture_state
 from tensorlib._C import grad_mode as _state
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd import formulas  # noqa: F401 - registers every derivative
@@ -84,6 +85,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                     t._grad = g if t._grad is None else t._grad + g
         finally:
             _state.set_grad_enabled(prev)
+        return
+    if _capture_state.backward is not None and _capture_state.current is None:
+        from tensorlib.compiler.api import run_backward_compiled
+        run_backward_compiled(run_backward, [edge(t) for t in tensors], grads, retain_graph,
+                              create_graph)
         return
     run_backward([edge(t) for t in tensors], grads, retain_graph, create_graph)
 

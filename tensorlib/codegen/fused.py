@@ -26,7 +26,7 @@ class Step:
     args: tuple            # ("p", operand index) or ("v", step index)
     in_dt: str             # dtype of the arguments (promoted already)
     out_dt: str
-    value: object = None   # fill: the index of its value in the kernel's scalar array `sc`
+    value: object = None   # fill: k, its value is the kernel's scalar `sc<k>`
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class FusedSpec:
 
 def _expr(d, step):
     if step.op == "fill":
-        return f"(({d.compute(step.out_dt)})sc[{step.value}])", ()
+        return f"(({d.compute(step.out_dt)})sc{step.value})", ()
     if step.op == "copy":
         return "x0", ()
     if step.op == "where":

@@ -20,6 +20,7 @@ import sys
 import warnings
 import weakref
 
+from tensorlib import _capture_state
 from tensorlib._C import grad_mode as _grad_mode
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.compiler import capture as _capture
@@ -166,6 +167,8 @@ class CompiledFunction:
             self._orig, args, kwargs, devices,
             lambda nodes, cap: _plan.run_segment(nodes, cap, fuse), self.fullgraph, on_break)
         self.graph_breaks = breaks
+        if _grad_mode.is_grad_enabled() and any(t._requires_grad for t in _flatten(result, [])):
+            _capture_state.backward = (devices, fuse)
         return result
 
     def _call_custom(self, args, kwargs):
@@ -195,6 +198,15 @@ class CompiledFunction:
                                     f"{type(compiled).__name__}, not a callable")
             self._custom[sig] = compiled
         return compiled(*args)
+
+
+def run_backward_compiled(run_backward, *args):
+    """The engine's backward after a compiled forward: under a capture, so its elementwise
+    chains (activation gradients, accumulation) fuse like the forward's."""
+    devices, fuse = _capture_state.backward
+    _capture_state.backward = None
+    _capture.run_captured(run_backward, args, {}, devices,
+                          lambda nodes, cap: _plan.run_segment(nodes, cap, fuse))
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,

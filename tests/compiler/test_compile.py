@@ -34,9 +34,9 @@ def test_chain_matches_eager(device):
         _close(f(x), chain(x))
 
 
-def test_chain_fuses_into_one_generated_kernel_on_cpu():
+def test_chain_fuses_into_one_generated_kernel(device):
     tl.compiler.reset()
-    x = tl.randn(4096)
+    x = tl.randn(4096, device=device)
     f = tl.compile(chain)
     f(x)
     f(x)

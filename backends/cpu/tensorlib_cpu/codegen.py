@@ -81,6 +81,8 @@ def source(spec):
     loop_body = "\n".join("      " + ln for ln in lines)
     ptrs = "".join(f"  {d.storage(dt)}* const P{k} = ({d.storage(dt)}*)ptrs[{k}];\n"
                    for k, (dt, _) in enumerate(spec.operands))
+    ptrs += "".join(f"  const double sc{st.value} = sc[{st.value}];\n"
+                    for st in spec.steps if st.op == "fill")
     flat_strides = "".join(f"    const i64 s{k} = nd ? st[{k} * nd] : 0;\n"
                            for k, (_, inner) in enumerate(spec.operands) if inner == "s")
     flat_ptrs = "".join(f"    {d.storage(dt)}* const p{k} = P{k};\n"

@@ -145,6 +145,11 @@ class OpenCLBackend(Backend):
             if index is None or i == index:
                 st.allocator.empty_cache()
 
+    def fused_kernel(self, spec, sizes, strides):
+        """tensorlib.compile's fused elementwise kernels (tensorlib_opencl.fused)."""
+        from tensorlib_opencl.fused import FusedKernel
+        return FusedKernel(spec, sizes, strides)
+
     def register(self, table):
         from tensorlib_opencl.kernels import register
         register(table, self)

@@ -1,0 +1,59 @@
+"""The OpenCL code generator for `tensorlib.compile`: a fused elementwise chain as one
+kernel, one work-item per element (offsets from the collapsed sizes and strides in a meta
+buffer), its body from the shared generator (`tensorlib.codegen.fused`) in the OpenCL
+dialect, built and cached by the device's compiler like every other kernel."""
+import hashlib
+
+import numpy as np
+
+from tensorlib.codegen.fused import body
+from tensorlib.codegen.templates import _decompose
+
+from tensorlib_opencl.dialect import DIALECT as D
+
+
+def source(spec, name):
+    helpers, lines = body(D, spec, lambda k, inner: f"j{k}")
+    params = ["const i64 n", f"{D.global_}const i64* meta"]
+    for k, (dt, _) in enumerate(spec.operands):
+        params += [f"{D.ptr(dt)} p{k}", f"const i64 off{k}"]
+    params += [f"const {D.compute(st.out_dt)} sc{st.value}" for st in spec.steps
+               if st.op == "fill"]
+    nops = len(spec.operands)
+    offsets = [(str(k), f"(meta + 1 + nd * {k + 1})") for k in range(nops)]
+    text = (f"  const int nd = (int)meta[0];\n"
+            f"  const i64 i = {D.global_id(0)};\n  if (i < n) {{\n"
+            f"    i64 {', '.join(f'j{k} = off{k}' for k in range(nops))};\n"
+            + _decompose(D, "i", "nd", "(meta + 1)", offsets)
+            + "".join(f"    {ln}\n" for ln in lines) + "  }")
+    dtypes = tuple(dt for dt, _ in spec.operands)
+    return D.program([helpers, D.kernel(name, params, text)], dtypes)
+
+
+class FusedKernel:
+    """A built fused kernel for one iteration shape; call with the operand tensors."""
+
+    def __init__(self, spec, sizes, strides):
+        self.spec = spec
+        self.n = 1
+        for s in sizes:
+            self.n *= s
+        self.meta = (len(sizes),) + tuple(sizes) + tuple(s for st in strides for s in st)
+        self.scalar_types = [np.dtype("uint8" if st.out_dt == "bool" else st.out_dt).type
+                             for st in spec.steps if st.op == "fill"]
+        self.name = "fused_" + hashlib.sha1(spec.key().encode()).hexdigest()[:16]
+
+    def __call__(self, tensors, scalars=()):
+        from tensorlib_opencl.kernels import _dk
+        dk = _dk(*tensors)
+        dtypes = tuple(dt for dt, _ in self.spec.operands)
+        kernel = dk.kernels(("fused", self.spec.key()), lambda: (source(self.spec, self.name),
+                                                                  (self.name,)), dtypes)
+        kernel = kernel[self.name]
+        if self.n == 0:
+            return
+        args = []
+        for t in tensors:
+            args += [t._storage.handle, t._offset]
+        args += [ty(v) for ty, v in zip(self.scalar_types, scalars)]
+        dk.launch1d(kernel, self.n, self.n, dk.meta(self.meta), *args)
