@@ -9,7 +9,8 @@ tensorlib's version. An entry is one file `<key[:2]>/<key>.bin`:
 written to a temporary file in the same directory and renamed into place (atomic), and checked
 against its hash when read; a damaged entry is deleted and treated as a miss. Entries are raw
 bytes, never pickled. Location: `$TENSORLIB_KERNEL_CACHE_DIR`, else the per-user cache dir
-(platformdirs, falling back to ~/.cache)/tensorlib/kernels. `TENSORLIB_DISABLE_KERNEL_CACHE=1`
+(platformdirs, falling back to ~/.cache)/tensorlib/kernels; `$TENSORLIB_CACHE_DIR/kernels`
+moves the whole per-user cache. `TENSORLIB_DISABLE_KERNEL_CACHE=1`
 turns the disk cache off (the in-memory cache of each backend stays).
 """
 import hashlib
@@ -23,6 +24,9 @@ def default_dir():
     env = os.environ.get("TENSORLIB_KERNEL_CACHE_DIR")
     if env:
         return os.path.expanduser(env)
+    env = os.environ.get("TENSORLIB_CACHE_DIR")
+    if env:
+        return os.path.join(os.path.expanduser(env), "kernels")
     try:
         import platformdirs
         base = platformdirs.user_cache_dir("tensorlib", appauthor=False)

@@ -15,8 +15,6 @@ shape for the same call marks its sizes dynamic (PyTorch's automatic dynamic): t
 kernels take sizes at run time, so new sizes compile nothing.
 """
 import functools
-import os
-import sys
 import warnings
 import weakref
 
@@ -25,6 +23,7 @@ from tensorlib._C import grad_mode as _grad_mode
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.compiler import capture as _capture
 from tensorlib.compiler import plan as _plan
+from tensorlib.compiler.logs import log as _log
 
 
 class config:
@@ -36,16 +35,6 @@ class config:
 _BACKENDS = ("inductor", "eager", "aot_eager")
 _disabled_depth = 0
 _compiled = weakref.WeakSet()   # for reset()
-
-
-def _log_enabled(what):
-    spec = os.environ.get("TENSORLIB_LOGS", "")
-    return what in {s.strip().lstrip("+") for s in spec.split(",")} or "all" in spec
-
-
-def _log(what, message):
-    if _log_enabled(what):
-        print(f"[tensorlib.compile] {message}", file=sys.stderr)
 
 
 def list_backends():

@@ -20,6 +20,7 @@ import sys
 from tensorlib._C.broadcast import collapse_dims
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.codegen.fused import FusedSpec, Step, supported
+from tensorlib.compiler import logs
 
 _PLANS = {}
 _PLAN_LIMIT = 4096
@@ -303,5 +304,8 @@ def run_segment(nodes, capture, fuse=True):
         if len(_PLANS) >= _PLAN_LIMIT:
             _PLANS.clear()
         plan = _PLANS[cache_key] = build_plan(nodes, slots, key[2], fuse)
+        if logs.enabled("graph"):
+            logs.log("graph", f"new segment of {len(nodes)} kernels, {len(plan.fused_specs)} "
+                              f"fused groups:\n{logs.describe_segment(nodes)}")
     plan.run(nodes)
     return key

@@ -191,6 +191,8 @@ class Builder:
         with self._lock:
             key = make_key("cpu-fused", src, compiler_version(), " ".join(_flags()),
                            platform.machine(), platform.processor())
+            from tensorlib.compiler import logs
+            logs.log("output_code", f"fused CPU kernel:\n{src}")
             binary = self.cache.get(key)
             if binary is None:
                 binary = self._build(src)

@@ -43,12 +43,17 @@ class FusedKernel:
                              for st in spec.steps if st.op == "fill"]
         self.name = "fused_" + hashlib.sha1(spec.key().encode()).hexdigest()[:16]
 
+    def _make(self):
+        from tensorlib.compiler import logs
+        src = source(self.spec, self.name)
+        logs.log("output_code", f"fused OpenCL kernel:\n{src}")
+        return src, (self.name,)
+
     def __call__(self, tensors, scalars=()):
         from tensorlib_opencl.kernels import _dk
         dk = _dk(*tensors)
         dtypes = tuple(dt for dt, _ in self.spec.operands)
-        kernel = dk.kernels(("fused", self.spec.key()), lambda: (source(self.spec, self.name),
-                                                                  (self.name,)), dtypes)
+        kernel = dk.kernels(("fused", self.spec.key()), self._make, dtypes)
         kernel = kernel[self.name]
         if self.n == 0:
             return
