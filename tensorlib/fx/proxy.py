@@ -13,6 +13,7 @@ import dis
 import functools
 import inspect
 import operator
+import warnings
 
 from tensorlib.fx.graph import Graph
 from tensorlib.fx.node import map_aggregate
@@ -22,17 +23,39 @@ class TraceError(ValueError):
     """What symbolic tracing cannot record (data-dependent control flow)."""
 
 
-class Proxy:
-    """A value of the program being traced: operations on it add Nodes to its graph."""
-    __slots__ = ("node", "tracer")
+_NO_VALUE = object()
 
-    def __init__(self, node, tracer):
-        self.node, self.tracer = node, tracer
+
+class TracerWarning(UserWarning):
+    """A concrete trace (jit.trace) turned a traced value into a Python value: the graph
+    holds the value this example gave, not the computation."""
+
+
+class Proxy:
+    """A value of the program being traced: operations on it add Nodes to its graph. In a
+    concrete trace (`Tracer(concrete=True)`, jit.trace) it also holds the example's value."""
+    __slots__ = ("node", "tracer", "value")
+
+    def __init__(self, node, tracer, value=_NO_VALUE):
+        self.node, self.tracer, self.value = node, tracer, value
+
+    def _concrete(self, what):
+        if self.value is _NO_VALUE:
+            return None
+        warnings.warn(f"Converting a traced value ({self.node.name}) to a Python {what}: the "
+                      f"trace holds this example's value and will not generalize to other "
+                      f"inputs", TracerWarning, stacklevel=3)
+        return self.value
 
     def __repr__(self):
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, name):
+        if self.value is not _NO_VALUE and name not in ("node", "tracer", "value"):
+            attr = getattr(self.value, name)
+            if not callable(attr):      # x.shape, x.dtype...: the example's; x.T: a node
+                return self.tracer.create_proxy("call_function", builtins.getattr,
+                                                (self, name), {})
         return _Attribute(self, name)
 
     def __call__(self, *args, **kwargs):
@@ -45,6 +68,8 @@ class Proxy:
         self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
 
     def __bool__(self):
+        if self.value is not _NO_VALUE:
+            return bool(self._concrete("boolean"))
         raise TraceError("symbolically traced variables cannot be used as inputs to control "
                          f"flow (bool() of {self.node.name})")
 
@@ -54,21 +79,31 @@ class Proxy:
             if inst.offset == frame.f_lasti and inst.opname == "UNPACK_SEQUENCE":
                 # `a, b = proxy` (a module returning a tuple): one getitem node per name
                 return iter([self[i] for i in range(inst.argval)])
+        if self.value is not _NO_VALUE:
+            return iter([self[i] for i in range(len(self.value))])
         raise TraceError(f"Proxy object cannot be iterated ({self.node.name}, at "
                          f"{frame.f_code.co_filename}:{frame.f_lineno})")
 
     def __len__(self):
+        if self.value is not _NO_VALUE:
+            return len(self._concrete("length"))
         raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want "
                            "this call to be recorded, please call tensorlib.fx.wrap('len') at "
                            "module scope")
 
     def __index__(self):
+        if self.value is not _NO_VALUE:
+            return self._concrete("index").__index__()
         raise TraceError(f"{self.node.name} cannot be used as a Python index while tracing")
 
     def __int__(self):
+        if self.value is not _NO_VALUE:
+            return int(self._concrete("int"))
         raise TraceError(f"int() of traced value {self.node.name}")
 
     def __float__(self):
+        if self.value is not _NO_VALUE:
+            return float(self._concrete("float"))
         raise TraceError(f"float() of traced value {self.node.name}")
 
     def __hash__(self):
@@ -83,6 +118,7 @@ class _Attribute(Proxy):
         object.__setattr__(self, "attr", attr)
         object.__setattr__(self, "tracer", root.tracer)
         object.__setattr__(self, "_node", None)
+        object.__setattr__(self, "value", _NO_VALUE)
 
     @property
     def node(self):
@@ -156,10 +192,12 @@ class Tracer:
     submodules stay single call_module nodes (by default, those of tensorlib.nn except the
     containers)."""
 
-    def __init__(self, autowrap_modules=(), autowrap_functions=()):
+    def __init__(self, autowrap_modules=(), autowrap_functions=(), concrete=False):
         self.autowrap_functions = tuple(autowrap_functions)
         self.graph = None
         self.root = None
+        self.concrete = concrete        # compute each node's value from example inputs
+        self._evaluating = False        # inside the computation of a concrete value
 
     # -- what becomes a node -----------------------------------------------------------------
     def is_leaf_module(self, m, module_qualified_name):
@@ -185,7 +223,9 @@ class Tracer:
             for n, p in list(self.root.named_parameters()) + list(self.root.named_buffers()):
                 if p is attr_val:
                     if n not in parameter_proxy_cache:
-                        parameter_proxy_cache[n] = Proxy(self.graph.get_attr(n), self)
+                        parameter_proxy_cache[n] = Proxy(
+                            self.graph.get_attr(n), self,
+                            attr_val if self.concrete else _NO_VALUE)
                     return parameter_proxy_cache[n]
         return attr_val
 
@@ -211,10 +251,37 @@ class Tracer:
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
         node = self.create_node(kind, target, self.create_arg(tuple(args)),
                                 self.create_arg(dict(kwargs)), name, type_expr)
-        return Proxy(node, self)
+        if not self.concrete:
+            return Proxy(node, self)
+        value = self._evaluate(kind, target, args, kwargs)
+        from tensorlib._tensor import Tensor
+        if isinstance(value, Tensor):
+            return Proxy(node, self, value)
+        if isinstance(value, (tuple, list)) and any(isinstance(v, Tensor) for v in value):
+            return Proxy(node, self, value)
+        # shapes, sizes, flags: the trace keeps this example's value (as torch.jit.trace)
+        self.graph.erase_node(node)
+        return value
+
+    def _evaluate(self, kind, target, args, kwargs):
+        def real(a):
+            return map_aggregate(a, lambda x: x.value if isinstance(x, Proxy) else x)
+        a, k = real(tuple(args)), real(dict(kwargs))
+        self._evaluating = True
+        try:
+            if kind == "call_function":
+                return target(*a, **k)
+            if kind == "call_method":
+                return getattr(a[0], target)(*a[1:], **k)
+            if kind == "call_module":
+                from tensorlib.fx.graph_module import _get_path
+                return _get_path(self.root, target)(*a, **k)
+            raise RuntimeError(f"concrete trace: cannot evaluate a {kind} node")
+        finally:
+            self._evaluating = False
 
     # -- the trace -------------------------------------------------------------------------
-    def trace(self, root, concrete_args=None):
+    def trace(self, root, concrete_args=None, example_inputs=None):
         from tensorlib.nn.modules.module import Module
         if _current_tracer[0] is not None:
             raise RuntimeError("symbolic_trace: nested tracing is not supported")
@@ -234,7 +301,20 @@ class Tracer:
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())[len(bound_self):]
         args = []
+        examples = list(example_inputs or ())
+        if self.concrete and len(examples) > len(params):
+            raise TypeError(f"trace: {len(examples)} example inputs for {len(params)} "
+                            f"parameters of {getattr(fn, '__qualname__', fn)}")
         for p in params:
+            if self.concrete:
+                if examples:
+                    node = self.graph.placeholder(p.name)
+                    args.append(Proxy(node, self, examples.pop(0)))
+                elif p.default is not inspect.Parameter.empty:
+                    args.append(p.default)
+                else:
+                    raise TypeError(f"trace: no example input for parameter '{p.name}'")
+                continue
             if p.name in concrete_args:
                 args.append(concrete_args[p.name])
                 continue
@@ -251,10 +331,14 @@ class Tracer:
         tracer = self
 
         def traced_call(mod, *a, **k):
+            if tracer._evaluating:
+                return original_call(mod, *a, **k)
             return tracer.call_module(mod, lambda *aa, **kk: original_call(mod, *aa, **kk), a, k)
 
         def traced_getattr(mod, name):
             value = original_getattr(mod, name)
+            if tracer._evaluating:
+                return value
             return tracer.getattr(name, value, param_cache)
 
         _current_tracer[0] = self
@@ -307,7 +391,7 @@ def _recording(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         proxies = _contains_proxy(args, kwargs)
-        if not proxies:
+        if not proxies or proxies[0].tracer._evaluating:
             return fn(*args, **kwargs)
         return proxies[0].tracer.create_proxy("call_function", fn, args, kwargs)
     return wrapper

@@ -1,0 +1,210 @@
+"""tensorlib.jit: traced graphs that run and ship without the model's Python source.
+
+`trace(module_or_fn, example_inputs)` runs the model once on the examples with fx's concrete
+tracer (the graph capture `tensorlib.fx` gives compile's custom backends): every tensorlib
+function, Tensor method and standard `nn` module called is a node; Python control flow on a
+traced value follows the example and warns (`TracerWarning`), as torch.jit.trace does.
+`script` accepts modules whose forward has no data-dependent control flow (a symbolic trace)
+and raises naming the construct otherwise. `save`/`load` keep the graph as data beside the
+tensors and the standard modules it calls, in tensorlib's safe format: nothing is unpickled
+and no code from the file runs (node targets are looked up by name in tensorlib, `operator`
+and `builtins.getattr` only)."""
+import builtins
+import operator
+
+from tensorlib.fx import GraphModule, Tracer, TraceError
+from tensorlib.fx.graph import Graph
+from tensorlib.fx.graph_module import _get_path
+from tensorlib.fx.node import Node
+from tensorlib.fx.proxy import TracerWarning
+
+__all__ = ["ScriptModule", "TracedModule", "TracerWarning", "is_scripting", "is_tracing",
+           "load", "save", "script", "trace"]
+
+_FORMAT = "tensorlib.jit/1"
+_tracing = [False]
+
+
+class TracedModule(GraphModule):
+    """What trace/script return: a GraphModule (`.graph`, `.code`) that can be saved."""
+
+    def save(self, f):
+        save(self, f)
+
+    @property
+    def original_name(self):
+        return self._class_name
+
+
+ScriptModule = TracedModule
+
+
+def _example_tuple(example_inputs):
+    return example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+
+
+def _graph_module(root, graph, name, extra):
+    attrs = {}
+    for node in graph.nodes:
+        if node.op in ("call_module", "get_attr"):
+            attrs[node.target] = extra[node.target] if node.target in extra else \
+                _get_path(root, node.target)
+    gm = TracedModule(attrs, graph, name)
+    return gm
+
+
+def trace(func, example_inputs=None, *, check_trace=False, strict=True, example_kwarg_inputs=None):
+    """torch.jit.trace: the graph of one run of func (a Module or function) on the examples."""
+    from tensorlib.nn.modules.module import Module
+    if example_inputs is None:
+        if example_kwarg_inputs is None:
+            raise TypeError("jit.trace: give example_inputs (a tensor or a tuple of tensors)")
+        example_inputs = tuple(example_kwarg_inputs.values())
+    examples = _example_tuple(example_inputs)
+    tracer = Tracer(concrete=True)
+    _tracing[0] = True
+    try:
+        graph = tracer.trace(func, example_inputs=examples)
+    finally:
+        _tracing[0] = False
+    name = type(func).__name__ if isinstance(func, Module) else func.__name__
+    gm = _graph_module(tracer.root, graph, name, tracer._constant_values)
+    if isinstance(func, Module):
+        gm.training = func.training
+    if check_trace:
+        import tensorlib
+        want, got = func(*examples), gm(*examples)
+        if not tensorlib.allclose(want, got, rtol=1e-5, atol=1e-6):
+            raise RuntimeError("jit.trace: the traced graph does not reproduce the example's "
+                               "output (check_trace)")
+    return gm
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """torch.jit.script for modules and functions without data-dependent control flow (we
+    compile them by symbolic tracing, not by parsing Python)."""
+    from tensorlib.fx import symbolic_trace
+    from tensorlib.nn.modules.module import Module
+    try:
+        gm = symbolic_trace(obj)
+    except TraceError as exc:
+        raise RuntimeError(f"tensorlib.jit.script cannot compile "
+                           f"{getattr(obj, '__qualname__', type(obj).__name__)}: {exc}. Its "
+                           f"forward steers Python control flow by a tensor's value; use "
+                           f"tensorlib.jit.trace with example inputs instead.") from exc
+    name = type(obj).__name__ if isinstance(obj, Module) else obj.__name__
+    attrs = {n.target: _get_path(gm, n.target) for n in gm.graph.nodes
+             if n.op in ("call_module", "get_attr")}
+    out = TracedModule(attrs, gm.graph, name)
+    out.training = gm.training
+    return out
+
+
+def is_scripting():
+    return False
+
+
+def is_tracing():
+    return _tracing[0]
+
+
+# -- save / load -------------------------------------------------------------------------------
+
+def _target_name(target):
+    if isinstance(target, str):
+        return target
+    if target is builtins.getattr:
+        return "builtins.getattr"
+    from tensorlib.fx.graph import _import_path
+    path = _import_path(target)
+    if path is None or path.startswith("builtins."):
+        raise RuntimeError(f"jit.save: the graph calls {target!r}, which is not a tensorlib "
+                           f"function or an operator; it cannot be saved by name")
+    return path
+
+
+def _resolve(path):
+    if path == "builtins.getattr":
+        return builtins.getattr
+    if path.startswith("operator."):
+        fn = getattr(operator, path.split(".", 1)[1], None)
+    elif path.startswith("tensorlib."):
+        import importlib
+        module, _, name = path.rpartition(".")
+        fn = getattr(importlib.import_module(module), name, None)
+    else:
+        fn = None
+    if fn is None or not callable(fn):
+        raise RuntimeError(f"jit.load: unknown call target '{path}' (only tensorlib functions, "
+                           f"operators and getattr are loaded)")
+    return fn
+
+
+def _encode(a):
+    def one(x):
+        if isinstance(x, Node):
+            return {"node": x.name}
+        return x
+    if isinstance(a, tuple):
+        return {"tuple": [_encode(x) for x in a]}
+    if isinstance(a, list):
+        return [_encode(x) for x in a]
+    if isinstance(a, dict):
+        return {"dict": {k: _encode(v) for k, v in a.items()}}
+    if isinstance(a, slice):
+        return {"slice": [_encode(a.start), _encode(a.stop), _encode(a.step)]}
+    return one(a)
+
+
+def _decode(a, nodes):
+    if isinstance(a, dict):
+        if "node" in a:
+            return nodes[a["node"]]
+        if "tuple" in a:
+            return tuple(_decode(x, nodes) for x in a["tuple"])
+        if "dict" in a:
+            return {k: _decode(v, nodes) for k, v in a["dict"].items()}
+        if "slice" in a:
+            return slice(*(_decode(x, nodes) for x in a["slice"]))
+    if isinstance(a, list):
+        return [_decode(x, nodes) for x in a]
+    return a
+
+
+def save(m, f, _extra_files=None):
+    """torch.jit.save: the graph as data, the tensors and the standard modules it calls."""
+    import tensorlib
+    if not isinstance(m, GraphModule):
+        raise RuntimeError("jit.save takes the result of tensorlib.jit.trace or jit.script")
+    graph = []
+    attrs = {}
+    for node in m.graph.nodes:
+        graph.append({"op": node.op, "name": node.name, "target": _target_name(node.target),
+                      "args": _encode(node.args), "kwargs": _encode(node.kwargs)})
+        if node.op in ("call_module", "get_attr"):
+            attrs[node.target] = _get_path(m, node.target)
+    tensorlib.save({"format": _FORMAT, "name": m._class_name, "training": m.training,
+                    "graph": graph, "attrs": attrs}, f)
+
+
+def load(f, map_location=None, _extra_files=None):
+    """torch.jit.load: rebuild a saved trace without the model's source."""
+    import tensorlib
+    data = tensorlib.load(f, map_location=map_location)
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise RuntimeError("jit.load: not a file written by tensorlib.jit.save")
+    graph = Graph()
+    nodes = {}
+    for entry in data["graph"]:
+        op = entry["op"]
+        target = entry["target"] if op in ("placeholder", "get_attr", "call_module",
+                                           "call_method", "output") else _resolve(entry["target"])
+        node = graph.create_node(op, target, _decode(entry["args"], nodes),
+                                 _decode(entry["kwargs"], nodes), name=entry["name"])
+        nodes[entry["name"]] = node
+    gm = TracedModule(data["attrs"], graph, data["name"])
+    gm.training = data["training"]
+    return gm
+
+
+

@@ -1,0 +1,90 @@
+"""tensorlib.jit: traces of the model zoo run, save and load without the model's class;
+script refuses data-dependent control flow by name."""
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+
+from tests.compiler.models import ZOO, make
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_trace_save_load_round_trip(name, device, tmp_path):
+    model, x, _ = make(name, device)
+    model.eval()
+    traced = tl.jit.trace(model, (x,))
+    _close(traced(x), model(x))
+    assert "def forward(self, x)" in traced.code and traced.graph is not None
+    path = tmp_path / "m.pt"
+    traced.save(str(path))
+    loaded = tl.jit.load(str(path))
+    _close(loaded(x), model(x))
+
+
+def test_load_needs_no_model_source(tmp_path):
+    model, x, _ = make("lenet", "cpu")
+    model.eval()
+    path = tmp_path / "lenet.pt"
+    tl.jit.save(tl.jit.trace(model, x), str(path))
+    tl.save(x, str(tmp_path / "x.pt"))
+    tl.save(model(x).detach(), str(tmp_path / "y.pt"))
+    script = (f"import tensorlib as tl\n"
+              f"m = tl.jit.load({str(path)!r})\n"
+              f"x, y = tl.load({str(tmp_path / 'x.pt')!r}), tl.load({str(tmp_path / 'y.pt')!r})\n"
+              f"assert (m(x) - y).abs().max().item() < 1e-5\n"
+              f"import sys; assert not any(k.startswith('tests') for k in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       cwd=str(tmp_path), timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_trace_follows_the_example_branch_and_warns():
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+    with pytest.warns(tl.jit.TracerWarning):
+        traced = tl.jit.trace(f, tl.ones(3))
+    assert traced(-tl.ones(3)).tolist() == [-2.0, -2.0, -2.0]     # the traced branch
+
+
+def test_trace_of_a_function_with_shapes_and_methods():
+    def f(x, y):
+        return (x @ y).relu().view(x.shape[0], -1).softmax(-1) + 1
+    x, y = tl.randn(4, 3), tl.randn(3, 5)
+    traced = tl.jit.trace(f, (x, y))
+    _close(traced(x, y), f(x, y))
+
+
+def test_script_accepts_straight_line_modules_and_names_the_bad_construct():
+    model, x, _ = make("mlp", "cpu")
+    _close(tl.jit.script(model)(x), model(x))
+
+    class Branchy(tl.nn.Module):
+        def forward(self, x):
+            return x if x.max() > 0 else -x
+    with pytest.raises(RuntimeError, match="control flow"):
+        tl.jit.script(Branchy())
+
+
+def test_load_rejects_foreign_files_and_targets(tmp_path):
+    path = tmp_path / "t.pt"
+    tl.save({"format": "tensorlib.jit/1", "name": "M", "training": False, "attrs": {},
+             "graph": [{"op": "placeholder", "name": "x", "target": "x", "args": {"tuple": []},
+                        "kwargs": {"dict": {}}},
+                       {"op": "call_function", "name": "bad", "target": "os.system",
+                        "args": {"tuple": ["echo hi"]}, "kwargs": {"dict": {}}}]}, str(path))
+    with pytest.raises(RuntimeError, match="unknown call target"):
+        tl.jit.load(str(path))
+    tl.save({"a": 1}, str(path))
+    with pytest.raises(RuntimeError, match="not a file"):
+        tl.jit.load(str(path))
