@@ -223,9 +223,10 @@ class Tracer:
             for n, p in list(self.root.named_parameters()) + list(self.root.named_buffers()):
                 if p is attr_val:
                     if n not in parameter_proxy_cache:
+                        node = self.graph.get_attr(n)
+                        node.meta["val"] = attr_val
                         parameter_proxy_cache[n] = Proxy(
-                            self.graph.get_attr(n), self,
-                            attr_val if self.concrete else _NO_VALUE)
+                            node, self, attr_val if self.concrete else _NO_VALUE)
                     return parameter_proxy_cache[n]
         return attr_val
 
@@ -254,6 +255,7 @@ class Tracer:
         if not self.concrete:
             return Proxy(node, self)
         value = self._evaluate(kind, target, args, kwargs)
+        node.meta["val"] = value
         from tensorlib._tensor import Tensor
         if isinstance(value, Tensor):
             return Proxy(node, self, value)
@@ -309,6 +311,7 @@ class Tracer:
             if self.concrete:
                 if examples:
                     node = self.graph.placeholder(p.name)
+                    node.meta["val"] = examples[0]
                     args.append(Proxy(node, self, examples.pop(0)))
                 elif p.default is not inspect.Parameter.empty:
                     args.append(p.default)
