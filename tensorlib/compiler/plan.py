@@ -258,10 +258,12 @@ def build_plan(nodes, slots, live, fuse=True):
                 backend = canonical(n.device)._backend
                 codegen[n.device] = backend if getattr(backend, "fused_kernel", None) else None
     codegen_devices = {d for d, b in codegen.items() if b is not None}
-    last_use = {}
+    last_use, first_use = {}, {}
     for i, n in enumerate(nodes):
         for t in n.tensors():
-            last_use[slots.index[id(t._storage)]] = i
+            k = slots.index[id(t._storage)]
+            last_use[k] = i
+            first_use.setdefault(k, i)
     steps, specs = [], []
     group = None
 
@@ -287,6 +289,12 @@ def build_plan(nodes, slots, live, fuse=True):
             steps.append(("node", i))
             continue
         out, inputs, value = ew
+        if n.op == "fill" and group is not None and out._sizes != group.shape and \
+                first_use[slots.index[id(out._storage)]] == i:
+            # a new scalar operand (x * 2 the first time): it depends on nothing the group
+            # computes, so it runs before the group instead of splitting it
+            steps.append(("node", i))
+            continue
         if group is None or not group.accepts(out, inputs, slots, n.device):
             close(i)
             group = _Group(out._sizes, n.device)
