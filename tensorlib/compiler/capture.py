@@ -93,7 +93,7 @@ class Capture:
         self.fresh = {}                 # id(handle) -> handle allocated during the capture
         self.breaks = []                # (reason, (file, line, name))
         self.segments = []              # the structural key of each segment run
-        self._saved = None
+        self._installed = None          # (tables: (dict, real, recorders), allocators)
 
     # -- installing the recorders ----------------------------------------------------------
     def _tables(self):
@@ -103,29 +103,28 @@ class Capture:
         return list(seen.values())
 
     def install(self):
-        saved_tables = []
-        for d in self._tables():
-            table = d._kernels
-            real = dict(table)
-            saved_tables.append((table, real))
-            for op, k in real.items():
-                table[op] = _Recorder(self, op, k, d.type)
-        saved_alloc = []
-        for d in self.devices:
-            real_alloc = d._allocate
-            saved_alloc.append((d, real_alloc))
-            d._allocate = self._tracking(real_alloc)
-        self._saved = (saved_tables, saved_alloc)
+        if self._installed is None:         # built once per capture, swapped in and out
+            tables = []
+            for d in self._tables():
+                real = dict(d._kernels)
+                recorders = {op: _Recorder(self, op, k, d.type) for op, k in real.items()}
+                tables.append((d._kernels, real, recorders))
+            allocs = [(d, d._allocate, self._tracking(d._allocate)) for d in self.devices]
+            self._installed = (tables, allocs)
+        tables, allocs = self._installed
+        for table, _, recorders in tables:
+            table.update(recorders)
+        for d, _, tracked in allocs:
+            d._allocate = tracked
         self._outer = _capture_state.current
         _capture_state.current = self
 
     def uninstall(self):
-        saved_tables, saved_alloc = self._saved
-        for table, real in saved_tables:
+        tables, allocs = self._installed
+        for table, real, _ in tables:
             table.update(real)
-        for d, real_alloc in saved_alloc:
+        for d, real_alloc, _ in allocs:
             d._allocate = real_alloc
-        self._saved = None
         _capture_state.current = self._outer
 
     def _tracking(self, allocate):
