@@ -31,7 +31,7 @@ def reset():
 
 
 def _value_key(v):
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if v is None or isinstance(v, (bool, int, float, str, type)):
         return (type(v).__name__, v)
     if isinstance(v, (tuple, list)):
         return (type(v).__name__,) + tuple(_value_key(x) for x in v)
@@ -70,44 +70,85 @@ def _arg_key(a, slots):
 
 
 def _live_fresh(nodes, slots):
-    """For each fresh storage slot: whether anything outside the segment references it."""
-    refs = {}
-    tensors = {}
+    """For each storage slot: whether anything outside the segment may read it (external
+    storages always; fresh ones when Python still references them)."""
+    index, fresh = slots.index, slots.fresh
+    counted = {}                # id(tensor) -> [tensor, references from the segment]
     for n in nodes:
-        for t in n.tensors():
-            refs[id(t)] = refs.get(id(t), 0) + 1
-            tensors[id(t)] = t
+        for t in n.args:
+            if not isinstance(t, TensorImpl):
+                if isinstance(t, (list, tuple)):
+                    for x in t:
+                        if isinstance(x, TensorImpl) and fresh[index[id(x._storage)]]:
+                            _count(counted, x)
+                continue
+            if fresh[index[id(t._storage)]]:
+                _count(counted, t)
+        for t in n.kwargs.values():
+            if isinstance(t, TensorImpl) and fresh[index[id(t._storage)]]:
+                _count(counted, t)
+    live = [not f for f in fresh]
     per_storage = {}
-    live = [False] * len(slots.storages)
     # (plain loops over values: an items()/enumerate() iterator keeps a reference in the
     # tuple it reuses, which would count as a user's)
-    for t in tensors.values():
-        k = slots.index[id(t._storage)]
+    for entry in counted.values():
+        t = entry[0]
+        k = index[id(t._storage)]
         per_storage[k] = per_storage.get(k, 0) + 1
-        # references: the nodes' argument tuples, `tensors`, the loop variable, the call
-        if sys.getrefcount(t) - refs[id(t)] - 3 > 0:
+        # references: the nodes' argument tuples, `entry`, the loop variable, the call
+        if sys.getrefcount(t) - entry[1] - 3 > 0:
             live[k] = True
     storages = slots.storages
-    for k in range(len(storages)):
-        if slots.fresh[k] and not live[k]:
+    for k in per_storage:
+        if not live[k]:
             # references: the TensorImpls in the segment, `slots.storages`, the call
-            if sys.getrefcount(storages[k]) - per_storage.get(k, 0) - 2 > 0:
+            if sys.getrefcount(storages[k]) - per_storage[k] - 2 > 0:
                 live[k] = True
-    return tuple(live[k] or not slots.fresh[k] for k in range(len(slots.storages)))
+    return tuple(live)
+
+
+def _count(counted, t):
+    entry = counted.get(id(t))
+    if entry is None:
+        counted[id(t)] = [t, 1]
+    else:
+        entry[1] += 1
 
 
 def segment_key(nodes, capture):
+    """(key, slots): the structural key of a segment. (The loop is its own function so that
+    its local variables hold no tensor when the reference counts are read.)"""
     slots = _Slots(capture)
+    parts = _structure(nodes, slots, capture.fresh)
+    return (parts, tuple(slots.fresh), _live_fresh(nodes, slots)), slots
+
+
+def _structure(nodes, slots, handles):
+    """One tight loop over the segment: this runs on every compiled call."""
+    index, storages, fresh = slots.index, slots.storages, slots.fresh
     parts = []
     for n in nodes:
-        if n.op == "fill" and len(n.args) == 2 and not n.kwargs:
+        items = [n.op, n.device]
+        args = n.args
+        if n.op == "fill" and len(args) == 2 and not n.kwargs:
             # the value is read when the plan runs: a new learning rate is not a new plan
-            parts.append(("fill", n.device, _arg_key(n.args[0], slots), type(n.args[1]).__name__))
-            continue
-        parts.append((n.op, n.device, tuple(_arg_key(a, slots) for a in n.args),
-                      tuple((k, _arg_key(v, slots)) for k, v in sorted(n.kwargs.items()))))
-    live = _live_fresh(nodes, slots)
-    return (tuple(parts), tuple(slots.fresh), live), slots
+            args = (args[0], type(args[1]))
+        for a in args:
+            if isinstance(a, TensorImpl):
+                st = a._storage
+                k = index.get(id(st))
+                if k is None:
+                    k = index[id(st)] = len(storages)
+                    storages.append(st)
+                    h = st.handle
+                    fresh.append(handles.get(id(h)) is h)
+                items.append((k, a._sizes, a._strides, a._offset, a._dtype))
+            else:
+                items.append(_arg_key(a, slots))
+        if n.kwargs:
+            items.append(tuple((k, _arg_key(v, slots)) for k, v in sorted(n.kwargs.items())))
+        parts.append(tuple(items))
+    return tuple(parts)
 
 
 # -- fusion --------------------------------------------------------------------------------
