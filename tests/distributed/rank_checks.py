@@ -14,7 +14,7 @@ from tensorlib.nn.parallel import DistributedDataParallel as DDP
 
 
 def report(name):
-    print(f"CHECK {name} rank {dist.get_rank()}", flush=True)
+    print(f"CHECK {name} rank {dist.get_rank()};", flush=True)
 
 
 def close(actual, expected, name, rtol=1e-6, atol=1e-6):
@@ -336,7 +336,7 @@ def main():
     collectives(rank, n)
     ddp_checks(rank, n)
     dist.destroy_process_group()
-    print(f"RANK {rank} DONE", flush=True)
+    print(f"RANK {rank} DONE;", flush=True)
 
 
 if __name__ == "__main__":
