@@ -5,6 +5,8 @@ hands the MPI call to the communication thread (_engine). async_op=True returns 
 otherwise the call waits for it, up to the group's timeout. Ranks named by src/dst are global
 ranks, group_src/group_dst ranks within the group, as in PyTorch. A process that is not a
 member of `group` does nothing and gets None."""
+import time
+
 import numpy as np
 
 from tensorlib.distributed._engine import engine
@@ -27,12 +29,27 @@ def _launch(pg, description, fn, finish=None, async_op=False, outputs=(), keep=N
     work._keep = keep
     if pg._comm.local:
         work._run(fn)
-    else:
+    elif async_op or work._is_p2p:
+        engine.submit(work, fn)
+    elif not engine.run_here_if_idle(work, _with_deadline(pg, fn)):
         engine.submit(work, fn)
     if async_op:
         return work
     work.wait()
     return None
+
+
+def _with_deadline(pg, fn):
+    """fn run on the caller's thread: the wait for the other ranks gives up at the group's
+    timeout (on the communication thread, Work.wait keeps the time instead)."""
+    def run():
+        comm = pg._comm
+        comm.deadline = time.monotonic() + pg.timeout_s
+        try:
+            return fn()
+        finally:
+            comm.deadline = None
+    return run
 
 
 def _root(pg, rank, group_rank, what):

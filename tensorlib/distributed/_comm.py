@@ -46,17 +46,21 @@ _SPIN_S = 50e-6          # poll without sleeping this long first (ranks already 
 _MAX_SLEEP_S = 5e-4      # the longest sleep between polls
 
 
-def _wait_quietly(request):
+def _wait_quietly(request, deadline):
+    """Poll `request` until done; TimeoutError once time.monotonic() passes `deadline`."""
     spin_until = time.perf_counter() + _SPIN_S
     pause = 1e-5
     while not request.Test():
         if time.perf_counter() > spin_until:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("the other ranks did not reach the collective")
             time.sleep(pause)
             pause = min(pause * 2, _MAX_SLEEP_S)
 
 
 class MPIComm:
     local = False
+    deadline = None      # set while a blocking collective runs on the caller's thread
 
     def __init__(self, comm):
         self.MPI = load_mpi()
@@ -126,7 +130,7 @@ class MPIComm:
 
     def _arrive(self):
         """Return once every rank of the communicator is here (see the note above)."""
-        _wait_quietly(self.comm.Ibarrier())
+        _wait_quietly(self.comm.Ibarrier(), self.deadline)
 
     def isend(self, array, dst, tag):
         return self.comm.Isend(_bytes(array), dest=dst, tag=tag)

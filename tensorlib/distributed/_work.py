@@ -61,6 +61,8 @@ class Work:
         deadline = time.monotonic() + limit
         if not self._ran.wait(limit):
             self._timed_out(limit)
+        if isinstance(self._error, TimeoutError):        # the wait for the other ranks
+            self._timed_out(limit)
         if self._error is not None:
             raise self._error
         pause = 1e-5
