@@ -23,7 +23,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MB = 1024 * 1024
-ROUNDS = 3
+ROUNDS = 5
 
 
 def _best(fn, repeats, sync):
@@ -160,7 +160,7 @@ def _single(lib_name, args):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="1,4,16,64,256", help="MB, comma-separated")
-    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--steps", type=int, default=20)
     p.add_argument("--json", default=None)
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--worker", default=None)

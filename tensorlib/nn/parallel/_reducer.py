@@ -7,7 +7,8 @@ once it reaches its cap). A post-accumulate-grad hook on every parameter counts 
 gradients a bucket still waits for; the hook that completes a bucket copies its gradients
 into the bucket's flat host buffer, divides by the group size and launches the all-reduce
 asynchronously, so the communication thread reduces it while backward goes on. The hook of
-the last bucket waits for all of them and writes the averages back into each .grad in place.
+the last bucket reduces that one itself (nothing is left to overlap with), waits for the
+others and writes the averages back into each .grad in place.
 
 With find_unused_parameters, parameters that the forward's graph cannot reach are marked
 ready right after forward, and a map of which ranks used which parameter is reduced too, so
@@ -146,7 +147,9 @@ class Reducer:
             else:
                 read_into(bucket.piece(k), grad)
         np.divide(bucket.flat, self.world, out=bucket.flat, casting="unsafe")
-        bucket.work = _all_reduce_host(bucket.flat, group=self.group)
+        # the last bucket has nothing left to overlap with: reduce it right here
+        last = self.launched == len(self.buckets) - 1
+        bucket.work = _all_reduce_host(bucket.flat, group=self.group, async_op=not last)
         self.launched += 1
         if self.launched == len(self.buckets):
             self._finalize()
@@ -157,8 +160,9 @@ class Reducer:
             used_somewhere = self.used.copy()
             _all_reduce_host(used_somewhere, dist.ReduceOp.MAX, self.group).wait()
         for bucket in self.buckets:
-            bucket.work.wait()
-            bucket.work = None
+            if bucket.work is not None:
+                bucket.work.wait()
+                bucket.work = None
             for k, i in enumerate(bucket.indices):
                 if used_somewhere is not None and not used_somewhere[i]:
                     continue
