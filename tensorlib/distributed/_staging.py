@@ -7,7 +7,7 @@ import numpy as np
 
 from tensorlib._C.tensor_impl import host_array, is_contiguous
 
-__all__ = ["Staged", "check_tensor"]
+__all__ = ["Staged", "check_tensor", "finish_all", "read_into", "write_from"]
 
 
 def check_tensor(t, name):
