@@ -96,3 +96,14 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
+
+    def register_comm_hook(self, state, hook):
+        raise NotImplementedError("DistributedDataParallel.register_comm_hook is not "
+                                  "implemented in tensorlib: buckets are always averaged "
+                                  "with an all_reduce")
+
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        raise NotImplementedError("DistributedDataParallel.join (uneven inputs) is not "
+                                  "implemented in tensorlib: give every rank the same number "
+                                  "of batches (DistributedSampler does)")
