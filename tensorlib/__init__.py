@@ -61,3 +61,4 @@ from tensorlib.serialization import load, save  # noqa: E402
 from tensorlib import compiler, fx, jit, onnx  # noqa: E402
 from tensorlib.compiler import compile  # noqa: E402,A004
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
+from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)

@@ -1,0 +1,52 @@
+"""A rank that raises ends the whole job: without this, the other ranks would wait in their
+next collective until the timeout (or forever inside MPI). The hooks print the traceback
+under a line naming the rank, then abort the MPI job, which makes mpiexec (and the launcher)
+stop every rank and exit non-zero."""
+import sys
+import threading
+import traceback
+
+__all__ = ["install", "uninstall", "fail"]
+
+_saved = None
+
+
+def _report(rank, exc_type, exc, tb, where):
+    sys.stderr.write(f"tensorlib.distributed: rank {rank} raised {exc_type.__name__}"
+                     f"{where}; aborting the job\n")
+    traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def fail(rank, exc_type, exc, tb, abort, where=""):
+    """Report an exception of this rank and abort the job."""
+    sys.stdout.flush()
+    _report(rank, exc_type, exc, tb, where)
+    abort(1)
+
+
+def install(rank, abort):
+    """Make an uncaught exception on any thread of this rank abort the job (abort(code))."""
+    global _saved
+    if _saved is None:
+        _saved = (sys.excepthook, threading.excepthook)
+
+    def excepthook(exc_type, exc, tb):
+        fail(rank, exc_type, exc, tb, abort)
+
+    def thread_excepthook(args):
+        if args.exc_type is SystemExit:
+            return
+        name = args.thread.name if args.thread is not None else "?"
+        fail(rank, args.exc_type, args.exc_value, args.exc_traceback, abort,
+             f" in thread {name}")
+
+    sys.excepthook = excepthook
+    threading.excepthook = thread_excepthook
+
+
+def uninstall():
+    global _saved
+    if _saved is not None:
+        sys.excepthook, threading.excepthook = _saved
+        _saved = None

@@ -1,0 +1,62 @@
+"""tensorlib.distributed across processes: jobs of 2 and 4 ranks started by the launcher
+(tensorlib-run) run rank_checks.py (collectives against numpy, async work, object
+collectives, sub-groups, DistributedDataParallel against single-process training), and
+failing jobs end non-zero long before their timeout. Each job start costs seconds, so the
+checks are grouped into one rank script per world size."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="multi-process tests need mpi4py: "
+                                     "pip install \"tensorlib[distributed]\"")
+if shutil.which("mpiexec") is None:
+    pytest.skip("multi-process tests need mpiexec on PATH (the mpich wheel brings it)",
+                allow_module_level=True)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CHECKS = ["all_reduce", "broadcast_reduce", "all_gather", "reduce_scatter",
+          "gather_scatter", "all_to_all", "p2p", "async", "objects", "subgroups",
+          "ddp_broadcast", "ddp_gradients", "ddp_no_sync", "ddp_training", "ddp_find_unused",
+          "sampler"]
+
+
+def launch(nproc, script, *args, timeout=90):
+    env = dict(os.environ)
+    paths = [ROOT] + [os.path.join(ROOT, "backends", b) for b in ("cpu", "opencl", "cuda")]
+    env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
+    cmd = [sys.executable, "-m", "tensorlib.distributed.run", "--nproc-per-node", str(nproc),
+           os.path.join(HERE, script), *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("nproc,backend", [(2, "gloo"), (4, "mpi")])
+def test_rank_checks(nproc, backend, monkeypatch):
+    monkeypatch.setenv("CHECK_BACKEND", backend)
+    done = launch(nproc, "rank_checks.py")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    for rank in range(nproc):
+        assert f"RANK {rank} DONE;" in done.stdout
+        for check in CHECKS:
+            assert f"CHECK {check} rank {rank};" in done.stdout, (check, rank)
+
+
+def test_raising_rank_ends_the_job():
+    # the process group's timeout is 600 s; the job must end at once (the launch's limit)
+    done = launch(2, "failing_rank.py", "raise", timeout=60)
+    assert done.returncode != 0
+    assert "rank 1 raised ValueError" in done.stderr
+    assert "rank 1 fails on purpose" in done.stderr
+    assert "unreachable" not in done.stdout
+    assert "tensorlib-run: the job failed" in done.stderr
+
+
+def test_collective_times_out_and_ends_the_job():
+    done = launch(2, "failing_rank.py", "hang", timeout=60)
+    assert done.returncode != 0
+    assert "rank 0 raised DistBackendError" in done.stderr
+    assert "rank 0: all_reduce" in done.stderr and "timed out after 2 s" in done.stderr
+    assert "unreachable" not in done.stdout
