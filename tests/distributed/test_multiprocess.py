@@ -46,7 +46,7 @@ def test_rank_checks(nproc, backend, monkeypatch):
 
 def test_raising_rank_ends_the_job():
     # the process group's timeout is 600 s; the job must end at once (the launch's limit)
-    done = launch(2, "failing_rank.py", "raise", timeout=60)
+    done = launch(2, "failing_rank.py", "raise", timeout=150)
     assert done.returncode != 0
     assert "rank 1 raised ValueError" in done.stderr
     assert "rank 1 fails on purpose" in done.stderr
@@ -55,7 +55,7 @@ def test_raising_rank_ends_the_job():
 
 
 def test_collective_times_out_and_ends_the_job():
-    done = launch(2, "failing_rank.py", "hang", timeout=60)
+    done = launch(2, "failing_rank.py", "hang", timeout=150)
     assert done.returncode != 0
     assert "rank 0 raised DistBackendError" in done.stderr
     assert "rank 0: all_reduce" in done.stderr and "timed out after 2 s" in done.stderr
