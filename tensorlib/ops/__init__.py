@@ -5,7 +5,7 @@ import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
-            "decompositions")
+            "decompositions", "combinatorics")
 
 
 def modules():

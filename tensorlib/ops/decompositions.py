@@ -545,6 +545,8 @@ def _chain_product(mats, split, i, j):
 def linalg_cross(input, other, *, dim=-1):  # noqa: A002
     """The 3-vector cross product along dim, broadcasting."""
     import tensorlib
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     a, b = tensorlib.broadcast_tensors(input, other)
     if a.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "

@@ -66,7 +66,8 @@ def linalg_svd(ctx, gU=None, gS=None, gVh=None):
 
 @formula("linalg_eigh", save_output=True)
 def linalg_eigh(ctx, gL=None, gQ=None):
-    """gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E[i, j] = l_j - l_i off the diagonal."""
+    """gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E[i, j] = l_j - l_i off the diagonal,
+    symmetrised (A is read as a symmetric matrix; PyTorch's convention)."""
     L, Q = ctx.out
     inner = 0
     if gQ is not None:
@@ -75,7 +76,8 @@ def linalg_eigh(ctx, gL=None, gQ=None):
         inner = (Q.mT @ gQ) / _safe_gap(L) * off
     if gL is not None:
         inner = inner + tensorlib.diag_embed(gL)
-    return Q @ inner @ Q.mT, None
+    gA = Q @ inner @ Q.mT
+    return 0.5 * (gA + gA.mT), None
 
 
 @formula("linalg_qr", save_output=True)
