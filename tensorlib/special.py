@@ -4,8 +4,9 @@ PyTorch gives them (gammaln = lgamma, psi = digamma, expit = sigmoid, ...)."""
 from tensorlib.ops.pointwise import erf, erfc, exp2, expm1, log1p, round  # noqa: F401,A004
 from tensorlib.ops.reduction import log_softmax, logsumexp, softmax  # noqa: F401
 from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
-                                   expit, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, mvlgamma,
-                                   ndtr, ndtri, polygamma, sinc, xlog1py, xlogy, zeta)
+                                   expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
+                                   log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc,
+                                   xlog1py, xlogy, zeta)
 
 gammaln = lgamma
 psi = digamma
@@ -16,6 +17,6 @@ def multigammaln(input, p):  # noqa: A002
 
 
 __all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv", "exp2",
-           "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
-           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+           "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
+           "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]

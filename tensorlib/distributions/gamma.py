@@ -63,8 +63,9 @@ class Gamma(ExponentialFamily):
                 + (1.0 - self.concentration) * tensorlib.digamma(self.concentration))
 
     def cdf(self, value):
-        raise NotImplementedError("Gamma.cdf needs the regularised incomplete gamma "
-                                  "function (torch.special.gammainc), which tensorlib lacks")
+        if self._validate_args:
+            self._validate_sample(value)
+        return tensorlib.special.gammainc(self.concentration, self.rate * value)
 
     @property
     def _natural_params(self):

@@ -1,4 +1,6 @@
 """Multinomial(total_count, probs | logits): counts of total_count categorical draws."""
+import math
+
 import tensorlib
 from tensorlib.distributions import constraints
 from tensorlib.distributions.binomial import Binomial
@@ -67,9 +69,14 @@ class Multinomial(Distribution):
             return counts.sum(0).to(self.probs.dtype)
 
     def entropy(self):
-        raise NotImplementedError("Multinomial.entropy needs a sum over the support "
-                                  "(torch enumerates it with Binomial.enumerate_support); "
-                                  "not implemented in tensorlib")
+        """n H(categorical) - log n! + sum_k E[log x_k!], the expectations over each count's
+        Binomial(n, p_k) marginal (as PyTorch)."""
+        n = self.total_count
+        support = self._binomial.enumerate_support()
+        binomial_probs = self._binomial.log_prob(support).exp()
+        weights = tensorlib.lgamma(support + 1)
+        return (n * self._categorical.entropy() - math.lgamma(n + 1.0)
+                + (binomial_probs * weights).sum(0).sum(-1))
 
     def log_prob(self, value):
         if self._validate_args:
