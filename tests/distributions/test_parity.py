@@ -188,3 +188,17 @@ def test_support_and_constraints():
     assert tld.Uniform(0.0, 2.0).support.check(tl.tensor(1.0))
     assert tld.Normal(0.0, 1.0).arg_constraints["scale"] is c.positive
     assert tld.Gamma(1.0, 1.0).has_rsample and not tld.Poisson(1.0).has_rsample
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_sample_shape_and_dtype_match_torch(case):
+    name, build, params, values, _ = case
+    ours = build(tl, *(tl.tensor(p, dtype=tl.float64) for p in params))
+    theirs = build(torch, *(torch.tensor(p, dtype=torch.float64) for p in params))
+    got, want = ours.sample((2,)), theirs.sample((2,))
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if theirs.has_rsample:
+        assert ours.has_rsample and tuple(ours.rsample().shape) == tuple(theirs.rsample().shape)
+    assert bool(ours.support.check(got).all()) if not isinstance(
+        ours, (tld.MixtureSameFamily,)) else True
