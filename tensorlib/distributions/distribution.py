@@ -121,14 +121,6 @@ class Distribution:
         return tensorlib.Size(tuple(sample_shape) + tuple(self._batch_shape)
                               + tuple(self._event_shape))
 
-    def _param_like(self):
-        """A parameter tensor: its dtype and device are the samples'."""
-        for name in self.arg_constraints:
-            value = self.__dict__.get(name)
-            if isinstance(value, tensorlib.Tensor):
-                return value
-        raise NotImplementedError(f"{type(self).__name__} has no tensor parameter")
-
     def _validate_sample(self, value):
         """ValueError (PyTorch's messages) for a value of the wrong type, shape or support."""
         if not isinstance(value, tensorlib.Tensor):

@@ -202,3 +202,18 @@ def test_sample_shape_and_dtype_match_torch(case):
         assert ours.has_rsample and tuple(ours.rsample().shape) == tuple(theirs.rsample().shape)
     assert bool(ours.support.check(got).all()) if not isinstance(
         ours, (tld.MixtureSameFamily,)) else True
+
+
+def test_utils_match_torch():
+    from torch.distributions import utils as tu
+
+    from tensorlib.distributions import utils as ou
+    m, v = R.normal(size=(2, 3, 3)), R.normal(size=(2, 6))
+    np.testing.assert_allclose(ou.tril_matrix_to_vec(tl.tensor(m)).numpy(),
+                               tu.tril_matrix_to_vec(torch.tensor(m)).numpy())
+    np.testing.assert_allclose(ou.vec_to_tril_matrix(tl.tensor(v)).numpy(),
+                               tu.vec_to_tril_matrix(torch.tensor(v)).numpy())
+    np.testing.assert_allclose(ou.probs_to_logits(tl.tensor(PROB), True).numpy(),
+                               tu.probs_to_logits(torch.tensor(PROB), True).numpy())
+    a, b = ou.broadcast_all(tl.zeros(2, 1), 3.0)
+    assert a.shape == b.shape == (2, 1)
