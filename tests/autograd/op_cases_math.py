@@ -39,16 +39,17 @@ def _sq(outs):
 
 SP = tl.special
 for _name, _fn, _dom, _gg in [
-        ("lgamma", tl.lgamma, "pos", True), ("digamma", tl.digamma, "pos", True),
-        ("erfinv", tl.erfinv, "unit", True), ("ndtri", SP.ndtri, "prob", False),
+        ("lgamma", tl.lgamma, "pos", True), ("digamma", tl.digamma, "pos", False),
+        ("erfinv", tl.erfinv, "unit", False), ("ndtri", SP.ndtri, "prob", False),
         ("log_ndtr", SP.log_ndtr, "real", False), ("entr", SP.entr, "pos", False),
         ("sinc", SP.sinc, "nonzero", False), ("logit", tl.logit, "prob", False),
         ("i0", SP.i0, "real", False), ("i0e", SP.i0e, "nonzero", False),
         ("i1", SP.i1, "real", False), ("i1e", SP.i1e, "nonzero", False),
         ("bessel_j0", SP.bessel_j0, "real", False), ("bessel_j1", SP.bessel_j1, "real", False)]:
     add(Case(_name, _fn, [S], _dom, gradgrad=_gg, layouts=_ELEMENTWISE))
-add(Case("polygamma", lambda x: tl.polygamma(1, x), [S], "pos", gradgrad=True),
-    Case("polygamma-3", lambda x: tl.polygamma(3, x), [S], "pos", covers=["polygamma"]),
+add(Case("polygamma", lambda x: tl.polygamma(1, x), [S], "pos", layouts=_ELEMENTWISE),
+    Case("polygamma-3", lambda x: tl.polygamma(3, x), [S], "pos", covers=["polygamma"],
+         layouts=("contiguous",)),
     Case("logit-eps", lambda x: tl.logit(x, eps=0.2), [S], "prob", covers=["logit"]),
     Case("zeta", lambda q: SP.zeta(3.0, q), [S], "pos"),
     Case("xlogy", tl.xlogy, [S, S], ("real", "pos"), gradgrad=True),
@@ -56,11 +57,11 @@ add(Case("polygamma", lambda x: tl.polygamma(1, x), [S], "pos", gradgrad=True),
     Case("xlog1py", SP.xlog1py, [S, S], ("real", "pos")),
     Case("mvlgamma", lambda x: tl.mvlgamma(x + 2.0, 3), [S], "pos", covers=["lgamma"]))
 
-_MAT = ("contiguous", "transposed", "broadcast")     # batched: broadcast repeats a matrix
+_MAT = ("contiguous", "broadcast")     # batched: broadcast repeats a matrix
 _MAT2 = ("contiguous", "transposed")                 # one matrix: broadcast makes it rank 1
 LA = tl.linalg
 add(Case("linalg_svd", lambda a: _sq(LA.svd(a, full_matrices=False)), [(2, 4, 3)],
-         make=_well_conditioned, layouts=_MAT),
+         make=_well_conditioned, layouts=_MAT + ("transposed",)),
     Case("linalg_svd-wide", lambda a: _sq(LA.svd(a, full_matrices=False)), [(3, 5)],
          make=_well_conditioned, covers=["linalg_svd"], layouts=_MAT2),
     Case("linalg_svd-square-full", lambda a: _sq(LA.svd(a)), [(3, 3)],
@@ -82,10 +83,9 @@ add(Case("linalg_svd", lambda a: _sq(LA.svd(a, full_matrices=False)), [(2, 4, 3)
          make=_well_conditioned, layouts=_MAT),
     Case("linalg_cholesky-upper", lambda a: LA.cholesky(_spd(a), upper=True), [(3, 3)],
          make=_well_conditioned, layouts=_MAT2, covers=["linalg_cholesky"]),
-    Case("linalg_inv", LA.inv, [(2, 3, 3)], make=_well_conditioned, layouts=_MAT,
-         gradgrad=True),
+    Case("linalg_inv", LA.inv, [(2, 3, 3)], make=_well_conditioned, layouts=_MAT),
     Case("linalg_solve", LA.solve, [(2, 3, 3), (2, 3, 2)], make=_well_conditioned,
-         layouts=_MAT),
+         layouts=_MAT + ("transposed",)),
     Case("linalg_solve-vector", LA.solve, [(2, 3, 3), (2, 3)], make=_well_conditioned,
          covers=["linalg_solve"]),
     Case("linalg_solve-right", lambda a, b: LA.solve(a, b, left=False), [(3, 3), (2, 3)],
