@@ -57,6 +57,8 @@ from tensorlib import autograd  # noqa: E402
 from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402
                                 is_grad_enabled, is_inference_mode_enabled)
 from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E402
+from tensorlib import special  # noqa: E402 - torch.special
+from tensorlib import distributions  # noqa: E402 - torch.distributions
 from tensorlib.serialization import load, save  # noqa: E402
 from tensorlib import compiler, fx, jit, onnx  # noqa: E402
 from tensorlib.compiler import compile  # noqa: E402,A004

@@ -1,5 +1,15 @@
-"""tensorlib.linalg (torch.linalg): the norms, and the products that torch.linalg also names.
-The functions live in tensorlib/ops/linalg.py."""
+"""tensorlib.linalg (torch.linalg): norms and products (tensorlib/ops/linalg.py), and the
+decompositions and solvers (tensorlib/ops/decompositions.py: LAPACK on the host, see
+docs/linalg.md)."""
+from tensorlib.ops.decompositions import (LinAlgError, cholesky_ex, eig, eigh,  # noqa: F401
+                                          eigvals, eigvalsh, inv, inv_ex, lstsq, matrix_power,
+                                          matrix_rank, multi_dot, pinv, slogdet, solve,
+                                          solve_triangular, svdvals, vander)
+from tensorlib.ops.decompositions import det  # noqa: F401
+from tensorlib.ops.decompositions import linalg_cholesky as cholesky  # noqa: F401
+from tensorlib.ops.decompositions import linalg_cross as cross  # noqa: F401
+from tensorlib.ops.decompositions import linalg_qr as qr  # noqa: F401
+from tensorlib.ops.decompositions import linalg_svd as svd  # noqa: F401
 from tensorlib.ops.linalg import matmul, matrix_norm, norm, vector_norm  # noqa: F401
 
 
@@ -8,4 +18,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]

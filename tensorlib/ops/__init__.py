@@ -4,7 +4,8 @@
 import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
-            "random", "joining", "sorting")
+            "random", "joining", "sorting", "special",
+            "decompositions", "combinatorics")
 
 
 def modules():

@@ -403,7 +403,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro', 1/-1 (max/min column sum of |A|), inf/-inf (max/min row sum) over the two dims;
-    2, -2 and 'nuc' need singular values (SVD), which tensorlib does not have."""
+    2, -2 and 'nuc': the largest, smallest and summed singular values (SVD)."""
     from tensorlib._C.views import wrap_dim
     A = _norm_dtype("linalg.matrix_norm", A, dtype)
     if A.dim() < 2:
@@ -415,8 +415,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if rows == cols:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({rows}, {cols})")
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values "
-                                  f"(SVD), which tensorlib does not implement")
+        from tensorlib.ops.decompositions import svdvals
+        moved = A.movedim((rows, cols), (-2, -1))
+        s = svdvals(moved)
+        out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        return out.unsqueeze(min(rows, cols)).unsqueeze(max(rows, cols)) if keepdim else out
     if ord == "fro":
         return vector_norm(A, 2, (rows, cols), keepdim)
     if ord not in (1, -1, math.inf, -math.inf):

@@ -433,3 +433,5 @@ add(Case("linear", lambda x, w, b: tl.ops.linalg.linear(x, w, b), [(3, 4), (5, 4
          gradgrad=True),
     Case("linear-nobias-3d", lambda x, w: tl.ops.linalg.linear(x, w), [(2, 3, 4), (5, 4)],
          covers=["linear"]))
+
+from . import op_cases_math  # noqa: E402,F401 - special functions and decompositions

@@ -226,9 +226,14 @@ def test_errors(case):
 
 
 @pytest.mark.parametrize("ord_", ["nuc", 2, -2])
-def test_svd_norms_say_so(ord_):
-    with pytest.raises(NotImplementedError, match="SVD"):
-        LA.matrix_norm(tl.ones(2, 2), ord_)
+def test_svd_norms(ord_):
+    """The singular-value norms (through linalg.svdvals), over any two dims, keepdim too."""
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((3, 2, 4))
+    for dims, keepdim in [((-2, -1), False), ((0, 2), True)]:
+        got = LA.matrix_norm(tl.tensor(a), ord_, dims, keepdim).numpy()
+        want = torch.linalg.matrix_norm(torch.tensor(a), ord_, dims, keepdim).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-10)
 
 
 # ---- derivatives ---------------------------------------------------------------------------

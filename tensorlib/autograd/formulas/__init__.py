@@ -1,6 +1,7 @@
 """Derivatives of every differentiable op, written in tensorlib ops (so they run on every
 backend and are differentiable themselves), one module per op family."""
-from tensorlib.autograd.formulas import (indexing, joining, linalg, pointwise,  # noqa: F401
-                                         reduction, shape, sorting)
+from tensorlib.autograd.formulas import (decompositions, indexing, joining,  # noqa: F401
+                                         linalg, pointwise, reduction, shape, sorting,
+                                         special)
 # (random draws have no formulas: they are leaves, and normal(mean, std) with tensor arguments
 # is composed of differentiable ops)

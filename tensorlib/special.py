@@ -1,0 +1,22 @@
+"""tensorlib.special (torch.special). The functions live in tensorlib/ops/special.py (the
+gamma, error-function and Bessel families) and are re-exported here with the aliases
+PyTorch gives them (gammaln = lgamma, psi = digamma, expit = sigmoid, ...)."""
+from tensorlib.ops.pointwise import erf, erfc, exp2, expm1, log1p, round  # noqa: F401,A004
+from tensorlib.ops.reduction import log_softmax, logsumexp, softmax  # noqa: F401
+from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
+                                   expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
+                                   log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc,
+                                   xlog1py, xlogy, zeta)
+
+gammaln = lgamma
+psi = digamma
+
+
+def multigammaln(input, p):  # noqa: A002
+    return mvlgamma(input, p)
+
+
+__all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv", "exp2",
+           "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
+           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
+           "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
