@@ -34,6 +34,9 @@ def apply_inplace(self, compute, needs_old_self=True):
         self.copy_(result)
     finally:
         _state.set_grad_enabled(prev)
+    if "_fw_tangent" in result.__dict__ or "_fw_tangent" in self.__dict__:
+        from tensorlib.autograd.forward_ad import inplace_tangent
+        inplace_tangent(self, result)
     if self._base is not None:
         rebase_view(self, result)
     elif result._grad_fn is not None:
