@@ -30,6 +30,7 @@ from tensorlib._C import autograd as _engine
 from tensorlib._C import grad_mode as _grad_mode
 from tensorlib._C.autograd import FORMULAS, Context
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd import recording as _recording
 from tensorlib.autograd.formulas.reduction import _dims, arg
 from tensorlib.ops._opdef import OPS
 
@@ -51,6 +52,7 @@ def enter_dual_level():
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _level = 0
     _engine.set_forward_hook(_propagate)
+    _recording.dual_level_active = True
     return _level
 
 
@@ -61,6 +63,7 @@ def exit_dual_level(*, level=None):
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
     _engine.set_forward_hook(None)
+    _recording.dual_level_active = False
     _level = None
     for ref in _carriers:
         t = ref()
@@ -214,10 +217,12 @@ def _propagate(op, out, args, kwargs):
 def inplace_tangent(self, result):
     """An in-place op wrote `result` (recorded out of place) into self: self's tangent
     becomes result's."""
+    tangent = result.__dict__.get(_TANGENT)
+    if tangent is None and _TANGENT not in self.__dict__:
+        return
     if self._base is not None:
         raise NotImplementedError("forward AD through an in-place op on a view is not "
                                   "supported by tensorlib; use the out-of-place op")
-    tangent = result.__dict__.get(_TANGENT)
     self.__dict__.pop(_TANGENT, None)
     _set_tangent(self, tangent, not _really_requires_grad(result))
 

@@ -6,6 +6,9 @@ from tensorlib._C.autograd import (FORMULAS, Context, Formula, OpNode, formula, 
                                    make_node, node_class, record)
 
 
+dual_level_active = False      # set by forward_ad while a dual level is entered
+
+
 def record_inplace(op, kind, self, other):
     """`self.op_(other)` of an elementwise primitive while recording."""
     from tensorlib._C import pointwise
@@ -34,7 +37,7 @@ def apply_inplace(self, compute, needs_old_self=True):
         self.copy_(result)
     finally:
         _state.set_grad_enabled(prev)
-    if "_fw_tangent" in result.__dict__ or "_fw_tangent" in self.__dict__:
+    if dual_level_active:
         from tensorlib.autograd.forward_ad import inplace_tangent
         inplace_tangent(self, result)
     if self._base is not None:

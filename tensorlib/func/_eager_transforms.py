@@ -11,6 +11,7 @@ top-level grad(f)(x) returns plain tensors, as in PyTorch.
 jvp and jacfwd use the double-backward trick (the vjp is linear in its cotangent u, so
 differentiating <vjp(u), v> with respect to u gives J v), not forward-mode dual tensors: it
 works for every op that has a backward formula."""
+import contextlib
 import functools
 
 import tensorlib
@@ -18,6 +19,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.graph import AccumulateGrad
 from tensorlib.autograd.grad_mode import enable_grad
 from tensorlib.func._tree import spec_str, tree_flatten, tree_unflatten
+from tensorlib.ops import random as _random
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -335,8 +337,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     full[i] = v
             return func(*full, **kwargs)
 
-        entered, _, output, out_leaves, out_spec, aux, keep, cot, grad_inputs = _linearize(
-            restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
+        with _random_guard(randomness):     # PyTorch's jacfwd runs under vmap's flag
+            entered, _, output, out_leaves, out_spec, aux, keep, cot, grad_inputs = \
+                _linearize(restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
         columns = []                       # per input leaf: per element, J e_j per output
         for k, x in enumerate(entered):
             cols = []
@@ -352,6 +355,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         return (jac, _leave(aux, keep)) if has_aux else jac
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _random_guard(randomness):
+    from tensorlib.func._vmap import _RandomGuard
+    previous = _random.set_vmap_random_hook(_RandomGuard(randomness,
+                                                         _random.vmap_random_hook()))
+    try:
+        yield
+    finally:
+        _random.set_vmap_random_hook(previous)
 
 
 def hessian(func, argnums=0):

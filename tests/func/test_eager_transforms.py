@@ -118,3 +118,11 @@ def test_errors_match_torch():
         tf.jvp(lambda a: a, x, x)
     with pytest.raises(RuntimeError, match="different size"):
         tf.jvp(lambda a: a, (x,), (tl.zeros(4, dtype=tl.float64),))
+
+
+def test_jacfwd_randomness_flag():
+    x = to(tl, X)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        tf.jacfwd(lambda a: a * tl.rand(3, dtype=tl.float64))(x)
+    jac = tf.jacfwd(lambda a: a * tl.rand(3, dtype=tl.float64), randomness="same")(x)
+    assert tuple(jac.shape) == (3, 3)
