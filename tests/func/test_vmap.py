@@ -107,3 +107,20 @@ def test_errors_match_torch():
         tf.vmap(lambda a: a, in_dims=None)(x)
     with pytest.raises(ValueError, match="can not return a BatchedTensor when out_dim is None"):
         tf.vmap(lambda a: a.sum() + tl.arange(2.0)[0], out_dims=None)(tl.arange(6.0).reshape(2, 3))
+
+
+def test_per_sample_grad_jacfwd_and_forward_ad_on_device(device):
+    import tensorlib.autograd.forward_ad as fwAD
+    x = tl.tensor(A, dtype=tl.float32, device=device)
+    g = tf.vmap(tf.grad(lambda a: (a.sin() * a).sum()))(x)
+    assert g.device.type == tl.device(device).type
+    np.testing.assert_allclose(g.cpu().numpy(), np.cos(A) * A + np.sin(A), rtol=1e-5,
+                               atol=1e-6)
+    jac = tf.jacfwd(tl.tanh)(x[0])
+    np.testing.assert_allclose(jac.cpu().numpy(), np.diag(1 - np.tanh(A[0]) ** 2), rtol=1e-5,
+                               atol=1e-6)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, tl.ones_like(x))
+        tangent = fwAD.unpack_dual((d @ d.t()).sum()).tangent
+    expected = (2 * A @ np.ones((3, 4))).sum()             # sum(1 A^T + A 1^T)
+    np.testing.assert_allclose(tangent.cpu().numpy(), expected, rtol=1e-4)
