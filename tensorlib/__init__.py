@@ -59,4 +59,4 @@ from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inferenc
 from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E402
 from tensorlib.serialization import load, save  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
-from tensorlib import func  # noqa: E402 - torch.func
+from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
