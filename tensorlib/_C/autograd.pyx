@@ -464,6 +464,11 @@ def set_forward_hook(hook):
     _forward_hook = hook
 
 
+cdef _complex_unsupported(str op):
+    raise NotImplementedError(f"autograd for complex tensors is not implemented yet ('{op}' "
+                              f"made a complex result from inputs that require grad)")
+
+
 cpdef object record(str op, object out, tuple args, object kwargs):
     """Attach a grad_fn for `op` to `out` (a tensor or a tuple of tensors)."""
     cdef OpNode node = make_node(op, args, kwargs, out)
@@ -474,6 +479,8 @@ cpdef object record(str op, object out, tuple args, object kwargs):
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = 0
+        elif o._dtype.category == 3:
+            _complex_unsupported(op)
     else:
         for i, x in enumerate(out):
             o = <TensorImpl>x
@@ -481,6 +488,8 @@ cpdef object record(str op, object out, tuple args, object kwargs):
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
+            elif o._dtype.category == 3:
+                _complex_unsupported(op)
     if _forward_hook is not None:
         _forward_hook(op, out, args, kwargs)
     return out

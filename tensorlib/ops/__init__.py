@@ -4,7 +4,7 @@
 import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
-            "random", "joining", "sorting")
+            "random", "joining", "sorting", "complex")
 
 
 def modules():
