@@ -1,11 +1,17 @@
 """tensorlib.fft: PyTorch's discrete Fourier transform namespace.
 
-The sample-frequency helpers (fftfreq, rfftfreq) and the shifts (fftshift, ifftshift) are
-real-valued and work on every device (the shifts are `roll`, so they are differentiable).
-The transforms themselves produce or consume complex tensors, and tensorlib has no complex
-dtypes yet: they raise NotImplementedError saying so (issue #15)."""
+The sample-frequency helpers (fftfreq, rfftfreq) and the shifts (fftshift, ifftshift) work
+on every device (the shifts are `roll`, so they are differentiable). The transforms run
+numpy.fft on a host copy of the input (PyTorch's names, `n`/`s`, `dim`, `norm`, result
+dtypes); complex results are CPU tensors, since only the CPU has complex dtypes so far, and
+real results (irfft, irfftn, hfft) go back to the input's device. They are not
+differentiable yet: complex autograd is missing, so an input that requires grad raises
+NotImplementedError. stft/istft are not provided."""
+import numpy as np
+
 import tensorlib
 from tensorlib._C.dtypes import get_default_dtype
+from tensorlib._C.tensor_impl import TensorImpl
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -57,17 +63,75 @@ def ifftshift(input, dim=None):  # noqa: A002
     return _shift(input, dim, inverse=True)
 
 
-def _needs_complex(name):
-    def transform(input, *args, **kwargs):  # noqa: A002
-        raise NotImplementedError(f"tensorlib.fft.{name} is not available: it needs complex "
-                                  f"dtypes (complex64/complex128), which tensorlib does not "
-                                  f"have yet (issue #15)")
+_NORMS = (None, "backward", "ortho", "forward")
+
+
+def _transform(name, kind):
+    """One torch.fft transform on numpy.fft: `kind` is "1d" (n, dim), "2d" (s, dim=(-2, -1))
+    or "nd" (s, dim=None). The input is copied to the host; complex results stay there (the
+    other backends have no complex dtypes yet), real results go back to the input's device."""
+    np_fn = getattr(np.fft, name)
+    real_out = name in ("irfft", "irfft2", "irfftn", "hfft")
+
+    def transform(input, *args, norm=None, **kwargs):  # noqa: A002
+        if not isinstance(input, TensorImpl):
+            raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        if norm not in _NORMS:
+            raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+        if input.requires_grad and tensorlib.is_grad_enabled():
+            raise NotImplementedError(f"tensorlib.fft.{name}: gradients through FFTs need "
+                                      f"complex autograd, which is not implemented yet")
+        if not real_out and input.device.type != "cpu":
+            raise RuntimeError(f"tensorlib.fft.{name}: complex results are only supported on "
+                               f"the cpu so far; move the input with .cpu() first")
+        size, dim = _size_and_dim(name, kind, args, kwargs)
+        x = input if input.dtype.category >= 2 else input.to(get_default_dtype())
+        parts = _part_dtype(x.dtype)
+        host = x.detach().cpu().numpy()
+        if kind == "1d":
+            res = np_fn(host, n=size, axis=dim, norm=norm)
+        else:
+            dims = dim if dim is not None else (None if size is None else
+                                                tuple(range(-len(size), 0)))
+            res = np_fn(host, s=size, axes=dims, norm=norm)
+        out_np = res.astype(parts.np if real_out else _complex_of(parts).np, copy=False)
+        out = tensorlib.from_numpy(np.ascontiguousarray(out_np))
+        return out.to(input.device) if real_out else out
+
     transform.__name__ = transform.__qualname__ = name
-    transform.__doc__ = f"torch.fft.{name}; needs complex dtypes (not available yet)."
+    transform.__doc__ = (f"torch.fft.{name} on numpy.fft (host copy; see the module "
+                         f"docstring).")
     return transform
 
 
-fft, ifft, rfft, irfft, hfft, ihfft = (_needs_complex(n) for n in
+def _size_and_dim(name, kind, args, kwargs):
+    names = ("n", "dim") if kind == "1d" else ("s", "dim")
+    default_dim = -1 if kind == "1d" else ((-2, -1) if kind == "2d" else None)
+    values = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names or k in values:
+            raise TypeError(f"fft_{name}() got an unexpected keyword argument '{k}'")
+        values[k] = v
+    size = values.get(names[0])
+    dim = values.get("dim", default_dim)
+    if kind != "1d":
+        size = None if size is None else tuple(size)
+        dim = None if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    return size, dim
+
+
+def _part_dtype(d):
+    if d.is_complex:
+        return tensorlib.float64 if d is tensorlib.complex128 else tensorlib.float32
+    return tensorlib.float64 if d is tensorlib.float64 else tensorlib.float32
+
+
+def _complex_of(d):
+    return tensorlib.complex128 if d is tensorlib.float64 else tensorlib.complex64
+
+
+fft, ifft, rfft, irfft, hfft, ihfft = (_transform(n, "1d") for n in
                                        ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
-fft2, ifft2, rfft2, irfft2 = (_needs_complex(n) for n in ("fft2", "ifft2", "rfft2", "irfft2"))
-fftn, ifftn, rfftn, irfftn = (_needs_complex(n) for n in ("fftn", "ifftn", "rfftn", "irfftn"))
+fft2, ifft2, rfft2, irfft2 = (_transform(n, "2d") for n in ("fft2", "ifft2", "rfft2", "irfft2"))
+fftn, ifftn, rfftn, irfftn = (_transform(n, "nd") for n in ("fftn", "ifftn", "rfftn", "irfftn"))

@@ -1,5 +1,5 @@
-"""tensorlib.fft's real-valued helpers against torch.fft; the complex transforms say they
-need complex dtypes."""
+"""tensorlib.fft against torch.fft: the transforms (values, dtypes, shapes for n/s, dim,
+norm), the frequency helpers and the shifts."""
 import numpy as np
 import pytest
 
@@ -36,6 +36,48 @@ def test_shift_is_differentiable():
     assert tl.autograd.gradcheck(lambda a: tl.fft.fftshift(a, 1) * a, (x,))
 
 
-def test_complex_transforms_name_what_is_missing():
-    with pytest.raises(NotImplementedError, match="tensorlib.fft.rfft .*complex dtypes"):
-        tl.fft.rfft(tl.ones(4))
+SIGNAL = np.random.default_rng(7).standard_normal((4, 6, 5))
+CSIGNAL = SIGNAL + 1j * np.random.default_rng(8).standard_normal((4, 6, 5))
+
+
+@pytest.mark.parametrize("name, data, kwargs", [
+    ("fft", SIGNAL, {}), ("fft", CSIGNAL, {"n": 8, "dim": 1, "norm": "ortho"}),
+    ("ifft", CSIGNAL, {"dim": 0, "norm": "forward"}), ("rfft", SIGNAL, {"n": 7}),
+    ("irfft", CSIGNAL, {"n": 9}), ("hfft", CSIGNAL, {"dim": 1}), ("ihfft", SIGNAL, {}),
+    ("fft2", CSIGNAL, {}), ("ifft2", CSIGNAL, {"s": (3, 4)}), ("rfft2", SIGNAL, {"dim": (0, 2)}),
+    ("irfft2", CSIGNAL, {"s": (6, 8)}), ("fftn", SIGNAL, {"norm": "ortho"}),
+    ("ifftn", CSIGNAL, {"dim": (0, 1)}), ("rfftn", SIGNAL, {"s": (4, 4), "dim": (1, 2)}),
+    ("irfftn", CSIGNAL, {}),
+])
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_transforms_match_torch(name, data, kwargs, precision):
+    real, cplx = {"float32": (np.float32, np.complex64), "float64": (np.float64, np.complex128)}[
+        precision]
+    arr = data.astype(cplx if np.iscomplexobj(data) else real)
+    ours = getattr(tl.fft, name)(tl.tensor(arr), **kwargs)
+    theirs = getattr(torch.fft, name)(torch.tensor(arr), **kwargs)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    tol = 1e-4 if precision == "float32" else 1e-10
+    np.testing.assert_allclose(ours.numpy(), theirs.resolve_conj().numpy(), rtol=tol, atol=tol)
+
+
+def test_integer_input_promotes_and_norm_is_checked():
+    ours = tl.fft.fft(tl.arange(4))
+    assert ours.dtype is tl.complex64
+    np.testing.assert_allclose(ours.numpy(), torch.fft.fft(torch.arange(4)).numpy(), atol=1e-6)
+    with pytest.raises(RuntimeError, match="Invalid normalization mode"):
+        tl.fft.fft(tl.ones(4), norm="sideways")
+
+
+def test_devices_and_gradients(device):
+    x = tl.tensor(SIGNAL[0], device=device)
+    back = tl.fft.irfft(tl.fft.rfft(x.cpu()), n=5).to(device)
+    np.testing.assert_allclose(back.cpu().numpy(), SIGNAL[0], atol=1e-5)
+    if tl.device(device).type != "cpu":
+        with pytest.raises(RuntimeError, match="only supported on the cpu"):
+            tl.fft.rfft(x)
+        real = tl.fft.irfft(tl.tensor(CSIGNAL[0]).to("cpu"))
+        assert real.device.type == "cpu"
+    with pytest.raises(NotImplementedError, match="complex autograd"):
+        tl.fft.rfft(tl.ones(4, requires_grad=True))
