@@ -268,7 +268,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 
 # ---- jacobians -----------------------------------------------------------------------------
-def _assemble(per_output, out_leaves, out_spec, in_leaves, in_spec):
+def _assemble(per_output, out_spec, in_spec):
     """The jacobian tree: the output's structure, each output leaf holding the inputs'
     structure of out.shape + in.shape tensors."""
     blocks = [tree_unflatten(row, in_spec) for row in per_output]
@@ -294,19 +294,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 flat = out.reshape(-1)
                 rows = [_grads([flat[j]], entered, [tensorlib.ones_like(flat[j])], keep,
                                retain_graph=True) for j in range(flat.shape[0])]
-                per_output.append([_stack(list(col), -1, x, out).reshape(
+                per_output.append([_stack(list(col), 0, x, out).reshape(
                     tuple(out.shape) + tuple(x.shape))
                     for col, x in zip(zip(*rows) if rows else [()] * len(entered), entered)])
-        jac = _assemble(per_output, out_leaves, out_spec, entered, in_spec)
+        jac = _assemble(per_output, out_spec, in_spec)
         return (jac, _leave(aux, keep)) if has_aux else jac
 
     return wrapper
 
 
-def _stack(items, position, x, out):
-    """Rows (position -1: stacked first) or columns (stacked last) of one jacobian block."""
+def _stack(items, dim, x, out):
+    """The rows (dim 0) or columns (dim -1) of one jacobian block, stacked."""
     if items:
-        return tensorlib.stack(items, dim=0 if position == -1 else -1)
+        return tensorlib.stack(items, dim=dim)
     return tensorlib.zeros(tuple(out.shape) + tuple(x.shape), dtype=out.dtype,
                            device=out.device)
 
@@ -348,10 +348,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 basis[k].view(-1)[j] = 1
                 cols.append(_push_forward(basis, out_leaves, cot, grad_inputs, keep))
             columns.append(cols)
-        per_output = [[_stack([c[i] for c in columns[k]], 1, x, out).reshape(
+        per_output = [[_stack([c[i] for c in columns[k]], -1, x, out).reshape(
             tuple(out.shape) + tuple(x.shape)) for k, x in enumerate(entered)]
             for i, out in enumerate(out_leaves)]
-        jac = _assemble(per_output, out_leaves, out_spec, entered, in_spec)
+        jac = _assemble(per_output, out_spec, in_spec)
         return (jac, _leave(aux, keep)) if has_aux else jac
 
     return wrapper

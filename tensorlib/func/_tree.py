@@ -24,9 +24,7 @@ def _flatten(tree, leaves):
 
 
 def tree_unflatten(leaves, spec):
-    it = iter(leaves)
-    out = _unflatten(it, spec)
-    return out
+    return _unflatten(iter(leaves), spec)
 
 
 def _unflatten(it, spec):
@@ -43,10 +41,12 @@ def spec_str(spec):
     if spec is LEAF:
         return "*"
     if spec.kind is dict:
-        return "{" + ", ".join(f"{k!r}: {spec_str(c)}" for k, c in zip(spec.keys, spec.children)) + "}"
+        items = (f"{k!r}: {spec_str(c)}" for k, c in zip(spec.keys, spec.children))
+        return "{" + ", ".join(items) + "}"
     inner = ", ".join(spec_str(c) for c in spec.children)
-    return f"({inner},)" if spec.kind is tuple and len(spec.children) == 1 else \
-        (f"({inner})" if spec.kind is tuple else f"[{inner}]")
+    if spec.kind is not tuple:
+        return f"[{inner}]"
+    return f"({inner},)" if len(spec.children) == 1 else f"({inner})"
 
 
 def broadcast_prefix(prefix, tree, is_leaf_value):

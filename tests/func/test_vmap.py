@@ -32,7 +32,8 @@ def test_in_dims_and_out_dims():
 
 
 def test_nested_tuple_dicts_and_none():
-    parity(lambda m, p, s: p[0] * p[1]["k"] + s, ((A, {"k": B}), 2.0), in_dims=((0, {"k": 1}), None))
+    parity(lambda m, p, s: p[0] * p[1]["k"] + s, ((A, {"k": B}), 2.0),
+           in_dims=((0, {"k": 1}), None))
     parity(lambda m, p: {"out": p[0] + p[1]}, ((A, A),), in_dims=(0,))
     parity(lambda m, x, w: (x @ w, w.sum()), (A, W), in_dims=(0, None), out_dims=(0, None))
 
