@@ -62,3 +62,4 @@ from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E
 from tensorlib.serialization import load, save  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
 from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
+from tensorlib.fft._stft import istft, stft  # noqa: E402

@@ -6,7 +6,7 @@ numpy.fft on a host copy of the input (PyTorch's names, `n`/`s`, `dim`, `norm`, 
 dtypes); complex results are CPU tensors, since only the CPU has complex dtypes so far, and
 real results (irfft, irfftn, hfft) go back to the input's device. They are not
 differentiable yet: complex autograd is missing, so an input that requires grad raises
-NotImplementedError. stft/istft are not provided."""
+NotImplementedError. `tensorlib.stft`/`istft` (in `_stft.py`) work the same way."""
 import numpy as np
 
 import tensorlib

@@ -81,3 +81,34 @@ def test_devices_and_gradients(device):
         assert real.device.type == "cpu"
     with pytest.raises(NotImplementedError, match="complex autograd"):
         tl.fft.rfft(tl.ones(4, requires_grad=True))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"n_fft": 16}, {"n_fft": 16, "hop_length": 3, "center": False},
+    {"n_fft": 16, "win_length": 10, "hann": True, "normalized": True},
+    {"n_fft": 12, "hop_length": 4, "onesided": False, "pad_mode": "constant"},
+])
+def test_stft_and_istft_match_torch(kwargs):
+    kwargs = dict(kwargs)
+    signal = np.random.default_rng(9).standard_normal((2, 50))
+    hann = kwargs.pop("hann", False)
+    win = kwargs.get("win_length", kwargs["n_fft"])
+    ours_w = tl.tensor(np.hanning(win)) if hann else None
+    theirs_w = torch.tensor(np.hanning(win)) if hann else None
+    ours = tl.stft(tl.tensor(signal), window=ours_w, return_complex=True, **kwargs)
+    theirs = torch.stft(torch.tensor(signal), window=theirs_w, return_complex=True, **kwargs)
+    assert ours.dtype is tl.complex128 and tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-10)
+    inv = {k: v for k, v in kwargs.items() if k != "pad_mode"}
+    if hann and not inv.get("center", True):
+        return
+    back = tl.istft(ours, window=ours_w, length=50, **inv)
+    theirs_back = torch.istft(theirs, window=theirs_w, length=50, **inv)
+    np.testing.assert_allclose(back.numpy(), theirs_back.numpy(), atol=1e-9)
+    if inv.get("center", True):                  # frames cover the whole signal
+        np.testing.assert_allclose(back.numpy(), signal, atol=1e-9)
+
+
+def test_stft_requires_return_complex_for_real_input():
+    with pytest.raises(RuntimeError, match="return_complex parameter be given"):
+        tl.stft(tl.ones(32), 8)
