@@ -6,6 +6,7 @@ import operator as _operator
 from tensorlib._C.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: A004
                                  bfloat16, float32, float64, dtype, get_default_dtype,
                                  set_default_dtype, promote_types, can_cast)
+from tensorlib._C.dtypes import complex64, complex128  # noqa: E402
 from tensorlib._C.device import device
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.promotion import result_type as _result_type
@@ -16,6 +17,7 @@ from tensorlib import ops
 
 float = float32  # noqa: A001 - torch.float
 double = float64
+cfloat, cdouble = complex64, complex128
 half = float16
 long = int64
 int = int32  # noqa: A001
@@ -64,3 +66,5 @@ from tensorlib import compiler, fx, jit, onnx  # noqa: E402
 from tensorlib.compiler import compile  # noqa: E402,A004
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
 from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)
+from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
+from tensorlib.fft._stft import istft, stft  # noqa: E402

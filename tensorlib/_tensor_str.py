@@ -41,7 +41,17 @@ def _formatter(array):
     if array.dtype.kind in "iu":
         width = max((len(str(v)) for v in array.ravel()), default=1)
         return lambda v: str(v).rjust(width)
+    if array.dtype.kind == "c":
+        return _complex_formatter(array.ravel())
     return _float_formatter(array.astype(np.float64).ravel())
+
+
+def _complex_formatter(values):
+    """PyTorch's `1.5000+2.0000j`: the real and imaginary parts formatted separately."""
+    real = _float_formatter(values.real.astype(np.float64))
+    imag = _float_formatter(np.abs(values.imag).astype(np.float64))
+    return lambda v: (real(v.real) + ("-" if np.signbit(v.imag) else "+")
+                      + imag(abs(v.imag)).lstrip() + "j")
 
 
 def _format(array, fmt, indent, summarize):
@@ -75,7 +85,7 @@ def tensor_repr(t, prefix="tensor("):
         fmt = _formatter(_edges(array) if summarize else array)
         body = _format(array, fmt, len(prefix), summarize)
     default_for_kind = (t._dtype is dt.get_default_dtype() or t._dtype is dt.int64
-                        or t._dtype is dt.bool_)
+                        or t._dtype is dt.bool_ or t._dtype is _default_complex())
     if t._device.type != "cpu":
         suffixes.insert(0, f"device='{t._device}'")
     if not default_for_kind:
@@ -85,6 +95,10 @@ def tensor_repr(t, prefix="tensor("):
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
     return prefix + body + "".join(", " + s for s in suffixes) + ")"
+
+
+def _default_complex():
+    return dt.complex128 if dt.get_default_dtype() is dt.float64 else dt.complex64
 
 
 def _edges(array):

@@ -453,6 +453,22 @@ cpdef OpNode make_node(str op, tuple args, object kwargs, object out):
     return node
 
 
+cdef object _forward_hook = None     # set while a forward-AD dual level is active
+
+
+def set_forward_hook(hook):
+    """tensorlib.autograd.forward_ad installs hook(op, out, args, kwargs) while a dual level
+    is active: every recorded op then also pushes its inputs' tangents forward. Dual tensors
+    take the recording path, so eager code without a dual level pays one pointer test."""
+    global _forward_hook
+    _forward_hook = hook
+
+
+cdef _complex_unsupported(str op):
+    raise NotImplementedError(f"autograd for complex tensors is not implemented yet ('{op}' "
+                              f"made a complex result from inputs that require grad)")
+
+
 cpdef object record(str op, object out, tuple args, object kwargs):
     """Attach a grad_fn for `op` to `out` (a tensor or a tuple of tensors)."""
     cdef OpNode node = make_node(op, args, kwargs, out)
@@ -463,13 +479,19 @@ cpdef object record(str op, object out, tuple args, object kwargs):
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = 0
-        return out
-    for i, x in enumerate(out):
-        o = <TensorImpl>x
-        if o._dtype.is_floating_point:
-            o._requires_grad = True
-            o._grad_fn = node
-            o._output_nr = i
+        elif o._dtype.category == 3:
+            _complex_unsupported(op)
+    else:
+        for i, x in enumerate(out):
+            o = <TensorImpl>x
+            if o._dtype.is_floating_point:
+                o._requires_grad = True
+                o._grad_fn = node
+                o._output_nr = i
+            elif o._dtype.category == 3:
+                _complex_unsupported(op)
+    if _forward_hook is not None:
+        _forward_hook(op, out, args, kwargs)
     return out
 
 

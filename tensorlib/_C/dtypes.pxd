@@ -11,7 +11,9 @@ cdef enum:
     BFLOAT16 = 7
     FLOAT32 = 8
     FLOAT64 = 9
-    NUM_DTYPES = 10
+    COMPLEX64 = 10
+    COMPLEX128 = 11
+    NUM_DTYPES = 12
 
 cdef class dtype:
     cdef readonly int code
@@ -19,10 +21,11 @@ cdef class dtype:
     cdef readonly int itemsize
     cdef readonly bint is_floating_point
     cdef readonly bint is_signed
-    cdef readonly int category      # 0 bool, 1 integer, 2 floating
+    cdef readonly int category      # 0 bool, 1 integer, 2 floating, 3 complex
     cdef readonly object np         # the numpy dtype that holds our values
     cdef readonly str scalar_name   # PyTorch's ScalarType name, used in error messages
 
 cdef list DTYPES                    # indexed by code
 cdef dtype default_float()
+cdef dtype complex_of(dtype d)
 cpdef dtype promote_types(dtype a, dtype b)

@@ -16,7 +16,7 @@ cdef class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.category == 3
 
     def to_numpy(self):
         return self.np
@@ -25,7 +25,7 @@ cdef class dtype:
 cdef dict _SCALAR_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
     "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-    "float64": "Double"}
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 cdef dtype _make(int code, str name, object npdtype, int category):
@@ -52,6 +52,8 @@ cdef list DTYPES = [
     _make(BFLOAT16, "bfloat16", ml_dtypes.bfloat16, 2),
     _make(FLOAT32, "float32", np.float32, 2),
     _make(FLOAT64, "float64", np.float64, 2),
+    _make(COMPLEX64, "complex64", np.complex64, 3),
+    _make(COMPLEX128, "complex128", np.complex128, 3),
 ]
 
 bool_ = DTYPES[BOOL]
@@ -64,11 +66,14 @@ float16 = DTYPES[FLOAT16]
 bfloat16 = DTYPES[BFLOAT16]
 float32 = DTYPES[FLOAT32]
 float64 = DTYPES[FLOAT64]
+complex64 = DTYPES[COMPLEX64]
+complex128 = DTYPES[COMPLEX128]
 all_dtypes = tuple(DTYPES)
 
 cdef dict _BY_NAME = {d.name: d for d in DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
-                 "int": int32, "short": int16, "bool_": bool_})
+                 "int": int32, "short": int16, "bool_": bool_, "cfloat": complex64,
+                 "cdouble": complex128})
 cdef dict _BY_NUMPY = {d.np: d for d in DTYPES}
 
 cdef dtype _default = DTYPES[FLOAT32]
@@ -99,14 +104,21 @@ def from_numpy_dtype(npdtype):
     d = _BY_NUMPY.get(np.dtype(npdtype))
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {np.dtype(npdtype)}. The only "
-                        "supported types are: float64, float32, float16, bfloat16, int64, "
-                        "int32, int16, int8, uint8, and bool.")
+                        "supported types are: complex128, complex64, float64, float32, "
+                        "float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
     return d
 
 
-# PyTorch's promote_types: bool < integers < floats; uint8 with a signed int widens to int16;
-# float16 with bfloat16 meets at float32.
-cdef int _PROMO[10][10]
+# PyTorch's promote_types: bool < integers < floats < complex; uint8 with a signed int widens
+# to int16; float16 with bfloat16 meets at float32; complex64 with float64 is complex128.
+cdef int _PROMO[NUM_DTYPES][NUM_DTYPES]
+
+
+cdef dtype complex_of(dtype d):
+    """The complex dtype whose parts have d's precision (at least float32's)."""
+    if d.category == 3:
+        return d
+    return <dtype>DTYPES[COMPLEX128 if d.code == FLOAT64 else COMPLEX64]
 
 
 cdef int _promote_codes(int a, int b):
@@ -117,6 +129,11 @@ cdef int _promote_codes(int a, int b):
     if b == BOOL:
         return a
     cdef dtype da = DTYPES[a], db = DTYPES[b]
+    if da.category == 3 or db.category == 3:
+        if da.category == 3 and db.category == 3:
+            return a if a > b else b
+        c, other = (da, db) if da.category == 3 else (db, da)
+        return COMPLEX128 if c.code == COMPLEX128 or other.code == FLOAT64 else COMPLEX64
     if da.category == 2 and db.category == 2:
         if (a == FLOAT16 and b == BFLOAT16) or (a == BFLOAT16 and b == FLOAT16):
             return FLOAT32

@@ -15,6 +15,9 @@ cpdef TensorImpl empty(tuple sizes, dtype dt, device dev):
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(sizes)}")
         n *= s
+    if dt.category == 3 and dev.type != "cpu":
+        raise RuntimeError(f"complex tensors ({dt.name}) are only supported on the cpu so far; "
+                           f"the {dev.type} backend has no complex kernels")
     cdef Py_ssize_t nbytes = n * dt.itemsize
     cdef Storage st = Storage.__new__(Storage)
     st.handle = dev._allocate(nbytes, dev.index)

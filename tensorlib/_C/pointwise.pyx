@@ -56,7 +56,7 @@ cdef inline dtype _out_dtype(dtype compute, int kind):
 
 
 cdef inline dtype _compute_dtype(dtype promoted, int kind):
-    if kind == K_TO_FLOAT and not promoted.is_floating_point:
+    if kind == K_TO_FLOAT and promoted.category < 2:
         return default_float()
     return promoted
 
@@ -71,7 +71,7 @@ cpdef object binary(str op, object a, object b, int kind):
         ta = <TensorImpl>a
         tb = <TensorImpl>b
         if ta._dtype is tb._dtype and ta._device is tb._device and ta._sizes == tb._sizes \
-                and (kind != K_TO_FLOAT or ta._dtype.is_floating_point):
+                and (kind != K_TO_FLOAT or ta._dtype.category >= 2):
             # the common case: nothing to promote, broadcast or move
             out = empty(ta._sizes, _out_dtype(ta._dtype, kind), ta._device)
             (<object>ta._device._kernels.get(op) or lookup(op, ta._device))(out, ta, tb)

@@ -1,6 +1,7 @@
 """torch.result_type: dimensioned tensors outrank 0-dim tensors, which outrank Python numbers,
-unless the lower tier holds a higher category (bool < integer < floating)."""
-from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, INT64, promote_types, default_float
+unless the lower tier holds a higher category (bool < integer < floating < complex)."""
+from tensorlib._C.dtypes cimport (dtype, DTYPES, BOOL, INT64, promote_types, default_float,
+                                  complex_of)
 from tensorlib._C.tensor_impl cimport TensorImpl
 
 
@@ -15,9 +16,7 @@ cdef dtype _combine(dtype higher, dtype lower):
         return lower
     if lower is None:
         return higher
-    if higher.is_floating_point:
-        return higher
-    if higher.code == BOOL or lower.is_floating_point:
+    if lower.category > higher.category:      # a lower tier of a higher category counts
         return promote_types(higher, lower)
     return higher
 
@@ -31,7 +30,7 @@ cpdef dtype scalar_dtype(object value):
     if isinstance(value, float):
         return default_float()
     if isinstance(value, complex):
-        raise TypeError("complex numbers are not supported by tensorlib")
+        return complex_of(default_float())
     raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
 
 

@@ -13,6 +13,7 @@ from tensorlib.autograd.grad_mode import (enable_grad, inference_mode, is_grad_e
                                           set_grad_enabled)
 from tensorlib.autograd.recording import record, record_inplace
 from tensorlib.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from tensorlib.autograd import forward_ad, functional  # noqa: E402,F401
 
 _state.set_recorders(record, record_inplace)
 

@@ -6,6 +6,9 @@ from tensorlib._C.autograd import (FORMULAS, Context, Formula, OpNode, formula, 
                                    make_node, node_class, record)
 
 
+dual_level_active = False      # set by forward_ad while a dual level is entered
+
+
 def record_inplace(op, kind, self, other):
     """`self.op_(other)` of an elementwise primitive while recording."""
     from tensorlib._C import pointwise
@@ -34,6 +37,9 @@ def apply_inplace(self, compute, needs_old_self=True):
         self.copy_(result)
     finally:
         _state.set_grad_enabled(prev)
+    if dual_level_active:
+        from tensorlib.autograd.forward_ad import inplace_tangent
+        inplace_tangent(self, result)
     if self._base is not None:
         rebase_view(self, result)
     elif result._grad_fn is not None:

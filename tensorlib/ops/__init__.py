@@ -5,7 +5,7 @@ import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
-            "decompositions", "combinatorics")
+            "decompositions", "combinatorics", "complex")
 
 
 def modules():

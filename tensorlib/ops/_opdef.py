@@ -6,6 +6,8 @@ import functools
 from tensorlib._C import grad_mode as _state
 from tensorlib._C.tensor_impl import TensorImpl
 
+OPS = {}          # op name -> the decorated op (forward AD re-runs linear ops on tangents)
+
 
 def _requires_grad(args):
     for a in args:
@@ -35,5 +37,6 @@ def differentiable(name):
             from tensorlib.autograd.recording import record
             return record(name, out, args, kwargs)
         op.op_name = name
+        OPS[name] = op
         return op
     return wrap

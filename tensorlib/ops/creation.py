@@ -103,6 +103,8 @@ def _leaf_dtype(x):
         return dt.int64
     if isinstance(x, numbers.Real):
         return dt.get_default_dtype()
+    if isinstance(x, numbers.Complex):
+        return dt.complex128 if dt.get_default_dtype() is dt.float64 else dt.complex64
     raise TypeError(f"Could not infer dtype of {type(x).__name__}")
 
 

@@ -175,7 +175,17 @@ sinh = _float_unary("sinh")
 cosh = _float_unary("cosh")
 tanh = _float_unary("tanh")
 erf = _float_unary("erf")
-abs = _same_unary("abs")  # noqa: A001
+_abs = _same_unary("abs")
+
+
+def abs(x):  # noqa: A001
+    """|x|; of a complex tensor, its modulus in the parts' float dtype."""
+    if isinstance(x, _TensorImpl) and x._dtype.category == 3:
+        from tensorlib.ops.complex import complex_abs
+        return complex_abs(x)
+    return _abs(x)
+
+
 floor = _same_unary("floor")
 ceil = _same_unary("ceil")
 round = _same_unary("round")  # noqa: A001
@@ -218,7 +228,7 @@ def _promoted(a, b):
 
 def _floating(x):
     """x as a floating tensor: integers and bool go to the default float (torch's TO_FLOAT)."""
-    return x if x._dtype.is_floating_point else x.to(dt.get_default_dtype())
+    return x if x._dtype.category >= 2 else x.to(dt.get_default_dtype())
 
 
 def _not_implemented(name, dtype):

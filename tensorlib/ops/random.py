@@ -199,10 +199,28 @@ def _generator(generator, device):
     return generator
 
 
+_vmap_hook = None                    # set by tensorlib.func.vmap: sees each generator drawn from
+
+
+def vmap_random_hook():
+    return _vmap_hook
+
+
+def set_vmap_random_hook(hook):
+    """Install hook(generator), called before every draw (vmap's randomness flag); returns
+    the previous hook."""
+    global _vmap_hook
+    previous, _vmap_hook = _vmap_hook, hook
+    return previous
+
+
 def _fill(kind, out, generator):
     """Write the next numbers of the stream into the floating tensor `out` (row-major)."""
     n = numel(out._sizes)
-    seed_, offset = _generator(generator, out._device)._reserve(words_per_number(out._dtype) * n)
+    generator = _generator(generator, out._device)
+    if _vmap_hook is not None:
+        _vmap_hook(generator)
+    seed_, offset = generator._reserve(words_per_number(out._dtype) * n)
     if n:
         lookup(kind, out._device)(out, seed_, offset)
     return out

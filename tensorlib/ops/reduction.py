@@ -42,7 +42,7 @@ def _reduce(op, x, dim, keepdim, out_dtype):
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return dtype
-    return dt.int64 if not x._dtype.is_floating_point else x._dtype
+    return dt.int64 if x._dtype.category < 2 else x._dtype       # floats and complex keep
 
 
 @differentiable("sum")
@@ -58,7 +58,7 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
 @differentiable("mean")
 def mean(x, dim=None, keepdim=False, *, dtype=None):
     out_dtype = dtype or x._dtype
-    if not out_dtype.is_floating_point:
+    if out_dtype.category < 2:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{out_dtype.scalar_name}")

@@ -1,0 +1,201 @@
+"""vmap: map a function over a dimension of its inputs.
+
+NOTE [ vmap loops ]
+tensorlib's vmap calls the function once per batch element (the inputs' mapped dims
+selected away) and stacks the results along out_dims; PyTorch instead runs batching rules
+per op. The results are the same, including for transforms inside (vmap(grad(f)) gives
+per-sample gradients) and nested vmap, but the cost is one Python call per element, not
+one batched kernel per op. `chunk_size` is accepted and validated; elements are processed
+one by one whatever it is. A batch of size 0 runs the function once on zeros of one
+element's shape, only to learn the output shapes.
+
+randomness: 'error' raises on any random op inside, 'different' lets each element draw its
+own numbers (the loop does that naturally), 'same' rewinds each generator to where it stood
+before the first element, so every element draws the same numbers."""
+import functools
+
+import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.func._tree import broadcast_prefix, tree_flatten, tree_unflatten
+from tensorlib.ops import random as _random
+
+__all__ = ["vmap"]
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _is_dim(x):
+    return x is None or (isinstance(x, int) and not isinstance(x, bool))
+
+
+def _check_dims_type(dims, arg_name, func, structure):
+    leaves, _ = tree_flatten(dims)
+    if not all(_is_dim(d) for d in leaves):
+        raise ValueError(f"vmap({_name(func)}, {arg_name}={dims}, ...): expected `{arg_name}` "
+                         f"to be int or a (potentially nested) tuple matching the structure "
+                         f"of {structure}, got: {type(dims)}.")
+
+
+def _flat_in_dims(func, in_dims, args):
+    if not (isinstance(in_dims, tuple) or (isinstance(in_dims, int) and
+                                          not isinstance(in_dims, bool))):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected "
+                         f"`in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
+    _check_dims_type(in_dims, "in_dims", func, "inputs")
+    if isinstance(in_dims, tuple) and len(in_dims) != len(args):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is "
+                         f"not compatible with the structure of `inputs`. in_dims has "
+                         f"structure {in_dims} but inputs has {len(args)} elements.")
+    dims = broadcast_prefix(in_dims, args, _is_dim)
+    if dims is None:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is "
+                         f"not compatible with the structure of `inputs`.")
+    return dims
+
+
+def _batch_size(func, in_dims, leaves, dims):
+    """The mapped dims made non-negative, and the common batch size."""
+    sizes, norm = [], []
+    for x, d in zip(leaves, dims):
+        if d is None:
+            norm.append(None)
+            continue
+        if not isinstance(x, TensorImpl):
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for an input but the input is of type {type(x)}. "
+                             f"We cannot vmap over non-Tensor arguments, please use None as "
+                             f"the respective in_dim")
+        n = x.dim()
+        if not -n <= d < n:
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got "
+                             f"in_dim={d} for some input, but that input is a Tensor of "
+                             f"dimensionality {n} so expected in_dim to satisfy "
+                             f"-{n} <= in_dim < {n}.")
+        norm.append(d % n)
+        sizes.append(x.shape[d % n])
+    if not sizes:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got all "
+                         f"in_dims=None or no Tensor inputs; at least one Tensor input must "
+                         f"be mapped over")
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return norm, sizes[0]
+
+
+class _RandomGuard:
+    """Installed in the generator's draw path while the loop runs (see the NOTE above)."""
+
+    def __init__(self, randomness, outer):
+        self.randomness = randomness
+        self.outer = outer
+        self.start = {}               # generator -> (seed, offset) before the first element
+        self.rewound = set()          # generators already rewound for the current element
+
+    def __call__(self, generator):
+        if self.outer is not None:
+            self.outer(generator)
+        if self.randomness == "error":
+            raise RuntimeError("vmap: called random operation while in randomness error "
+                               "mode. Please either use the 'same' or 'different' "
+                               "randomness flags on vmap or perform the randomness "
+                               "operation out of vmap")
+        if self.randomness == "same" and generator not in self.rewound:
+            self.rewound.add(generator)
+            state = self.start.setdefault(generator, (generator._seed, generator._offset))
+            generator._seed, generator._offset = state
+
+    def next_element(self):
+        self.rewound = set()
+
+
+def _select(x, d, i):
+    return x if d is None else x.select(d, i)
+
+
+def _zeros_element(x, d):
+    if d is None:
+        return x
+    shape = list(x.shape)
+    del shape[d]
+    return tensorlib.zeros(shape, dtype=x.dtype, device=x.device)
+
+
+def _stack_outputs(func, out_dims, results, batch):
+    """Stack each output leaf over the elements, along its out_dim."""
+    leaves0, spec = tree_flatten(results[0])
+    for r in leaves0:
+        if not isinstance(r, TensorImpl):
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return "
+                             f"Tensors, got type {type(r)}. Did you mean to set out_dims= to "
+                             f"None for output?")
+    if not (_is_dim(out_dims) or isinstance(out_dims, tuple)):
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be "
+                         f"an int, None or a python collection of ints representing where in "
+                         f"the outputs the vmapped dimension should appear.")
+    _check_dims_type(out_dims, "out_dims", func, "outputs")
+    dims = broadcast_prefix(out_dims, results[0], _is_dim)
+    if dims is None:
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims "
+                         f"is not compatible with the structure of `outputs`.")
+    per_element = [tree_flatten(r)[0] for r in results]
+    out = []
+    for k, d in enumerate(dims):
+        items = [leaves[k] for leaves in per_element]
+        if d is None:
+            first = items[0]
+            if any(x is not first and not bool(tensorlib.equal(x, first)) for x in items[1:]):
+                raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "
+                                 f"BatchedTensor when out_dim is None")
+            out.append(first)
+            continue
+        n = items[0].dim() + 1
+        if not -n <= d < n:
+            raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): Dimension out "
+                             f"of range (expected to be in range of [{-n}, {n - 1}], but got "
+                             f"{d})")
+        if batch == 0:
+            shape = list(items[0].shape)
+            shape.insert(d % n, 0)
+            out.append(tensorlib.zeros(shape, dtype=items[0].dtype, device=items[0].device))
+        else:
+            out.append(tensorlib.stack(items, dim=d % n))
+    return tree_unflatten(out, spec)
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """func mapped over dimension `in_dims` of its inputs, its outputs stacked along
+    `out_dims` (see the NOTE at the top of this module: it loops over the batch)."""
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
+                         f"{chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        dims = _flat_in_dims(func, in_dims, args)
+        leaves, spec = tree_flatten(args)
+        dims, batch = _batch_size(func, in_dims, leaves, dims)
+        guard = _RandomGuard(randomness, _random.vmap_random_hook())
+        previous = _random.set_vmap_random_hook(guard)
+        try:
+            results = []
+            for i in range(batch):
+                guard.next_element()
+                element = [_select(x, d, i) for x, d in zip(leaves, dims)]
+                results.append(func(*tree_unflatten(element, spec), **kwargs))
+            if batch == 0:
+                element = [_zeros_element(x, d) for x, d in zip(leaves, dims)]
+                results.append(func(*tree_unflatten(element, spec), **kwargs))
+        finally:
+            _random.set_vmap_random_hook(previous)
+        return _stack_outputs(func, out_dims, results, batch)
+
+    return wrapped

@@ -1,0 +1,142 @@
+"""Complex numbers: views between a complex tensor and its (real, imag) pairs, and the ops
+that are specific to complex values. Elementwise math, matmul and reductions on complex
+tensors are the ordinary ops (the CPU kernels are numpy's). Complex tensors live on the CPU
+only for now; autograd through complex values is not implemented yet (recording raises)."""
+import math
+
+from tensorlib._C import dtypes as dt
+from tensorlib._C.tensor_impl import TensorImpl, wrap
+from tensorlib._C.factory import empty
+
+__all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical",
+           "resolve_conj", "is_conj", "angle", "polar", "complex", "is_complex"]
+
+_PART = {"complex64": dt.float32, "complex128": dt.float64}
+_WHOLE = {"float32": dt.complex64, "float64": dt.complex128}
+
+
+def _check_tensor(x, name):
+    if not isinstance(x, TensorImpl):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _alias(x, sizes, strides, offset, dtype):
+    out = wrap(x._storage, sizes, strides, offset, dtype)
+    out._base = x if x._base is None else x._base
+    return out
+
+
+def is_complex(input):  # noqa: A002
+    _check_tensor(input, "is_complex")
+    return input._dtype.is_complex
+
+
+def view_as_real(input):  # noqa: A002
+    """The (..., 2) float view of a complex tensor: real and imaginary parts, no copy."""
+    _check_tensor(input, "view_as_real")
+    if not input._dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _alias(input, input._sizes + (2,), tuple(2 * s for s in input._strides) + (1,),
+                  2 * input._offset, _PART[input._dtype.name])
+
+
+def view_as_complex(input):  # noqa: A002
+    """The complex view of a float tensor whose last dimension holds (real, imag) pairs."""
+    _check_tensor(input, "view_as_complex")
+    whole = _WHOLE.get(input._dtype.name)
+    if whole is None:
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {input._dtype.scalar_name}")
+    if not input._sizes or input._sizes[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if input._strides[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in input._strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
+                           "dimension")
+    if input._offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return _alias(input, input._sizes[:-1], tuple(s // 2 for s in input._strides[:-1]),
+                  input._offset // 2, whole)
+
+
+def real(input):  # noqa: A002
+    """The real part, a view (the tensor itself when it is not complex, as PyTorch)."""
+    _check_tensor(input, "real")
+    return view_as_real(input).select(-1, 0) if input._dtype.is_complex else input
+
+
+def imag(input):  # noqa: A002
+    _check_tensor(input, "imag")
+    if not input._dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, 1)
+
+
+def conj_physical(input):  # noqa: A002
+    """The complex conjugate, computed into a new tensor."""
+    _check_tensor(input, "conj_physical")
+    if not input._dtype.is_complex:
+        return input.clone()
+    out = input.clone()
+    view_as_real(out).select(-1, 1).neg_()
+    return out
+
+
+def conj(input):  # noqa: A002
+    """The complex conjugate. PyTorch returns a lazy view with a conj bit; tensorlib computes
+    it (a copy), so is_conj() is always False. Not complex: the tensor itself."""
+    _check_tensor(input, "conj")
+    return conj_physical(input) if input._dtype.is_complex else input
+
+
+def resolve_conj(input):  # noqa: A002
+    return input
+
+
+def is_conj(input):  # noqa: A002
+    return False
+
+
+def complex_abs(x):
+    """|z| of a complex tensor, in its parts' float dtype."""
+    from tensorlib.ops.pointwise import hypot
+    return hypot(real(x), imag(x))
+
+
+def angle(input):  # noqa: A002
+    """The argument of each element; for real tensors pi where negative, else 0 (nan stays)."""
+    _check_tensor(input, "angle")
+    from tensorlib.ops.pointwise import atan2, where
+    if input._dtype.is_complex:
+        return atan2(imag(input), real(input))
+    x = input if input._dtype.is_floating_point else input.to(dt.get_default_dtype())
+    return where(x < 0, math.pi, where(x != x, x, 0.0 * x))
+
+
+def complex(real, imag):  # noqa: A001 - torch.complex
+    """real + i imag from two float tensors of one dtype (broadcast)."""
+    _check_tensor(real, "complex")
+    _check_tensor(imag, "complex")
+    whole = _WHOLE.get(real._dtype.name)
+    if whole is None or real._dtype is not imag._dtype:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{real._dtype.scalar_name} and {imag._dtype.scalar_name}")
+    from tensorlib._C.broadcast import broadcast_shapes
+    shape = tuple(broadcast_shapes(real._sizes, imag._sizes))
+    out = empty(shape, whole, real._device)
+    parts = view_as_real(out)
+    parts.select(-1, 0).copy_(real.detach().expand(shape))
+    parts.select(-1, 1).copy_(imag.detach().expand(shape))
+    return out
+
+
+def polar(abs, angle):  # noqa: A002
+    """abs * (cos(angle) + i sin(angle))."""
+    return complex(abs * angle.cos(), abs * angle.sin())
+
+
+TENSOR_METHODS = {"is_complex": is_complex, "conj": conj, "conj_physical": conj_physical,
+                  "resolve_conj": resolve_conj, "is_conj": is_conj, "angle": angle,
+                  "real": property(real), "imag": property(imag)}
