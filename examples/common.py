@@ -30,7 +30,6 @@ def parser(description, epochs):
     p.add_argument("--epochs", type=int, default=epochs, help=f"epochs (default {epochs})")
     p.add_argument("--max-batches", type=int, default=None,
                    help="stop each epoch after this many batches (quick runs, tests)")
-    p.add_argument("--out", default="out", help="directory for checkpoints and plots")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     return p
 

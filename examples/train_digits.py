@@ -122,7 +122,9 @@ def plot(history, test_set, predictions, path):
 
 
 def main(argv=None):
-    args = parser(__doc__.splitlines()[0], epochs=12).parse_args(argv)
+    p = parser(__doc__.splitlines()[0], epochs=12)
+    p.add_argument("--out", default="out", help="directory for the checkpoint and the plot")
+    args = p.parse_args(argv)
     tqdm = require("tqdm", "train_digits.py").tqdm
     device = args.device or best_device()
     os.makedirs(args.out, exist_ok=True)
