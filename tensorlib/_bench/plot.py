@@ -47,8 +47,10 @@ def plot_ratios(report, path):
     ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
     ax.minorticks_off()
     ax.grid(axis="x", alpha=0.3)
+    where = ("PyTorch runs on cuda beside cuda, on the CPU beside the other devices"
+             if peer == "PyTorch" else "numpy runs on the host CPU")
     ax.set_xlabel(f"{peer} time / tensorlib time, same run (right of 1x: tensorlib faster)\n"
-                  f"{peer} runs on the CPU beside the cpu and opencl devices")
+                  + where)
     ax.set_title(f"tensorlib {meta['tensorlib']} vs {peer}, median times"
                  f"{' (quick sizes)' if meta['quick'] else ''}, {meta['cores']} cores")
     if len(devices) > 1:
