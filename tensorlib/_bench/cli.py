@@ -218,8 +218,9 @@ def _print_report(report):
     print("time per call, median of repeats; vs X = X time / tensorlib time "
           "(>1: tensorlib faster)")
     for device in m["devices"]:
-        torch_on = "cpu" if device.split(":")[0] != "cuda" else device
-        print(f"\n== device {device} (torch on {torch_on}, numpy on the host) ==")
+        torch_on = (f"torch on {_torch_device(device)}, " if "torch" in m["libraries"]
+                    else "")
+        print(f"\n== device {device} ({torch_on}numpy on the host) ==")
         print(format_table(report, device))
 
 
