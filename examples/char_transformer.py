@@ -104,7 +104,7 @@ def main(argv=None):
                        drop_last=True, generator=torch.Generator().manual_seed(args.seed))
     val = DataLoader(CharWindows(codes[split:], args.block), batch_size=32)
     model = CharTransformer(len(chars), args.block).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=0.01)
     steps = len(train) if args.max_batches is None else min(args.max_batches, len(train))
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs * steps)
     print(f"text: {len(text)} characters, {len(chars)} distinct; device {device}; "
