@@ -1,4 +1,5 @@
-"""`tensorlib info [--ops]`: the backends found, their status, why one is unavailable, and
+"""`tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the backends found
+with their status, devices and why one is unavailable, the kernel cache (see `_info`), and
 (with --ops) which primitives each available backend implements."""
 import argparse
 import sys
@@ -13,20 +14,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import tensorlib
-    print(f"tensorlib {tensorlib.__version__}, plugin API {tensorlib.backends.API_VERSION}")
-    for record in tensorlib.backends.list():
-        origin = "first-party" if record.first_party else "third-party"
-        line = f"  {record.name:<10} {record.status:<12} {origin:<12} {record.value}"
-        print(line)
-        if record.reason:
-            print(f"{'':15}reason: {record.reason}")
-        if record.install_hint and record.status != "available":
-            print(f"{'':15}to use it: {record.install_hint}")
-        if args.traceback and record.traceback:
-            print(record.traceback)
-        if args.ops and record.status == "available":
-            have, missing = tensorlib.backends.op_coverage(record.name)
-            print(f"{'':15}primitives: {len(have)}/{len(have) + len(missing)}"
+    from tensorlib._info import collect, format_report
+    print(format_report(collect(), tracebacks=args.traceback))
+    if args.ops:
+        print("primitive op coverage:")
+        for name in tensorlib.backends.available():
+            have, missing = tensorlib.backends.op_coverage(name)
+            print(f"  {name:<10} {len(have)}/{len(have) + len(missing)}"
                   + (f"; missing: {', '.join(missing)}" if missing else ""))
     return 0
 

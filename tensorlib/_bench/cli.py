@@ -1,102 +1,70 @@
 """`tensorlib-bench`: time tensorlib, PyTorch and numpy side by side in one run.
 
-These machines are noisy, so only ratios taken within the same run mean anything:
-`vs torch` = torch_time / tensorlib_time (above 1 = tensorlib faster), `vs numpy` likewise."""
+Op workloads (elementwise, reductions, matmul) and model workloads (MLP, CNN, Transformer
+layer: inference forward and training step; autograd overhead) on every requested device.
+Each library runs in its own process, one after the other; each figure is the median of
+repeats after a warm-up, with device work synchronised before the clock stops. These
+machines are noisy, so only ratios taken within the same run mean anything:
+`vs torch` = torch_time / tensorlib_time (above 1 = tensorlib faster), `vs numpy` likewise.
+PyTorch runs on the same device type where it can (cuda), else on the CPU."""
 import argparse
+import importlib.util
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
-from tensorlib._bench.ops import LIBRARIES, workloads
-from tensorlib._bench.timer import measure
+from tensorlib._bench.ops import LIBRARIES
+from tensorlib._bench.progress import Progress
+from tensorlib._bench.registry import workloads
+from tensorlib._bench.worker import cores
 
-__all__ = ["main", "run"]
-
-
-def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+__all__ = ["main", "run", "format_table"]
 
 
 def _parse(argv):
     p = argparse.ArgumentParser(prog="tensorlib-bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--device", default="cpu", help="tensorlib device type (default cpu)")
+    p.add_argument("--device", metavar="TYPE[,TYPE]",
+                   help="tensorlib devices, e.g. cpu,opencl,cuda (default: every available)")
     p.add_argument("--only", metavar="NAME[,NAME]",
-                   help="workload names or families to run (e.g. matmul,add_1M)")
-    p.add_argument("--quick", action="store_true", help="tiny sizes and few repeats (tests)")
+                   help="workload names, families (matmul, mlp) or kinds (op, model)")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes and few repeats: a smoke test, under a minute")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--plot", metavar="PATH.png", help="also draw the ratios (needs matplotlib)")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparison")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     return p.parse_args(argv)
 
 
-def _libraries(args, tl):
-    """Per library: how to turn a numpy array into its input, and how to read a result back."""
-    libs = {}
-    if args.device == "cpu":
-        libs["tensorlib"] = (tl.from_numpy, lambda r: r.numpy())
-    else:
-        libs["tensorlib"] = (lambda a: tl.from_numpy(a).to(args.device),
-                             lambda r: r.cpu().numpy())
-    if not args.no_torch and args.device == "cpu":   # torch comparisons only for cpu
-        try:
-            import torch
-        except ImportError:
-            torch = None
-        if torch is not None:
-            torch.set_num_threads(_cores())
-            libs["torch"] = (torch.from_numpy, lambda r: r.numpy())
-    libs["numpy"] = (lambda a: a, np.asarray)
-    return libs
+def _devices(spec):
+    """The requested tensorlib devices; RuntimeError naming why one cannot be used."""
+    import tensorlib
+    available = tensorlib.backends.available()
+    if spec is None:
+        return [d for d in ("cpu", "opencl", "cuda") if d in available] + sorted(
+            d for d in available if d not in ("cpu", "opencl", "cuda"))
+    devices = [d.strip() for d in spec.split(",") if d.strip()]
+    for d in devices:
+        kind = d.split(":")[0]
+        if kind not in available:
+            why = tensorlib.backends.why_unavailable(kind) if kind in {
+                r.name for r in tensorlib.backends.list()} else "no such backend"
+            raise RuntimeError(f"device {d!r} is unavailable: {why}")
+    return devices
 
 
-def _error(exc):
-    return f"{type(exc).__name__}: {exc}"
+def _torch_device(device):
+    """Where PyTorch runs beside a tensorlib device: the same CUDA device, else the CPU."""
+    return device if device.split(":")[0] == "cuda" else "cpu"
 
 
-def _bench_one(w, lib, arrays, convert, to_numpy, ref, sync, quick):
-    """One (workload, library) row: check the result against numpy, then time it."""
-    row = {"workload": w.name, "library": lib, "seconds": None, "median": None,
-           "throughput": None, "unit": w.unit}
-    try:
-        fn = w.op(lib, *[convert(a) for a in arrays])
-        got = np.asarray(to_numpy(fn()))
-        if got.shape != ref.shape or not np.allclose(got, ref, rtol=w.rtol, atol=w.atol):
-            diff = (np.max(np.abs(got.astype(np.float64) - ref)) if got.shape == ref.shape
-                    else f"shape {got.shape} != {ref.shape}")
-            row["error"] = f"wrong result vs numpy (max abs diff {diff})"
-        t = measure(fn, sync=sync if lib == "tensorlib" else None,
-                    target=0.01 if quick else 0.1, repeats=2 if quick else 5,
-                    budget=0.1 if quick else 3.0)
-    except Exception as exc:  # a failing op is a result to report, not a crash
-        row["error"] = _error(exc)
-        return row
-    row.update(seconds=t.best, median=t.median, throughput=w.throughput(t.best),
-               iterations=t.number, repeats=t.repeats)
-    return row
-
-
-def _ratio(rows, other):
-    mine, theirs = rows.get("tensorlib"), rows.get(other)
-    if not mine or not theirs or not mine["seconds"] or not theirs["seconds"]:
-        return None
-    return theirs["seconds"] / mine["seconds"]
-
-
-def run(args):
-    """Run the selected workloads; returns the JSON-ready report."""
-    import tensorlib as tl
-
-    sync = None
-    if args.device != "cpu":
-        sync = tl.backends.get(args.device).synchronize
-    libs = _libraries(args, tl)
+def _select(args):
     chosen = workloads(quick=args.quick)
     if args.only:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -105,23 +73,104 @@ def run(args):
             raise SystemExit(f"tensorlib-bench: unknown workload(s) {', '.join(unknown)}; "
                              f"see --list")
         chosen = [w for w in chosen if any(w.matches(n) for n in names)]
-    results, ratios = [], []
-    for w in chosen:
-        arrays = w.inputs()
-        ref = np.asarray(w.op("numpy", *arrays)(), dtype=np.float64)
-        by_lib = {}
-        for lib, (convert, to_numpy) in libs.items():
-            row = _bench_one(w, lib, arrays, convert, to_numpy, ref, sync, args.quick)
-            results.append(row)
-            by_lib[lib] = row
-        ratios.append({"workload": w.name, "description": w.description,
-                       "vs_torch": _ratio(by_lib, "torch"), "vs_numpy": _ratio(by_lib, "numpy")})
-    meta = {"device": args.device, "quick": args.quick, "cores": _cores(),
-            "libraries": list(libs), "python": platform.python_version(),
-            "numpy": np.__version__, "tensorlib": getattr(tl, "__version__", None)}
-    if "torch" in libs:
-        import torch
-        meta.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
+    return chosen
+
+
+def _jobs(chosen, devices, with_torch):
+    """{(library, device): [workload names]}, in run order; each job is one process."""
+    jobs = {}
+    for device in devices:
+        runs = [("tensorlib", device)]
+        if with_torch:
+            runs.append(("torch", _torch_device(device)))
+        runs.append(("numpy", "cpu"))
+        for library, where in runs:
+            names = [w.name for w in chosen if library in w.libraries]
+            if names and (library, where) not in jobs:
+                jobs[library, where] = names
+    return jobs
+
+
+def _child_env():
+    """The children import the same tensorlib as this process (a checkout run by path too)."""
+    import tensorlib
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tensorlib.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _run_job(library, device, names, quick, progress):
+    """Rows of one worker process; a crash becomes an error row for each missing workload."""
+    cmd = [sys.executable, "-m", "tensorlib._bench.worker", library, device,
+           "--only", ",".join(names)] + (["--quick"] if quick else [])
+    rows = {}
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                env=_child_env())
+        for line in proc.stdout:
+            if line.startswith("{"):
+                row = json.loads(line)
+                rows[row["workload"]] = row
+                progress.step(f"{library} {device} {row['workload']}")
+        proc.wait()
+        err.seek(0)
+        lines = err.read().strip().splitlines()
+    why = lines[-1] if lines else f"exit code {proc.returncode}"
+    for name in names:
+        if name not in rows:
+            progress.step(f"{library} {device} {name}")
+            rows[name] = {"workload": name, "library": library, "device": device,
+                          "seconds": None, "best": None, "median": None, "throughput": None,
+                          "unit": None, "error": f"worker process failed: {why}"}
+    return [rows[n] for n in names]
+
+
+def _ratio(mine, theirs):
+    if not mine or not theirs or not mine["seconds"] or not theirs["seconds"]:
+        return None
+    return theirs["seconds"] / mine["seconds"]
+
+
+def _version(package):
+    try:
+        from importlib.metadata import version
+        return version(package)
+    except Exception:
+        return None
+
+
+def run(args):
+    """Run the selected workloads; returns the JSON-ready report."""
+    import tensorlib
+    devices = _devices(args.device)
+    chosen = _select(args)
+    with_torch = not args.no_torch and importlib.util.find_spec("torch") is not None
+    jobs = _jobs(chosen, devices, with_torch)
+    progress = Progress(sum(len(names) for names in jobs.values()))
+    results = []
+    try:
+        for (library, device), names in jobs.items():
+            results += _run_job(library, device, names, args.quick, progress)
+    finally:
+        progress.close()
+    by_key = {(r["library"], r["device"], r["workload"]): r for r in results}
+    ratios = []
+    for device in devices:
+        for w in chosen:
+            mine = by_key.get(("tensorlib", device, w.name))
+            ratios.append({"workload": w.name, "kind": w.kind, "mode": w.mode,
+                           "device": device, "description": w.description,
+                           "torch_device": _torch_device(device) if with_torch else None,
+                           "vs_torch": _ratio(mine, by_key.get(("torch", _torch_device(device),
+                                                                 w.name))),
+                           "vs_numpy": _ratio(mine, by_key.get(("numpy", "cpu", w.name)))})
+    libraries = [lib for lib in LIBRARIES if any(lib == k[0] for k in jobs)]
+    meta = {"devices": devices, "quick": args.quick, "cores": cores(), "libraries": libraries,
+            "python": platform.python_version(), "numpy": np.__version__,
+            "tensorlib": tensorlib.__version__, "statistic": "median"}
+    if with_torch:
+        meta["torch"] = _version("torch")
     return {"meta": meta, "results": results, "ratios": ratios}
 
 
@@ -138,18 +187,22 @@ def _cell(row):
     if row["seconds"] is None:
         return "ERROR"
     text = _fmt_time(row["seconds"])
-    if row["throughput"] is not None:
+    if row.get("throughput") is not None:
         text += f" ({row['throughput']:.3g} {row['unit']})"
     return text + (" !" if row.get("error") else "")
 
 
-def format_table(report):
-    """The stdout table: workload | tensorlib | torch | numpy | vs torch | vs numpy."""
+def format_table(report, device):
+    """One device's table: workload | tensorlib | torch | numpy | vs torch | vs numpy."""
     header = ["workload", "tensorlib", "torch", "numpy", "vs torch", "vs numpy"]
     lines = [header]
+    rows = {(x["library"], x["device"], x["workload"]): x for x in report["results"]}
     for r in report["ratios"]:
-        rows = {x["library"]: x for x in report["results"] if x["workload"] == r["workload"]}
-        lines.append([r["workload"]] + [_cell(rows.get(lib)) for lib in LIBRARIES] +
+        if r["device"] != device:
+            continue
+        where = {"tensorlib": device, "torch": r["torch_device"], "numpy": "cpu"}
+        lines.append([r["workload"]] +
+                     [_cell(rows.get((lib, where[lib], r["workload"]))) for lib in LIBRARIES] +
                      [f"{v:.2f}x" if v else "-" for v in (r["vs_torch"], r["vs_numpy"])])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = [" | ".join(c.ljust(wd) if i == 0 else c.rjust(wd)
@@ -158,29 +211,41 @@ def format_table(report):
     return "\n".join(out)
 
 
+def _print_report(report):
+    m = report["meta"]
+    print(f"tensorlib {m['tensorlib']} | numpy {m['numpy']} | torch {m.get('torch') or 'n/a'}"
+          f" | cores {m['cores']}{' | quick' if m['quick'] else ''}")
+    print("time per call, median of repeats; vs X = X time / tensorlib time "
+          "(>1: tensorlib faster)")
+    for device in m["devices"]:
+        torch_on = (f"torch on {_torch_device(device)}, " if "torch" in m["libraries"]
+                    else "")
+        print(f"\n== device {device} ({torch_on}numpy on the host) ==")
+        print(format_table(report, device))
+
+
 def main(argv=None):
     args = _parse(argv)
     if args.list:
         for w in workloads(quick=args.quick):
-            print(f"{w.name:<22} {w.family:<18} {w.description}")
+            print(f"{w.name:<22} {w.kind:<8} {w.family:<18} {w.description}")
         return 0
     try:
         report = run(args)
     except RuntimeError as exc:   # e.g. the requested device's backend is unavailable
         print(f"tensorlib-bench: {exc}", file=sys.stderr)
         return 2
-    m = report["meta"]
-    print(f"tensorlib {m['tensorlib']} | numpy {m['numpy']} | torch {m.get('torch', 'n/a')}"
-          f" (threads {m.get('torch_threads', '-')}) | device {m['device']} | cores {m['cores']}"
-          f"{' | quick' if m['quick'] else ''}")
-    print("time per call, best of repeats; vs X = X time / tensorlib time (>1: tensorlib faster)")
-    print(format_table(report))
+    _print_report(report)
     errors = [r for r in report["results"] if r.get("error")]
     for r in errors:
-        print(f"{r['library']} {r['workload']}: {r['error']}", file=sys.stderr)
+        print(f"{r['library']} on {r['device']}, {r['workload']}: {r['error']}",
+              file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
+    if args.plot:
+        from tensorlib._bench.plot import plot_ratios
+        plot_ratios(report, args.plot)
     return 1 if errors else 0
 
 

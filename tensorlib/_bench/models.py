@@ -1,181 +1,141 @@
-"""Model-level benchmarks, the same code run with tensorlib and with PyTorch in one process:
-the issues' training steps (an MLP with SGD momentum, a small CNN with Adam), a Transformer
-block forward+backward, and the autograd overhead of a chain of tiny ops.
+"""The model workloads: the same code run with tensorlib and with PyTorch (each in its own
+process, see cli.py): an MLP, a small CNN and a Transformer encoder layer, each as an
+inference forward and as a training step (forward, backward, optimizer step), and the
+autograd overhead of a chain of tiny ops.
 
-    python -m tensorlib._bench.models [--quick] [--only mlp,cnn,...] [--rounds N] [--json PATH]
+In one process PyTorch's spinning OpenMP threads took the cores tensorlib's BLAS needed (an
+MLP step went from 3.2 to 12 ms), hence one process per library."""
+import math
 
-Ratios are PyTorch's time / tensorlib's (above 1: tensorlib is faster). Each library runs in
-its own process (one command, same machine, back to back): in one process PyTorch's spinning
-OpenMP threads took the cores tensorlib's BLAS needed (an MLP step went from 3.2 to 12 ms)."""
-import argparse
-import json
-import subprocess
-import sys
-import time
+import numpy as np
+
+from tensorlib._bench.registry import register_suite
+
+__all__ = ["ModelWorkload", "workloads"]
 
 
-def _mlp(lib):
+def _mlp(lib, quick):
     nn = lib.nn
     model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
                           nn.Linear(256, 10))
-    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = lib.randn(128, 784), lib.randint(0, 10, (128,))
-
-    def step():
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
+    batch = 32 if quick else 128
+    return (model, lib.randn(batch, 784), lib.randint(0, 10, (batch,)),
+            nn.functional.cross_entropy,
+            lambda params: lib.optim.SGD(params, lr=0.01, momentum=0.9))
 
 
-def _cnn(lib):
+def _cnn(lib, quick):
     nn = lib.nn
     model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(16, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(32 * 5 * 5, 10))
-    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-    x, y = lib.randn(64, 1, 28, 28), lib.randint(0, 10, (64,))
-
-    def step():
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
+    batch = 4 if quick else 64
+    return (model, lib.randn(batch, 1, 28, 28), lib.randint(0, 10, (batch,)),
+            nn.functional.cross_entropy, lambda params: lib.optim.Adam(params, lr=1e-3))
 
 
-def _transformer(lib):
-    layer = lib.nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0,
+def _transformer(lib, quick):
+    d, heads, ff, seq, batch = (64, 4, 256, 16, 4) if quick else (256, 4, 1024, 64, 16)
+    model = lib.nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.0,
                                            batch_first=True)
-    x = lib.randn(16, 64, 256)
-
-    def step():
-        layer.zero_grad()
-        layer(x).sum().backward()
-    return step
+    return (model, lib.randn(batch, seq, d), lib.randn(batch, seq, d),
+            lib.nn.functional.mse_loss, lambda params: lib.optim.Adam(params, lr=1e-4))
 
 
-def _chain(lib):
-    x = lib.ones(4, requires_grad=True)
-    w = lib.full((4,), 0.5, requires_grad=True)
+class ModelWorkload:
+    """A model's inference forward (`train=False`, under no_grad in eval mode) or training
+    step (zero_grad, loss, backward, optimizer step)."""
 
-    def step():
-        y = x
-        for _ in range(25):
-            y = y * 1.01 + 0.1
-            y = y * w - 0.05
-        y.sum().backward()
-    return step
+    kind, mode, libraries, unit = "model", "eager", ("tensorlib", "torch"), None
 
+    def __init__(self, name, family, description, build, train, quick):
+        self.name, self.family, self.description = name, family, description
+        self._build, self.train, self.quick = build, train, quick
 
-WORKLOADS = {
-    "mlp": ("MLP 784-512-256-10 train step, batch 128, SGD momentum", _mlp, 1),
-    "cnn": ("CNN 2x(conv-relu-pool) 1x28x28 train step, batch 64, Adam", _cnn, 1),
-    "transformer": ("Transformer encoder layer d=256 h=4 seq=64 batch=16 fwd+bwd",
-                    _transformer, 1),
-    "autograd_chain": ("100 tiny ops (4 elements) forward+backward, time per op", _chain, 100),
-}
+    def matches(self, name):
+        return name in (self.name, self.family, self.kind)
 
+    def throughput(self, seconds):
+        return None
 
-def _time(step, seconds):
-    step()                                   # warm-up (allocations, kernel tables)
-    best, spent, runs = float("inf"), 0.0, 0
-    while spent < seconds or runs < 3:
-        start = time.perf_counter()
-        step()
-        elapsed = time.perf_counter() - start
-        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
-    return best
+    def prepare(self, library, module, device):
+        module.manual_seed(0)
+        model, x, y, loss_fn, make_optimizer = self._build(module, self.quick)
+        model, x, y = model.to(device), x.to(device), y.to(device)
+        if self.train:
+            model.train()
+            optimizer = make_optimizer(model.parameters())
 
+            def step():
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                return loss
+        else:
+            model.eval()
 
-def _measure(library, name, seconds):
-    """Seconds per step (per op for the chain) of one workload with one library, here."""
-    import importlib
-    lib = importlib.import_module(library)
-    if library == "torch":
-        lib.set_num_threads(_cores())
-    description, build, per = WORKLOADS[name]
-    lib.manual_seed(0)
-    return _time(build(lib), seconds) / per
+            def step():
+                with module.no_grad():
+                    return model(x)
 
-
-def _cores():
-    import os
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        def check():
+            out = step()
+            values = out.detach().cpu().numpy()
+            return None if np.isfinite(values).all() else "non-finite output"
+        return step, check
 
 
-def _in_subprocess(library, name, seconds):
-    cmd = [sys.executable, "-m", "tensorlib._bench.models", "--worker", library,
-           "--only", name, "--seconds", str(seconds)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        return None, lines[-1] if lines else f"exit code {done.returncode}"
-    return json.loads(done.stdout.strip().splitlines()[-1]), None
+class AutogradChain:
+    """Per-op cost of recording and running backward through 100 ops on 4 elements."""
+
+    name = family = "autograd_chain"
+    kind, mode, libraries, unit = "autograd", "eager", ("tensorlib", "torch"), None
+    description = "100 tiny ops (4 elements) forward+backward, time per op"
+    per_step = 100         # ops per step: the figure is time per op
+
+    def matches(self, name):
+        return name in (self.name, self.kind)
+
+    def throughput(self, seconds):
+        return None
+
+    def prepare(self, library, module, device):
+        x = module.ones(4).to(device).requires_grad_()
+        w = module.full((4,), 0.5).to(device).requires_grad_()
+
+        def step():
+            x.grad = w.grad = None
+            y = x
+            for _ in range(self.per_step // 4):
+                y = y * 1.01 + 0.1
+                y = y * w - 0.05
+            y.sum().backward()
+            return x.grad
+
+        def check():
+            got = step().cpu().numpy()
+            return None if all(math.isfinite(v) for v in got) else "non-finite gradient"
+        return step, check
 
 
-def run(names, seconds, rounds=1):
-    """Each workload with each library; with several rounds the libraries alternate and each
-    keeps its best, so a slow spell of a shared machine does not land on one side only."""
-    libraries = ["tensorlib"]
-    try:
-        import importlib.util
-        if importlib.util.find_spec("torch") is not None:
-            libraries.append("torch")
-    except ValueError:
-        pass
-    rows = []
-    for name in names:
-        row = {"workload": name, "description": WORKLOADS[name][0]}
-        for _ in range(rounds):
-            for library in libraries:
-                took, error = _in_subprocess(library, name, seconds)
-                if error:
-                    row[f"{library}_error"] = error
-                elif row.get(library) is None or took < row[library]:
-                    row[library] = took
-        if row.get("tensorlib") and row.get("torch"):
-            row["vs_torch"] = row["torch"] / row["tensorlib"]
-        rows.append(row)
-    return rows
-
-
-def _fmt(seconds):
-    if seconds is None:
-        return "error"
-    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.2f} us"
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tensorlib._bench.models")
-    parser.add_argument("--only", default=",".join(WORKLOADS))
-    parser.add_argument("--quick", action="store_true", help="short timing windows")
-    parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--seconds", type=float, help="timing window per workload")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="alternating runs per library and workload, best kept")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)   # one library, in a subprocess
-    args = parser.parse_args(argv)
-    seconds = args.seconds or (0.2 if args.quick else 2.0)
-    if args.worker:
-        print(json.dumps(_measure(args.worker, args.only, seconds)))
-        return 0
-    rounds = 1 if args.quick else args.rounds
-    rows = run([n for n in args.only.split(",") if n], seconds, rounds)
-    print(f"{'workload':<16} {'tensorlib':>11} {'torch':>11} {'vs torch':>9}  what")
-    for r in rows:
-        ratio = f"{r['vs_torch']:.2f}x" if "vs_torch" in r else "-"
-        print(f"{r['workload']:<16} {_fmt(r.get('tensorlib')):>11} {_fmt(r.get('torch')):>11} "
-              f"{ratio:>9}  {r['description']}")
-        for key in ("tensorlib_error", "torch_error"):
-            if key in r:
-                print(f"{'':16} {key}: {r[key]}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    return 0 if all(r.get("tensorlib") for r in rows) else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+@register_suite
+def workloads(quick=False):
+    """The model workloads; `quick` keeps the names with smaller batches (and a smaller
+    Transformer layer)."""
+    specs = [("mlp", "MLP 784-512-256-10, batch {}".format(32 if quick else 128), _mlp,
+              "SGD momentum"),
+             ("cnn", "CNN 2x(conv-relu-pool) 1x28x28, batch {}".format(4 if quick else 64),
+              _cnn, "Adam"),
+             ("transformer", "Transformer encoder layer " + (
+                 "d=64 h=4 seq=16 batch=4" if quick else "d=256 h=4 seq=64 batch=16"),
+              _transformer, "Adam")]
+    out = []
+    for family, what, build, optimizer in specs:
+        for train in (False, True):
+            w = ModelWorkload(f"{family}_{'train' if train else 'fwd'}", family,
+                              f"{what}: " + (f"train step, {optimizer}" if train
+                                             else "inference forward"), build, train, quick)
+            out.append(w)
+    out.append(AutogradChain())
+    return out

@@ -5,6 +5,8 @@ data and layout; each workload knows its work (bytes moved or flops) so throughp
 comparable, and its numpy result doubles as the reference that proves the op really ran."""
 import numpy as np
 
+from tensorlib._bench.registry import register_suite
+
 __all__ = ["Workload", "workloads", "LIBRARIES"]
 
 LIBRARIES = ("tensorlib", "torch", "numpy")
@@ -25,6 +27,8 @@ class Workload:
     library's spelling; `work` is bytes read+written (unit GB/s), flops (GFLOP/s), or None
     when only the per-call overhead matters."""
 
+    kind, mode, libraries = "op", "eager", LIBRARIES
+
     def __init__(self, name, family, description, shapes, op, work=None, unit=None,
                  rtol=1e-5, atol=1e-6):
         self.name, self.family, self.description = name, family, description
@@ -38,14 +42,36 @@ class Workload:
     def op(self, lib, *args):
         return self._op(lib, *args)
 
+    def prepare(self, library, module, device):
+        """(step, check) for one library: the same inputs on `device`, the numpy float64
+        result as the reference."""
+        arrays = self.inputs()
+        ref = np.asarray(self.op("numpy", *arrays)(), dtype=np.float64)
+        if library == "numpy":
+            args, to_numpy = arrays, np.asarray
+        else:
+            args = [module.from_numpy(a).to(device) for a in arrays]
+            to_numpy = lambda r: r.cpu().numpy()  # noqa: E731
+        step = self.op(library, *args)
+
+        def check():
+            got = np.asarray(to_numpy(step()))
+            if got.shape != ref.shape:
+                return f"wrong result vs numpy (shape {got.shape} != {ref.shape})"
+            if not np.allclose(got, ref, rtol=self.rtol, atol=self.atol):
+                diff = np.max(np.abs(got.astype(np.float64) - ref))
+                return f"wrong result vs numpy (max abs diff {diff:.3g})"
+            return None
+        return step, check
+
     def throughput(self, seconds):
         if self.work is None or not seconds:
             return None
         return self.work / seconds / 1e9
 
     def matches(self, name):
-        """`--only` accepts an exact workload name or a family (all its sizes)."""
-        return name in (self.name, self.family)
+        """`--only` accepts an exact workload name, a family (all its sizes) or "op"."""
+        return name in (self.name, self.family, self.kind)
 
 
 def _add(lib, a, b):
@@ -70,8 +96,9 @@ def _matmul(lib, a, b):
     return lambda: a @ b
 
 
+@register_suite
 def workloads(quick=False):
-    """All workloads in run order; `quick` keeps the same families at tiny sizes."""
+    """All op workloads in run order; `quick` keeps the same families at tiny sizes."""
     small = 4
     elem = (1 << 10, 1 << 14) if quick else (1 << 20, 1 << 24)
     red = 64 if quick else 4096

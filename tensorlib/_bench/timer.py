@@ -28,8 +28,9 @@ def _run(fn, number, sync):
     return time.perf_counter() - start
 
 
-def measure(fn, *, sync=None, target=0.1, repeats=5, budget=3.0):
-    """Warm up, calibrate the calls per repeat, then time `repeats` repeats.
+def measure(fn, *, sync=None, target=0.1, repeats=5, budget=3.0, warmup=True):
+    """Warm up (unless the caller just ran `fn`), calibrate the calls per repeat, then time
+    `repeats` repeats.
 
     The first call (lazy init, page faults) is never used for calibration. A repeat much
     shorter than `target` means the calibration saw a slow spell (a busy neighbour, thread
@@ -37,7 +38,8 @@ def measure(fn, *, sync=None, target=0.1, repeats=5, budget=3.0):
     a call slower than the target gets one call per repeat and fewer repeats (at least 2)."""
     if sync is not None:
         sync()
-    _run(fn, 1, sync)                  # warm-up: caches, allocator, lazy kernel loading
+    if warmup:
+        _run(fn, 1, sync)              # warm-up: caches, allocator, lazy kernel loading
     number = 1
     elapsed = _run(fn, number, sync)
     while elapsed < target / 5:        # grow until a batch is well above timer noise

@@ -1,48 +1,56 @@
-"""Smoke test of `tensorlib-bench`: tiny sizes, JSON structure only (timings are never asserted)."""
+"""`tensorlib-bench` in quick mode: the JSON's structure, the table, the plot, the worker on
+every device (timings are never asserted)."""
+import importlib.util
 import json
 
 import pytest
 
-from tensorlib._bench import cli
-from tensorlib._bench.ops import workloads
+from tensorlib._bench import cli, worker
+from tensorlib._bench.models import workloads as model_workloads
+from tensorlib._bench.ops import workloads as op_workloads
+from tensorlib._bench.registry import workloads
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
-def _torch_available():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def test_quick_json_structure(tmp_path, capsys):
-    path = tmp_path / "bench.json"
-    rc = cli.main(["--quick", "--json", str(path)])
+def test_quick_json_table_and_plot(tmp_path, capsys):
+    path, png = tmp_path / "bench.json", tmp_path / "bench.png"
+    argv = ["--quick", "--device", "cpu", "--only", "add,exp_1K,mlp_train", "--json", str(path)]
+    if HAVE_MATPLOTLIB:
+        argv += ["--plot", str(png)]
+    rc = cli.main(argv)
     out = capsys.readouterr()
-    assert rc == 0, out.err   # nonzero means some op raised or gave a wrong result
+    assert rc == 0, out.err   # nonzero means some workload raised or gave a wrong result
     report = json.loads(path.read_text())
-    libs = ["tensorlib", "torch", "numpy"] if _torch_available() else ["tensorlib", "numpy"]
-    assert report["meta"]["libraries"] == libs
-    names = [w.name for w in workloads(quick=True)]
-    assert [r["workload"] for r in report["ratios"]] == names
-    assert len(report["results"]) == len(names) * len(libs)
+    libs = ["tensorlib", "torch", "numpy"] if HAVE_TORCH else ["tensorlib", "numpy"]
+    assert report["meta"]["libraries"] == libs and report["meta"]["devices"] == ["cpu"]
+    ops = ["add_1K", "add_16K", "exp_1K"]
+    assert [r["workload"] for r in report["ratios"]] == ops + ["mlp_train"]
+    # numpy runs the op workloads only
+    assert len(report["results"]) == (len(ops) + 1) * (len(libs) - 1) + len(ops)
     for row in report["results"]:
-        assert {"workload", "library", "seconds", "throughput", "unit"} <= set(row)
-        assert row["library"] in libs
-        assert row["seconds"] > 0
+        assert {"workload", "library", "device", "seconds", "best", "median", "throughput",
+                "unit"} <= set(row)
+        assert row["library"] in libs and row["device"] == "cpu"
+        assert row["seconds"] == row["median"] and 0 < row["best"] <= row["median"]
         if row["unit"] is not None:
             assert row["unit"] in ("GB/s", "GFLOP/s") and row["throughput"] > 0
     for ratio in report["ratios"]:
-        assert ratio["vs_numpy"] > 0
-        assert (ratio["vs_torch"] is None) == ("torch" not in libs)
-    header = out.out.splitlines()[2]
+        assert ratio["device"] == "cpu"
+        assert (ratio["vs_numpy"] is None) == (ratio["kind"] != "op")
+        assert (ratio["vs_torch"] is None) == (not HAVE_TORCH)
+    lines = out.out.splitlines()
+    header = lines[lines.index("== device cpu (torch on cpu, numpy on the host) ==") + 1]
     assert [c.strip() for c in header.split("|")] == [
         "workload", "tensorlib", "torch", "numpy", "vs torch", "vs numpy"]
+    if HAVE_MATPLOTLIB:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_only_and_no_torch(tmp_path, capsys):
     path = tmp_path / "bench.json"
-    assert cli.main(["--quick", "--no-torch", "--only", "matmul,small_add",
+    assert cli.main(["--quick", "--device", "cpu", "--no-torch", "--only", "matmul,small_add",
                      "--json", str(path)]) == 0
     report = json.loads(path.read_text())
     assert report["meta"]["libraries"] == ["tensorlib", "numpy"]
@@ -55,3 +63,36 @@ def test_only_and_no_torch(tmp_path, capsys):
 def test_unknown_workload_is_an_error():
     with pytest.raises(SystemExit):
         cli.main(["--quick", "--only", "nope"])
+
+
+def test_unavailable_device_exits_2(capsys):
+    assert cli.main(["--quick", "--device", "nosuchdevice", "--only", "small_add"]) == 2
+    assert "nosuchdevice" in capsys.readouterr().err
+
+
+def test_registry_has_ops_and_models_with_unique_names():
+    names = [w.name for w in workloads(quick=True)]
+    assert len(names) == len(set(names))
+    assert names == [w.name for w in op_workloads(True)] + [w.name for w in
+                                                           model_workloads(True)]
+    assert {"mlp_fwd", "mlp_train", "cnn_fwd", "cnn_train", "transformer_fwd",
+            "transformer_train"} <= set(names)
+
+
+def test_worker_times_ops_and_models_on_each_device(device):
+    rows = []
+    worker.run("tensorlib", device, {"add_1K", "mlp_fwd", "autograd_chain"}, True,
+               rows.append)
+    assert [r["workload"] for r in rows] == ["add_1K", "mlp_fwd", "autograd_chain"]
+    for r in rows:
+        assert "error" not in r, r["error"]
+        assert r["device"] == device and r["seconds"] > 0 and r["repeats"] >= 2
+
+
+def test_worker_reports_a_wrong_result():
+    import tensorlib
+    broken = [w for w in op_workloads(True) if w.name == "add_1K"][0]
+    broken._op = lambda lib, a, b: (lambda: a + b) if lib == "numpy" else (lambda: a - b)
+    row = worker._row(broken, "tensorlib", "cpu", tensorlib, tensorlib.device("cpu"), None,
+                      True)
+    assert row["error"].startswith("wrong result vs numpy") and row["seconds"] > 0
