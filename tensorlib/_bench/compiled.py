@@ -1,183 +1,122 @@
-"""Benchmarks of `tensorlib.compile` beside eager tensorlib, PyTorch eager and torch.compile,
-the same code run by each, every (library, mode) in its own process:
-
-    python -m tensorlib._bench.compiled [--quick] [--only chain,softmax,...] [--json PATH]
+"""The compiled workloads of `tensorlib-bench` (`--only compiled`): each runs the same code
+through `tensorlib.compile` and, beside it, `torch.compile`, so "vs torch" is against
+torch.compile; the eager rows of the same work (`chain`, `softmax`, `layer_norm`, and the
+`*_train` model rows) give the ratio against eager. Warm-up calls compile (they are not
+timed); the first call's time is the cold compile.
 
 Workloads: the elementwise chain (x*2+1).relu().exp() on 4M floats, softmax and layer_norm
-over 4096x1024, and the MLP and CNN training steps of `tensorlib._bench.models` with the
-model and the optimizer step compiled. Times are the best of the repeats after warm-up (the
-first calls, which compile, are not timed; `cold compile` is reported separately)."""
-import argparse
-import json
-import subprocess
-import sys
-import time
+over 4096x1024, and the MLP and CNN training steps with the model and the optimizer step
+compiled."""
+import numpy as np
 
-MODES = (("tensorlib", "eager"), ("tensorlib", "compiled"), ("torch", "eager"),
-         ("torch", "compiled"))
+from tensorlib._bench.models import _cnn, _mlp
+from tensorlib._bench.registry import register_suite
+
+__all__ = ["workloads"]
 
 
-def _chain(lib, compiled):
-    x = lib.randn(4 * 1024 * 1024)
-
-    def f(x):
-        return (x * 2 + 1).relu().exp()
-    fn = lib.compile(f) if compiled else f
-    return lambda: fn(x), 4 * 1024 * 1024 * 4 * 2
+def _chain(lib, x):
+    return (x * 2 + 1).relu().exp()
 
 
-def _softmax(lib, compiled):
-    x = lib.randn(4096, 1024)
-
-    def f(x):
-        return lib.nn.functional.softmax(x, -1)
-    fn = lib.compile(f) if compiled else f
-    return lambda: fn(x), 4096 * 1024 * 4 * 2
+def _softmax(lib, x):
+    return lib.nn.functional.softmax(x, -1)
 
 
-def _layer_norm(lib, compiled):
-    x = lib.randn(4096, 1024)
-    w, b = lib.randn(1024), lib.randn(1024)
-
-    def f(x):
-        return lib.nn.functional.layer_norm(x, (1024,), w, b)
-    fn = lib.compile(f) if compiled else f
-    return lambda: fn(x), 4096 * 1024 * 4 * 2
+def _layer_norm(lib, x, w, b):
+    return lib.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
 
 
-def _train_step(model, opt, x, y, lib, compiled):
-    fwd = lib.compile(model) if compiled else model
-    update = lib.compile(opt.step) if compiled else opt.step
+class FunctionWorkload:
+    """fn(lib, *inputs) on float32 inputs, eagerly (`compiled=False`) or compiled."""
 
-    def step():
-        opt.zero_grad()
-        lib.nn.functional.cross_entropy(fwd(x), y).backward()
-        update()
-    return step, None
+    kind, libraries, unit = "op", ("tensorlib", "torch"), "GB/s"
 
+    def __init__(self, name, description, fn, shapes, compiled):
+        self.family = name
+        self.name = name + ("_compiled" if compiled else "")
+        self.mode = "compiled" if compiled else "eager"
+        self.description = description + (" (compiled)" if compiled else " (eager)")
+        self.fn, self.shapes, self.compiled = fn, shapes, compiled
+        self.nbytes = 2 * 4 * int(np.prod(shapes[0]))      # read the input, write the result
 
-def _mlp(lib, compiled):
-    nn = lib.nn
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
-                          nn.Linear(256, 10))
-    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    return _train_step(model, opt, lib.randn(128, 784), lib.randint(0, 10, (128,)), lib,
-                       compiled)
+    def matches(self, name):
+        return name in (self.name, self.family, self.kind, self.mode)
 
+    def throughput(self, seconds):
+        return self.nbytes / seconds / 1e9
 
-def _cnn(lib, compiled):
-    nn = lib.nn
-    model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Conv2d(16, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Flatten(), nn.Linear(32 * 5 * 5, 10))
-    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-    return _train_step(model, opt, lib.randn(64, 1, 28, 28), lib.randint(0, 10, (64,)), lib,
-                       compiled)
+    def prepare(self, library, module, device):
+        module.manual_seed(0)
+        inputs = [module.randn(*s).to(device) for s in self.shapes]
 
+        def fn(*args):
+            return self.fn(module, *args)
+        run = module.compile(fn) if self.compiled else fn
 
-WORKLOADS = {
-    "chain": ("(x*2+1).relu().exp(), 4M float32", _chain),
-    "softmax": ("softmax over the last dim, 4096x1024 float32", _softmax),
-    "layer_norm": ("layer_norm over the last dim, 4096x1024 float32", _layer_norm),
-    "mlp": ("MLP 784-512-256-10 train step, batch 128, SGD momentum", _mlp),
-    "cnn": ("CNN 2x(conv-relu-pool) train step, batch 64, Adam", _cnn),
-}
+        def step():
+            return run(*inputs)
 
-
-def _worker(library, mode, names, repeats):
-    """Runs in its own process; prints one JSON line of results."""
-    if library == "torch":
-        import torch as lib
-        lib.set_num_threads(2)
-    else:
-        import tensorlib as lib
-    lib.manual_seed(0)
-    out = {}
-    for name in names:
-        fn, nbytes = WORKLOADS[name][1](lib, mode == "compiled")
-        t0 = time.perf_counter()
-        fn()
-        cold = time.perf_counter() - t0
-        for _ in range(3):
-            fn()
-        number = 1
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            if time.perf_counter() - t0 > 0.05 or number >= 256:
-                break
-            number *= 2
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best = min(best, (time.perf_counter() - t0) / number)
-        out[name] = {"seconds": best, "first_call": cold,
-                     "GB/s": nbytes / best / 1e9 if nbytes else None}
-    print(json.dumps(out))
+        def check():
+            got = step().detach().cpu().numpy()
+            want = fn(*inputs).detach().cpu().numpy()
+            return None if np.allclose(got, want, rtol=1e-4, atol=1e-5) else \
+                "compiled result differs from eager"
+        return step, check
 
 
-def run(names, repeats):
-    results = {}
-    for library, mode in MODES:
-        proc = subprocess.run([sys.executable, "-m", "tensorlib._bench.compiled", "--worker",
-                               library, mode, ",".join(names), str(repeats)],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            results[(library, mode)] = {"error": proc.stderr.strip().splitlines()[-1:]}
-            continue
-        results[(library, mode)] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return results
+class CompiledTrainStep:
+    """A model's training step with the model and the optimizer step compiled."""
+
+    kind, mode, libraries, unit = "model", "compiled", ("tensorlib", "torch"), None
+
+    def __init__(self, family, description, build, quick):
+        self.family, self.name = family, f"{family}_train_compiled"
+        self.description = description
+        self._build, self.quick = build, quick
+
+    def matches(self, name):
+        return name in (self.name, self.family, self.kind, self.mode)
+
+    def throughput(self, seconds):
+        return None
+
+    def prepare(self, library, module, device):
+        module.manual_seed(0)
+        model, x, y, loss_fn, make_optimizer = self._build(module, self.quick)
+        model, x, y = model.to(device), x.to(device), y.to(device)
+        model.train()
+        optimizer = make_optimizer(model.parameters())
+        forward = module.compile(model)
+        update = module.compile(optimizer.step)
+
+        def step():
+            optimizer.zero_grad()
+            loss = loss_fn(forward(x), y)
+            loss.backward()
+            update()
+            return loss
+
+        def check():
+            value = step().detach().cpu().numpy()
+            return None if np.isfinite(value).all() else "non-finite loss"
+        return step, check
 
 
-def table(results, names):
-    lines = [f"{'workload':<12} {'tl eager':>10} {'tl compiled':>12} {'torch eager':>12} "
-             f"{'torch.compile':>14} {'vs torch eager':>15} {'vs torch.compile':>17} "
-             f"{'tl 1st call':>12}"]
-
-    def t(lib, mode, name):
-        r = results.get((lib, mode), {})
-        return r.get(name, {}).get("seconds") if isinstance(r, dict) else None
-
-    for name in names:
-        te, tc = t("tensorlib", "eager", name), t("tensorlib", "compiled", name)
-        pe, pc = t("torch", "eager", name), t("torch", "compiled", name)
-        cold = results.get(("tensorlib", "compiled"), {}).get(name, {}).get("first_call")
-
-        def ms(v):
-            return f"{v * 1e3:.3f} ms" if v else "-"
-
-        def ratio(a, b):
-            return f"{a / b:.2f}x" if a and b else "-"
-        lines.append(f"{name:<12} {ms(te):>10} {ms(tc):>12} {ms(pe):>12} {ms(pc):>14} "
-                     f"{ratio(pe, tc):>15} {ratio(pc, tc):>17} {ms(cold):>12}")
-    return "\n".join(lines)
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--worker"]:
-        library, mode, names, repeats = argv[1:5]
-        _worker(library, mode, names.split(","), int(repeats))
-        return 0
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default=",".join(WORKLOADS))
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--json")
-    args = p.parse_args(argv)
-    names = [n for n in args.only.split(",") if n]
-    unknown = [n for n in names if n not in WORKLOADS]
-    if unknown:
-        p.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
-    results = run(names, 3 if args.quick else 7)
-    print(table(results, names))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({f"{lib}-{mode}": r for (lib, mode), r in results.items()}, f, indent=1)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+@register_suite
+def workloads(quick=False):
+    n = (1 << 18) if quick else (4 << 20)
+    rows = 512 if quick else 4096
+    specs = [("chain", f"(x*2+1).relu().exp(), {n} floats", _chain, [(n,)]),
+             ("softmax", f"softmax over the last dim, {rows}x1024", _softmax, [(rows, 1024)]),
+             ("layer_norm", f"layer_norm over the last dim, {rows}x1024", _layer_norm,
+              [(rows, 1024), (1024,), (1024,)])]
+    out = []
+    for name, what, fn, shapes in specs:
+        out.append(FunctionWorkload(name, what, fn, shapes, False))
+        out.append(FunctionWorkload(name, what, fn, shapes, True))
+    out.append(CompiledTrainStep("mlp", "MLP 784-512-256-10 train step, SGD momentum, "
+                                        "compiled", _mlp, quick))
+    out.append(CompiledTrainStep("cnn", "CNN 2x(conv-relu-pool) train step, Adam, compiled",
+                                 _cnn, quick))
+    return out

@@ -1,10 +1,9 @@
 """The registry of benchmark workloads: the one place `tensorlib-bench` learns what to run.
 
 A *suite* is a function `suite(quick) -> [workload]` registered with `@register_suite`; the
-op workloads (`ops.py`) and the model workloads (`models.py`) are two suites. To add, say,
-compiled variants, write a suite whose workloads wrap the step in `tensorlib.compile` (give
-them `mode = "compiled"` and their own names), register it, and import its module in
-`_load_builtin_suites` (each library runs in a worker process, which loads the suites from
+op workloads (`ops.py`), the model workloads (`models.py`) and the compiled ones
+(`compiled.py`, `mode = "compiled"`) are suites. To add one, register it and import its module
+in `_load_builtin_suites` (each library runs in a worker process, which loads the suites from
 there): the CLI, the JSON, the table and the plot pick it up with no other change.
 
 A workload is any object with
@@ -38,4 +37,4 @@ def workloads(quick=False):
 
 
 def _load_builtin_suites():
-    from tensorlib._bench import models, ops  # noqa: F401 - importing registers them
+    from tensorlib._bench import compiled, models, ops  # noqa: F401 - importing registers them
