@@ -59,8 +59,8 @@ from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inferenc
 from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E402
 from tensorlib.serialization import load, save  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
-# production tools (issue 17): mixed precision, profiler
-from tensorlib import amp, cpu, profiler  # noqa: E402
+# production tools (issue 17): mixed precision, profiler, custom ops
+from tensorlib import amp, cpu, library, profiler  # noqa: E402
 import tensorlib.autograd.profiler  # noqa: E402,F401
 from tensorlib.amp import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: E402
                            set_autocast_enabled, set_autocast_dtype, clear_autocast_cache,
