@@ -6,7 +6,8 @@ NOTE [ Weight cast cache ]
 Inside a region, the lower-precision copy of a float32 leaf that requires grad (a weight) is
 made once and reused by every op of the region, as torch does; the copy is an ordinary
 differentiable cast, so gradients flow back to the weight in float32. Leaving the outermost
-region clears the cache."""
+region clears the cache. Unlike torch's, an entry is remade when the weight was written in
+place since (an optimizer step inside the region), so a cached cast is never stale."""
 import functools
 import warnings
 
@@ -21,7 +22,7 @@ _enabled = {}                                # device type -> bool
 _dtype = {}                                  # device type -> dtype set for it
 _cache_enabled = True
 _nesting = 0
-_cache = {}                                  # id(weight) -> (weight, its lower-precision copy)
+_cache = {}                    # id(weight) -> (weight, its version, its lower-precision copy)
 
 
 def _check_device_type(device_type):
@@ -94,9 +95,10 @@ def _cached_cast(x, dtype):
     if not cacheable:
         return x.to(dtype)
     hit = _cache.get(id(x))
-    if hit is None or hit[0] is not x:
-        hit = _cache[id(x)] = (x, x.to(dtype))
-    return hit[1]
+    version = x._storage.version
+    if hit is None or hit[0] is not x or hit[1] != version or hit[2]._dtype is not dtype:
+        hit = _cache[id(x)] = (x, version, x.to(dtype))
+    return hit[2]
 
 
 def _map(value, fn):

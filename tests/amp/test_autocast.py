@@ -217,3 +217,13 @@ def test_gpu_policy_on_opencl():
             is tensorlib.float32            # a cpu tensor is outside an opencl region
         with pytest.raises(RuntimeError, match="unsafe to autocast"):
             tensorlib.nn.functional.binary_cross_entropy(y.sigmoid(), y.sigmoid())
+
+
+def test_cached_cast_follows_in_place_updates():
+    w = tensorlib.nn.Parameter(tensorlib.ones(2, 2))
+    x = tensorlib.ones(1, 2)
+    with tensorlib.autocast("cpu"):
+        assert tensorlib.nn.functional.linear(x, w).tolist() == [[2.0, 2.0]]
+        with tensorlib.no_grad():
+            w.mul_(3)
+        assert tensorlib.nn.functional.linear(x, w).tolist() == [[6.0, 6.0]]
