@@ -227,3 +227,13 @@ def test_cached_cast_follows_in_place_updates():
         with tensorlib.no_grad():
             w.mul_(3)
         assert tensorlib.nn.functional.linear(x, w).tolist() == [[6.0, 6.0]]
+
+
+def test_bfloat16_matmul_matches_torch():
+    g = np.random.default_rng(2)
+    a, b = g.standard_normal((2, 16, 32)).astype(np.float32), \
+        g.standard_normal((2, 32, 8)).astype(np.float32)
+    ours = tensorlib.matmul(tensorlib.tensor(a).to(tensorlib.bfloat16),
+                            tensorlib.tensor(b).to(tensorlib.bfloat16)).float().numpy()
+    theirs = torch.matmul(torch.tensor(a).bfloat16(), torch.tensor(b).bfloat16()).float()
+    np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-2, atol=1e-2)
