@@ -5,4 +5,6 @@ from tensorlib.amp.autocast_mode import (autocast, is_autocast_enabled, get_auto
                                          clear_autocast_cache)
 from tensorlib.amp.grad_scaler import GradScaler
 
-__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled",
+           "set_autocast_cache_enabled", "clear_autocast_cache"]

@@ -11,7 +11,7 @@ from tensorlib.utils.checkpoint import checkpoint, checkpoint_sequential
 
 
 def _grads(model, x):
-    return [p.grad.cpu().numpy().copy() for p in model.parameters()] + [x.grad.cpu().numpy().copy()]
+    return [t.grad.cpu().numpy().copy() for t in list(model.parameters()) + [x]]
 
 
 def _model(device):
