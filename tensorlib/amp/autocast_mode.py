@@ -69,7 +69,7 @@ def clear_autocast_cache():
 
 
 def _refresh():
-    _hook.set_state(any(_enabled.values()), _cast_inputs)
+    _hook.set_caster(_cast_inputs if any(_enabled.values()) else None)
 
 
 # ---- the casts (called by the ops' hook only while some region is enabled) -----------------

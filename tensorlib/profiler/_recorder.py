@@ -2,7 +2,9 @@
 records, each loaded backend's dispatch table (the dict every op, Cython fast paths included,
 looks its kernel up in) holds timing wrappers of its kernels, and the canonical devices'
 allocators are wrapped when memory is profiled; stopping puts the originals back. With no
-profiler recording, nothing of this exists: no flag is read on the op path.
+profiler recording, none of this exists on the kernel path. The Python ops (`@differentiable`
+ones and autocast's listed ones) are events too ("tensorlib::linear", ...), through the ops'
+hook that autocast also uses (one flag read per op when neither is on).
 
 Events are appended to the recording Profile's list; a per-thread stack of open events gives
 each its parent, from which self time follows."""
@@ -14,6 +16,7 @@ import tensorlib
 from tensorlib._C import device as _device
 from tensorlib._C import dispatch as _dispatch
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops import _autocast as _op_hook
 
 current = None                       # the recording _Session, or None
 _local = threading.local()
@@ -73,6 +76,22 @@ def end(ev):
         session.events.append(ev)
 
 
+class _OpEvents:
+    """What the ops' hook (tensorlib/ops/_autocast.py) calls for op-level events."""
+
+    @staticmethod
+    def begin(name, kind, args):
+        if current is None:
+            return None
+        device_type = next((a._device.type for a in args if isinstance(a, TensorImpl)),
+                           "cpu")
+        return begin(name, kind, args, device_type)
+
+    @staticmethod
+    def end(ev):
+        end(ev)
+
+
 def _timed(name, kernel, device_type):
     def run(*args, **kwargs):
         if current is None:
@@ -121,10 +140,12 @@ class _Session:
                 self._devices.append((dev, dev._allocate))
                 dev._allocate = _counted(dev._allocate, kind)
         current = self
+        _op_hook.set_recorder(_OpEvents)
 
     def stop(self):
         global current
         current = None
+        _op_hook.set_recorder(None)
         for kind, original in self._tables.items():
             _dispatch.table(kind).update(original)
         for dev, allocate in self._devices:

@@ -121,3 +121,15 @@ def test_record_function_decorator_and_nothing_left_installed():
             with profile():
                 pass
     assert dispatch.table("cpu") == before
+
+
+def test_python_ops_are_events_around_their_kernels():
+    model = tensorlib.nn.Linear(4, 2)
+    with profile() as prof:
+        model(tensorlib.randn(3, 4))
+    events = prof.events()
+    linear = next(e for e in events if e.name == "tensorlib::linear")
+    kernel = next(e for e in events if e.name == "matmul")
+    assert linear.time_range_start <= kernel.time_range_start
+    assert linear.cpu_time_total >= kernel.cpu_time_total
+    assert not tensorlib.ops._autocast.active          # the hook is off again
