@@ -68,3 +68,9 @@ import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `imp
 from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)
 from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
 from tensorlib.fft._stft import istft, stft  # noqa: E402
+# production tools (issue 17): mixed precision, profiler, custom ops
+from tensorlib import amp, cpu, library, profiler  # noqa: E402
+import tensorlib.autograd.profiler  # noqa: E402,F401
+from tensorlib.amp import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: E402
+                           set_autocast_enabled, set_autocast_dtype, clear_autocast_cache,
+                           is_autocast_cache_enabled, set_autocast_cache_enabled)

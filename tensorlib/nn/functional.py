@@ -17,6 +17,7 @@ import warnings
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
            "prelu", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
@@ -70,6 +71,7 @@ def linear(input, weight, bias=None):  # noqa: A002
     return out
 
 
+@autocast_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     r"""y = x_1^T A x_2 + b, for each of the out_features slices A of weight.
 
@@ -159,6 +161,7 @@ def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
     return _inplace(input, lambda x: leaky_relu(x, negative_slope))
 
 
+@autocast_op("prelu")
 def prelu(input, weight):  # noqa: A002
     r"""x if x > 0 else a * x, with a learned slope per channel (dim 1 of the input)."""
     if weight.numel() != 1:
@@ -252,6 +255,7 @@ def silu(input, inplace=False):  # noqa: A002
     return input * sigmoid(input)
 
 
+@autocast_op("softplus")
 def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
     r"""log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     scaled = input * beta

@@ -20,3 +20,11 @@ def install(tensor_cls, namespace):
             setattr(tensor_cls, name, fn)
         for name in getattr(module, "__all__", ()):
             namespace[name] = getattr(module, name)
+
+
+def __getattr__(name):
+    """tensorlib.ops.<namespace>: the custom ops of tensorlib.library.custom_op."""
+    if name.startswith("_") or name in FAMILIES:     # submodules being imported
+        raise AttributeError(f"module 'tensorlib.ops' has no attribute '{name}'")
+    from tensorlib.library.custom_ops import namespace
+    return namespace(name)

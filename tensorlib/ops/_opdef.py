@@ -4,6 +4,7 @@ implementation detail) and one node for the whole op is recorded with its formul
 import functools
 
 from tensorlib._C import grad_mode as _state
+from tensorlib.ops import _autocast
 from tensorlib._C.tensor_impl import TensorImpl
 
 OPS = {}          # op name -> the decorated op (forward AD re-runs linear ops on tangents)
@@ -25,6 +26,8 @@ def differentiable(name):
     def wrap(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
+            if _autocast.active:
+                return _autocast.run(name, op, args, kwargs)
             if not (_state.is_grad_enabled() and _requires_grad(args)):
                 return fn(*args, **kwargs)
             prev = _state.set_grad_enabled(False)

@@ -7,6 +7,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import numel
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._autocast import autocast_op as _autocast_op
 
 
 def _check(a, b):
@@ -63,6 +64,7 @@ def _same_device(*xs):
                                f"least two devices, {xs[0]._device} and {x._device}!")
 
 
+@_autocast_op("bmm")
 def bmm(a, b):
     """(B, n, m) @ (B, m, p) -> (B, n, p); no broadcasting."""
     if a.dim() != 3:
@@ -76,12 +78,14 @@ def bmm(a, b):
     return matmul(a, b)
 
 
+@_autocast_op("mv")
 def mv(a, v):
     if a.dim() != 2 or v.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.dim()}, {v.dim()}")
     return matmul(a, v)
 
 
+@_autocast_op("dot")
 def dot(a, b):
     """1-D . 1-D -> 0-dim, same dtype and length."""
     if a.dim() != 1 or b.dim() != 1:
@@ -145,6 +149,7 @@ def _broadcast(input, product):  # noqa: A002
                            f"Tensor sizes: {list(have)}")
 
 
+@_autocast_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
     if mat1.dim() != 2:
@@ -156,18 +161,21 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     return _add_scaled(input, product, beta, alpha)
 
 
+@_autocast_op("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
     product = mv(mat, vec)
     _broadcast(input, product)
     return _add_scaled(input, product, beta, alpha)
 
 
+@_autocast_op("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     product = bmm(batch1, batch2)
     _broadcast(input, product)
     return _add_scaled(input, product, beta, alpha)
 
 
+@_autocast_op("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
     product = bmm(batch1, batch2).sum(0)
@@ -175,6 +183,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     return _add_scaled(input, product, beta, alpha)
 
 
+@_autocast_op("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1):  # noqa: A002
     product = outer(vec1, vec2)
     _broadcast(input, product)
@@ -199,6 +208,7 @@ def _dims_pair(a, b, dims):
     return [wrap_dim(d, a.dim()) for d in da], [wrap_dim(d, b.dim()) for d in db]
 
 
+@_autocast_op("tensordot")
 def tensordot(a, b, dims=2):
     """Contract a's dims[0] with b's dims[1]: permute both, reshape to matrices, one matmul."""
     da, db = _dims_pair(a, b, dims)
@@ -216,6 +226,7 @@ def tensordot(a, b, dims=2):
     return matmul(a2, b2).reshape(out_shape)
 
 
+@_autocast_op("einsum")
 def einsum(equation, *operands):
     """Einstein summation, any number of operands, explicit ('ij,jk->ik') or implicit output,
     repeated labels in one operand (diagonals), '...' (broadcast), size-1 broadcasting.

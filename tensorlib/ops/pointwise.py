@@ -9,6 +9,9 @@ from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, bi
                                     unary_)
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
 from tensorlib.ops._opdef import differentiable as _differentiable
+from tensorlib.ops import _autocast
+from tensorlib.ops._autocast import autocast_op as _autocast_op
+
 
 def add(a, b, *, alpha=1):
     if alpha != 1:
@@ -64,6 +67,7 @@ def fmod(a, b):
     return binary("fmod", a, b, SAME)
 
 
+@_autocast_op("pow")
 def pow(a, b):  # noqa: A001 - torch's name
     return binary("pow", a, b, SAME)
 
@@ -76,6 +80,7 @@ def minimum(a, b):
     return binary("minimum", a, b, SAME)
 
 
+@_autocast_op("atan2")
 def atan2(a, b):
     return binary("atan2", a, b, TO_FLOAT)
 
@@ -148,6 +153,8 @@ def bitwise_not(x):
 
 def _float_unary(op):
     def fn(x):
+        if _autocast.active:            # the GPU autocast lists run exp, log, ... in float32
+            return _autocast.run(op, fn, (x,), {})
         return unary(op, x, TO_FLOAT)
     fn.__name__ = op
     return fn
@@ -263,19 +270,23 @@ def exp2(x):
     return binary("pow", 2.0, _floating(x), SAME)
 
 
+@_autocast_op("log2")
 def log2(x):
     """log(x) / ln 2 (within an ulp or two of a dedicated log2)."""
     return binary("div", unary("log", x, TO_FLOAT), _LN2, SAME)
 
 
+@_autocast_op("log10")
 def log10(x):
     return binary("div", unary("log", x, TO_FLOAT), _LN10, SAME)
 
 
+@_autocast_op("rsqrt")
 def rsqrt(x):
     return binary("div", 1.0, unary("sqrt", x, TO_FLOAT), SAME)
 
 
+@_autocast_op("reciprocal")
 def reciprocal(x):
     return binary("div", 1.0, _floating(x), SAME)
 
@@ -447,6 +458,7 @@ def lerp(start, end, weight):
                         SAME))
 
 
+@_autocast_op("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     prod_ = binary("mul", tensor1, tensor2, SAME)
     if value != 1:
@@ -454,6 +466,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     return binary("add", input, prod_, SAME)
 
 
+@_autocast_op("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "

@@ -16,6 +16,7 @@ import warnings
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -54,6 +55,7 @@ def _softmax_last(scores):
     return _F().softmax(scores, -1)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,  # noqa: C901
                                  is_causal=False, scale=None, enable_gqa=False):
     r"""softmax(Q K^T * scale + mask) V, with dropout on the attention weights.

@@ -37,6 +37,7 @@ from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold"]
@@ -361,6 +362,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
     r"""1-D convolution (cross-correlation) over an input (N, C_in, L) or (C_in, L).
 
@@ -370,6 +372,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
     r"""2-D convolution (cross-correlation) over an input (N, C_in, H, W) or (C_in, H, W).
 
@@ -380,6 +383,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
     r"""3-D convolution over an input (N, C_in, D, H, W) or (C_in, D, H, W)."""
     return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
@@ -434,6 +438,7 @@ def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_paddi
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa
                      groups=1, dilation=1):
     r"""1-D transposed convolution ("deconvolution") over (N, C_in, L) or (C_in, L).
@@ -445,6 +450,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            output_padding, groups, dilation)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa
                      groups=1, dilation=1):
     r"""2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W).
@@ -456,6 +462,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            output_padding, groups, dilation)
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa
                      groups=1, dilation=1):
     r"""3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""

@@ -2,6 +2,7 @@ r"""nn.functional: distances and similarities (pairwise_distance, cosine_similar
 written in tensorlib ops (vector_norm, sum, ...)."""
 import tensorlib
 from tensorlib._C.broadcast import broadcast_shapes
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["pairwise_distance", "cosine_similarity", "pdist"]
 
@@ -19,6 +20,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return tensorlib.linalg.vector_norm(diff, p, out_dim - 1, keepdim=keepdim)
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     r"""sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim, after broadcasting.
 
@@ -43,6 +45,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / _norm(x1)) * (x2 / _norm(x2))).sum(dim)
 
 
+@autocast_op("pdist")
 def pdist(input, p=2):  # noqa: A002
     r"""The p-norm distances between every pair of rows i < j of an (N, M) input, in row-major
     order of the upper triangle: output (N * (N - 1) / 2,)."""

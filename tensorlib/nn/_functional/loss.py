@@ -25,6 +25,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn._functional.distance import pairwise_distance
 from tensorlib.nn._functional.normalization import _fused_kernel
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -110,6 +111,7 @@ def _safe_log(x, cond):
 
 
 # ---- regression losses ----------------------------------------------------------------------
+@autocast_op("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
             weight=None):
     r"""|input - target|, reduced. With ``weight`` (input's shape), 'mean' is the
@@ -123,6 +125,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # 
     return _reduce(loss, reduction)
 
 
+@autocast_op("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
              weight=None):
     r"""(input - target)^2, reduced (weighted as l1_loss)."""
@@ -136,6 +139,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  #
     return _reduce(loss, reduction)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None,  # noqa: A002
                    reduction="mean", beta=1.0):
     r"""0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta = 0
@@ -153,6 +157,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None,  # noqa: A002
     return _reduce(loss, reduction)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
     r"""0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta). With ``weight``, 'mean' is
     the plain mean of the weighted losses (as PyTorch)."""
@@ -244,6 +249,7 @@ def _nll(input, target, weight, ignore_index, reduction):  # noqa: A002
     return loss.sum() / w.sum()
 
 
+@autocast_op("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
              reduce=None, reduction="mean"):
     r"""The negative log likelihood loss: -weight[t] * input[n, t] with t = target[n].
@@ -266,6 +272,7 @@ def _log_softmax(input, dim):  # noqa: A002
     return F.log_softmax(input, dim)
 
 
+@autocast_op("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
                   ignore_index=-100, reduce=None, reduction="mean", label_smoothing=0.0):
     r"""nll_loss(log_softmax(input, class dim), target), or, when target has input's shape,
@@ -347,6 +354,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction,  # noqa
 
 
 # ---- binary ---------------------------------------------------------------------------------
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
                          reduce=None, reduction="mean"):
     r"""-w (t log(x) + (1 - t) log(1 - x)), the logs clamped at -100 as PyTorch (so the loss
@@ -366,6 +374,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
     return _reduce(loss, reduction)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
                                      size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
@@ -390,6 +399,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
     return _reduce(loss, reduction)
 
 
+@autocast_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
            log_target=False):
     r"""KL(target || exp(input)) pointwise: target (log target - input), 0 where target = 0.
@@ -424,6 +434,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # n
 
 
 # ---- count / density losses -----------------------------------------------------------------
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None,  # noqa
                      eps=1e-8, reduce=None, reduction="mean"):
     r"""Poisson negative log likelihood: exp(x) - t x (log_input), or x - t log(x + eps);
@@ -474,6 +485,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 # ---- margin / embedding losses --------------------------------------------------------------
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None,
                           reduce=None, reduction="mean"):
     r"""1 - cos(x1, x2) where target = 1, max(0, cos(x1, x2) - margin) where target = -1.
@@ -501,6 +513,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None,
     return _reduce(pos + neg, reduction)
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None,
                         reduce=None, reduction="mean"):
     r"""max(0, -target (input1 - input2) + margin); target is 1 or -1."""
@@ -513,6 +526,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None,  # noqa: A002
                          reduce=None, reduction="mean"):
     r"""x where target = 1, max(0, margin - x) where target = -1."""
@@ -522,6 +536,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None,  # noqa: 
     return _reduce(margin_part + self_part, reduction)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
                      reduction="mean"):
     r"""log(1 + exp(-target * input)) (target 1 or -1), computed without overflow."""
@@ -552,6 +567,7 @@ def _margin_inputs(name, input, target):  # noqa: A002
     return input.dim() <= 1
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,  # noqa: A002
                       size_average=None, reduce=None, reduction="mean"):
     r"""Multi-class hinge loss: sum_{j != y} max(0, margin - x[y] + x[j])^p * weight[y] / C
@@ -583,6 +599,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None,  # noqa: A002
     return _reduce(loss, reduction)
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
                            reduction="mean"):
     r"""Multi-label hinge loss: sum over target classes j (target's entries up to the first
@@ -610,6 +627,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noq
     return _reduce(loss, reduction)
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     r"""max(0, margin + d(a, p) - d(a, n)) with d the pairwise p-norm distance (swap: d(a, n)

@@ -21,6 +21,7 @@ import numbers
 import tensorlib
 from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm", "normalize"]
@@ -195,6 +196,7 @@ def _check_normalized(name, input, shape, weight, bias):  # noqa: A002
                            f"{list(input.shape)}")
 
 
+@autocast_op("layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
     r"""Normalizes over the last len(normalized_shape) dims: (x - E[x]) / sqrt(Var[x] + eps),
     then ``* weight + bias`` (both of shape normalized_shape)."""
@@ -234,6 +236,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
 
 
 # ---- group norm -----------------------------------------------------------------------------
+@autocast_op("group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
     r"""Splits the C channels of an (N, C, *) input into num_groups groups and normalizes
     each (sample, group) over its channels and spatial dims; weight/bias are per channel."""

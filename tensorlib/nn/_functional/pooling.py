@@ -23,6 +23,7 @@ import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
@@ -261,6 +262,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out if return_indices else out[0]
 
 
+@autocast_op("max_pool3d")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa
                return_indices=False):
     r"""3-D max pooling over (N, C, D, H, W) or (C, D, H, W)."""
@@ -349,6 +351,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
                         count_include_pad, divisor_override)
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True, divisor_override=None):
     r"""3-D average pooling over (N, C, D, H, W) or (C, D, H, W)."""
@@ -431,6 +434,7 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     return _adaptive_avg(2, "adaptive_avg_pool2d", input, output_size)
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):  # noqa: A002
     return _adaptive_avg(3, "adaptive_avg_pool3d", input, output_size)
 
@@ -525,11 +529,13 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("max_unpool2d")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa
     r"""The partial inverse of max_pool2d (indices are flat positions in H_out * W_out)."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("max_unpool3d")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle"]
@@ -123,6 +124,7 @@ def _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor):  
     return outs, factors
 
 
+@autocast_op("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa
                 recompute_scale_factor=None, antialias=False):
     r"""Resample (N, C, *spatial) to `size` or by `scale_factor`.

@@ -1,8 +1,11 @@
 """Batched GEMM: float32/float64 through tensorlib_cpu.gemm (BLAS on the backend's OpenMP
-threads), other dtypes through numpy's matmul. BLAS reads only matrices with a unit stride in
+threads); float16/bfloat16 the same way on float32 copies, rounded once at the end (float32
+accumulation, as oneDNN's low-precision GEMMs; numpy has no BLAS for them); other dtypes
+through numpy's matmul. BLAS reads only matrices with a unit stride in
 one dimension (numpy takes a slow generic loop for others, 10x and more), so such operands are
 made contiguous first; and a right operand shared by the whole batch (stride 0: x @ W with x
 3-D) becomes one large GEMM instead of B small ones."""
+import ml_dtypes  # noqa: F401 - registers numpy's 'bfloat16' dtype name
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
@@ -27,8 +30,20 @@ def _ready_batch(t):
     return t if _blasable(t[0]) else np.ascontiguousarray(t)
 
 
+_WIDENED = (np.dtype(np.float16), np.dtype("bfloat16"))
+
+
 def matmul(out, a, b):
     o, av, bv = _h(out), _h(a), _h(b)
+    if o.dtype in _WIDENED:
+        wide = np.empty(o.shape, np.float32)
+        _matmul(wide, av.astype(np.float32), bv.astype(np.float32))
+        o[...] = wide
+        return
+    _matmul(o, av, bv)
+
+
+def _matmul(o, av, bv):
     batch, m, k = av.shape
     n = bv.shape[2]
     if batch == 1:

@@ -1,0 +1,203 @@
+"""tensorlib.autocast: regions in which listed ops run in a lower precision (PyTorch's names
+and semantics). The state is per device type (enabled, dtype), plus one cast cache and the
+nesting depth shared by all; the ops see only the flag in tensorlib/ops/_autocast.py.
+
+NOTE [ Weight cast cache ]
+Inside a region, the lower-precision copy of a float32 leaf that requires grad (a weight) is
+made once and reused by every op of the region, as torch does; the copy is an ordinary
+differentiable cast, so gradients flow back to the weight in float32. Leaving the outermost
+region clears the cache. Unlike torch's, an entry is remade when the weight was written in
+place since (an optimizer step inside the region), so a cached cast is never stale."""
+import functools
+import warnings
+
+import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.amp import policy as _policy
+from tensorlib.ops import _autocast as _hook
+
+_DEFAULT_DTYPE = {"cpu": "bfloat16"}        # every GPU backend: float16, as CUDA
+_SUPPORTED = ("bfloat16", "float16")
+_enabled = {}                                # device type -> bool
+_dtype = {}                                  # device type -> dtype set for it
+_cache_enabled = True
+_nesting = 0
+_cache = {}                    # id(weight) -> (weight, its version, its lower-precision copy)
+
+
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if device_type not in ("cpu", "cuda") and \
+            device_type not in [b.name for b in tensorlib.backends.list()]:
+        raise RuntimeError(f"User specified an unsupported autocast device_type "
+                           f"'{device_type}'")
+
+
+def is_autocast_enabled(device_type=None):
+    """torch 2.4+: `is_autocast_enabled("cpu")`; without an argument, CUDA's (as torch)."""
+    return _enabled.get("cuda" if device_type is None else device_type, False)
+
+
+def get_autocast_dtype(device_type):
+    _check_device_type(device_type)
+    d = _dtype.get(device_type)
+    return d if d is not None else getattr(tensorlib, _DEFAULT_DTYPE.get(device_type,
+                                                                          "float16"))
+
+
+def set_autocast_enabled(device_type, enabled):
+    _enabled[device_type] = bool(enabled)
+    _refresh()
+
+
+def set_autocast_dtype(device_type, dtype):
+    _dtype[device_type] = dtype
+
+
+def is_autocast_cache_enabled():
+    return _cache_enabled
+
+
+def set_autocast_cache_enabled(enabled):
+    global _cache_enabled
+    _cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache():
+    _cache.clear()
+
+
+def _refresh():
+    _hook.set_caster(_cast_inputs if any(_enabled.values()) else None)
+
+
+# ---- the casts (called by the ops' hook only while some region is enabled) -----------------
+def _eligible(x, device_type):
+    return (isinstance(x, TensorImpl) and x._dtype.is_floating_point
+            and x._dtype is not tensorlib.float64 and x._device.type == device_type)
+
+
+def _first_device_type(args):
+    for a in args:
+        if isinstance(a, TensorImpl):
+            return a._device.type
+        if isinstance(a, (list, tuple)):
+            for t in a:
+                if isinstance(t, TensorImpl):
+                    return t._device.type
+    return None
+
+
+def _cached_cast(x, dtype):
+    cacheable = (_cache_enabled and x._dtype is tensorlib.float32 and x._requires_grad
+                 and x._grad_fn is None and x._base is None)
+    if not cacheable:
+        return x.to(dtype)
+    hit = _cache.get(id(x))
+    version = x._storage.version
+    if hit is None or hit[0] is not x or hit[1] != version or hit[2]._dtype is not dtype:
+        hit = _cache[id(x)] = (x, version, x.to(dtype))
+    return hit[2]
+
+
+def _map(value, fn):
+    if isinstance(value, TensorImpl):
+        return fn(value)
+    if isinstance(value, list):
+        return [_map(v, fn) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_map(v, fn) for v in value)
+    return value
+
+
+def _widest(args, kwargs, device_type):
+    widest = None
+    for value in list(args) + list(kwargs.values()):
+        for t in (value if isinstance(value, (list, tuple)) else (value,)):
+            if _eligible(t, device_type):
+                widest = t._dtype if widest is None else tensorlib.promote_types(widest,
+                                                                                 t._dtype)
+    return widest
+
+
+def _cast_inputs(name, args, kwargs):
+    """The inputs of op `name` as the region's policy wants them."""
+    device_type = _first_device_type(args) or _first_device_type(tuple(kwargs.values()))
+    if device_type is None or not _enabled.get(device_type, False):
+        return args, kwargs
+    rule = _policy.for_device(device_type).get(name)
+    if rule is None:
+        return args, kwargs
+    if rule == _policy.BANNED:
+        raise RuntimeError(
+            f"torch.nn.functional.{name} and torch.nn.BCELoss are unsafe to autocast.\n"
+            f"Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+            f"In this case, combine the two layers using torch.nn.functional."
+            f"binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss.  "
+            f"binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.")
+    if rule == _policy.FP32_OPT and kwargs.get("dtype") is not None:
+        return args, kwargs
+    if rule == _policy.LOWER:
+        target = get_autocast_dtype(device_type)
+
+        def cast(t):
+            return _cached_cast(t, target) if _eligible(t, device_type) and \
+                t._dtype is not target else t
+    else:
+        target = tensorlib.float32 if rule != _policy.PROMOTE else \
+            _widest(args, kwargs, device_type)
+
+        def cast(t):
+            return t.to(target) if _eligible(t, device_type) and t._dtype is not target else t
+    if target is None:
+        return args, kwargs
+    return _map(args, cast), {k: _map(v, cast) for k, v in kwargs.items()}
+
+
+# ---- the region ---------------------------------------------------------------------------
+class autocast:
+    """`with tensorlib.autocast("cpu"):` or `@tensorlib.autocast("cpu")`: listed ops run in
+    `dtype` (bfloat16 on the CPU, float16 on GPUs by default) on tensors of `device_type`."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        _check_device_type(device_type)
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._enabled = bool(enabled)
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
+            else bool(cache_enabled)
+        if self._enabled and self.fast_dtype.name not in _SUPPORTED:
+            kind = "CPU" if device_type == "cpu" else device_type.upper()
+            warnings.warn(f"In {kind} autocast, but the target dtype {self.fast_dtype} is "
+                          f"not supported. Disabling autocast.\n{kind} Autocast only supports "
+                          f"dtypes of torch.bfloat16 and torch.float16 currently.")
+            self._enabled = False
+
+    def __enter__(self):
+        global _nesting
+        self._prev = (_enabled.get(self.device, False), _dtype.get(self.device),
+                      _cache_enabled)
+        _enabled[self.device] = self._enabled
+        _dtype[self.device] = self.fast_dtype
+        set_autocast_cache_enabled(self._cache_enabled)
+        _nesting += 1
+        _refresh()
+        return self
+
+    def __exit__(self, *exc):
+        global _nesting
+        _nesting -= 1
+        if _nesting == 0:
+            clear_autocast_cache()
+        _enabled[self.device], _dtype[self.device], cache = self._prev
+        set_autocast_cache_enabled(cache)
+        _refresh()
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+                return func(*args, **kwargs)
+        return decorated

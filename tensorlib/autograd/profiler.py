@@ -1,0 +1,29 @@
+"""tensorlib.autograd.profiler: torch's older spellings of the profiler."""
+from tensorlib.profiler.events import EventList, FunctionEvent, FunctionEventAvg  # noqa: F401
+from tensorlib.profiler.profiler import profile as _profile
+from tensorlib.profiler.profiler import record_function  # noqa: F401
+
+
+class profile(_profile):
+    """`with tensorlib.autograd.profiler.profile(record_shapes=True) as prof:`; enabled=False
+    records nothing."""
+
+    def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
+                 with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
+                 use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False):
+        super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
+                         with_stack=with_stack, acc_events=acc_events)
+        self.enabled = enabled
+
+    def __enter__(self):
+        if self.enabled:
+            self.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.stop()
+        return False
+
+    def table(self, *args, **kwargs):
+        return self.key_averages().table(*args, **kwargs)

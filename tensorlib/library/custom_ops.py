@@ -1,0 +1,212 @@
+"""Custom ops (torch.library.custom_op's API): a Python function becomes an op
+`tensorlib.ops.<ns>.<name>` whose kernels live in the dispatch table under "<ns>::<name>"
+per device type, like the built-in primitives (so the profiler and the CPU fallback see
+them), with autograd from register_autograd and a fake (shape/dtype) function for the graph
+capture from register_fake."""
+import inspect
+
+import tensorlib
+from tensorlib._C import dispatch
+from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd.function import Function
+
+_OPS = {}                    # "ns::name" -> CustomOpDef
+
+
+def _parse(qualname):
+    if not isinstance(qualname, str) or qualname.count("::") != 1:
+        raise ValueError(f"Expected the name of a custom op as 'namespace::name', got "
+                         f"{qualname!r}")
+    ns, name = qualname.split("::")
+    if not ns.isidentifier() or not name.isidentifier():
+        raise ValueError(f"custom op names must be identifiers, got {qualname!r}")
+    return ns, name
+
+
+def _device_types(device_types):
+    if device_types is None:
+        return None
+    return (device_types,) if isinstance(device_types, str) else tuple(device_types)
+
+
+def _detached(args):
+    """Kernels run below autograd: they see their tensors without history."""
+    return [a.detach() if isinstance(a, TensorImpl) else a for a in args]
+
+
+class _NoAutograd(Function):
+    """The node of a custom op without register_autograd: backward says so."""
+
+    @staticmethod
+    def forward(ctx, op, kernel, *args):
+        ctx.op = op
+        return kernel(*_detached(args))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"Trying to backward through {ctx.op._qualname} but no autograd "
+                           f"formula was registered. Please use register_autograd to add one.")
+
+
+class _WithAutograd(Function):
+    @staticmethod
+    def forward(ctx, op, kernel, *args):
+        ctx.op_def = op
+        out = kernel(*_detached(args))
+        if op._setup_context is not None:
+            op._setup_context(ctx, args, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        op = ctx.op_def
+        result = op._backward(ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) != op._n_args:
+            raise RuntimeError(f"{op._qualname}: the backward registered with "
+                               f"register_autograd returned {len(result)} gradients, expected "
+                               f"{op._n_args} (one per input, None for non-tensors)")
+        return (None, None) + result
+
+
+class CustomOpDef:
+    """What custom_op returns: call it like the function it wraps."""
+
+    def __init__(self, qualname, fn, mutates_args, device_types):
+        self._namespace, self._name = _parse(qualname)
+        self._qualname = qualname
+        self._init_fn = fn
+        self._signature = inspect.signature(fn)
+        params = list(self._signature.parameters.values())
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in params):
+            raise ValueError(f"custom op {qualname}: only positional-or-keyword parameters "
+                             f"are supported, got {self._signature}")
+        self._n_args = len(params)
+        names = [p.name for p in params]
+        if mutates_args == "unknown":
+            mutates_args = tuple(names)
+        unknown = [m for m in mutates_args if m not in names]
+        if unknown:
+            raise ValueError(f"custom op {qualname}: mutates_args names {unknown}, which are "
+                             f"not parameters of {self._signature}")
+        self._mutated = [names.index(m) for m in mutates_args]
+        self._default = None
+        self._backward = self._setup_context = self._fake_fn = None
+        self.__name__ = self._name
+        self.__doc__ = fn.__doc__
+        types = _device_types(device_types)
+        if types is None:
+            self._default = fn
+        else:
+            self.register_kernel(types, fn)
+
+    # ---- registration ----------------------------------------------------------------------
+    def register_kernel(self, device_types, fn=None):
+        """fn runs the op on tensors of these device types (a decorator when fn is None). An
+        OpenCL C kernel is registered as `OpenCLKernel(source, ...)` for "opencl"."""
+        def register(fn):
+            for device_type in _device_types(device_types):
+                dispatch.register_kernel(device_type, self._qualname, fn)
+            return fn
+        return register if fn is None else register(fn)
+
+    def register_fake(self, fn):
+        """fn(*args) returns outputs with the right shapes and dtypes, computing nothing; the
+        graph capture of tensorlib.compile traces the op with it."""
+        self._fake_fn = fn
+        return fn
+
+    def register_autograd(self, backward, *, setup_context=None):
+        """backward(ctx, *grads) -> one gradient per input; setup_context(ctx, inputs, output)
+        saves what backward needs."""
+        self._backward = backward
+        self._setup_context = setup_context
+        self._node_cls = type(self._name, (_WithAutograd,), {})     # names the grad_fn
+
+    # ---- calling ---------------------------------------------------------------------------
+    def _kernel(self, device):
+        k = device._kernels.get(self._qualname)
+        if k is None:
+            k = self._default
+        if k is None:
+            have = dispatch.devices_with(self._qualname)
+            raise NotImplementedError(f"{self._qualname} has no kernel for the "
+                                      f"'{device.type}' backend; it has kernels for {have}. "
+                                      f"Register one with register_kernel('{device.type}', fn)")
+        return k
+
+    def __call__(self, *args, **kwargs):
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        args = tuple(bound.arguments.values())
+        tensors = [a for a in args if isinstance(a, TensorImpl)]
+        if not tensors:
+            raise RuntimeError(f"{self._qualname}: expected at least one Tensor argument")
+        kernel = self._kernel(tensors[0]._device)
+        recording = tensorlib.is_grad_enabled() and any(t._requires_grad for t in tensors)
+        if not recording:
+            out = kernel(*args)
+        elif self._backward is None:
+            out = _NoAutograd.apply(self, kernel, *args)
+        else:
+            out = self._node_cls.apply(self, kernel, *args)
+        for i in self._mutated:
+            if isinstance(args[i], TensorImpl):
+                args[i]._storage.version += 1
+        return out
+
+    def __repr__(self):
+        return f"<CustomOpDef({self._qualname})>"
+
+
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
+    """`@custom_op("mylib::op", mutates_args=())` turns a function into op
+    tensorlib.ops.mylib.op; the function is its kernel for device_types (all if None)."""
+    def wrap(fn):
+        if name in _OPS:
+            raise RuntimeError(f"a custom op named {name} is already registered")
+        op = CustomOpDef(name, fn, mutates_args, device_types)
+        _OPS[name] = op
+        return op
+    return wrap if fn is None else wrap(fn)
+
+
+def _op(qualname):
+    op = qualname if isinstance(qualname, CustomOpDef) else _OPS.get(qualname)
+    if op is None:
+        raise ValueError(f"no custom op named {qualname!r}; define it with custom_op first")
+    return op
+
+
+def register_kernel(op, device_types, func=None):
+    return _op(op).register_kernel(device_types, func)
+
+
+def register_fake(op, func=None):
+    target = _op(op)
+    return target.register_fake if func is None else target.register_fake(func)
+
+
+def register_autograd(op, backward, *, setup_context=None):
+    _op(op).register_autograd(backward, setup_context=setup_context)
+
+
+class _Namespace:
+    """tensorlib.ops.<ns>: the custom ops of one namespace as attributes."""
+
+    def __init__(self, ns):
+        self._ns = ns
+
+    def __getattr__(self, name):
+        op = _OPS.get(f"{self._ns}::{name}")
+        if op is None:
+            raise AttributeError(f"'_OpNamespace' '{self._ns}' object has no attribute "
+                                 f"'{name}'")
+        return op
+
+
+def namespace(ns):
+    if not any(q.startswith(ns + "::") for q in _OPS):
+        raise AttributeError(f"module 'tensorlib.ops' has no attribute '{ns}'")
+    return _Namespace(ns)
