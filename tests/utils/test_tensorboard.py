@@ -68,12 +68,27 @@ def test_add_scalars_hparams_embedding(tmp_path):
     assert "tensor_path" in (tmp_path / "projector_config.pbtxt").read_text()
 
 
-def test_default_log_dir_and_graph_not_available(tmp_path, monkeypatch):
+def test_add_graph_from_the_trace(tmp_path):
+    model = tensorlib.nn.Sequential(tensorlib.nn.Linear(4, 8), tensorlib.nn.ReLU(),
+                                    tensorlib.nn.Linear(8, 2))
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(model, tensorlib.randn(3, 4))
+    acc = EventAccumulator(str(tmp_path))
+    acc.Reload()
+    graph = acc.Graph()
+    ops = {n.name: n.op for n in graph.node}
+    assert ops["Sequential/0"] == "Linear" and ops["Sequential/1"] == "ReLU"
+    assert ops["input/input_1"] == "IO Node" and ops["output/output"] == "IO Node"
+    linear2 = next(n for n in graph.node if n.name == "Sequential/2")
+    assert list(linear2.input) == ["Sequential/1"]
+    dims = [d.size for d in linear2.attr["_output_shapes"].list.shape[0].dim]
+    assert dims == [3, 2]
+
+
+def test_default_log_dir_and_bad_scalar(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     w = SummaryWriter(comment="_exp")
     assert w.get_logdir().startswith("runs" + os.sep) and w.get_logdir().endswith("_exp")
-    with pytest.raises(NotImplementedError, match="graph capture"):
-        w.add_graph(tensorlib.nn.Linear(2, 2), tensorlib.randn(1, 2))
     with pytest.raises(ValueError, match="0D"):
         w.add_scalar("bad", tensorlib.randn(3))
     w.close()

@@ -189,9 +189,14 @@ class SummaryWriter:
             f.write(text_format.MessageToString(config))
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
-        raise NotImplementedError(
-            "SummaryWriter.add_graph needs tensorlib's graph capture (the compile issue), "
-            "which it will be built on; it is not available yet")
+        """The model's graph, traced on input_to_model as tensorlib.jit.trace traces it."""
+        from tensorlib.utils.tensorboard._graph import graph_def
+        if input_to_model is None:
+            raise ValueError("add_graph needs input_to_model (the example inputs to trace)")
+        graph, traced = graph_def(model, input_to_model)
+        if verbose:
+            print(traced.graph)
+        self._get_file_writer().add_event(Event(graph_def=graph.SerializeToString()))
 
     # ---- lifetime --------------------------------------------------------------------------
     def flush(self):
