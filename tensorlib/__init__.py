@@ -58,4 +58,8 @@ from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inferenc
                                 is_grad_enabled, is_inference_mode_enabled)
 from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E402
 from tensorlib.serialization import load, save  # noqa: E402
+# runtime surface PyTorch programs touch (issue 13)
+from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F401
+from tensorlib._global_flags import *  # noqa: E402,F401,F403
+from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
