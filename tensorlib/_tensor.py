@@ -455,6 +455,11 @@ class Tensor(TensorImpl):
         from tensorlib._C.dispatch import lookup
         if isinstance(value, TensorImpl):
             value = value.item()
+        if type(value) is int:
+            from tensorlib.ops.creation import overflows
+            if overflows(value, self._dtype):
+                raise RuntimeError(f"value cannot be converted to type "
+                                   f"{str(self._dtype).split('.')[-1]}_t without overflow")
 
         def write():
             lookup("fill", self._device)(self, value)

@@ -137,7 +137,36 @@ def _scalars(data):
 def _host_array(data, dtype):
     if isinstance(data, TensorImpl):
         return data.detach().cpu().numpy()
-    return np.asarray(_scalars(data), dtype=dtype.np)
+    values = _scalars(data)
+    try:
+        return np.asarray(values, dtype=dtype.np)
+    except OverflowError:
+        return _checked_integers(values, dtype)
+
+
+def _checked_integers(values, dtype):
+    """Python ints into an integer dtype as PyTorch converts them: through int64 (a value
+    outside int64 is a ValueError), then checked against the dtype, unsigned dtypes taking
+    negative values modulo 2**bits."""
+    try:
+        wide = np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if wide.size and overflows(wide.min(), dtype) or wide.size and overflows(wide.max(), dtype):
+        raise RuntimeError(f"value cannot be converted to type {str(dtype).split('.')[-1]} "
+                           f"without overflow")
+    return wide.astype(dtype.np)
+
+
+def overflows(value, dtype):
+    """Whether integer `value` does not fit `dtype` (PyTorch's c10::overflows: unsigned
+    dtypes accept -max..max, negative values wrapping)."""
+    if dtype.is_floating_point or dtype is dt.bool_:
+        return False
+    info = np.iinfo(dtype.np)
+    if info.min == 0:
+        return value > info.max or value < -int(info.max)
+    return value < info.min or value > info.max
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -24,7 +24,7 @@ def _finish(out, dims, keepdim):
 
 
 def _reduce(op, x, dim, keepdim, out_dtype):
-    dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    dims = dims_arg(dim, x.dim())
     src = x if x._dtype is out_dtype else cast(x, out_dtype)
     kept = _keep_shape(x._sizes, dims)
     if keepdim or not dims:
@@ -62,7 +62,7 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{out_dtype.scalar_name}")
-    dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    dims = dims_arg(dim, x.dim())
     count = 1
     for d in dims:
         count *= x._sizes[d]
@@ -70,7 +70,10 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
     return total.div_(count) if count else total.fill_(float("nan"))
 
 
-def _check_nonempty(name, x, dims):
+def _check_nonempty(name, x, dims, dim_given=True):
+    if not dim_given and x.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input."
+                           f"numel() == 0. Specify the reduction dim with the 'dim' argument.")
     for d in dims:
         if x._sizes[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -80,20 +83,22 @@ def _check_nonempty(name, x, dims):
 
 
 @differentiable("amax")
-def amax(x, dim=(), keepdim=False):
-    dims = dims_arg(dim if dim != () else None, x.dim()) if x.dim() > 0 else ()
-    _check_nonempty("amax", x, dims)
+def amax(x, dim=(), keepdim=False, *, _name="amax"):
+    dims = dims_arg(dim if dim != () else None, x.dim())
+    _check_nonempty(_name, x, dims, dim not in ((), None))
     return _reduce("amax", x, dims, keepdim, x._dtype)
 
 
 @differentiable("amin")
-def amin(x, dim=(), keepdim=False):
-    dims = dims_arg(dim if dim != () else None, x.dim()) if x.dim() > 0 else ()
-    _check_nonempty("amin", x, dims)
+def amin(x, dim=(), keepdim=False, *, _name="amin"):
+    dims = dims_arg(dim if dim != () else None, x.dim())
+    _check_nonempty(_name, x, dims, dim not in ((), None))
     return _reduce("amin", x, dims, keepdim, x._dtype)
 
 
 def _arg(op, x, dim, keepdim):
+    if x._dtype is dt.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
     if dim is None:
         flat = x.reshape(-1)
         _check_nonempty(op, flat, (0,))
@@ -140,14 +145,14 @@ def max(x, dim=None, keepdim=False):  # noqa: A001
     if hasattr(dim, "_dtype"):
         from tensorlib.ops.pointwise import maximum
         return maximum(x, dim)
-    return amax(x) if dim is None else _max_dim(x, dim, keepdim)
+    return amax(x, _name="max") if dim is None else _max_dim(x, dim, keepdim)
 
 
 def min(x, dim=None, keepdim=False):  # noqa: A001
     if hasattr(dim, "_dtype"):
         from tensorlib.ops.pointwise import minimum
         return minimum(x, dim)
-    return amin(x) if dim is None else _min_dim(x, dim, keepdim)
+    return amin(x, _name="min") if dim is None else _min_dim(x, dim, keepdim)
 
 
 @differentiable("sum_to_size")
@@ -261,7 +266,7 @@ def _count(x, dims):
 def _all_dims(x, dim):
     if dim == () or dim == []:
         dim = None
-    return dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    return dims_arg(dim, x.dim())
 
 
 # ---- variance and standard deviation -------------------------------------------------------

@@ -31,6 +31,8 @@ def matmul(out, a, b):
     o, av, bv = _h(out), _h(a), _h(b)
     batch, m, k = av.shape
     n = bv.shape[2]
+    if batch == 0:
+        return
     if batch == 1:
         _product(_ready(av[0]), _ready(bv[0]), o[0])
     elif bv.strides[0] == 0 and o.flags.c_contiguous:
