@@ -180,10 +180,9 @@ def logical_xor(a, b):
 
 def _bitwise(op):
     def fn(a, b):
-        for x in (a, b):
-            if getattr(x, "_dtype", dt.int64).is_floating_point or isinstance(x, float):
-                raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'"
-                                   .replace("_cpu", ""))
+        result = _pw_result_dtype(a, b)
+        if result.is_floating_point:
+            raise _not_implemented(op, result)
         return binary(op, a, b, SAME)
     fn.__name__ = op
     return fn
@@ -204,7 +203,7 @@ def neg(x):
 
 def bitwise_not(x):
     if x._dtype.is_floating_point:
-        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+        raise _not_implemented("bitwise_not", x._dtype)
     return unary("bitwise_not", x, SAME)
 
 
@@ -237,11 +236,23 @@ sinh = _float_unary("sinh")
 cosh = _float_unary("cosh")
 tanh = _float_unary("tanh")
 erf = _float_unary("erf")
-abs = _same_unary("abs")  # noqa: A001
-floor = _same_unary("floor")
-ceil = _same_unary("ceil")
-round = _same_unary("round")  # noqa: A001
-trunc = _same_unary("trunc")
+def _no_bool_unary(op, kernel_name):
+    """abs/floor/ceil/round/trunc: PyTorch has no bool kernel for them."""
+    same = _same_unary(op)
+
+    def fn(x):
+        if getattr(x, "_dtype", None) is dt.bool_:
+            raise _not_implemented(kernel_name, x._dtype)
+        return same(x)
+    fn.__name__ = op
+    return fn
+
+
+abs = _no_bool_unary("abs", "abs")  # noqa: A001
+floor = _no_bool_unary("floor", "floor_vml")
+ceil = _no_bool_unary("ceil", "ceil_vml")
+round = _no_bool_unary("round", "round_vml")  # noqa: A001
+trunc = _no_bool_unary("trunc", "trunc_vml")
 _sign = _same_unary("sign")
 
 
