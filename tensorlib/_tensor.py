@@ -369,7 +369,10 @@ class Tensor(TensorImpl):
     __rtruediv__ = _pw.rtruediv_method
 
     __sub__ = _pw.sub_method
-    __rsub__ = _pw.rsub_method
+
+    def __rsub__(self, other):
+        """number - tensor: through ops.sub, which refuses a bool on either side as PyTorch."""
+        return _p.sub(other, self)
 
     def __floordiv__(self, other):
         return _p.floor_divide(self, other)

@@ -96,7 +96,7 @@ def _leaf_dtype(x):
     """torch's inference for one scalar: bool, int64, the default float, or a tensor's dtype."""
     if isinstance(x, TensorImpl):
         return x._dtype
-    if isinstance(x, np.ndarray):
+    if isinstance(x, (np.ndarray, np.generic)):     # numpy scalars keep their dtype, as in torch
         return dt.from_numpy_dtype(x.dtype)
     if isinstance(x, (bool, np.bool_)):
         return dt.bool_

@@ -26,9 +26,14 @@ def _scaled(a, b, alpha):
 
 
 def _check_bool_sub(a, b):
-    if _dtype_of(a) is dt.bool_ and _dtype_of(b) is dt.bool_:
+    bools = (_dtype_of(a) is dt.bool_) + (_dtype_of(b) is dt.bool_)
+    if bools == 2:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
 
 
 def _dtype_of(x):
@@ -61,7 +66,13 @@ def _integer_division(op, a, b):
     try:
         return binary(op, a, b, SAME)
     except ZeroDivisionError:
+        if _pw_result_dtype(a, b) is dt.bool_:
+            raise _not_implemented(op, dt.bool_) from None
         raise RuntimeError("ZeroDivisionError") from None
+    except TypeError:                     # numpy has no bool loop: PyTorch has no bool kernel
+        if _pw_result_dtype(a, b) is dt.bool_:
+            raise _not_implemented(op, dt.bool_) from None
+        raise
 
 
 def div(a, b, *, rounding_mode=None):
@@ -102,10 +113,17 @@ def pow(a, b):  # noqa: A001 - torch's name
     if _is_tensor(b) and not _is_float_dtype(_pw_result_dtype(a, b)) and \
             not _is_float_dtype(b._dtype) and b._dtype is not dt.bool_:
         return _integer_pow(a, b)
+    if type(b) is int and b < 0 and _is_tensor(a) and not a._dtype.is_floating_point and \
+            a._dtype is not dt.bool_:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     try:
         return binary("pow", a, b, SAME)
     except ValueError as exc:             # numpy: an integer to a negative Python int
         raise RuntimeError(str(exc)) from None
+    except TypeError:
+        if _pw_result_dtype(a, b) is dt.bool_:
+            raise _not_implemented("pow", dt.bool_) from None
+        raise
 
 
 def _is_float_dtype(d):
@@ -384,7 +402,9 @@ def float_power(a, b):
 def logaddexp(a, b):
     """log(exp(a) + exp(b)) without overflow: max + log1p(exp(min - max)); an infinite or NaN
     max is the answer itself (and is kept out of the arithmetic: inf - inf)."""
-    _require_float("logaddexp", a, b)
+    promoted = _promoted(a, b)
+    if not promoted.is_floating_point:
+        raise _not_implemented("logaddexp", promoted)
     hi = binary("maximum", a, b, SAME)
     lo = binary("minimum", a, b, SAME)
     finite = isfinite(hi)
@@ -448,7 +468,9 @@ def frac(x):
 def hypot(a, b):
     """sqrt(a^2 + b^2) scaled by max(|a|, |b|) so it neither overflows nor underflows; an
     infinite input gives inf even next to NaN (C's hypot)."""
-    _require_float("hypot", a, b)
+    promoted = _promoted(a, b)
+    if not promoted.is_floating_point:
+        raise _not_implemented("hypot", promoted)
     aa = unary("abs", a, SAME) if _is_tensor(a) else _pyabs(a)
     ab = unary("abs", b, SAME) if _is_tensor(b) else _pyabs(b)
     hi = binary("maximum", aa, ab, SAME)
@@ -470,6 +492,9 @@ def _pyabs(v):
 def copysign(a, b):
     """|a| with b's sign, -0.0 counting as negative (NaN's sign bit is not read: NaN counts as
     positive)."""
+    if not _is_tensor(a):
+        raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}")
     dtype = _promoted(a, b)
     if not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
