@@ -371,8 +371,10 @@ class Tensor(TensorImpl):
     __sub__ = _pw.sub_method
 
     def __rsub__(self, other):
-        """number - tensor: through ops.sub, which refuses a bool on either side as PyTorch."""
-        return _p.sub(other, self)
+        """number - tensor; a Python bool on the left raises as in PyTorch (ops.sub says so)."""
+        if other is True or other is False:
+            return _p.sub(other, self)
+        return _pw.rsub_method(self, other)
 
     def __floordiv__(self, other):
         return _p.floor_divide(self, other)
