@@ -378,7 +378,12 @@ class Tensor(TensorImpl):
     __rtruediv__ = _pw.rtruediv_method
 
     __sub__ = _pw.sub_method
-    __rsub__ = _pw.rsub_method
+
+    def __rsub__(self, other):
+        """number - tensor; a Python bool on the left raises as in PyTorch (ops.sub says so)."""
+        if other is True or other is False:
+            return _p.sub(other, self)
+        return _pw.rsub_method(self, other)
 
     def __floordiv__(self, other):
         return _p.floor_divide(self, other)
@@ -464,6 +469,11 @@ class Tensor(TensorImpl):
         from tensorlib._C.dispatch import lookup
         if isinstance(value, TensorImpl):
             value = value.item()
+        if type(value) is int:
+            from tensorlib.ops.creation import overflows
+            if overflows(value, self._dtype):
+                raise RuntimeError(f"value cannot be converted to type "
+                                   f"{str(self._dtype).split('.')[-1]}_t without overflow")
 
         def write():
             lookup("fill", self._device)(self, value)

@@ -263,18 +263,22 @@ cdef object _hooked(object grad, object new):
 cdef class Formula:
     """backward(ctx, *grad_outputs) -> one grad per positional input (a list of grads for a
     list-of-tensors input). `save` names the positional inputs the backward reads (by index);
-    `save_output` keeps the result; everything else is kept as shape/dtype/device only."""
+    `save_output` keeps the result; everything else is kept as shape/dtype/device only.
+    `save_for` maps a saved input to the inputs whose gradients read it: it is kept only when
+    one of them needs a gradient (y * 3 keeps nothing of y, as in PyTorch)."""
     cdef public str name
     cdef public object backward
     cdef public frozenset save
     cdef public bint save_output
+    cdef public object save_for
     cdef unsigned long long _mask
 
-    def __init__(self, name, backward, save=(), save_output=False):
+    def __init__(self, name, backward, save=(), save_output=False, save_for=None):
         self.name = name
         self.backward = backward
         self.save = frozenset(save)
         self.save_output = save_output
+        self.save_for = save_for
         self._mask = 0
         for i in self.save:
             if i < 64:
@@ -284,11 +288,11 @@ cdef class Formula:
         return i < 64 and (self._mask >> i) & 1
 
 
-def formula(*names, save=(), save_output=False):
+def formula(*names, save=(), save_output=False, save_for=None):
     """Register the backward of one or more ops."""
     def register(fn):
         for name in names:
-            _FORMULAS[name] = Formula(name, fn, save, save_output)
+            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for)
         return fn
     return register
 
@@ -373,6 +377,11 @@ cdef class OpNode(Node):
                 held.append(a)
                 needs.append(False)
                 counts.append(0)
+        if f.save_for is not None:
+            for i, readers in f.save_for.items():
+                if i < len(held) and isinstance(held[i], SavedTensor) and \
+                        not any(needs[j] for j in readers if j < len(needs)):
+                    held[i] = _meta(<TensorImpl>args[i])
         self.next_functions = tuple(edges)
         self._held = held
         self._metas = metas

@@ -1,10 +1,14 @@
 """The plugin host: which backends exist, their status, and why one is unavailable.
 
 ``tensorlib.backends.list()`` loads every backend found and returns its records;
-``why_unavailable(name)`` gives the reason (and traceback for a broken plugin)."""
+``why_unavailable(name)`` gives the reason (and traceback for a broken plugin).
+
+The submodules cudnn, cuda, mps, mkldnn, mkl and openmp answer what PyTorch programs ask of
+``torch.backends`` (switches and availability); they are not plugins."""
 from tensorlib.backends._loader import LOADER, GROUP
 from tensorlib.backends._fallback import set_cpu_fallback, cpu_fallback_enabled
 from tensorlib.backends.interface import API_VERSION, Backend, PRIMITIVES
+from tensorlib.backends import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
 
 
 def list():  # noqa: A001 - the name users expect

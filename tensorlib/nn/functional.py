@@ -371,6 +371,7 @@ from tensorlib.nn._functional.distance import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.dropout import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.loss import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.normalization import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.padding import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
@@ -378,8 +379,8 @@ from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
 
 def _family_names():
     import importlib
-    families = ("attention", "conv", "distance", "dropout", "loss", "normalization", "pooling",
-                "sparse", "upsampling")
+    families = ("attention", "conv", "distance", "dropout", "loss", "normalization", "padding",
+                "pooling", "sparse", "upsampling")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn._functional.{family}").__all__]
 

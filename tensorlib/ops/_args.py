@@ -21,10 +21,11 @@ def dims_arg(dim, ndim):
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
-    dims = sorted(wrap_dim(d, ndim) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
-    return tuple(dims)
+    dims = sorted(wrap_dim(d, max(ndim, 1)) for d in dim)     # a 0-d tensor takes 0 and -1
+    for a, b in zip(dims, dims[1:]):
+        if a == b:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    return tuple(dims) if ndim else ()
 
 
 def device_arg(device):

@@ -7,6 +7,7 @@ import numpy as np
 
 import tensorlib._C.dtypes as dt
 from tensorlib._C.device import canonical
+from tensorlib._default_device import factory_device
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.storage import Storage
@@ -26,14 +27,14 @@ def _finish(t, requires_grad):
 
 def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored):
     d = dtype or dt.get_default_dtype()
-    return _finish(_empty(sizes_arg(size), d, canonical(device)), requires_grad)
+    return _finish(_empty(sizes_arg(size), d, factory_device(device)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = (dt.bool_ if isinstance(fill_value, bool) else
                  dt.int64 if isinstance(fill_value, numbers.Integral) else dt.get_default_dtype())
-    t = _empty(sizes_arg((size,)), dtype, canonical(device))
+    t = _empty(sizes_arg((size,)), dtype, factory_device(device))
     lookup("fill", t._device)(t, fill_value)
     return _finish(t, requires_grad)
 
@@ -95,7 +96,7 @@ def _leaf_dtype(x):
     """torch's inference for one scalar: bool, int64, the default float, or a tensor's dtype."""
     if isinstance(x, TensorImpl):
         return x._dtype
-    if isinstance(x, np.ndarray):
+    if isinstance(x, (np.ndarray, np.generic)):     # numpy scalars keep their dtype, as in torch
         return dt.from_numpy_dtype(x.dtype)
     if isinstance(x, (bool, np.bool_)):
         return dt.bool_
@@ -138,7 +139,36 @@ def _scalars(data):
 def _host_array(data, dtype):
     if isinstance(data, TensorImpl):
         return data.detach().cpu().numpy()
-    return np.asarray(_scalars(data), dtype=dtype.np)
+    values = _scalars(data)
+    try:
+        return np.asarray(values, dtype=dtype.np)
+    except OverflowError:
+        return _checked_integers(values, dtype)
+
+
+def _checked_integers(values, dtype):
+    """Python ints into an integer dtype as PyTorch converts them: through int64 (a value
+    outside int64 is a ValueError), then checked against the dtype, unsigned dtypes taking
+    negative values modulo 2**bits."""
+    try:
+        wide = np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if wide.size and overflows(wide.min(), dtype) or wide.size and overflows(wide.max(), dtype):
+        raise RuntimeError(f"value cannot be converted to type {str(dtype).split('.')[-1]} "
+                           f"without overflow")
+    return wide.astype(dtype.np)
+
+
+def overflows(value, dtype):
+    """Whether integer `value` does not fit `dtype` (PyTorch's c10::overflows: unsigned
+    dtypes accept -max..max, negative values wrapping)."""
+    if dtype.is_floating_point or dtype is dt.bool_:
+        return False
+    info = np.iinfo(dtype.np)
+    if info.min == 0:
+        return value > info.max or value < -int(info.max)
+    return value < info.min or value > info.max
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -152,7 +182,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if d is None:
             d = dt.get_default_dtype()
     host = np.asarray(_host_array(data, d), dtype=d.np, order="C")
-    dev = canonical(device)
+    dev = factory_device(device)
     t = _empty(tuple(host.shape), d, dev)
     dev._backend.copy_from_host(t, host)
     return _finish(t, requires_grad)
@@ -164,7 +194,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, TensorImpl):
         return data.to(device=device if device is not None else data._device,
                        dtype=dtype or data._dtype)
-    if isinstance(data, np.ndarray) and canonical(device).type == "cpu" and (
+    if isinstance(data, np.ndarray) and factory_device(device).type == "cpu" and (
             dtype is None or dtype.np == data.dtype) and all(s >= 0 for s in data.strides):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
@@ -186,7 +216,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     host = (start + step * np.arange(length, dtype=np.float64)).astype(dtype.np)
     if not dtype.is_floating_point:
         host = (start + step * np.arange(length, dtype=np.int64)).astype(dtype.np)
-    dev = canonical(device)
+    dev = factory_device(device)
     t = _empty((length,), dtype, dev)
     dev._backend.copy_from_host(t, host)
     return _finish(t, requires_grad)
@@ -204,7 +234,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
                            f"strides: {list(strides)}")
     d = dtype or dt.get_default_dtype()
     extent = 0 if 0 in sizes else 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
-    base = _empty((extent,), d, canonical(device))
+    base = _empty((extent,), d, factory_device(device))
     return _finish(wrap(base._storage, sizes, strides, 0, d), requires_grad)
 
 
@@ -236,7 +266,7 @@ def _linspace_values(start, end, steps):
 
 
 def _from_host(host, dtype, device, requires_grad):
-    dev = canonical(device)
+    dev = factory_device(device)
     t = _empty(tuple(host.shape), dtype, dev)
     dev._backend.copy_from_host(t, np.ascontiguousarray(host.astype(dtype.np)))
     return _finish(t, requires_grad)

@@ -678,7 +678,11 @@ PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def pad(input, pad, mode="constant", value=None):  # noqa: A002
-    """nn.functional.pad: `pad` lists (left, right) pairs starting from the last dim."""
+    """nn.functional.pad: `pad` lists (left, right) pairs starting from the last dim.
+
+    Every mode pads any number of trailing dims (PyTorch limits reflect/replicate/circular
+    to the last 1-3 dims of a batched input; each dim here is one index_select, so there is
+    no reason to)."""
     pads = tuple(_int_list(pad, "pad"))
     if mode not in PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -692,9 +696,6 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002
         return constant_pad_nd(input, pads, 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    if (len(pads), input.dim()) not in ((2, 2), (2, 3), (4, 3), (4, 4), (6, 4), (6, 5)):
-        raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are "
-                                  "supported for now")
     _check_index_pad(input, pads, mode)
     return _index_pad(input, pads, mode)
 
@@ -744,6 +745,9 @@ def _check_index_pad(x, pads, mode):
                                f"{right}) at dimension {d} of input {list(x._sizes)}")
         if mode == "circular" and (left > n or right > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and n + min(left, 0) + min(right, 0) <= 0 < max(left, right):
+            raise RuntimeError(f"Negative padding leaves nothing of dimension {d} to wrap "
+                               f"around: padding ({left}, {right}), input {list(x._sizes)}")
         if mode == "replicate" and n == 0 and (left or right):
             raise RuntimeError(f"padding: input tensor has a zero-size dimension {d}, which "
                                f"cannot be replicated")
@@ -753,13 +757,15 @@ def _check_index_pad(x, pads, mode):
                                f"dimension {d} of your input.")
 
 
-def _pad_source(j, n, mode):
-    """Which input position output position j (counted from the input's start) reads."""
+def _pad_source(j, n, left, right, mode):
+    """Which input position output position j (counted from the input's start) reads.
+    Circular padding wraps around what is left after negative pads crop, as PyTorch's."""
     if mode == "reflect":
         return (n - 1) - abs((n - 1) - abs(j))
     if mode == "replicate":
         return min(max(j, 0), n - 1)
-    return j % n
+    lo = max(-left, 0)
+    return lo + (j - lo) % (n - lo - max(-right, 0))
 
 
 @differentiable("pad")
@@ -769,7 +775,7 @@ def _index_pad(x, pads, mode):
     out = x
     for d, left, right in _pad_dims(x, pads):
         n = x._sizes[d]
-        idx = [_pad_source(j, n, mode) for j in range(-left, n + right)]
+        idx = [_pad_source(j, n, left, right, mode) for j in range(-left, n + right)]
         out = _take(out, d, _index(idx, x._device))
     return clone(x) if out is x else out
 

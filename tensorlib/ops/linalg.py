@@ -405,7 +405,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     if dim == () or dim == []:
         dim = None
-    dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    dims = dims_arg(dim, x.dim())
     if x.numel() == 0 and ord < 0:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                            f"tensor because the operation does not have an identity")

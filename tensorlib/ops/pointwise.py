@@ -13,19 +13,46 @@ from tensorlib.ops import _autocast
 from tensorlib.ops._autocast import autocast_op as _autocast_op
 
 
+def _scaled(a, b, alpha):
+    """b * alpha for add/sub, with PyTorch's checks of alpha against the result dtype."""
+    if alpha is True or alpha is False:
+        if _pw_result_dtype(a, b) is not dt.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and not _pw_result_dtype(a, b).is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if alpha == 1:
+        return b
+    if not _is_tensor(b):
+        return b * alpha
+    return binary("mul", b, alpha, SAME)
+
+
+def _check_bool_sub(a, b):
+    bools = (_dtype_of(a) is dt.bool_) + (_dtype_of(b) is dt.bool_)
+    if bools == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
+def _dtype_of(x):
+    """A tensor's dtype, or bool for a Python bool (the only number whose type decides here)."""
+    if isinstance(x, bool):
+        return dt.bool_
+    return getattr(x, "_dtype", None)
+
+
 def add(a, b, *, alpha=1):
-    if alpha != 1:
-        b = binary("mul", b, alpha, SAME)
-    return binary("add", a, b, SAME)
+    return binary("add", a, b if type(alpha) is int and alpha == 1 else _scaled(a, b, alpha), SAME)
 
 
 def sub(a, b, *, alpha=1):
-    if getattr(a, "_dtype", None) is dt.bool_ and getattr(b, "_dtype", None) is dt.bool_:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
-    if alpha != 1:
-        b = binary("mul", b, alpha, SAME)
-    return binary("sub", a, b, SAME)
+    _check_bool_sub(a, b)
+    return binary("sub", a, b if type(alpha) is int and alpha == 1 else _scaled(a, b, alpha), SAME)
 
 
 def rsub(a, b, *, alpha=1):
@@ -36,15 +63,33 @@ def mul(a, b):
     return binary("mul", a, b, SAME)
 
 
+def _integer_division(op, a, b):
+    """An integer-capable division op; a zero integer divisor raises RuntimeError as in
+    PyTorch (the CPU kernels signal it with ZeroDivisionError)."""
+    try:
+        return binary(op, a, b, SAME)
+    except ZeroDivisionError:
+        if _pw_result_dtype(a, b) is dt.bool_:
+            raise _not_implemented(op, dt.bool_) from None
+        raise RuntimeError("ZeroDivisionError") from None
+    except TypeError:                     # numpy has no bool loop: PyTorch has no bool kernel
+        if _pw_result_dtype(a, b) is dt.bool_:
+            raise _not_implemented(op, dt.bool_) from None
+        raise
+
+
 def div(a, b, *, rounding_mode=None):
     if rounding_mode is None:
         return binary("div", a, b, TO_FLOAT)
     if rounding_mode == "floor":
-        return binary("floor_divide", a, b, SAME)
+        return _integer_division("floor_divide", a, b)
     if rounding_mode == "trunc":
+        promoted = _pw_result_dtype(a, b)
+        if not promoted.is_floating_point:
+            # exact in integers: a - fmod(a, b) is a multiple of b
+            return _integer_division("floor_divide", sub(a, fmod(a, b)), b)
         q = binary("div", a, b, TO_FLOAT)
         out = unary("trunc", q, SAME)
-        promoted = _pw_result_dtype(a, b)
         return out if promoted is out._dtype else out.to(promoted)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found '{rounding_mode}'")
@@ -56,20 +101,55 @@ def _pw_result_dtype(a, b):
 
 
 def floor_divide(a, b):
-    return binary("floor_divide", a, b, SAME)
+    return _integer_division("floor_divide", a, b)
 
 
 def remainder(a, b):
-    return binary("remainder", a, b, SAME)
+    return _integer_division("remainder", a, b)
 
 
 def fmod(a, b):
-    return binary("fmod", a, b, SAME)
+    return _integer_division("fmod", a, b)
 
 
 @_autocast_op("pow")
 def pow(a, b):  # noqa: A001 - torch's name
-    return binary("pow", a, b, SAME)
+    if _is_tensor(b) and not _is_float_dtype(_pw_result_dtype(a, b)) and \
+            not _is_float_dtype(b._dtype) and b._dtype is not dt.bool_:
+        return _integer_pow(a, b)
+    if type(b) is int and b < 0 and _is_tensor(a) and not a._dtype.is_floating_point and \
+            a._dtype is not dt.bool_:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    try:
+        return binary("pow", a, b, SAME)
+    except ValueError as exc:             # numpy: an integer to a negative Python int
+        raise RuntimeError(str(exc)) from None
+    except TypeError:
+        if _pw_result_dtype(a, b) is dt.bool_:
+            raise _not_implemented("pow", dt.bool_) from None
+        raise
+
+
+def _is_float_dtype(d):
+    return d.is_floating_point
+
+
+def _integer_pow(a, b):
+    """Integer base and exponent tensors: a negative exponent gives 1 for base 1, +-1 for
+    base -1 and 0 otherwise, as PyTorch's (numpy refuses)."""
+    if not _is_tensor(a):
+        from tensorlib.ops.creation import full
+        a = full((), a, dtype=_pw_result_dtype(a, b), device=b._device)
+    negative = binary("lt", b, 0, TO_BOOL)
+    if not bool(negative.any()):
+        return binary("pow", a, b, SAME)
+    magnitude = where(negative, binary("mul", b, -1, SAME), b)
+    power = binary("pow", a, magnitude, SAME)
+    odd = binary("eq", binary("remainder", magnitude, 2, SAME), 1, TO_BOOL)
+    minus_one = binary("eq", a, -1, TO_BOOL)
+    special = where(binary("eq", a, 1, TO_BOOL), 1,
+                    where(minus_one, where(odd, -1, 1), 0))
+    return where(negative, special, power).to(power._dtype)
 
 
 def maximum(a, b):
@@ -123,10 +203,9 @@ def logical_xor(a, b):
 
 def _bitwise(op):
     def fn(a, b):
-        for x in (a, b):
-            if getattr(x, "_dtype", dt.int64).is_floating_point or isinstance(x, float):
-                raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'"
-                                   .replace("_cpu", ""))
+        result = _pw_result_dtype(a, b)
+        if result.is_floating_point:
+            raise _not_implemented(op, result)
         return binary(op, a, b, SAME)
     fn.__name__ = op
     return fn
@@ -147,7 +226,7 @@ def neg(x):
 
 def bitwise_not(x):
     if x._dtype.is_floating_point:
-        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+        raise _not_implemented("bitwise_not", x._dtype)
     return unary("bitwise_not", x, SAME)
 
 
@@ -182,7 +261,19 @@ sinh = _float_unary("sinh")
 cosh = _float_unary("cosh")
 tanh = _float_unary("tanh")
 erf = _float_unary("erf")
-_abs = _same_unary("abs")
+def _no_bool_unary(op, kernel_name):
+    """abs/floor/ceil/round/trunc: PyTorch has no bool kernel for them."""
+    same = _same_unary(op)
+
+    def fn(x):
+        if getattr(x, "_dtype", None) is dt.bool_:
+            raise _not_implemented(kernel_name, x._dtype)
+        return same(x)
+    fn.__name__ = op
+    return fn
+
+
+_abs = _no_bool_unary("abs", "abs")
 
 
 def abs(x):  # noqa: A001
@@ -192,12 +283,18 @@ def abs(x):  # noqa: A001
         return complex_abs(x)
     return _abs(x)
 
+floor = _no_bool_unary("floor", "floor_vml")
+ceil = _no_bool_unary("ceil", "ceil_vml")
+round = _no_bool_unary("round", "round_vml")  # noqa: A001
+trunc = _no_bool_unary("trunc", "trunc_vml")
+_sign = _same_unary("sign")
 
-floor = _same_unary("floor")
-ceil = _same_unary("ceil")
-round = _same_unary("round")  # noqa: A001
-trunc = _same_unary("trunc")
-sign = _same_unary("sign")
+
+def sign(x):
+    """-1, 0 or 1; a bool tensor is its own sign, as PyTorch's."""
+    if getattr(x, "_dtype", None) is dt.bool_:
+        return x.clone()
+    return _sign(x)
 
 
 def logical_not(x):
@@ -217,10 +314,24 @@ def inplace(op, kind=SAME):
 
 
 
-def where(condition, input, other):  # noqa: A002 - torch's names
-    """input where condition else other, broadcasting all three; input/other may be numbers."""
+_NOT_GIVEN = object()
+
+
+def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):  # noqa: A002 - torch's names
+    """input where condition else other, broadcasting all three; input/other may be numbers.
+    where(condition) alone is nonzero(condition, as_tuple=True)."""
+    if input is _NOT_GIVEN and other is _NOT_GIVEN:
+        from tensorlib.ops.sorting import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is _NOT_GIVEN or other is _NOT_GIVEN:
+        raise TypeError("where() takes a condition alone, or a condition, input and other")
     from tensorlib.ops._where import where as _where
     return _where(condition, input, other)
+
+
+def _where_method(self, condition, other):
+    """Tensor.where(condition, other): self where condition else other (condition first)."""
+    return where(condition, self, other)
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -311,7 +422,9 @@ def float_power(a, b):
 def logaddexp(a, b):
     """log(exp(a) + exp(b)) without overflow: max + log1p(exp(min - max)); an infinite or NaN
     max is the answer itself (and is kept out of the arithmetic: inf - inf)."""
-    _require_float("logaddexp", a, b)
+    promoted = _promoted(a, b)
+    if not promoted.is_floating_point:
+        raise _not_implemented("logaddexp", promoted)
     hi = binary("maximum", a, b, SAME)
     lo = binary("minimum", a, b, SAME)
     finite = isfinite(hi)
@@ -375,7 +488,9 @@ def frac(x):
 def hypot(a, b):
     """sqrt(a^2 + b^2) scaled by max(|a|, |b|) so it neither overflows nor underflows; an
     infinite input gives inf even next to NaN (C's hypot)."""
-    _require_float("hypot", a, b)
+    promoted = _promoted(a, b)
+    if not promoted.is_floating_point:
+        raise _not_implemented("hypot", promoted)
     aa = unary("abs", a, SAME) if _is_tensor(a) else _pyabs(a)
     ab = unary("abs", b, SAME) if _is_tensor(b) else _pyabs(b)
     hi = binary("maximum", aa, ab, SAME)
@@ -397,6 +512,9 @@ def _pyabs(v):
 def copysign(a, b):
     """|a| with b's sign, -0.0 counting as negative (NaN's sign bit is not read: NaN counts as
     positive)."""
+    if not _is_tensor(a):
+        raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}")
     dtype = _promoted(a, b)
     if not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
@@ -608,15 +726,12 @@ def inplace_composite(fn):
 
 
 def _add_(self, other, *, alpha=1):
-    if alpha != 1:
-        other = binary("mul", other, alpha, SAME)
-    return binary_("add", self, other, SAME)
+    return binary_("add", self, other if type(alpha) is int and alpha == 1 else _scaled(self, other, alpha), SAME)
 
 
 def _sub_(self, other, *, alpha=1):
-    if alpha != 1:
-        other = binary("mul", other, alpha, SAME)
-    return binary_("sub", self, other, SAME)
+    _check_bool_sub(self, other)
+    return binary_("sub", self, other if type(alpha) is int and alpha == 1 else _scaled(self, other, alpha), SAME)
 
 
 def _div_(self, other, *, rounding_mode=None):
@@ -664,7 +779,7 @@ def _tensor_methods():
     methods.update({f"{op}_": inplace_unary(op, SAME) for op in _SAME_UNARY})
     methods.update({f"{op}_": inplace(op, kind) for op, kind in _BINARY_INPLACE.items()})
     methods.update({f"{name}_": inplace_composite(g[name]) for name in _COMPOSITE_INPLACE})
-    methods.update(add_=_add_, sub_=_sub_, div_=_div_, neg_=_neg_, negative_=_neg_,
+    methods.update(where=_where_method, add_=_add_, sub_=_sub_, div_=_div_, neg_=_neg_, negative_=_neg_,
                    multiply=mul, multiply_=methods["mul_"], subtract=sub, divide=div,
                    divide_=_div_, arctan2=atan2, greater=gt, less=lt, greater_equal=ge,
                    less_equal=le, not_equal=ne, arccos=acos, arcsin=asin, arctan=atan,

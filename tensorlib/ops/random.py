@@ -40,6 +40,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C import grad_mode as _grad_mode
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.device import canonical
+from tensorlib._default_device import factory_device
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
@@ -274,14 +275,14 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
          pin_memory=False):
     """Uniforms in [0, 1)."""
     d = _float_dtype(dtype, "check_uniform_bounds")
-    out = _draw("random_uniform", _sizes(sizes, size), d, canonical(device), generator)
+    out = _draw("random_uniform", _sizes(sizes, size), d, factory_device(device), generator)
     return _finish(out, requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
           pin_memory=False):
     """Standard normals."""
-    dev = canonical(device)
+    dev = factory_device(device)
     d = _float_dtype(dtype, f"normal_kernel_{dev.type}")
     return _finish(_draw("random_normal", _sizes(sizes, size), d, dev, generator),
                    requires_grad)
@@ -352,7 +353,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     """Integers uniform in [low, high) (int64 by default); see the module notes on exactness."""
     low, high, size = _randint_args(low, high, size)
     d = dtype or dt.int64
-    out = _random_ints(sizes_arg((size,)), low, high, d, canonical(device), generator)
+    out = _random_ints(sizes_arg((size,)), low, high, d, factory_device(device), generator)
     return _finish(out, requires_grad)
 
 
@@ -373,7 +374,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     d = dtype or dt.int64
     if not d.is_floating_point and n > 0 and n - 1 > _int_bounds(d)[1]:
         raise RuntimeError(f"n is too large for result tensor type: '{d.scalar_name}'")
-    return _finish(_permutation(n, d, canonical(device), generator), requires_grad)
+    return _finish(_permutation(n, d, factory_device(device), generator), requires_grad)
 
 
 def _check_std_number(std):
@@ -418,7 +419,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 def _like(input, dtype, device):
-    return (dtype or input._dtype), (canonical(device) if device is not None
+    return (dtype or input._dtype), (factory_device(device) if device is not None
                                      else input._device)
 
 

@@ -24,7 +24,7 @@ def _finish(out, dims, keepdim):
 
 
 def _reduce(op, x, dim, keepdim, out_dtype):
-    dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    dims = dims_arg(dim, x.dim())
     src = x if x._dtype is out_dtype else cast(x, out_dtype)
     kept = _keep_shape(x._sizes, dims)
     if keepdim or not dims:
@@ -62,7 +62,7 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{out_dtype.scalar_name}")
-    dims = dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    dims = dims_arg(dim, x.dim())
     count = 1
     for d in dims:
         count *= x._sizes[d]
@@ -70,7 +70,10 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
     return total.div_(count) if count else total.fill_(float("nan"))
 
 
-def _check_nonempty(name, x, dims):
+def _check_nonempty(name, x, dims, dim_given=True):
+    if not dim_given and x.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input."
+                           f"numel() == 0. Specify the reduction dim with the 'dim' argument.")
     for d in dims:
         if x._sizes[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -80,16 +83,16 @@ def _check_nonempty(name, x, dims):
 
 
 @differentiable("amax")
-def amax(x, dim=(), keepdim=False):
-    dims = dims_arg(dim if dim != () else None, x.dim()) if x.dim() > 0 else ()
-    _check_nonempty("amax", x, dims)
+def amax(x, dim=(), keepdim=False, *, _name="amax"):
+    dims = dims_arg(dim if dim != () else None, x.dim())
+    _check_nonempty(_name, x, dims, dim not in ((), None))
     return _reduce("amax", x, dims, keepdim, x._dtype)
 
 
 @differentiable("amin")
-def amin(x, dim=(), keepdim=False):
-    dims = dims_arg(dim if dim != () else None, x.dim()) if x.dim() > 0 else ()
-    _check_nonempty("amin", x, dims)
+def amin(x, dim=(), keepdim=False, *, _name="amin"):
+    dims = dims_arg(dim if dim != () else None, x.dim())
+    _check_nonempty(_name, x, dims, dim not in ((), None))
     return _reduce("amin", x, dims, keepdim, x._dtype)
 
 
@@ -109,11 +112,18 @@ def _arg(op, x, dim, keepdim):
     return _finish(out, (d,), keepdim)
 
 
+def _no_bool(op, x):
+    if x._dtype is dt.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
+
+
 def argmax(x, dim=None, keepdim=False):
+    _no_bool("argmax", x)
     return _arg("argmax", x, dim, keepdim)
 
 
 def argmin(x, dim=None, keepdim=False):
+    _no_bool("argmin", x)
     return _arg("argmin", x, dim, keepdim)
 
 
@@ -140,14 +150,14 @@ def max(x, dim=None, keepdim=False):  # noqa: A001
     if hasattr(dim, "_dtype"):
         from tensorlib.ops.pointwise import maximum
         return maximum(x, dim)
-    return amax(x) if dim is None else _max_dim(x, dim, keepdim)
+    return amax(x, _name="max") if dim is None else _max_dim(x, dim, keepdim)
 
 
 def min(x, dim=None, keepdim=False):  # noqa: A001
     if hasattr(dim, "_dtype"):
         from tensorlib.ops.pointwise import minimum
         return minimum(x, dim)
-    return amin(x) if dim is None else _min_dim(x, dim, keepdim)
+    return amin(x, _name="min") if dim is None else _min_dim(x, dim, keepdim)
 
 
 @differentiable("sum_to_size")
@@ -174,11 +184,21 @@ def sum_to_size(x, *size):
 
 
 def any(x, dim=None, keepdim=False):  # noqa: A001
-    return _reduce("amax", x if x._dtype is dt.bool_ else x.ne(0), dim, keepdim, dt.bool_)
+    truth = x if x._dtype is dt.bool_ else x.ne(0)
+    if x.numel() == 0:                             # max over nothing: count the Trues
+        out = sum(truth, dim, keepdim) > 0
+    else:
+        out = _reduce("amax", truth, dim, keepdim, dt.bool_)
+    return out.to(dt.uint8) if x._dtype is dt.uint8 else out     # PyTorch keeps uint8
 
 
 def all(x, dim=None, keepdim=False):  # noqa: A001
-    return _reduce("amin", x if x._dtype is dt.bool_ else x.ne(0), dim, keepdim, dt.bool_)
+    truth = x if x._dtype is dt.bool_ else x.ne(0)
+    if x.numel() == 0:                             # min over nothing: count the Falses
+        out = sum(truth.logical_not(), dim, keepdim) == 0
+    else:
+        out = _reduce("amin", truth, dim, keepdim, dt.bool_)
+    return out.to(dt.uint8) if x._dtype is dt.uint8 else out
 
 
 # ---- shared helpers ------------------------------------------------------------------------
@@ -261,7 +281,7 @@ def _count(x, dims):
 def _all_dims(x, dim):
     if dim == () or dim == []:
         dim = None
-    return dims_arg(dim, x.dim()) if x.dim() > 0 else ()
+    return dims_arg(dim, x.dim())
 
 
 # ---- variance and standard deviation -------------------------------------------------------
@@ -294,7 +314,7 @@ def _var_impl(x, dims, correction, keepdim):
     if dof > 0:
         return total / dof
     from tensorlib.ops.pointwise import where          # x / 0 without numpy's warning
-    return where(total > 0, float("inf"), float("nan"))
+    return where(total > 0, float("inf"), float("nan")).to(x._dtype)
 
 
 @differentiable("var")
@@ -494,6 +514,13 @@ def _median(name, x, dim, keepdim, ignore_nan, result):
 def median(x, dim=None, keepdim=False):
     """The lower median (not the mean of the middle two, as torch); NaN if a NaN is present.
     With dim: (values, indices)."""
+    if x._dtype is dt.bool_ and x.numel():
+        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+    if dim is None and x.numel() == 0:             # PyTorch: NaN, or the dtype's lowest
+        from tensorlib.ops.creation import full
+        fill = float("nan") if x._dtype.is_floating_point else (
+            0 if x._dtype in (dt.uint8, dt.bool_) else -(1 << (8 * x._dtype.itemsize - 1)))
+        return full((), fill, dtype=x._dtype, device=x._device)
     return _median("median", x, dim, keepdim, False, median_out)
 
 
@@ -616,13 +643,16 @@ __all__ = list(_METHODS) + ["var_mean", "std_mean"]
 def _softmax_args(x, dim, dtype):
     if dtype is not None and x._dtype is not dtype:
         x = x.to(dtype)
-    if not x._dtype.is_floating_point:
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{x._dtype.scalar_name}'")
-    return x, (wrap_dim(dim, x.dim()) if x.dim() > 0 else 0)
+    d = wrap_dim(dim, x.dim() or 1)                # a 0-d tensor takes 0 and -1
+    if not x._dtype.is_floating_point and x.numel():
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
+                                  f"'{x._dtype.scalar_name}'")
+    return x, d if x.dim() > 0 else 0
 
 
 def _softmax_forward(op, x, dim):
+    if x.numel() == 0:
+        return empty(x._sizes, x._dtype, x._device)
     if x.dim() == 0:
         return (x - x) if op == "log_softmax" else (x - x).exp()
     kernel = x._device._kernels.get(op)

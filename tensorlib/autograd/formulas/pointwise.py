@@ -20,14 +20,14 @@ def sub(ctx, g):
     return g, (-g if ctx.needs_input_grad[1] else None)
 
 
-@formula("mul", save=(0, 1))
+@formula("mul", save=(0, 1), save_for={0: (1,), 1: (0,)})
 def mul(ctx, g):
     a, b = ctx.args
     return (g * b if ctx.needs_input_grad[0] else None,
             g * a if ctx.needs_input_grad[1] else None)
 
 
-@formula("div", save=(0, 1))
+@formula("div", save=(0, 1), save_for={0: (1,)})
 def div(ctx, g):
     a, b = ctx.args
     ga = g / b if ctx.needs_input_grad[0] else None

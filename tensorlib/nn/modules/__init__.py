@@ -27,6 +27,7 @@ from tensorlib.nn.modules.fold import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.instancenorm import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.loss import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.normalization import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.padding import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.pixelshuffle import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.rnn import *  # noqa: E402,F401,F403
@@ -38,8 +39,8 @@ from tensorlib.nn.modules.upsampling import *  # noqa: E402,F401,F403
 def _family_names():
     import importlib
     families = ("batchnorm", "conv", "distance", "dropout", "fold", "instancenorm", "loss",
-                "normalization", "pixelshuffle", "pooling", "rnn", "sparse", "transformer",
-                "upsampling")
+                "normalization", "padding", "pixelshuffle", "pooling", "rnn", "sparse",
+                "transformer", "upsampling")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn.modules.{family}").__all__]
 

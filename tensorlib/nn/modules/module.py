@@ -700,7 +700,8 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def share_memory(self):
-        return self
+        """Move parameters and buffers to shared memory (see tensorlib.multiprocessing)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- hooks ----------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):

@@ -46,6 +46,8 @@ def matmul(out, a, b):
 def _matmul(o, av, bv):
     batch, m, k = av.shape
     n = bv.shape[2]
+    if batch == 0:
+        return
     if batch == 1:
         _product(_ready(av[0]), _ready(bv[0]), o[0])
     elif bv.strides[0] == 0 and o.flags.c_contiguous:

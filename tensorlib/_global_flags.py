@@ -1,0 +1,74 @@
+"""Process-wide numerics switches PyTorch programs set: deterministic algorithms and the
+float32 matmul precision.
+
+tensorlib's kernels give the same result run to run on cpu and opencl, and its float32
+matmuls are full precision, so no op reads these today: they are kept, validated and
+reported exactly as PyTorch's, for programs (and libraries) that set and read them."""
+
+__all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+           "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+           "get_deterministic_debug_mode", "set_float32_matmul_precision",
+           "get_float32_matmul_precision"]
+
+_deterministic = False
+_warn_only = False
+_matmul_precision = "highest"
+_DEBUG_MODES = ("default", "warn", "error")
+_PRECISIONS = ("highest", "high", "medium")
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Ask for deterministic algorithms (with warn_only, a nondeterministic op warns)."""
+    global _deterministic, _warn_only
+    if not isinstance(mode, bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must "
+                        f"be bool, not {type(mode).__name__}")
+    if not isinstance(warn_only, bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
+                        f"not {type(warn_only).__name__}")
+    _deterministic, _warn_only = mode, warn_only and mode
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _warn_only
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """0/'default' off, 1/'warn' deterministic with warnings, 2/'error' deterministic."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, "
+                               f"`warn`, `error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    if not _deterministic:
+        return 0
+    return 1 if _warn_only else 2
+
+
+def set_float32_matmul_precision(precision):
+    """'highest' (full float32), 'high' or 'medium' (TF32/bf16 allowed); anything else warns
+    and changes nothing, as PyTorch's."""
+    global _matmul_precision
+    if precision not in _PRECISIONS:
+        import warnings
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      f"setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+        return
+    _matmul_precision = precision
+
+
+def get_float32_matmul_precision():
+    return _matmul_precision
