@@ -32,7 +32,8 @@ def _parse(argv):
     p.add_argument("--device", metavar="TYPE[,TYPE]",
                    help="tensorlib devices, e.g. cpu,opencl,cuda (default: every available)")
     p.add_argument("--only", metavar="NAME[,NAME]",
-                   help="workload names, families (matmul, mlp) or kinds (op, model)")
+                   help="workload names, families (matmul, mlp), kinds (op, model) or 'compiled' "
+                        "(tensorlib.compile beside torch.compile; not run by default)")
     p.add_argument("--quick", action="store_true",
                    help="small sizes and few repeats: a smoke test, under a minute")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -73,6 +74,8 @@ def _select(args):
             raise SystemExit(f"tensorlib-bench: unknown workload(s) {', '.join(unknown)}; "
                              f"see --list")
         chosen = [w for w in chosen if any(w.matches(n) for n in names)]
+    else:       # compiled workloads compile first (torch.compile: many seconds): asked for only
+        chosen = [w for w in chosen if getattr(w, "mode", "eager") != "compiled"]
     return chosen
 
 

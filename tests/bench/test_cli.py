@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tensorlib._bench import cli, worker
+from tensorlib._bench.compiled import workloads as compiled_workloads
 from tensorlib._bench.models import workloads as model_workloads
 from tensorlib._bench.ops import workloads as op_workloads
 from tensorlib._bench.registry import workloads
@@ -74,7 +75,9 @@ def test_registry_has_ops_and_models_with_unique_names():
     names = [w.name for w in workloads(quick=True)]
     assert len(names) == len(set(names))
     assert names == [w.name for w in op_workloads(True)] + [w.name for w in
-                                                           model_workloads(True)]
+                                                           model_workloads(True)] + \
+        [w.name for w in compiled_workloads(True)]
+    assert {"chain_compiled", "mlp_train_compiled"} <= set(names)
     assert {"mlp_fwd", "mlp_train", "cnn_fwd", "cnn_train", "transformer_fwd",
             "transformer_train"} <= set(names)
 
@@ -96,3 +99,12 @@ def test_worker_reports_a_wrong_result():
     row = worker._row(broken, "tensorlib", "cpu", tensorlib, tensorlib.device("cpu"), None,
                       True)
     assert row["error"].startswith("wrong result vs numpy") and row["seconds"] > 0
+
+
+def test_compiled_workloads_run_only_when_asked(tmp_path):
+    path = tmp_path / "c.json"
+    assert cli.main(["--quick", "--device", "cpu", "--no-torch", "--only", "chain_compiled",
+                     "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())["results"]
+    assert [r["workload"] for r in rows if r["library"] == "tensorlib"] == ["chain_compiled"]
+    assert not any(w.mode == "compiled" for w in cli._select(cli._parse(["--quick"])))
