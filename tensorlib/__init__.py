@@ -58,4 +58,5 @@ from tensorlib.autograd import (no_grad, enable_grad, set_grad_enabled, inferenc
                                 is_grad_enabled, is_inference_mode_enabled)
 from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E402
 from tensorlib.serialization import load, save  # noqa: E402
+from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
