@@ -42,7 +42,7 @@ def kernel_name(key):
 
 
 def source(D, key):
-    """(source, kernel names) of the program `key` in dialect D."""
+    """(source, kernel names) of the program `key` in dialect D (composites included)."""
     family, name = key[0], kernel_name(key)
     if family == "u":
         _, op, out_dt, in_dt = key
@@ -77,6 +77,9 @@ def source(D, key):
         return T.sort(D, name, key[1])
     if family == "rand":
         return T.random(D, name, key[1], key[2])
+    from tensorlib.codegen import composites
+    if composites.is_composite(key):
+        return composites.source(D, key)
     raise KeyError(f"no program family {family!r} (key {key})")
 
 

@@ -129,6 +129,8 @@ def binary_expr(d, op, in_dt, out_dt):
     if op in _CMP:
         return f"(x0 {_CMP[op]} x1)", ()
     if op in _ARITH:
+        if f and op.startswith("bitwise"):
+            raise TypeError(f"'{op}' is not defined for {in_dt}")
         return f"(x0 {_ARITH[op]} x1)", ()
     if op == "logical_and":
         return "((x0 != 0) && (x1 != 0))", ()

@@ -60,7 +60,9 @@ def current_device():
 
 def set_device(device):
     """Make `device` current; a negative ordinal (torch's 'no device') does nothing."""
-    i = _state.index(device, optional=False) if device is not None else -1
+    if isinstance(device, int) and not isinstance(device, bool) and device < 0:
+        return
+    i = _state.index(device, optional=False)
     if i >= 0:
         _state.backend().set_device(i)
 

@@ -66,5 +66,12 @@ class CUDADialect(CDialect):
             return f"{ptr}[{index}] = __float2bfloat16_rn({value});"
         return f"{ptr}[{index}] = {value};"
 
+    has_atomic_add = True
+
+    def atomic_add(self, dtype, ptr, index, value):
+        if dtype not in ("float32", "float64"):
+            raise NotImplementedError(f"no atomic add for {dtype} in CUDA C here")
+        return f"atomicAdd(&{ptr}[{index}], {value});"
+
 
 DIALECT = CUDADialect()
