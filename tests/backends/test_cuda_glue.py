@@ -15,6 +15,7 @@ def test_backend_glue_over_a_fake_driver(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = FAKE + os.pathsep + env.get("PYTHONPATH", "")
     env["TENSORLIB_NVCC"] = os.path.join(FAKE, "fake_nvcc")
+    env["TENSORLIB_CUDA_COMPILER"] = "nvcc"
     env["TENSORLIB_KERNEL_CACHE_DIR"] = str(tmp_path / "cache")
     done = subprocess.run([sys.executable, os.path.join(FAKE, "drive.py")], env=env,
                           capture_output=True, text=True, timeout=300)

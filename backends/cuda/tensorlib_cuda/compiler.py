@@ -1,5 +1,7 @@
-"""CUDA C to a cubin: nvcc where it exists (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin), else
-NVRTC (`libnvrtc` from the nvidia-cuda-nvrtc wheel or the toolkit, through ctypes). Binaries
+"""CUDA C to a cubin: NVRTC in-process where `libnvrtc` loads (the nvidia-cuda-nvrtc wheel or
+the toolkit, through ctypes: no process start per kernel, so hundreds of kernels build in
+seconds), else nvcc (/usr/local/cuda/bin, $CUDA_HOME/bin, PATH); a kernel NVRTC rejects is
+retried with nvcc when there is one. TENSORLIB_CUDA_COMPILER=nvcc or =nvrtc forces one. Binaries
 are cached on disk by content (`tensorlib.codegen.cache`: the key holds the source, options,
 the GPU's compute capability, the compiler's and the driver's versions); a failure raises
 CompileError with the compiler's log and the numbered source. Needs no GPU, so the tests
@@ -159,25 +161,36 @@ class Compiler:
         import pycuda.driver as drv
         self.drv, self.dev, self.label = drv, dev, label
         self.arch = f"sm_{dev.capability[0]}{dev.capability[1]}"
-        self.nvcc = find_nvcc()
-        self.nvrtc = None if self.nvcc else NVRTC()
-        self.tool = f"nvcc {nvcc_version(self.nvcc)}" if self.nvcc else self.nvrtc.version
+        self.nvcc, self.nvrtc = pick_compilers()
+        self.tool = self._tool()
         self.memory = {}
         self.disk = DiskCache()
         self.builds = 0
         self.memory_hits = 0
 
+    def _tool(self):
+        return self.nvrtc.version if self.nvrtc else f"nvcc {nvcc_version(self.nvcc)}"
+
     def cubin(self, source, where="kernel"):
         key = make_key("cuda", self.dev.identity, self.arch, self.tool, " ".join(OPTIONS), source)
         binary = self.disk.get(key)
         if binary is None:
-            if self.nvcc:
-                binary = nvcc_compile(self.nvcc, source, self.arch, where=where)
-            else:
-                binary = self.nvrtc.compile(source, self.arch, where=where)
+            binary = self._compile(source, where)
             self.builds += 1
             self.disk.put(key, binary)
         return binary
+
+    def _compile(self, source, where):
+        if self.nvrtc is None:
+            return nvcc_compile(self.nvcc, source, self.arch, where=where)
+        try:
+            return self.nvrtc.compile(source, self.arch, where=where)
+        except CompileError:
+            if self.nvcc is None:
+                raise
+            self.nvrtc = None                       # e.g. headers NVRTC can't find
+            self.tool = self._tool()
+            return nvcc_compile(self.nvcc, source, self.arch, where=where)
 
     def kernels(self, source, names):
         """{name: prepared Function} for the kernels `names` of `source`, built once."""
@@ -196,3 +209,19 @@ class Compiler:
             found[name] = fn
         self.memory[source] = (module, found)     # the module stays loaded with its kernels
         return found
+
+
+def pick_compilers():
+    """(nvcc path or None, NVRTC or None): the one used first is NVRTC when it loads."""
+    choice = os.environ.get("TENSORLIB_CUDA_COMPILER", "").strip().lower()
+    nvcc = find_nvcc() if choice != "nvrtc" else None
+    nvrtc = None
+    if choice != "nvcc":
+        try:
+            nvrtc = NVRTC()
+        except RuntimeError:
+            if nvcc is None:
+                raise
+    return nvcc, nvrtc
+
+

@@ -73,3 +73,22 @@ def batch(sources):
         body = src.replace(head, "", 1)
         parts.append(f"namespace tl_p{i} {{\n{body}\n}}\n")
     return "\n".join(parts)
+
+
+def prebuild(index=0, jobs=8):
+    """Compile every program for cuda:`index` into the disk cache, `jobs` at a time (NVRTC
+    and nvcc both run outside the GIL), so a fresh machine's first run compiles nothing.
+    Returns (programs, seconds)."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    from tensorlib._C.device import canonical
+    compiler = canonical(f"cuda:{index}")._backend.state(index).compiler
+    found = programs()
+    start = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(lambda p: compiler.cubin(p[1], kernel_name_of(p)), found))
+    return len(found), time.perf_counter() - start
+
+
+def kernel_name_of(program):
+    return P.kernel_name(program[0])

@@ -32,4 +32,7 @@ e.synchronize()
 tl.cuda.synchronize()
 free, total = tl.cuda.mem_get_info()
 assert total == len(drv.HEAP)
+from tensorlib_cuda import sources
+count, _ = sources.prebuild(0, jobs=4)
+assert count > 900
 print("launches", len(drv.LAUNCHES))

@@ -2,11 +2,12 @@
 copies that really copy, and Functions that check their packed arguments (with `struct`,
 as pycuda packs them) and record each launch."""
 import enum
+import os
 import struct
 
 import numpy as np
 
-HEAP = bytearray(64 << 20)
+HEAP = bytearray(int(os.environ.get("FAKE_CUDA_HEAP_MB", "64")) << 20)
 _BASE = 1 << 20                  # device pointers start here (0 stays invalid)
 _next = [_BASE]
 LAUNCHES = []
@@ -162,12 +163,12 @@ def _view(ptr, nbytes):
 
 
 def memcpy_htod_async(dst, src, stream=None):
-    data = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
+    data = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
     _view(int(dst), data.size)[:] = data.tobytes()
 
 
 def memcpy_dtoh_async(dst, src, stream=None):
-    out = dst.view(np.uint8).reshape(-1)
+    out = dst.reshape(-1).view(np.uint8)
     out[:] = np.frombuffer(_view(int(src), out.size), np.uint8)
 
 
