@@ -24,6 +24,9 @@ def main(argv=None):
             print(f"{'':15}to use it: {record.install_hint}")
         if args.traceback and record.traceback:
             print(record.traceback)
+        if record.status == "available" and hasattr(record.backend, "info"):
+            for extra in record.backend.info():        # e.g. cuda: compiler, GEMM library
+                print(f"{'':15}{extra}")
         if args.ops and record.status == "available":
             have, missing = tensorlib.backends.op_coverage(record.name)
             print(f"{'':15}primitives: {len(have)}/{len(have) + len(missing)}"

@@ -16,6 +16,11 @@ def _driver():
     return drv
 
 
+def _bytes(array):
+    """A contiguous array as uint8 (a buffer pycuda takes: ml_dtypes' bfloat16 exports none)."""
+    return array.reshape(-1).view(np.uint8)
+
+
 class _DeviceState:
     """What the backend keeps per device: the device, its allocator, compiler and kernels."""
 
@@ -164,8 +169,8 @@ class CUDABackend(Backend):
         st.dev.activate()
         stream = st.dev.stream
         drv = _driver()
-        drv.memcpy_htod_async(dst._storage.handle + dst._offset * dst._dtype.itemsize, host,
-                              stream)
+        drv.memcpy_htod_async(dst._storage.handle + dst._offset * dst._dtype.itemsize,
+                              _bytes(host), stream)
         stream.synchronize()             # pageable memory: the copy is done when we return
 
     def copy_to_host(self, src):
@@ -182,8 +187,8 @@ class CUDABackend(Backend):
         st.dev.activate()
         drv = _driver()
         stream = st.dev.stream
-        drv.memcpy_dtoh_async(out, src._storage.handle + src._offset * src._dtype.itemsize,
-                              stream)
+        drv.memcpy_dtoh_async(_bytes(out), src._storage.handle
+                              + src._offset * src._dtype.itemsize, stream)
         stream.synchronize()
         return out
 

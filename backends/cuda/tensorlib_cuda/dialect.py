@@ -2,9 +2,8 @@
 `__half` / `__nv_bfloat16` and computed with as float (their loads and stores convert)."""
 from tensorlib.codegen.cdialect import CDialect
 
-_HEADER = """#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#ifndef INFINITY
+_HALF_INCLUDES = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+_HEADER = """#ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 #ifndef NAN
@@ -67,6 +66,12 @@ class CUDADialect(CDialect):
         return f"{ptr}[{index}] = {value};"
 
     has_atomic_add = True
+    half_includes = _HALF_INCLUDES
+
+    def extensions(self, dtypes):
+        """The 16-bit float headers, only where a program uses them (they are most of the
+        compile time of a small kernel)."""
+        return _HALF_INCLUDES if {"float16", "bfloat16"} & set(dtypes) else ""
 
     def atomic_add(self, dtype, ptr, index, value):
         if dtype not in ("float32", "float64"):

@@ -64,13 +64,13 @@ def programs():
 
 
 def batch(sources):
-    """One translation unit holding `sources`: the dialect header once, each program's own
-    code in a namespace (helpers of two programs may share names; kernels are extern "C"
-    and named by their key, so they don't)."""
-    head = DIALECT.header
+    """One translation unit holding `sources`: the dialect's includes and header once, each
+    program's own code in a namespace (helpers of two programs may share names; kernels are
+    extern "C" and named by their key, so they don't)."""
+    head = DIALECT.half_includes + DIALECT.header
     parts = [head]
     for i, src in enumerate(sources):
-        body = src.replace(head, "", 1)
+        body = src.replace(DIALECT.half_includes, "", 1).replace(DIALECT.header, "", 1)
         parts.append(f"namespace tl_p{i} {{\n{body}\n}}\n")
     return "\n".join(parts)
 
