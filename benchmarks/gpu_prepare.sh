@@ -9,7 +9,7 @@
 # Where this machine has the target Python and a CUDA toolkit, it also builds the pycuda wheel
 # (cuRAND off, linked against a stand-in libcuda.so.1 that the GPU's driver replaces), so
 # the GPU machine only installs it; otherwise gpu_check.sh builds pycuda from the archive.
-# TARGET_PY=3.12 and CUDA_ROOT=/usr/local/cuda can be changed.
+# TARGET_PY=3.12 and CUDA_ROOT=/usr/local/cuda can be changed; BUILD_PYCUDA=0 skips the wheel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mkdir -p "${1:-gpu_wheels}" && cd "${1:-gpu_wheels}" && pwd)
@@ -31,7 +31,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$py" 
 
 # 3. optionally, the pycuda wheel itself
 target_python=$(command -v "python$py" || true)
-if [ -n "$target_python" ] && [ -x "$cuda_root/bin/nvcc" ]; then
+if [ "${BUILD_PYCUDA:-1}" != 0 ] && [ -n "$target_python" ] && [ -x "$cuda_root/bin/nvcc" ]; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
     "$target_python" -m venv "$work/venv"
@@ -49,7 +49,7 @@ if [ -n "$target_python" ] && [ -x "$cuda_root/bin/nvcc" ]; then
             --no-build-isolation -w "$dir" .) \
         || echo "pycuda wheel not built here: gpu_check.sh will build it from the archive"
 else
-    echo "no python$py or $cuda_root/bin/nvcc here: gpu_check.sh will build pycuda on the GPU machine"
+    echo "pycuda wheel not built here (BUILD_PYCUDA=0, or no python$py / $cuda_root/bin/nvcc): gpu_check.sh builds it from the archive"
 fi
 ls -1 "$dir"
 du -sh "$dir"
