@@ -34,24 +34,34 @@ pip_local pytools platformdirs mako setuptools wheel "Cython>=3.0" pytest hypoth
 python -c "import scipy, ml_dtypes" 2>/dev/null || pip_local scipy ml_dtypes
 
 # -- pycuda ---------------------------------------------------------------------------------
+build_pycuda() {
+    say "building pycuda from the archive (cuRAND off, $jobs jobs)"
+    local build
+    build=$(mktemp -d)
+    tar xzf "$wheels"/pycuda-*.tar.gz -C "$build"
+    # the linker wants libcuda.so; a driver may ship only libcuda.so.1
+    local libdir
+    libdir=$(dirname "$(ldconfig -p | awk '/libcuda\.so(\.1)? /{print $NF; exit}')")
+    mkdir -p "$build/libcuda"
+    ln -sf "$libdir/libcuda.so.1" "$build/libcuda/libcuda.so"
+    (cd "$build"/pycuda-*/ \
+        && python configure.py --cuda-root="$cuda_root" --no-cuda-enable-curand \
+            --cudadrv-lib-dir="$build/libcuda" > "$out/pycuda_configure.log" \
+        && timeout 300 python setup.py build_ext -j "$jobs" > "$out/pycuda_build.log" 2>&1 \
+        && python -m pip install -q --no-deps --no-build-isolation . >> "$out/pycuda_build.log" 2>&1) \
+        || { say "pycuda build failed: see $out/pycuda_build.log"; tail -20 "$out/pycuda_build.log"; }
+}
 if ! python -c "import pycuda.driver" 2>/dev/null; then
     if ls "$wheels"/pycuda-*-cp*.whl >/dev/null 2>&1; then
         say "installing the prebuilt pycuda wheel"
         pip_local --no-deps pycuda
+        if ! python -c "import pycuda.driver" 2> "$out/pycuda_import.log"; then
+            say "the prebuilt wheel does not load here ($(tail -1 "$out/pycuda_import.log")): building"
+            python -m pip uninstall -q -y pycuda
+            build_pycuda
+        fi
     else
-        say "building pycuda from the archive (cuRAND off, $jobs jobs)"
-        build=$(mktemp -d)
-        tar xzf "$wheels"/pycuda-*.tar.gz -C "$build"
-        # the linker wants libcuda.so; a driver may ship only libcuda.so.1
-        libdir=$(dirname "$(ldconfig -p | awk '/libcuda\.so(\.1)? /{print $NF; exit}')")
-        mkdir -p "$build/libcuda"
-        ln -sf "$libdir/libcuda.so.1" "$build/libcuda/libcuda.so"
-        (cd "$build"/pycuda-*/ \
-            && python configure.py --cuda-root="$cuda_root" --no-cuda-enable-curand \
-                --cudadrv-lib-dir="$build/libcuda" > "$out/pycuda_configure.log" \
-            && timeout 300 python setup.py build_ext -j "$jobs" > "$out/pycuda_build.log" 2>&1 \
-            && python -m pip install -q --no-deps --no-build-isolation . >> "$out/pycuda_build.log" 2>&1) \
-            || { say "pycuda build failed: see $out/pycuda_build.log"; tail -20 "$out/pycuda_build.log"; }
+        build_pycuda
     fi
 fi
 python -c "import pycuda.driver as d; d.init(); print('pycuda', __import__('pycuda').VERSION, 'devices', d.Device.count())" \
