@@ -7,7 +7,8 @@
 #     benchmarks/gpu_prepare.sh [DIR]          (default: gpu_wheels/ at the repository root)
 #
 # Where this machine has the target Python and a CUDA toolkit, it also builds the pycuda wheel
-# (cuRAND off, linked against a stand-in libcuda.so.1 that the GPU's driver replaces), so
+# (cuRAND off, linked -- with --no-as-needed, or the linker drops it -- against an empty
+# stand-in libcuda.so.1 that the GPU's driver provides at run time), so
 # the GPU machine only installs it; otherwise gpu_check.sh builds pycuda from the archive.
 # TARGET_PY=3.12 and CUDA_ROOT=/usr/local/cuda can be changed; BUILD_PYCUDA=0 skips the wheel.
 set -euo pipefail
@@ -45,7 +46,8 @@ if [ "${BUILD_PYCUDA:-1}" != 0 ] && [ -n "$target_python" ] && [ -x "$cuda_root/
     (cd "$work"/pycuda-*/ \
         && "$work/venv/bin/python" configure.py --cuda-root="$cuda_root" \
             --no-cuda-enable-curand --cudadrv-lib-dir="$work/stub" > /dev/null \
-        && PATH="$cuda_root/bin:$PATH" "$work/venv/bin/pip" wheel -q --no-deps \
+        && PATH="$cuda_root/bin:$PATH" LDFLAGS="-Wl,--no-as-needed" \
+            "$work/venv/bin/pip" wheel -q --no-deps \
             --no-build-isolation -w "$dir" .) \
         || echo "pycuda wheel not built here: gpu_check.sh will build it from the archive"
 else
