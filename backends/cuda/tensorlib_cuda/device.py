@@ -20,9 +20,11 @@ def probe():
     """None when at least one GPU can be used, else why not."""
     try:
         drv = driver()
-    except ImportError:
-        return "pycuda is not installed"
-    except Exception as exc:               # a pycuda built for another CUDA, no libcuda
+    except ModuleNotFoundError as exc:
+        if exc.name in ("pycuda", "pycuda.driver"):
+            return "pycuda is not installed"
+        return f"pycuda could not be imported: {exc}"
+    except Exception as exc:               # no libcuda.so.1 (no driver), a broken build
         return f"pycuda could not be imported: {exc}"
     try:
         drv.init()
