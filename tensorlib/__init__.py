@@ -68,6 +68,7 @@ from tensorlib.compiler import compile  # noqa: E402,A004
 from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F401
 from tensorlib._global_flags import *  # noqa: E402,F401,F403
 from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
+from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
 from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)
 from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func

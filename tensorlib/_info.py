@@ -76,6 +76,8 @@ def _backends():
                  "traceback": record.traceback, "devices": [], "skipped_devices": []}
         if record.status == "available":
             entry["devices"], entry["skipped_devices"] = _devices(record)
+            if hasattr(record.backend, "info"):          # e.g. cuda: compiler, GEMM library
+                entry["details"] = list(record.backend.info())
         out.append(entry)
     return out
 
@@ -130,6 +132,8 @@ def format_report(info, tracebacks=False):
             lines.append(f"{'':15}{b['name']}:{i}  {dev}")
         for dev in b["skipped_devices"]:
             lines.append(f"{'':15}skipped: {dev}")
+        for extra in b.get("details", ()):
+            lines.append(f"{'':15}{extra}")
         if b["reason"]:
             lines.append(f"{'':15}reason: {b['reason']}")
         if b["install_hint"]:

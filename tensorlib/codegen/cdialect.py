@@ -39,6 +39,8 @@ class CDialect:
     local_ = "static"                 # address space of work-group shared arrays
     restrict = "restrict"
     barrier = ""                      # local-memory barrier statement (without ';')
+    func_prefix = "inline"            # before a device helper function
+    header = ""                       # includes and macros, once per translation unit
     preamble = ""                     # typedefs i64/u64/u32, helper functions
     type_map = {}                     # dtype name -> storage C type
     compute_map = {"float16": "float", "bfloat16": "float"}   # differing compute types
@@ -109,6 +111,12 @@ class CDialect:
         return self.literal(float("inf"), dtype) if is_float(dtype) else \
             self.literal(_INT_LIMITS[dtype][1], dtype)
 
+    has_atomic_add = False            # whether atomic_add works for float32 and float64
+
+    def atomic_add(self, dtype, ptr, index, value):
+        """A statement: element `index` of `ptr` += value, atomically."""
+        raise NotImplementedError(f"{type(self).__name__} has no atomic add")
+
     def vector(self, ctype, width):
         raise NotImplementedError(f"{type(self).__name__} has no vector types")
 
@@ -127,4 +135,4 @@ class CDialect:
         return f"{self.kernel_prefix} {name}({', '.join(params)})\n{{\n{body}\n}}\n"
 
     def program(self, kernels, dtypes=()):
-        return self.extensions(dtypes) + self.preamble + "\n" + "\n".join(kernels)
+        return self.extensions(dtypes) + self.header + self.preamble + "\n" + "\n".join(kernels)

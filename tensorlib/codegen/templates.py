@@ -77,7 +77,7 @@ _HELPERS = {
 
 
 def _helpers(d, names):
-    fn = getattr(d, "func_prefix", "inline")
+    fn = d.func_prefix
     return "\n".join(_HELPERS[n].format(fn=fn, T=T) for n, T in names) + "\n"
 
 
@@ -129,6 +129,8 @@ def binary_expr(d, op, in_dt, out_dt):
     if op in _CMP:
         return f"(x0 {_CMP[op]} x1)", ()
     if op in _ARITH:
+        if f and op.startswith("bitwise"):
+            raise TypeError(f"'{op}' is not defined for {in_dt}")
         return f"(x0 {_ARITH[op]} x1)", ()
     if op == "logical_and":
         return "((x0 != 0) && (x1 != 0))", ()
@@ -399,7 +401,7 @@ def sort(d, name, dt):
     nan = is_float(dt)
     less = "(a < b)" + (" || (!isnan(a) && isnan(b))" if nan else "")
     more = "(a > b)" + (" || (isnan(a) && !isnan(b))" if nan else "")
-    fn = getattr(d, "func_prefix", "inline")
+    fn = d.func_prefix
     helper = (f"{fn} int tl_lt_{name}({X} a, {X} b, int desc) {{\n"
               f"  return desc ? ({more}) : ({less});\n}}\n"
               f"{fn} int tl_before_{name}({X} a, i64 ia, {X} b, i64 ib, i64 L, int desc) {{\n"

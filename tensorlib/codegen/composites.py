@@ -1,0 +1,314 @@
+"""Composite kernels of the generated-code GPU backends, written once against a dialect:
+fused softmax / log_softmax and their backward along any dim, 2-D max pooling and its
+backward, and the fused SGD update. Each op function takes the same arguments as the CPU
+backend's kernel of the same name (the ops look them up by name) and launches through the
+backend's device adapter (`primitives` documents it); `source(D, key)` writes a program.
+
+Softmax is one work-group per line: an online (max, sum of exp) pass reduced in local
+memory, then one pass writing exp(x - max) / sum (or x - max - log(sum)); the 16-bit floats
+compute in float. Max-pool backward adds with atomics (a dialect without `atomic_add` falls
+back to the decomposition)."""
+from tensorlib._C.tensor_impl import is_contiguous
+from tensorlib.codegen.cdialect import is_float
+from tensorlib.codegen.primitives import _dk, _dt, _h, _lines, _prod, fill, kernel_name
+from tensorlib.codegen.templates import _decompose
+
+FAMILIES = ("softmax", "softmax_bwd", "max_pool2d", "max_pool2d_bwd", "sgd")
+
+
+def is_composite(key):
+    return key[0] in FAMILIES
+
+
+def _ptr(D, dt, const=False):
+    return D.ptr(dt, const)
+
+
+def _tree(D, local, combine):
+    """Statements reducing local arrays pairwise down to index 0 (`combine(l, l + s)`)."""
+    return (f"  {D.barrier};\n  for (int s = {local // 2}; s > 0; s >>= 1) {{\n"
+            f"    if (l < s) {{ {combine} }}\n    {D.barrier};\n  }}\n")
+
+
+def softmax(D, name, log, dt, local):
+    A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    inf = D.literal(float("inf"), dt if dt == "float64" else "float32")
+    head = (f"  const int nk = (int)meta[0];\n  {D.global_}const i64* sk = meta + 1;\n"
+            f"  const int l = {D.local_id(0)};\n  const i64 line = {D.group_id(0)};\n")
+    online = f"""  {D.local_} {A} sm[{local}];
+  {D.local_} {A} ss[{local}];
+  i64 jo = off_o, jx = off_x;
+{_decompose(D, "line", "nk", "sk", [("o", "(sk + nk)"), ("x", "(sk + 2 * nk)")])}  {A} m = -{inf}, s = 0;
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} v = {D.load(dt, 'px', 'jx + t * xs')};
+    if (v > m) {{ s = s * exp(m - v) + 1; m = v; }}
+    else if (m != -{inf}) {{ s += exp(v - m); }}
+    else if (v != v) {{ s = v; }}
+  }}
+  sm[l] = m; ss[l] = s;
+"""
+    combine = (f"const {A} m1 = sm[l], m2 = sm[l + s]; const {A} mx = m1 > m2 ? m1 : m2;\n"
+               f"      const {A} a = m1 == -{inf} ? ss[l] * 0 : ss[l] * exp(m1 - mx);\n"
+               f"      const {A} b = m2 == -{inf} ? ss[l + s] * 0 : ss[l + s] * exp(m2 - mx);\n"
+               "      sm[l] = mx; ss[l] = a + b;")
+    value = "v - mx - lse" if log else "exp(v - mx) * inv"
+    write = f"""  const {A} mx = sm[0];
+  const {A} lse = log(ss[0]), inv = ({A})1 / ss[0];
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} v = {D.load(dt, 'px', 'jx + t * xs')};
+    {D.store(dt, 'po', 'jo + t * os', value)}
+  }}"""
+    body = head + online + _tree(D, local, combine) + write
+    params = ["const i64 lines", "const i64 L", "const i64 os", "const i64 xs",
+              f"{D.global_}const i64* meta", f"{_ptr(D, dt)} po", "const i64 off_o",
+              f"{_ptr(D, dt, True)} px", "const i64 off_x"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def softmax_backward(D, name, log, dt, local):
+    A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    term = "gv" if log else "gv * yv"
+    value = "gv - exp(yv) * total" if log else "yv * (gv - total)"
+    body = f"""  const int nk = (int)meta[0];
+  {D.global_}const i64* sk = meta + 1;
+  const int l = {D.local_id(0)};
+  const i64 line = {D.group_id(0)};
+  {D.local_} {A} sh[{local}];
+  i64 ji = off_i, jg = off_g, jy = off_y;
+{_decompose(D, "line", "nk", "sk", [("i", "(sk + nk)"), ("g", "(sk + 2 * nk)"), ("y", "(sk + 3 * nk)")])}  {A} acc = 0;
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} gv = {D.load(dt, 'pg', 'jg + t * gs')}, yv = {D.load(dt, 'py', 'jy + t * ys')};
+    acc += {term};
+  }}
+  sh[l] = acc;
+{_tree(D, local, "sh[l] = sh[l] + sh[l + s];")}  const {A} total = sh[0];
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} gv = {D.load(dt, 'pg', 'jg + t * gs')}, yv = {D.load(dt, 'py', 'jy + t * ys')};
+    {D.store(dt, 'pi', 'ji + t * is', value)}
+  }}"""
+    params = ["const i64 lines", "const i64 L", "const i64 is", "const i64 gs", "const i64 ys",
+              f"{D.global_}const i64* meta", f"{_ptr(D, dt)} pi", "const i64 off_i",
+              f"{_ptr(D, dt, True)} pg", "const i64 off_g", f"{_ptr(D, dt, True)} py",
+              "const i64 off_y"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def max_pool2d(D, name, dt):
+    """One work-item per output: the first maximum of its window (NaN wins) and its flat
+    index in the plane. meta = [O0, k0, O1, k1, H, W, rows table (O0 x k0), cols (O1 x k1)];
+    a table entry of -1 is padding."""
+    X = D.compute(dt)
+    nan = " || (v != v && best == best)" if is_float(dt) else ""
+    body = f"""  const i64 O0 = meta[0], k0 = meta[1], O1 = meta[2], k1 = meta[3], H = meta[4], W = meta[5];
+  {D.global_}const i64* rows = meta + 6;
+  {D.global_}const i64* cols = meta + 6 + O0 * k0;
+  const i64 i = {D.global_id(0)};
+  if (i >= n) return;
+  const i64 o1 = i % O1, o0 = (i / O1) % O0, plane = i / (O0 * O1);
+  const i64 base = off_x + plane * H * W;
+  {X} best = {D.lowest(dt)};
+  i64 bi = -1;
+  for (i64 a = 0; a < k0; ++a) {{
+    const i64 r = rows[o0 * k0 + a];
+    if (r < 0) continue;
+    for (i64 b = 0; b < k1; ++b) {{
+      const i64 c = cols[o1 * k1 + b];
+      if (c < 0) continue;
+      const {X} v = {D.load(dt, 'px', 'base + r * W + c')};
+      if (bi < 0 || v > best{nan}) {{ best = v; bi = r * W + c; }}
+    }}
+  }}
+  {D.store(dt, 'pv', 'off_v + i', 'best')}
+  pi[off_i + i] = bi < 0 ? 0 : bi;"""
+    params = ["const i64 n", f"{D.global_}const i64* meta", f"{_ptr(D, dt)} pv", "const i64 off_v",
+              f"{D.ptr('int64')} pi", "const i64 off_i", f"{_ptr(D, dt, True)} px",
+              "const i64 off_x"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def max_pool2d_backward(D, name, dt):
+    """gx[plane, indices[i]] += g[i] with atomics, one work-item per output gradient."""
+    body = f"""  const i64 i = {D.global_id(0)};
+  if (i >= n) return;
+  const i64 plane = i / per_plane;
+  {D.atomic_add(dt, 'px', f'off_x + plane * plane_in + pi[off_i + i]', D.load(dt, 'pg', 'off_g + i'))}"""
+    params = ["const i64 n", "const i64 per_plane", "const i64 plane_in", f"{_ptr(D, dt)} px",
+              "const i64 off_x", f"{_ptr(D, dt, True)} pg", "const i64 off_g",
+              f"{D.ptr('int64', True)} pi", "const i64 off_i"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def sgd(D, name, dt):
+    """The SGD step of `tensorlib.optim.sgd` for one flat tensor, in one pass."""
+    A = D.compute(dt)
+    body = f"""  const i64 i = {D.global_id(0)};
+  if (i >= n) return;
+  const {A} p = {D.load(dt, 'pp', 'off_p + i')};
+  {A} d = {D.load(dt, 'pg', 'off_g + i')};
+  if (maximize) d = -d;
+  if (wd != 0) d = d + wd * p;
+  if (momentum != 0) {{
+    const {A} b = first ? d : momentum * {D.load(dt, 'pb', 'off_b + i')} + damp1 * d;
+    {D.store(dt, 'pb', 'off_b + i', 'b')}
+    d = nesterov ? d + momentum * b : b;
+  }}
+  {D.store(dt, 'pp', 'off_p + i', 'p - lr * d')}"""
+    params = ["const i64 n", f"{_ptr(D, dt)} pp", "const i64 off_p", f"{_ptr(D, dt, True)} pg",
+              "const i64 off_g", f"{_ptr(D, dt)} pb", "const i64 off_b", f"const {A} lr",
+              f"const {A} wd", f"const {A} momentum", f"const {A} damp1", "const int nesterov",
+              "const int maximize", "const int first"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def source(D, key):
+    name = kernel_name(key)
+    family = key[0]
+    if family == "softmax":
+        return softmax(D, name, *key[1:])
+    if family == "softmax_bwd":
+        return softmax_backward(D, name, *key[1:])
+    if family == "max_pool2d":
+        return max_pool2d(D, name, key[1])
+    if family == "max_pool2d_bwd":
+        return max_pool2d_backward(D, name, key[1])
+    if family == "sgd":
+        return sgd(D, name, key[1])
+    raise KeyError(f"no composite family {family!r} (key {key})")
+
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+ATOMIC_FLOATS = ("float32", "float64")
+LOCALS = (32, 64, 128, 256)
+
+
+def keys():
+    """Every composite program a backend may build (for compile-only checks)."""
+    found = []
+    for dt in FLOATS:
+        for log in (0, 1):
+            found += [("softmax", log, dt, n) for n in LOCALS]
+            found += [("softmax_bwd", log, dt, n) for n in LOCALS]
+        found.append(("max_pool2d", dt))
+    found += [("max_pool2d_bwd", dt) for dt in ATOMIC_FLOATS]
+    found += [("sgd", dt) for dt in ("float32", "float64")]
+    return found
+
+
+# ---- the op functions ----------------------------------------------------------------------
+
+def _local_for(dk, L):
+    """Work-group size for lines of L: a power of two from 32 up to the device's."""
+    n = 32
+    while n < L and n < dk.local:
+        n *= 2
+    return min(n, dk.local)
+
+
+def _softmax_forward(log):
+    def kernel(out, x, dim):
+        dk = _dk(out, x)
+        dim %= max(1, len(x._sizes))
+        L = x._sizes[dim] if x._sizes else 1
+        sz, st = _lines(out, x, dim)
+        lines = _prod(sz)
+        if lines == 0 or L == 0:
+            return
+        local = _local_for(dk, L)
+        (k,) = dk.kernels(("softmax", int(log), _dt(x), local)).values()
+        os_, xs = (out._strides[dim], x._strides[dim]) if x._sizes else (0, 0)
+        dk.launch(k, (lines * local,), (local,), lines, L, os_, xs,
+                  dk.meta((len(sz),) + sz + sum(st, ())), _h(out), out._offset, _h(x), x._offset)
+    kernel.__name__ = "log_softmax" if log else "softmax"
+    return kernel
+
+
+def _softmax_backward(log):
+    def kernel(grad_input, grad, y, dim):
+        dk = _dk(grad_input, grad, y)
+        dim %= max(1, len(y._sizes))
+        L = y._sizes[dim] if y._sizes else 1
+        sz, st = _lines(grad_input, grad, dim, y)
+        lines = _prod(sz)
+        if lines == 0 or L == 0:
+            return
+        local = _local_for(dk, L)
+        (k,) = dk.kernels(("softmax_bwd", int(log), _dt(y), local)).values()
+        s = [t._strides[dim] if t._sizes else 0 for t in (grad_input, grad, y)]
+        dk.launch(k, (lines * local,), (local,), lines, L, *s,
+                  dk.meta((len(sz),) + sz + sum(st, ())), _h(grad_input), grad_input._offset,
+                  _h(grad), grad._offset, _h(y), y._offset)
+    kernel.__name__ = ("log_softmax" if log else "softmax") + "_backward"
+    return kernel
+
+
+def max_pool(values, indices, x, tables):
+    """2-D max pooling of a contiguous (N, C, H, W) x; False for other ranks and dtypes."""
+    if len(tables) != 2 or _dt(x) not in FLOATS or not is_contiguous(x):
+        return False
+    dk = _dk(values, indices, x)
+    (k,) = dk.kernels(("max_pool2d", _dt(x))).values()
+    n = _prod(values._sizes)
+    if n == 0:
+        return True
+    meta = []
+    for pos, valid in tables:
+        meta += [pos.shape[0], pos.shape[1]]
+    meta += list(x._sizes[2:])
+    for pos, valid in tables:
+        meta += [int(p) if ok else -1 for p, ok in zip(pos.reshape(-1), valid.reshape(-1))]
+    dk.launch1d(k, n, n, dk.meta(meta), _h(values), values._offset, _h(indices), indices._offset,
+                _h(x), x._offset)
+    return True
+
+
+def max_pool_backward(out, g, indices):
+    """out = zeros with each gradient added at its maximum (atomics); False where the
+    dialect has no atomic add for the dtype, or for layouts it does not take."""
+    dt = _dt(out)
+    if (dt not in ATOMIC_FLOATS or not getattr(_dk(out).D, "has_atomic_add", False)
+            or len(out._sizes) != 4 or not (is_contiguous(out) and is_contiguous(g)
+                                            and is_contiguous(indices))):
+        return False
+    dk = _dk(out, g, indices)
+    (k,) = dk.kernels(("max_pool2d_bwd", dt)).values()
+    fill(out, 0)
+    n = _prod(g._sizes)
+    if n == 0:
+        return True
+    per_plane = _prod(g._sizes[2:])
+    dk.launch1d(k, n, n, per_plane, _prod(out._sizes[2:]), _h(out), out._offset,
+                _h(g), g._offset, _h(indices), indices._offset)
+    return True
+
+
+def sgd_update(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov, maximize,
+               first):
+    """One fused SGD step (`tensorlib.optim.sgd._sgd_update`); False for layouts and dtypes
+    it does not take."""
+    import numpy as np
+    dt = _dt(param)
+    tensors = (param, grad) + ((buf,) if buf is not None else ())
+    if dt not in ("float32", "float64") or any(_dt(t) != dt or not is_contiguous(t)
+                                               for t in tensors):
+        return False
+    dk = _dk(*tensors)
+    (k,) = dk.kernels(("sgd", dt)).values()
+    n = _prod(param._sizes)
+    scalar = np.float64 if dt == "float64" else np.float32
+    b = buf if buf is not None else param
+    if n:
+        dk.launch1d(k, n, n, _h(param), param._offset, _h(grad), grad._offset, _h(b), b._offset,
+                    scalar(lr), scalar(weight_decay), scalar(momentum if buf is not None else 0),
+                    scalar(1 - dampening), np.int32(bool(nesterov)), np.int32(bool(maximize)),
+                    np.int32(bool(first)))
+    param._storage.version += 1
+    if buf is not None:
+        buf._storage.version += 1
+    return True
+
+
+KERNELS = {"softmax": _softmax_forward(False), "log_softmax": _softmax_forward(True),
+           "softmax_backward": _softmax_backward(False),
+           "log_softmax_backward": _softmax_backward(True),
+           "max_pool": max_pool, "max_pool_backward": max_pool_backward,
+           "sgd_update": sgd_update}

@@ -1,0 +1,38 @@
+"""Runs in a subprocess with the fake pycuda first on sys.path: the CUDA backend's Python glue
+end to end (probe, device, allocator, compiler, copies, launches, cuBLAS absent)."""
+import numpy as np
+
+import tensorlib as tl
+import pycuda.driver as drv
+
+assert tl.cuda.is_available(), tl.backends.why_unavailable("cuda")
+assert tl.cuda.device_count() == 1
+assert tl.cuda.get_device_name() == "Fake H200"
+assert tl.cuda.get_device_capability() == (9, 0) and tl.cuda.is_bf16_supported()
+x = tl.tensor([1.0, 2.0, 3.0], device="cuda")
+assert x.cpu().tolist() == [1.0, 2.0, 3.0]                 # copies really copy
+assert tl.cuda.memory_allocated() >= 12
+y = tl.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), device="cuda")
+ops = [lambda: x + 1, lambda: x.exp(), lambda: y.sum(1), lambda: y.t().contiguous(),
+       lambda: y.argmax(1), lambda: y.cumsum(0), lambda: y.softmax(1), lambda: y @ y.t(),
+       lambda: tl.rand(5, device="cuda"), lambda: y.sort(1), lambda: tl.where(y > 2, y, 0.0),
+       lambda: y.gather(1, tl.zeros((3, 1), dtype=tl.int64, device="cuda")),
+       lambda: tl.zeros(4, 4, device="cuda").index_add_(0, tl.zeros(3, dtype=tl.int64, device="cuda"), y),
+       lambda: y.to(tl.bfloat16), lambda: y.sum(), lambda: tl.ones(1 << 20, device="cuda").sum()]
+for op in ops:
+    op()
+names = {name.split("_")[0] for name, _, _, _ in drv.LAUNCHES}
+assert {"ew", "red", "arg", "scan", "softmax", "gemm", "rand", "sort", "gather"} <= names, names
+with tl.cuda.stream(tl.cuda.Stream()) as s:
+    x * 2
+assert tl.cuda.current_stream() == tl.cuda.default_stream()
+e = tl.cuda.Event(enable_timing=True)
+e.record()
+e.synchronize()
+tl.cuda.synchronize()
+free, total = tl.cuda.mem_get_info()
+assert total == len(drv.HEAP)
+from tensorlib_cuda import sources
+count, _ = sources.prebuild(0, jobs=4)
+assert count > 900
+print("launches", len(drv.LAUNCHES))

@@ -1,0 +1,110 @@
+"""The composite kernels of `tensorlib.codegen.composites`, written once for the GPU
+backends, against torch on every generated-code device present (opencl on PoCL here, cuda
+where a GPU is): softmax / log_softmax and their backward along any dim and layout, 2-D max
+pooling, and the fused SGD step. The CUDA backend registers them; here they are called
+directly, so the OpenCL backend's own table is unchanged."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.codegen import composites as C
+
+torch = pytest.importorskip("torch")
+DEVICES = [d for d in ("opencl", "cuda") if tl.backends.why_unavailable(d) is None]
+pytestmark = pytest.mark.skipif(not DEVICES, reason="no OpenCL or CUDA device")
+
+
+@pytest.fixture(params=DEVICES)
+def gpu(request):
+    return request.param
+
+
+def _close(got, want, tol=1e-5):
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape,dim", [((7, 300), 1), ((5, 4, 33), 1), ((3, 1000), -1),
+                                       ((2, 3), 0), ((4, 1), 1)])
+def test_softmax_forward_and_backward(gpu, name, shape, dim):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(shape) * 4).astype(np.float32)
+    a.flat[0] = -np.inf
+    x = tl.tensor(a, device=gpu)
+    out = tl.empty(shape, device=gpu)
+    C.KERNELS[name](out, x, dim)
+    ta = torch.tensor(a, requires_grad=True)
+    ref = getattr(torch, name)(ta, dim)
+    _close(out.cpu().numpy(), ref.detach().numpy())
+    g = rng.standard_normal(shape).astype(np.float32)
+    ref.backward(torch.tensor(g))
+    gi = tl.empty(shape, device=gpu)
+    C.KERNELS[name + "_backward"](gi, tl.tensor(g, device=gpu),
+                                  tl.tensor(ref.detach().numpy(), device=gpu), dim)
+    _close(gi.cpu().numpy(), ta.grad.numpy(), 1e-4)
+
+
+def test_softmax_on_strided_views_and_nan_rows(gpu):
+    a = np.random.default_rng(1).standard_normal((40, 50)).astype(np.float32)
+    a[3, 7] = np.nan
+    x = tl.tensor(a, device=gpu).t()                 # (50, 40), softmax along stride-50 dim
+    out = tl.empty((40, 50), device=gpu).t()
+    C.KERNELS["softmax"](out, x, 1)
+    _close(out.cpu().numpy(), torch.softmax(torch.tensor(a).t(), 1).numpy())
+
+
+def test_softmax_in_16_bit_floats_computes_in_float(gpu):
+    a = np.random.default_rng(2).standard_normal((6, 500)).astype(np.float32)
+    x = tl.tensor(a, device=gpu).to(tl.bfloat16)
+    out = tl.empty((6, 500), dtype=tl.bfloat16, device=gpu)
+    C.KERNELS["log_softmax"](out, x, 1)
+    ref = torch.log_softmax(torch.tensor(a).to(torch.bfloat16).float(), 1)
+    _close(out.float().cpu().numpy(), ref.numpy(), 3e-2)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=2, ceil_mode=True),
+                                dict(kernel_size=(2, 3), dilation=2)])
+def test_max_pool2d_matches_torch(gpu, kw):
+    import tensorlib.nn.functional as F
+    from tensorlib._C.device import canonical
+    a = np.random.default_rng(3).standard_normal((2, 3, 9, 11)).astype(np.float32)
+    table = canonical(gpu)._kernels
+    saved = table.get("max_pool")
+    table["max_pool"] = C.max_pool                  # the op looks the kernel up by name
+    try:
+        v, i = F.max_pool2d(tl.tensor(a, device=gpu), **kw, return_indices=True)
+    finally:
+        table.pop("max_pool") if saved is None else table.__setitem__("max_pool", saved)
+    rv, ri = torch.nn.functional.max_pool2d(torch.tensor(a), **kw, return_indices=True)
+    _close(v.cpu().numpy(), rv.numpy())
+    assert (i.cpu().numpy() == ri.numpy()).all()
+
+
+def test_max_pool_backward_needs_an_atomic_add_dialect(gpu):
+    g = tl.ones((1, 1, 2, 2), device=gpu)
+    idx = tl.zeros((1, 1, 2, 2), dtype=tl.int64, device=gpu)
+    out = tl.empty((1, 1, 4, 4), device=gpu)
+    done = C.max_pool_backward(out, g, idx)
+    if gpu == "opencl":
+        assert done is False                         # OpenCL C has no float atomics here
+    else:
+        assert done and out.cpu().numpy()[0, 0, 0, 0] == 4.0
+
+
+@pytest.mark.parametrize("momentum,nesterov,first", [(0.0, False, False), (0.9, True, False),
+                                                     (0.9, False, True)])
+def test_fused_sgd_step(gpu, momentum, nesterov, first):
+    rng = np.random.default_rng(4)
+    p, g, b = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
+    tp, tg, tb = (tl.tensor(z, device=gpu) for z in (p, g, b))
+    buf = tb if momentum else None
+    assert C.sgd_update(tp, tg, buf, 0.1, 0.01, momentum, 0.1, nesterov, True, first)
+    d = -g + 0.01 * p
+    if momentum:
+        b = d if first else momentum * b + 0.9 * d
+        d = d + momentum * b if nesterov else b
+        _close(tb.cpu().numpy(), b)
+    _close(tp.cpu().numpy(), p - 0.1 * d)
+    assert not C.sgd_update(tp.to(tl.float16), tg.to(tl.float16), None, 0.1, 0, 0, 0, False,
+                            False, False)
