@@ -42,19 +42,22 @@ class FusedKernel:
         self.scalar_types = [np.dtype("uint8" if st.out_dt == "bool" else st.out_dt).type
                              for st in spec.steps if st.op == "fill"]
         self.name = "fused_" + hashlib.sha1(spec.key().encode()).hexdigest()[:16]
+        self.source = None
 
-    def _make(self):
-        from tensorlib.compiler import logs
-        src = source(self.spec, self.name)
-        logs.log("output_code", f"fused OpenCL kernel:\n{src}")
-        return src, (self.name,)
+    def _kernel(self, dk):
+        if self.source is None:
+            from tensorlib.compiler import logs
+            self.source = source(self.spec, self.name)
+            logs.log("output_code", f"fused OpenCL kernel:\n{self.source}")
+        if any(dt == "float64" for dt, _ in self.spec.operands) and not dk.dev.fp64:
+            raise TypeError(f"float64 is not supported on {dk.label} ({dk.dev.name}): the "
+                            f"device lacks cl_khr_fp64. Use float32 on this device.")
+        return dk.compiler.kernels(self.source, (self.name,))[self.name]   # cached by source
 
     def __call__(self, tensors, scalars=()):
-        from tensorlib_opencl.kernels import _dk
+        from tensorlib.codegen.primitives import _dk
         dk = _dk(*tensors)
-        dtypes = tuple(dt for dt, _ in self.spec.operands)
-        kernel = dk.kernels(("fused", self.spec.key()), self._make, dtypes)
-        kernel = kernel[self.name]
+        kernel = self._kernel(dk)
         if self.n == 0:
             return
         args = []
