@@ -92,7 +92,10 @@ def source(spec):
                           for k, (_, inner) in enumerate(spec.operands) if inner == "s")
     row_ptrs = "".join(f"      {d.storage(dt)}* const p{k} = P{k} + o{k};\n"
                        for k, (dt, _) in enumerate(spec.operands))
-    return f"""{_PREAMBLE}{_vector_math_decls()}{helpers}
+    # tgmath after the declarations: the shared templates write exp(x), which must be expf
+    # for a float x (as OpenCL C's overloads are)
+    return f"""{_PREAMBLE}{_vector_math_decls()}#include <tgmath.h>
+{helpers}
 void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const double* sc,
               const int nt) {{
 {ptrs}  if (nd <= 1) {{
