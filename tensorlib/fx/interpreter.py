@@ -114,7 +114,6 @@ class Transformer(Interpreter):
 
     def transform(self):
         from tensorlib.fx.graph_module import GraphModule
-        from tensorlib.fx.proxy import Proxy
         self.env = {}
         self.args_iter = iter(())
         result = None
