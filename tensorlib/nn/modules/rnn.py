@@ -6,19 +6,20 @@ and output shapes are PyTorch's, so torch weights load one to one.
 
 The math is composed from tensorlib ops: the input projection of a whole layer is one matmul
 over the sequence, then each time step costs one addmm with the hidden weights plus the gate
-pointwise ops; autograd comes from the ops. PackedSequence inputs are not supported.
+pointwise ops; autograd comes from the ops. A PackedSequence input runs each step on the
+sequences still running at that step, so h_n/c_n hold each sequence's last valid state.
 """
 import math
 import numbers
 import warnings
 
 import tensorlib
-from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn import functional as F
 from tensorlib.nn._functional.attention import _dropout
 from tensorlib.nn import init
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
+from tensorlib.nn.utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -189,7 +190,10 @@ class RNNBase(Module):
                                f"{self.input_size}, got {input.shape[-1]}")
 
     def get_expected_hidden_size(self, input, batch_sizes=None):  # noqa: A002
-        mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.shape[0] if self.batch_first else input.shape[1]
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
@@ -231,38 +235,34 @@ class RNNBase(Module):
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), \
             get("weight_hr")
 
-    def _run(self, input, h0, c0=None):  # noqa: A002
-        """input (L, N, H_in) sequence first; h0 (D * num_layers, N, H_out) [c0 likewise].
-        Returns output (L, N, D * H_out), h_n [, c_n]."""
-        _check_not_packed(input)
+    def _run(self, input, h0, c0=None, batch_sizes=None):  # noqa: A002
+        """input (L, N, H_in) sequence first, or packed data (sum of lengths, H_in) with its
+        batch_sizes; h0 (D * num_layers, N, H_out) [c0 likewise].
+        Returns output (L, N, D * H_out) (packed: (sum of lengths, D * H_out)), h_n [, c_n].
+        """
         num_directions = 2 if self.bidirectional else 1
-        seq_len = input.shape[0]
+        packed = batch_sizes is not None
+        if packed:
+            batch_sizes = [int(n) for n in batch_sizes]
+        else:
+            batch_sizes = [input.shape[1]] * input.shape[0]
         lstm = self.mode == "LSTM"
         layer_input = input
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(num_directions):
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(layer, direction)
+                weights = self._layer_weights(layer, direction)
                 idx = layer * num_directions + direction
-                h = h0[idx]
-                c = c0[idx] if lstm else None
-                gi = _input_gates(layer_input, w_ih, b_ih)
-                steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
-                outs = [None] * seq_len
-                for t in steps:
-                    if lstm:
-                        h, c = _lstm_step(gi[t], h, c, w_hh, b_hh, w_hr)
-                    elif self.mode == "GRU":
-                        h = _gru_step(gi[t], h, w_hh, b_hh)
-                    else:
-                        h = _rnn_step(gi[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
-                    outs[t] = h
-                if seq_len:
-                    outputs.append(tensorlib.stack(outs))
-                else:
+                gi = _input_gates(layer_input, weights[0], weights[2])
+                steps = _step_slices(gi, batch_sizes) if packed else list(gi.unbind(0))
+                outs, h, c = self._run_direction(steps, h0[idx], c0[idx] if lstm else None,
+                                                 weights, direction == 1)
+                if not outs:
                     outputs.append(tensorlib.empty((0,) + tuple(h.shape), dtype=h.dtype,
                                                    device=h.device))
+                else:
+                    outputs.append(tensorlib.cat(outs) if packed else tensorlib.stack(outs))
                 h_n.append(h)
                 if lstm:
                     c_n.append(c)
@@ -274,9 +274,38 @@ class RNNBase(Module):
             return layer_input, hidden, tensorlib.stack(c_n)
         return layer_input, hidden
 
+    def _run_direction(self, steps, h0, c0, weights, reverse):
+        """One direction of one layer over `steps` (the input gates of each time step, the
+        rows of a step being the sequences still running, longest first). A sequence's
+        state stops changing after its last step, so the returned h (and c) hold each
+        sequence's state at its own last step. Returns (outputs per step, h, c)."""
+        _, w_hh, _, b_hh, w_hr = weights
+        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+        # reverse: sequences join as the steps go back; forward: they leave
+        h = h0[:steps[order[0]].shape[0]] if reverse and steps else h0
+        c = (c0[:h.shape[0]] if c0 is not None else None)
+        outs = [None] * len(steps)
+        for t in order:
+            rows = steps[t].shape[0]
+            if h.shape[0] < rows:
+                h = tensorlib.cat([h, h0[h.shape[0]:rows]])
+                c = tensorlib.cat([c, c0[c.shape[0]:rows]]) if c is not None else None
+            h_t, c_t = h[:rows] if h.shape[0] > rows else h, \
+                (c[:rows] if c is not None and c.shape[0] > rows else c)
+            if self.mode == "LSTM":
+                h_t, c_t = _lstm_step(steps[t], h_t, c_t, w_hh, b_hh, w_hr)
+            elif self.mode == "GRU":
+                h_t = _gru_step(steps[t], h_t, w_hh, b_hh)
+            else:
+                h_t = _rnn_step(steps[t], h_t, w_hh, b_hh, self.mode == "RNN_RELU")
+            outs[t] = h_t
+            h = tensorlib.cat([h_t, h[rows:]]) if h.shape[0] > rows else h_t
+            if c is not None:
+                c = tensorlib.cat([c_t, c[rows:]]) if c.shape[0] > rows else c_t
+        return outs, h, c
+
     def _prepare(self, input, hx, name):  # noqa: A002
         """Unbatched/batch_first handling shared by RNN and GRU (one hidden tensor)."""
-        _check_not_packed(input)
         if input.dim() not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
                              f"tensor instead" if name == "RNN" else
@@ -301,7 +330,36 @@ class RNNBase(Module):
         self.check_forward_args(input, hx, None)
         return input, hx, is_batched, batch_dim
 
+    def _forward_packed(self, packed, hx):
+        """PackedSequence in, PackedSequence out; the hidden state is given and returned in
+        the caller's batch order (packed sequences run sorted by length)."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            num_directions = 2 if self.bidirectional else 1
+            size = self.proj_size if self.proj_size > 0 else self.hidden_size
+            shape = (self.num_layers * num_directions, int(batch_sizes[0]))
+            kw = {"dtype": data.dtype, "device": data.device}
+            hx = tensorlib.zeros(shape + (size,), **kw)
+            if lstm:
+                hx = (hx, tensorlib.zeros(shape + (self.hidden_size,), **kw))
+        else:
+            if not lstm and hx.dim() != 3:
+                raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
+                                   f"{hx.dim()}-D tensor")
+            hx = self.permute_hidden(hx, sorted_indices)
+        self.check_forward_args(data, hx, batch_sizes)
+        if lstm:
+            output, h_n, c_n = self._run(data, hx[0], hx[1], batch_sizes)
+            hidden = (h_n, c_n)
+        else:
+            output, hidden = self._run(data, hx, batch_sizes=batch_sizes)
+        return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                self.permute_hidden(hidden, unsorted_indices))
+
     def _single_hidden_forward(self, input, hx, name):  # noqa: A002
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         input, hx, is_batched, batch_dim = self._prepare(input, hx, name)
         x = input.transpose(0, 1) if self.batch_first else input
         output, hidden = self._run(x, hx)
@@ -313,11 +371,13 @@ class RNNBase(Module):
         return output, hidden
 
 
-def _check_not_packed(input):  # noqa: A002
-    if not isinstance(input, TensorImpl):
-        raise NotImplementedError(f"tensorlib recurrent layers take a Tensor input; "
-                                  f"{type(input).__name__} (e.g. PackedSequence) is not "
-                                  f"supported")
+def _step_slices(gates, batch_sizes):
+    """The rows of packed `gates` that belong to each time step."""
+    slices, offset = [], 0
+    for n in batch_sizes:
+        slices.append(gates.narrow(0, offset, n))
+        offset += n
+    return slices
 
 
 class RNN(RNNBase):
@@ -395,7 +455,10 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes=None):  # noqa: A002
-        mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.shape[0] if self.batch_first else input.shape[1]
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -412,7 +475,8 @@ class LSTM(RNNBase):
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input, hx=None):  # noqa: A002
-        _check_not_packed(input)
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if input.dim() not in (2, 3):
