@@ -1,11 +1,15 @@
 """Parameter and Buffer: tensors that a Module registers when they are assigned to it.
 
 A Parameter is a Tensor subclass that shares its data's storage (no copy) and is a leaf that
-requires grad; ops on it return plain Tensors, as in PyTorch."""
+requires grad; ops on it return plain Tensors, as in PyTorch. UninitializedParameter and
+UninitializedBuffer are the placeholders of lazy modules until their shape is known."""
+import threading
+from contextlib import contextmanager
+
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 
-__all__ = ["Parameter", "Buffer", "is_lazy"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _alias(cls, data):
@@ -103,6 +107,141 @@ class Buffer(tensorlib.Tensor, metaclass=_BufferMeta):
         return t
 
 
+_UNINITIALIZED_ALLOWED = frozenset({
+    "size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char",
+    "short", "int", "long", "cuda", "cpu", "to", "get_device", "data", "device", "dtype",
+    "requires_grad", "requires_grad_", "grad", "is_leaf", "grad_fn", "materialize",
+    "cls_to_become", "shape", "share_memory_", "persistent"})
+_TENSOR_NAMES = frozenset(n for n in dir(tensorlib.Tensor) if not n.startswith("_"))
+
+
+_inside_allowed = threading.local()
+_inside_allowed.depth = 0
+
+
+@contextmanager
+def _allowed_call():
+    if not hasattr(_inside_allowed, "depth"):
+        _inside_allowed.depth = 0
+    _inside_allowed.depth += 1
+    try:
+        yield
+    finally:
+        _inside_allowed.depth -= 1
+
+
+def _uninitialized_use(name):
+    def refuse(self, *args, **kwargs):
+        raise ValueError(f"Attempted to use an uninitialized parameter in {name}. This error "
+                         f"happens when you are using a `LazyModule` or explicitly "
+                         f"manipulating `tensorlib.nn.parameter.{type(self).__name__}` "
+                         f"objects. When using LazyModules Call `forward` with a dummy batch "
+                         f"to initialize the parameters before calling tensorlib functions")
+    return refuse
+
+
+class UninitializedTensorMixin:
+    r"""A tensor whose shape is not known yet: only moving it (to/cuda/cpu/dtype casts),
+    `size`, `copy_` and :meth:`materialize` are allowed; any other Tensor method or operator
+    raises ValueError. Tensors passed to tensorlib functions are not checked (tensorlib has
+    no __torch_function__): lazy modules materialize before their forward uses them."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        r"""Give the tensor its data (uninitialized values of `shape`) and turn it into the
+        class it stands for (Parameter or Tensor)."""
+        device = self._device if device is None else device
+        dtype = self._dtype if dtype is None else dtype
+        self.data = tensorlib.empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
+                           "This error usually happens in `load_state_dict` when trying to load "
+                           "an uninitialized parameter into an initialized one. Call `forward` "
+                           "to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call "
+                           "`forward` to initialize the parameters before calling "
+                           "`module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+    def __getattribute__(self, name):
+        if name not in _TENSOR_NAMES:
+            return object.__getattribute__(self, name)
+        if _inside_allowed.depth:   # an allowed method's own calls on self: plain Tensor's
+            return getattr(super(UninitializedTensorMixin, self), name)
+        if name not in _UNINITIALIZED_ALLOWED:
+            return _uninitialized_use(f"Tensor.{name}").__get__(self)
+        with _allowed_call():
+            value = object.__getattribute__(self, name)
+        if not callable(value) or isinstance(value, TensorImpl):
+            return value
+
+        def call(*args, **kwargs):
+            with _allowed_call():
+                return value(*args, **kwargs)
+        return call
+
+
+for _dunder in ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
+                "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__",
+                "__itruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__pow__",
+                "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__pos__",
+                "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__xor__",
+                "__invert__", "__getitem__", "__setitem__", "__len__", "__iter__",
+                "__bool__", "__float__", "__int__", "__index__", "__array__"):
+    setattr(UninitializedTensorMixin, _dunder, _uninitialized_use(f"Tensor.{_dunder}"))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    r"""A parameter of a lazy module before its first forward; :meth:`materialize` makes it
+    a Parameter of the inferred shape."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        obj = _alias(cls, tensorlib.empty(0, device=device, dtype=dtype))
+        if requires_grad:
+            tensorlib.Tensor.requires_grad_(obj, True)
+        return obj
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self._device, self._dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedBuffer(UninitializedTensorMixin, tensorlib.Tensor):
+    r"""A buffer of a lazy module before its first forward; :meth:`materialize` makes it a
+    Tensor of the inferred shape."""
+
+    cls_to_become = tensorlib.Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        obj = _alias(cls, tensorlib.empty(0, device=device, dtype=dtype))
+        if requires_grad:
+            tensorlib.Tensor.requires_grad_(obj, True)
+        obj.persistent = persistent
+        obj._is_buffer = True
+        obj._persistent = persistent
+        return obj
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+
 def is_lazy(param):
-    """tensorlib has no lazy (uninitialized) parameters."""
-    return False
+    """Whether `param` is an uninitialized parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)

@@ -1,8 +1,13 @@
-"""tensorlib.nn.utils: gradient clipping, parameter/vector conversion, sequence padding."""
-from tensorlib.nn.utils import rnn
+"""tensorlib.nn.utils: gradient clipping, parameter/vector conversion, sequence packing,
+parametrizations, pruning, and the hook-based weight_norm/spectral_norm."""
+from tensorlib.nn.utils import parametrizations, parametrize, prune, rnn
 from tensorlib.nn.utils.clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,
                                           clip_grads_with_norm_, get_total_norm)
 from tensorlib.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from tensorlib.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from tensorlib.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "vector_to_parameters", "rnn"]
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters", "rnn",
+           "parametrizations", "parametrize", "prune", "remove_spectral_norm",
+           "remove_weight_norm", "spectral_norm", "weight_norm"]
