@@ -1,10 +1,11 @@
 """tensorlib.nn: modules, parameters, functional, init and utils (torch.nn's layout)."""
-from tensorlib.nn.parameter import Buffer, Parameter
+from tensorlib.nn.parameter import (Buffer, Parameter, UninitializedBuffer,
+                                    UninitializedParameter)
 from tensorlib.nn.modules import *  # noqa: F401,F403
 from tensorlib.nn.modules import __all__ as _modules_all
 from tensorlib.nn import functional, init, modules, parameter, utils  # noqa: F401
 from tensorlib.nn import parallel  # noqa: F401
 from tensorlib.nn.parallel import DataParallel
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils", "parameter", "modules",
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils", "parameter", "modules",
            "parallel", "DataParallel", *_modules_all]

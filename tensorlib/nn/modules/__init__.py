@@ -34,13 +34,14 @@ from tensorlib.nn.modules.rnn import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.transformer import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.upsampling import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.lazy import *  # noqa: E402,F401,F403
 
 
 def _family_names():
     import importlib
     families = ("batchnorm", "conv", "distance", "dropout", "fold", "instancenorm", "loss",
                 "normalization", "padding", "pixelshuffle", "pooling", "rnn", "sparse",
-                "transformer", "upsampling")
+                "transformer", "upsampling", "lazy")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn.modules.{family}").__all__]
 
