@@ -309,12 +309,8 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         if not leave_parametrized:
             raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
                              "that is parametrized in terms of a sequence of tensors.")
-        with tensorlib.no_grad():
-            t = getattr(module, tensor_name)
-        if t.requires_grad:
-            original = Parameter(t)
-        else:
-            original = t.detach()
+        t = getattr(module, tensor_name)   # with grad: does any original require it?
+        original = Parameter(t.detach()) if t.requires_grad else t.detach()
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     _register_parameter_or_buffer(module, tensor_name, original)
