@@ -122,3 +122,18 @@ def test_generator_makes_init_reproducible():
         return init.kaiming_uniform_(tensorlib.empty(4, 4), generator=gen)
     a, b = draw(), draw()
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_every_torch_init_function_exists_with_torchs_signature():
+    import inspect
+    names = [n for n, f in vars(torch.nn.init).items()
+             if not n.startswith("_") and inspect.isfunction(f)
+             and f.__module__ == "torch.nn.init"]
+    assert "trunc_normal_" in names and len(names) > 15
+    for name in names:
+        ours = getattr(tensorlib.nn.init, name, None)
+        assert ours is not None, f"nn.init.{name} is missing"
+        theirs = inspect.signature(getattr(torch.nn.init, name)).parameters
+        mine = inspect.signature(ours).parameters
+        assert [(p.name, p.kind, p.default) for p in mine.values()] == \
+            [(p.name, p.kind, p.default) for p in theirs.values()], name
