@@ -112,6 +112,8 @@ _UNINITIALIZED_ALLOWED = frozenset({
     "short", "int", "long", "cuda", "cpu", "to", "get_device", "data", "device", "dtype",
     "requires_grad", "requires_grad_", "grad", "is_leaf", "grad_fn", "materialize",
     "cls_to_become", "shape", "share_memory_", "persistent"})
+_CONVERSIONS = frozenset({"to", "cuda", "cpu", "half", "float", "double", "char", "short",
+                          "int", "long"})
 _TENSOR_NAMES = frozenset(n for n in dir(tensorlib.Tensor) if not n.startswith("_"))
 
 
@@ -186,8 +188,20 @@ class UninitializedTensorMixin:
 
         def call(*args, **kwargs):
             with _allowed_call():
-                return value(*args, **kwargs)
+                result = value(*args, **kwargs)
+            if name in _CONVERSIONS and isinstance(result, TensorImpl) and result is not self:
+                result = self._still_uninitialized(result)
+            return result
         return call
+
+    def _still_uninitialized(self, converted):
+        """A moved or cast copy stays uninitialized (as PyTorch's __torch_function__ keeps
+        the subclass), so Module.to() on a lazy module keeps its placeholders."""
+        obj = _alias(type(self), converted)
+        obj.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_cache"})
+        if self.requires_grad:
+            tensorlib.Tensor.requires_grad_(obj, True)
+        return obj
 
 
 for _dunder in ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",

@@ -137,3 +137,14 @@ def test_uninitialized_tensor_errors_match_torch():
         Lazy()(tensorlib.zeros(1))
     with pytest.raises(ValueError, match="can't have uninitialized parameters"):
         nn.utils.weight_norm(nn.LazyLinear(2))
+
+
+def test_moving_and_casting_before_the_dry_run(device):
+    model = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d()).to(device).double()
+    assert is_lazy(model[0].weight) and is_lazy(model[1].running_mean)
+    assert model[0].weight.dtype == tensorlib.float64
+    assert model[1].running_var.device.type == device
+    y = model(tensorlib.randn(4, 5, dtype=tensorlib.float64, device=device))
+    assert y.dtype == tensorlib.float64 and y.device.type == device
+    assert model[1].running_mean.dtype == tensorlib.float64
+    assert type(model[1].running_mean) is tensorlib.Tensor
