@@ -7,5 +7,6 @@ from tensorlib.nn import functional, init, modules, parameter, utils  # noqa: F4
 from tensorlib.nn import parallel  # noqa: F401
 from tensorlib.nn.parallel import DataParallel
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils", "parameter", "modules",
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
+           "functional", "init", "utils", "parameter", "modules",
            "parallel", "DataParallel", *_modules_all]

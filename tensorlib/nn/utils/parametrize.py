@@ -14,7 +14,6 @@ from copy import deepcopy
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn.modules.container import ModuleDict, ModuleList
-from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",

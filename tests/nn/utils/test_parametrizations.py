@@ -139,3 +139,25 @@ def test_orthogonal_assignment_and_errors():
     with pytest.raises(NotImplementedError, match="not possible to assign to the matrix"):
         bad.weight = tensorlib.eye(3, dtype=tensorlib.float64)
     assert parametrizations.__all__ == tparametrizations.__all__
+
+
+def test_matrix_maps_match_torch_and_gradcheck(device):
+    from tensorlib.autograd import gradcheck
+    from tensorlib.nn.utils._matrix_functions import geqrf, householder_product, matrix_exp
+    a = RNG.standard_normal((2, 4, 4))
+    for scale in (0.1, 3.0):   # with and without squaring
+        np.testing.assert_allclose(npy(matrix_exp(tensorlib.tensor(a * scale, device=device))),
+                                   torch.matrix_exp(torch.tensor(a * scale)).numpy(),
+                                   rtol=1e-10, atol=1e-12)
+    tall = RNG.standard_normal((5, 3))
+    packed, tau = geqrf(tensorlib.tensor(tall, device=device))
+    tpacked, ttau = torch.geqrf(torch.tensor(tall))
+    np.testing.assert_allclose(npy(packed), tpacked.numpy(), **TOL)
+    np.testing.assert_allclose(npy(tau), ttau.numpy(), **TOL)
+    np.testing.assert_allclose(npy(householder_product(packed, tau)),
+                               torch.linalg.householder_product(tpacked, ttau).numpy(), **TOL)
+    x = tensorlib.tensor(a[0] * 0.5, device=device, requires_grad=True)
+    t = tensorlib.tensor([1.2, 0.7, 0.3], dtype=tensorlib.float64, device=device,
+                         requires_grad=True)
+    assert gradcheck(matrix_exp, (x,))
+    assert gradcheck(householder_product, (x[:, :3], t))
