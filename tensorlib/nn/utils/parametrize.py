@@ -129,7 +129,13 @@ class ParametrizationList(ModuleList):
                     raise RuntimeError(f"parametrization {type(module).__name__} does not "
                                        f"implement right_inverse.")
             if self.is_tensor:
-                self._check_replacement(value, self.original, "")
+                if not isinstance(value, TensorImpl):
+                    raise ValueError(f"`right_inverse` should return a tensor. Got "
+                                     f"{type(value).__name__}")
+                if value.dtype != self.original.dtype:
+                    raise ValueError(f"The tensor returned by `right_inverse` has dtype "
+                                     f"{value.dtype} while `original` has dtype "
+                                     f"{self.original.dtype}")
                 _set_data(self.original, value)
                 return
             if not isinstance(value, Sequence):
@@ -140,21 +146,14 @@ class ParametrizationList(ModuleList):
                                  f"{self.ntensors}. Got a sequence of length {len(value)}.")
             for i, tensor in enumerate(value):
                 original_i = getattr(self, f"original{i}")
-                self._check_replacement(tensor, original_i, f" element {i}")
+                if not isinstance(tensor, TensorImpl):
+                    raise ValueError(f"'right_inverse' must return a sequence of tensors. Got "
+                                     f"element {i} of type {type(tensor).__name__}.")
+                if tensor.dtype != original_i.dtype:
+                    raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype "
+                                     f"{tensor.dtype} while `original{i}` has dtype "
+                                     f"{original_i.dtype}")
                 _set_data(original_i, tensor)
-
-    def _check_replacement(self, value, original, what):
-        if not isinstance(value, TensorImpl):
-            raise ValueError(f"`right_inverse` should return a tensor. Got "
-                             f"{type(value).__name__}" if not what else
-                             f"`right_inverse` must return a sequence of tensors. Got"
-                             f"{what} of type {type(value).__name__}")
-        if value.dtype != original.dtype:
-            raise ValueError(f"The tensor returned by `right_inverse`{what} has dtype "
-                             f"{value.dtype} while `original` has dtype {original.dtype}")
-        if value.shape != original.shape:
-            raise ValueError(f"The tensor returned by `right_inverse`{what} has shape "
-                             f"{value.shape} while `original` has shape {original.shape}")
 
     def forward(self):
         if self.is_tensor:
