@@ -1,0 +1,17 @@
+r"""The deprecated spelling of tensorlib.func.functional_call (PyTorch 2.0 moved it)."""
+import warnings
+
+__all__ = ["functional_call"]
+
+
+def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    r"""module(*args, **kwargs) with the named parameters/buffers replaced for this call;
+    deprecated (FutureWarning): use tensorlib.func.functional_call."""
+    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 "
+                  "and will be removed in a future version of PyTorch. Please use "
+                  "`torch.func.functional_call` instead which is a drop-in replacement.",
+                  FutureWarning, stacklevel=2)
+    from tensorlib.func import functional_call as call
+    return call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights,
+                strict=strict)
