@@ -94,6 +94,8 @@ class Capture:
         self.breaks = []                # (reason, (file, line, name))
         self.segments = []              # the structural key of each segment run
         self._installed = None          # (tables: (dict, real, recorders), allocators)
+        self.program = None             # a list to log what runs into, for `replay`
+        self.opaque = False             # kernels ran outside the recording (compiler.disable)
 
     # -- installing the recorders ----------------------------------------------------------
     def _tables(self):
@@ -156,6 +158,8 @@ class Capture:
     def run_now(self, node):
         """Run the pending nodes and then `node`, returning the kernel's answer."""
         self.flush()
+        if self.program is not None:
+            self.program.append(("node", node))
         self.uninstall()
         try:
             return node.kernel(*node.args, **node.kwargs)
@@ -186,12 +190,15 @@ def capture_devices(tensors):
     return devices
 
 
-def run_captured(fn, args, kwargs, devices, runner, fullgraph=False, on_break=None):
+def run_captured(fn, args, kwargs, devices, runner, fullgraph=False, on_break=None,
+                 program=None):
     """Call fn(*args, **kwargs) under a capture; every recorded kernel has run when it
-    returns (or raises: the kernels recorded before an exception run first, as in eager)."""
+    returns (or raises: the kernels recorded before an exception run first, as in eager).
+    `program`, a list, receives what ran (for `replay`)."""
     if _capture_state.current is not None:      # nested compiled call: part of the outer one
         return fn(*args, **kwargs), None
     cap = Capture(devices, runner, fullgraph, on_break)
+    cap.program = program
     cap.install()
     try:
         try:
