@@ -186,10 +186,23 @@ class CompiledFunction:
             _capture_state.backward = (devices, fuse)
         return result
 
+    def _positional(self, args, kwargs):
+        """Keyword arguments bound to the traced function's parameters, defaults filled in:
+        the GraphModule's placeholders are positional."""
+        import inspect
+        target = self._module.forward if self._module is not None else self._orig
+        params = inspect.signature(target).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            raise NotImplementedError(f"tensorlib.compile with a custom backend: "
+                                      f"{self.__name__} takes *args/**kwargs, which a graph's "
+                                      f"placeholders cannot represent")
+        bound = inspect.signature(target).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
     def _call_custom(self, args, kwargs):
         if kwargs:
-            raise NotImplementedError("tensorlib.compile with a custom backend takes positional "
-                                      "tensor arguments only")
+            args, kwargs = self._positional(args, kwargs), {}
         sig = self._signature(args, kwargs)
         compiled = self._custom.get(sig)
         if compiled is None:
