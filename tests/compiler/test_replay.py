@@ -191,3 +191,15 @@ def test_replay_can_be_switched_off():
     for _ in range(4):
         f(tl.ones(2))
     assert f.replayed_calls == 0
+
+
+def test_a_profiled_call_runs_through_the_capture_and_shows_its_ops():
+    f = tl.compile(lambda x: (x * 2).exp())
+    x = tl.randn(8)
+    for _ in range(4):
+        f(x)
+    replayed = f.replayed_calls
+    with tl.profiler.profile() as prof:
+        _close(f(x), (x * 2).exp())
+    assert f.replayed_calls == replayed
+    assert any("exp" in e.key for e in prof.key_averages())
