@@ -54,7 +54,7 @@ def test_replayed_gradients_match_eager_for_inputs_and_parameters(device):
     assert g.replayed_calls >= 1
 
 
-@pytest.mark.parametrize("name", ["mlp", "lenet"])
+@pytest.mark.parametrize("name", ["mlp", "lenet", "encoder", "lstm"])
 def test_zoo_training_replays_and_matches_eager(device, name):
     model, x, y = make(name, device)
     twin = copy.deepcopy(model)
