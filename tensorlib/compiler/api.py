@@ -113,7 +113,8 @@ class CompiledFunction:
     # -- guards ------------------------------------------------------------------------------
     def _signature(self, args, kwargs):
         state = (_grad_mode.is_grad_enabled(),
-                 self._module.training if self._module is not None else None)
+                 self._module.training if self._module is not None else None,
+                 _replay.ambient())      # inference mode and autocast, as Dynamo's guards
         static = (_arg_signature(args, True), _arg_signature(kwargs, True), state)
         if not self._dynamic_marked and self.dynamic is not False:
             sizes = tuple(t._sizes for t in _flatten((args, kwargs), []))

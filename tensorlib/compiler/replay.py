@@ -491,7 +491,7 @@ MISS = _MISS  # noqa: E305
 _DEAD = "dead"
 
 
-def _ambient():
+def ambient():
     """Process state that changes what a call records without showing in its arguments."""
     from tensorlib.amp import autocast_mode as amp
     return (_grad_mode.is_inference_mode_enabled(), tuple(sorted(amp._enabled.items())),
@@ -528,7 +528,7 @@ class Replayer:
             return MISS, None
         layouts = tuple((t._sizes, t._strides, t._offset, t._dtype, t._device,
                          t._requires_grad, t._grad_fn is not None) for t in tensors)
-        key = (signature, layouts, _ambient(), fp.key)
+        key = (signature, layouts, ambient(), fp.key)
         entry = self.entries.get(key)
         if isinstance(entry, Program):
             result = entry.run(tensors)
