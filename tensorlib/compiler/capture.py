@@ -13,7 +13,6 @@ written (see `plan.live_storages`).
 """
 import os
 import sys
-import traceback
 
 from tensorlib import _capture_state
 from tensorlib._C.device import canonical
@@ -71,12 +70,23 @@ class _Recorder:
         self.capture.nodes.append(node)
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_INSIDE = {}                    # file name -> whether it is tensorlib's
+
+
 def user_frame():
-    """(file, line, function) of the innermost frame outside tensorlib: where a break is."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if not os.path.abspath(frame.filename).startswith(package + os.sep):
-            return frame.filename, frame.lineno, frame.name
+    """(file, line, function) of the innermost frame outside tensorlib: where a break is.
+    (Frames, not `traceback`: this runs at every break and must not read source files.)"""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        inside = _INSIDE.get(code.co_filename)
+        if inside is None:
+            inside = _INSIDE[code.co_filename] = \
+                os.path.abspath(code.co_filename).startswith(_PACKAGE)
+        if not inside:
+            return code.co_filename, frame.f_lineno, code.co_name
+        frame = frame.f_back
     return "<tensorlib>", 0, "?"
 
 
