@@ -8,6 +8,7 @@ with equal fingerprints read the same Python state; a fingerprint that changes w
 runs means the call has Python side effects (a step counter, a new buffer, an appended list)
 and must run its Python.
 """
+import collections
 import types
 
 from tensorlib._C.tensor_impl import TensorImpl
@@ -55,7 +56,13 @@ def roots_of(fn, module):
     if owner is not None and owner is not module:
         sources.append(("obj", owner))
     _function_sources(fn, sources)
-    return sources
+    unique, seen = [], set()
+    for src in sources:
+        key = tuple(id(x) if not isinstance(x, str) else x for x in src)
+        if key not in seen:
+            seen.add(key)
+            unique.append(src)
+    return unique
 
 
 def _function_sources(fn, sources):
@@ -90,30 +97,48 @@ def resolve(sources):
 _ABSENT = ("<absent>",)
 
 
+_SCALAR_TYPES = frozenset(_SCALARS)
+_CONTAINERS = frozenset((dict, list, tuple, collections.OrderedDict))
+_OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                           types.ModuleType, type, types.MethodWrapperType,
+                           types.WrapperDescriptorType, types.MethodDescriptorType))
+
+
 def fingerprint(roots):
-    """The Fingerprint of `roots`, or None when the state is too large to walk."""
+    """The Fingerprint of `roots`, or None when the state is too large to walk. (This runs
+    on every compiled call: scalars and empty containers are handled inline, without a call
+    of `walk` each.)"""
     from tensorlib.nn.modules.module import Module
     from tensorlib.optim.optimizer import Optimizer
     out, tensors, grads_of, devices = [], set(), {}, {}
+    append = out.append
     seen = set()
-    stack = []
-    for r in reversed(roots):
-        if not isinstance(r, (Module, Optimizer, TensorImpl, dict, list, tuple) + _SCALARS) \
-                and isinstance(getattr(r, "__dict__", None), dict) \
-                and not isinstance(r, (types.ModuleType, types.FunctionType, type)):
-            stack.append((r.__dict__, True))        # a plain object the code is bound to
-        stack.append((r, True))
-    while stack:
-        obj, descend = stack.pop()
-        if len(out) > _BUDGET:
-            return None
-        if isinstance(obj, _SCALARS):
-            out.append(obj)
-            continue
+    scalar_types, opaque_types, containers = _SCALAR_TYPES, _OPAQUE_TYPES, _CONTAINERS
+
+    def values(items):
+        for v in items:
+            t = type(v)
+            if t in scalar_types:
+                append(v)
+            elif t in opaque_types:
+                append(id(v))
+            elif t in containers and not v:
+                append(0)
+            else:
+                walk(v)
+
+    def walk(obj):
+        t = type(obj)
+        if t in scalar_types:
+            append(obj)
+            return
+        if t in opaque_types:               # code, classes, modules: by identity
+            append(id(obj))
+            return
         oid = id(obj)
         if oid in seen:
-            out.append(("@", oid))
-            continue
+            append(("@", oid))
+            return
         seen.add(oid)
         if isinstance(obj, TensorImpl):
             tensors.add(oid)
@@ -124,23 +149,35 @@ def fingerprint(roots):
                 ginfo = (g._sizes, g._strides, g._offset, g._dtype)
             else:
                 ginfo = None
-            out.append(("T", oid, id(obj._storage), obj._sizes, obj._strides, obj._offset,
-                        obj._dtype, obj._requires_grad, ginfo))
-            continue
-        t = type(obj)
-        if t is dict or isinstance(obj, dict):
-            out.append(("d", len(obj)))
-            for k, v in obj.items():
-                out.append(k if isinstance(k, _SCALARS) else ("k", id(k)))
-                stack.append((v, True))
-            continue
+            append(("T", oid, id(obj._storage), obj._sizes, obj._strides, obj._offset,
+                    obj._dtype, obj._requires_grad, ginfo))
+            return
+        if isinstance(obj, dict):
+            append(len(obj))
+            for k in obj:
+                append(k if type(k) in scalar_types else id(k))
+            values(obj.values())
+            return
         if t is list or t is tuple:
-            out.append(("l", len(obj)))
-            stack.extend((x, True) for x in reversed(obj))
+            append(len(obj))
+            values(obj)
+            return
+        if isinstance(obj, (Module, Optimizer)):
+            # the attributes' values in insertion order, and how many there are
+            d = obj.__dict__
+            append((t, len(d)))
+            values(d.values())
+            return
+        append(("i", oid))
+
+    for r in roots:
+        if r is _ABSENT:
             continue
-        if descend and isinstance(obj, (Module, Optimizer)):
-            out.append(("o", t))
-            stack.append((obj.__dict__, True))
-            continue
-        out.append(("i", oid))
+        if type(r) not in scalar_types and type(r) not in opaque_types and \
+                not isinstance(r, (Module, Optimizer, TensorImpl, dict, list, tuple)) and \
+                isinstance(getattr(r, "__dict__", None), dict):
+            walk(r.__dict__)                # a plain object the code is bound to
+        walk(r)
+        if len(out) > _BUDGET:
+            return None
     return Fingerprint(tuple(out), tensors, grads_of, list(devices.values()))
