@@ -508,6 +508,7 @@ class Replayer:
         from tensorlib.compiler import guards
         self._guards = guards
         self._sources = guards.roots_of(fn, module)
+        self._module = module
         self.entries = {}
         self.replayed = 0               # calls that ran as a replay (for tests and logs)
 
@@ -553,6 +554,8 @@ class Replayer:
                 (1 if prev is None else _DEAD)
             return
         try:
+            if self._module is not None:
+                _check_no_hooks(self._module)
             prog = Program(cap, log, tensors, fp.grads_of, result)
             if not (isinstance(prev, tuple) and prev[1] == prog.key):
                 tries = prev[2] + 1 if isinstance(prev, tuple) else 1
@@ -570,3 +573,17 @@ class Replayer:
         _log("recompiles", f"replaying a verified recording of {len(prog.forward.steps)} "
                            f"kernels" + (f" (backward: {len(prog.backward.steps)})"
                                          if prog.backward is not None else ""))
+
+
+_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+
+
+def _check_no_hooks(module):
+    """Module hooks are Python that runs at each call: a module tree with any is not
+    replayed (the fingerprint sees hooks being added later, and relearns)."""
+    from tensorlib.nn.modules import module as _m
+    if any(getattr(_m, "_global" + name) for name in _HOOKS):
+        raise NotReplayable("global module hooks are registered")
+    for m in module.modules():
+        if any(getattr(m, name, None) for name in _HOOKS):
+            raise NotReplayable(f"{type(m).__name__} has hooks")

@@ -203,3 +203,13 @@ def test_a_profiled_call_runs_through_the_capture_and_shows_its_ops():
         _close(f(x), (x * 2).exp())
     assert f.replayed_calls == replayed
     assert any("exp" in e.key for e in prof.key_averages())
+
+
+def test_module_hooks_keep_running():
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    seen = []
+    model[0].register_forward_hook(lambda m, i, o: seen.append(o.shape))
+    f = tl.compile(model)
+    for _ in range(4):
+        f(tl.randn(2, 3))
+    assert len(seen) == 4 and f.__dict__["_compiled_call"].replayed_calls == 0
