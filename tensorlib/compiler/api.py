@@ -23,13 +23,16 @@ from tensorlib._C import grad_mode as _grad_mode
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.compiler import capture as _capture
 from tensorlib.compiler import plan as _plan
+from tensorlib.compiler import replay as _replay
 from tensorlib.compiler.logs import log as _log
 
 
 class config:
-    """Knobs with PyTorch's names (torch._dynamo.config)."""
+    """Knobs with PyTorch's names (torch._dynamo.config), and `replay`: whether verified
+    recordings replay without running the Python (`compiler/replay.py`)."""
     cache_size_limit = 8
     suppress_errors = False
+    replay = True
 
 
 _BACKENDS = ("inductor", "eager", "aot_eager")
@@ -96,13 +99,22 @@ class CompiledFunction:
         self._gave_up = False
         self._custom = {}               # signature -> callable from the custom backend
         self.graph_breaks = []          # (reason, (file, line, name)) of the last call
+        self._replayer = None
+        if isinstance(self.backend, str) and self.options.get("replay", True):
+            self._replayer = _replay.Replayer(fn, module)
         functools.update_wrapper(self, fn)
         _compiled.add(self)
+
+    @property
+    def replayed_calls(self):
+        """How many calls ran as a replay of a verified recording (`compiler/replay.py`)."""
+        return self._replayer.replayed if self._replayer is not None else 0
 
     # -- guards ------------------------------------------------------------------------------
     def _signature(self, args, kwargs):
         state = (_grad_mode.is_grad_enabled(),
-                 self._module.training if self._module is not None else None)
+                 self._module.training if self._module is not None else None,
+                 _replay.ambient())      # inference mode and autocast, as Dynamo's guards
         static = (_arg_signature(args, True), _arg_signature(kwargs, True), state)
         if not self._dynamic_marked and self.dynamic is not False:
             sizes = tuple(t._sizes for t in _flatten((args, kwargs), []))
@@ -119,7 +131,7 @@ class CompiledFunction:
         """False when the call must run eagerly (past the cache limit)."""
         if self._gave_up:
             return False
-        sig = self._signature(args, kwargs)
+        sig = self._last_signature = self._signature(args, kwargs)
         if sig in self.signatures:
             return True
         if len(self.signatures) >= config.cache_size_limit:
@@ -141,9 +153,13 @@ class CompiledFunction:
         if not isinstance(self.backend, str):
             return self._call_custom(args, kwargs)
         tensors = _flatten((args, kwargs), [])
-        if self._module is not None:
-            tensors.extend(self._module.parameters())
-        devices = _capture.capture_devices(tensors)
+        learning = None
+        if self._replayer is not None and config.replay and _capture_state.current is None:
+            result, learning = self._replayer.lookup(self._last_signature, tensors)
+            if result is not _replay.MISS:
+                return result
+        devices = _capture.capture_devices(
+            tensors + list(self._module.parameters()) if self._module is not None else tensors)
         fuse = self.backend != "eager" and self.backend != "aot_eager"
         breaks = []
 
@@ -152,18 +168,42 @@ class CompiledFunction:
             _log("graph_breaks", f"graph break in {self.__name__} at {frame[0]}:{frame[1]}: "
                                  f"{reason}")
 
-        result, _ = _capture.run_captured(
-            self._orig, args, kwargs, devices,
-            lambda nodes, cap: _plan.run_segment(nodes, cap, fuse), self.fullgraph, on_break)
+        if learning is None:
+            result, _ = _capture.run_captured(
+                self._orig, args, kwargs, devices,
+                lambda nodes, cap: _plan.run_segment(nodes, cap, fuse), self.fullgraph,
+                on_break)
+        else:
+            for d in learning[1].devices:       # a bound optimizer's parameters, say
+                if all(d is not e for e in devices):
+                    devices.append(d)
+            log = []
+            result, cap = _capture.run_captured(self._orig, args, kwargs, devices,
+                                                _replay.logging_runner(fuse), self.fullgraph,
+                                                on_break, program=log)
+            self._replayer.learn(learning, cap, log, tensors, result, devices, fuse)
         self.graph_breaks = breaks
         if _grad_mode.is_grad_enabled() and any(t._requires_grad for t in _flatten(result, [])):
             _capture_state.backward = (devices, fuse)
         return result
 
+    def _positional(self, args, kwargs):
+        """Keyword arguments bound to the traced function's parameters, defaults filled in:
+        the GraphModule's placeholders are positional."""
+        import inspect
+        target = self._module.forward if self._module is not None else self._orig
+        params = inspect.signature(target).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            raise NotImplementedError(f"tensorlib.compile with a custom backend: "
+                                      f"{self.__name__} takes *args/**kwargs, which a graph's "
+                                      f"placeholders cannot represent")
+        bound = inspect.signature(target).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
     def _call_custom(self, args, kwargs):
         if kwargs:
-            raise NotImplementedError("tensorlib.compile with a custom backend takes positional "
-                                      "tensor arguments only")
+            args, kwargs = self._positional(args, kwargs), {}
         sig = self._signature(args, kwargs)
         compiled = self._custom.get(sig)
         if compiled is None:
@@ -242,6 +282,7 @@ def disable(fn=None, recursive=True):
                 _disabled_depth -= 1
         cap.flush()
         cap.uninstall()
+        cap.opaque = True
         _disabled_depth += 1
         try:
             return fn(*args, **kwargs)
@@ -255,6 +296,8 @@ def reset():
     """torch.compiler.reset: forget every plan and every compiled function's signatures."""
     _plan.reset()
     for c in _compiled:
+        if c._replayer is not None:
+            c._replayer.reset()
         c.signatures.clear()
         c._shapes_seen.clear()
         c._custom.clear()

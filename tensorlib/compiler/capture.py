@@ -13,7 +13,6 @@ written (see `plan.live_storages`).
 """
 import os
 import sys
-import traceback
 
 from tensorlib import _capture_state
 from tensorlib._C.device import canonical
@@ -71,12 +70,23 @@ class _Recorder:
         self.capture.nodes.append(node)
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_INSIDE = {}                    # file name -> whether it is tensorlib's
+
+
 def user_frame():
-    """(file, line, function) of the innermost frame outside tensorlib: where a break is."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if not os.path.abspath(frame.filename).startswith(package + os.sep):
-            return frame.filename, frame.lineno, frame.name
+    """(file, line, function) of the innermost frame outside tensorlib: where a break is.
+    (Frames, not `traceback`: this runs at every break and must not read source files.)"""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        inside = _INSIDE.get(code.co_filename)
+        if inside is None:
+            inside = _INSIDE[code.co_filename] = \
+                os.path.abspath(code.co_filename).startswith(_PACKAGE)
+        if not inside:
+            return code.co_filename, frame.f_lineno, code.co_name
+        frame = frame.f_back
     return "<tensorlib>", 0, "?"
 
 
@@ -94,6 +104,8 @@ class Capture:
         self.breaks = []                # (reason, (file, line, name))
         self.segments = []              # the structural key of each segment run
         self._installed = None          # (tables: (dict, real, recorders), allocators)
+        self.program = None             # a list to log what runs into, for `replay`
+        self.opaque = False             # kernels ran outside the recording (compiler.disable)
 
     # -- installing the recorders ----------------------------------------------------------
     def _tables(self):
@@ -156,6 +168,8 @@ class Capture:
     def run_now(self, node):
         """Run the pending nodes and then `node`, returning the kernel's answer."""
         self.flush()
+        if self.program is not None:
+            self.program.append(("node", node))
         self.uninstall()
         try:
             return node.kernel(*node.args, **node.kwargs)
@@ -186,12 +200,15 @@ def capture_devices(tensors):
     return devices
 
 
-def run_captured(fn, args, kwargs, devices, runner, fullgraph=False, on_break=None):
+def run_captured(fn, args, kwargs, devices, runner, fullgraph=False, on_break=None,
+                 program=None):
     """Call fn(*args, **kwargs) under a capture; every recorded kernel has run when it
-    returns (or raises: the kernels recorded before an exception run first, as in eager)."""
+    returns (or raises: the kernels recorded before an exception run first, as in eager).
+    `program`, a list, receives what ran (for `replay`)."""
     if _capture_state.current is not None:      # nested compiled call: part of the outer one
         return fn(*args, **kwargs), None
     cap = Capture(devices, runner, fullgraph, on_break)
+    cap.program = program
     cap.install()
     try:
         try:

@@ -346,6 +346,13 @@ def build_plan(nodes, slots, live, fuse=True):
 
 def run_segment(nodes, capture, fuse=True):
     """Plan (or find the plan of) a segment and run it; returns its structural key."""
+    key, plan = plan_segment(nodes, capture, fuse)
+    plan.run(nodes)
+    return key
+
+
+def plan_segment(nodes, capture, fuse=True):
+    """(structural key, plan) of a segment, from the cache or newly built."""
     key, slots = segment_key(nodes, capture)
     cache_key = (key, fuse)
     plan = _PLANS.get(cache_key)
@@ -356,5 +363,4 @@ def run_segment(nodes, capture, fuse=True):
         if logs.enabled("graph"):
             logs.log("graph", f"new segment of {len(nodes)} kernels, {len(plan.fused_specs)} "
                               f"fused groups:\n{logs.describe_segment(nodes)}")
-    plan.run(nodes)
-    return key
+    return key, plan

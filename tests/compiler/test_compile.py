@@ -261,6 +261,27 @@ def test_custom_backend_receives_a_graph_module_and_example_inputs():
     assert all("tensor_meta" in n.meta for n in gm.graph.nodes if n.op == "call_module")
 
 
+def test_custom_backend_takes_keyword_arguments():
+    seen = []
+
+    def my_backend(gm, example_inputs):
+        seen.append(len(example_inputs))
+        return gm.forward
+
+    def f(x, y, scale=2.0):
+        return x * scale + y
+    x, y = tl.randn(3), tl.randn(3)
+    compiled = tl.compile(f, backend=my_backend)
+    _close(compiled(x, y=y), f(x, y))
+    _close(compiled(y=y, x=x), f(x, y))
+    assert seen[0] == 3
+
+    def g(*xs):
+        return xs[0]
+    with pytest.raises(NotImplementedError, match=r"\*args"):
+        tl.compile(g, backend=my_backend)(x, extra=y)
+
+
 def test_warm_cache_in_a_new_process_compiles_nothing(tmp_path):
     script = ("import tensorlib as tl\n"
               "from tensorlib_cpu.codegen import BUILDER\n"

@@ -1,0 +1,183 @@
+"""Guards for replaying a compiled call: a fingerprint of the Python state the call can read.
+
+The fingerprint walks the call's roots -- the module tree, a bound method's object, the
+globals and closure cells its code names (and those of every module's forward) -- and lists
+what it finds: Python scalars by value, tensors by identity and layout (and whether they
+have a .grad, with its layout), containers by length, anything else by identity. Two calls
+with equal fingerprints read the same Python state; a fingerprint that changes while a call
+runs means the call has Python side effects (a step counter, a new buffer, an appended list)
+and must run its Python.
+"""
+import collections
+import types
+
+from tensorlib._C.tensor_impl import TensorImpl
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_BUDGET = 20000                 # entries; a bigger state is not fingerprinted (no replay)
+
+
+class Fingerprint:
+    """`key` (hashable), `tensors` (ids of the tensors seen: guarded by identity) and
+    `grads_of` (id of a .grad's storage -> the tensor that holds that .grad) and `devices`
+    (those of the tensors seen: a recording must record their kernels too)."""
+    __slots__ = ("key", "tensors", "grads_of", "devices")
+
+    def __init__(self, key, tensors, grads_of, devices):
+        self.key, self.tensors, self.grads_of = key, tensors, grads_of
+        self.devices = devices
+
+
+def _code_names(code, out):
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out)
+    return out
+
+
+_FUNCTION_SCOPES = {}           # code object -> sorted global names
+
+
+def roots_of(fn, module):
+    """Where a compiled callable's readable state lives besides its arguments: a list of
+    ("obj", o), ("global", globals, name) and ("cell", cell), resolved on every call (a
+    global rebound to another object is seen)."""
+    sources = []
+    if module is not None:
+        sources.append(("obj", module))
+        seen = set()
+        for m in module.modules():
+            cls = type(m)
+            if cls not in seen:
+                seen.add(cls)
+                _function_sources(getattr(cls, "forward", None), sources)
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and owner is not module:
+        sources.append(("obj", owner))
+    _function_sources(fn, sources)
+    unique, seen = [], set()
+    for src in sources:
+        key = tuple(id(x) if not isinstance(x, str) else x for x in src)
+        if key not in seen:
+            seen.add(key)
+            unique.append(src)
+    return unique
+
+
+def _function_sources(fn, sources):
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return
+    names = _FUNCTION_SCOPES.get(code)
+    if names is None:
+        names = _FUNCTION_SCOPES[code] = tuple(sorted(_code_names(code, set())))
+    g = fn.__globals__
+    sources.extend(("global", g, n) for n in names)
+    sources.extend(("cell", c) for c in fn.__closure__ or ())
+
+
+def resolve(sources):
+    roots = []
+    for src in sources:
+        kind = src[0]
+        if kind == "obj":
+            roots.append(src[1])
+        elif kind == "global":
+            roots.append(src[1].get(src[2], _ABSENT))
+        else:
+            try:
+                roots.append(src[1].cell_contents)
+            except ValueError:      # an empty cell
+                roots.append(_ABSENT)
+    return roots
+
+
+_ABSENT = ("<absent>",)
+
+
+_SCALAR_TYPES = frozenset(_SCALARS)
+_CONTAINERS = frozenset((dict, list, tuple, collections.OrderedDict))
+_OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                           types.ModuleType, type, types.MethodWrapperType,
+                           types.WrapperDescriptorType, types.MethodDescriptorType))
+
+
+def fingerprint(roots):
+    """The Fingerprint of `roots`, or None when the state is too large to walk. (This runs
+    on every compiled call: scalars and empty containers are handled inline, without a call
+    of `walk` each.)"""
+    from tensorlib.nn.modules.module import Module
+    from tensorlib.optim.optimizer import Optimizer
+    out, tensors, grads_of, devices = [], set(), {}, {}
+    append = out.append
+    seen = set()
+    scalar_types, opaque_types, containers = _SCALAR_TYPES, _OPAQUE_TYPES, _CONTAINERS
+
+    def values(items):
+        for v in items:
+            t = type(v)
+            if t in scalar_types:
+                append(v)
+            elif t in opaque_types:
+                append(id(v))
+            elif t in containers and not v:
+                append(0)
+            else:
+                walk(v)
+
+    def walk(obj):
+        t = type(obj)
+        if t in scalar_types:
+            append(obj)
+            return
+        if t in opaque_types:               # code, classes, modules: by identity
+            append(id(obj))
+            return
+        oid = id(obj)
+        if oid in seen:
+            append(("@", oid))
+            return
+        seen.add(oid)
+        if isinstance(obj, TensorImpl):
+            tensors.add(oid)
+            devices[id(obj._device)] = obj._device
+            g = obj._grad
+            if g is not None:
+                grads_of[id(g._storage)] = obj
+                ginfo = (g._sizes, g._strides, g._offset, g._dtype)
+            else:
+                ginfo = None
+            append(("T", oid, id(obj._storage), obj._sizes, obj._strides, obj._offset,
+                    obj._dtype, obj._requires_grad, ginfo))
+            return
+        if isinstance(obj, dict):
+            append(len(obj))
+            for k in obj:
+                append(k if type(k) in scalar_types else id(k))
+            values(obj.values())
+            return
+        if t is list or t is tuple:
+            append(len(obj))
+            values(obj)
+            return
+        if isinstance(obj, (Module, Optimizer)):
+            # the attributes' values in insertion order, and how many there are
+            d = obj.__dict__
+            append((t, len(d)))
+            values(d.values())
+            return
+        append(("i", oid))
+
+    for r in roots:
+        if r is _ABSENT:
+            continue
+        if type(r) not in scalar_types and type(r) not in opaque_types and \
+                not isinstance(r, (Module, Optimizer, TensorImpl, dict, list, tuple)) and \
+                isinstance(getattr(r, "__dict__", None), dict):
+            walk(r.__dict__)                # a plain object the code is bound to
+        walk(r)
+        if len(out) > _BUDGET:
+            return None
+    return Fingerprint(tuple(out), tensors, grads_of, list(devices.values()))
