@@ -299,6 +299,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
+    if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
+        start, end = int(start), int(end)                # first (PyTorch's)
     host = _linspace_values(start, end, int(steps))
     return _from_host(host, dtype or dt.get_default_dtype(), device, requires_grad)
 
