@@ -22,40 +22,39 @@ import warnings
 
 import tensorlib._C.dtypes as dt
 from tensorlib._C.factory import empty
-from tensorlib._C.grad_mode import is_grad_enabled
+from tensorlib._C.grad_mode import is_grad_enabled, set_grad_enabled
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
 
-# how each op's result meets out's dtype
+# how each op's result meets out's dtype (sorted out against torch by tests/parity)
 CAST, OUT_DTYPE, EXACT, FACTORY = "cast", "out_dtype", "exact", "factory"
 
 _RULES = {
     CAST: (
-        "abs", "absolute", "acos", "arccos", "asin", "arcsin", "atan", "arctan", "atan2",
-        "arctan2", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-        "floor_divide", "remainder", "fmod", "pow", "float_power", "maximum", "minimum", "fmax",
-        "fmin", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "eq", "ne", "lt",
-        "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
-        "logical_and", "logical_or", "logical_xor", "logical_not", "neg", "negative", "exp",
-        "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
-        "sinh", "cosh", "tanh", "erf", "erfc", "erfinv", "reciprocal", "square", "sigmoid",
-        "floor", "ceil", "round", "trunc", "fix", "frac", "sign", "sgn", "signbit", "copysign",
-        "hypot", "logaddexp", "lerp", "addcmul", "addcdiv", "xlogy", "nan_to_num",
-        "isposinf", "isneginf", "deg2rad", "rad2deg", "angle", "logit", "i0", "sinc",
-        "lgamma", "digamma",
-        "mean", "nanmean", "std", "var", "logsumexp", "norm", "softmax", "log_softmax",
-        "logcumsumexp", "all", "any",
-        "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-        "row_stack", "tril", "triu", "diag", "polar", "complex",
+        "acos", "arccos", "asin", "arcsin", "atan", "arctan", "atan2", "arctan2", "add", "sub",
+        "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+        "remainder", "fmod", "pow", "float_power", "maximum", "minimum", "fmax", "fmin",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge",
+        "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_and",
+        "logical_or", "logical_xor", "logical_not", "exp", "exp2", "expm1", "log", "log2",
+        "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "erf",
+        "erfc", "erfinv", "reciprocal", "square", "sigmoid", "copysign", "hypot", "logaddexp",
+        "addcmul", "addcdiv", "xlogy", "deg2rad", "rad2deg", "angle", "logit", "i0", "sinc",
+        "lgamma", "digamma", "mean", "nanmean", "std", "var", "logsumexp", "all", "any", "cat",
+        "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+        "row_stack", "outer", "ger",
     ),
     OUT_DTYPE: ("sum", "nansum", "prod", "cumsum", "cumprod"),
     EXACT: (
         "amax", "amin", "max", "min", "aminmax", "median", "nanmedian", "kthvalue", "mode",
-        "sort", "msort", "topk", "cummax", "cummin", "argmax", "argmin",
-        "mm", "bmm", "matmul", "addmm", "baddbmm", "addbmm", "addmv", "addr", "mv", "dot",
-        "vdot", "outer", "ger", "inner", "kron", "tensordot", "matrix_power",
-        "gather", "index_select", "take", "take_along_dim", "masked_select", "scatter",
-        "scatter_add", "scatter_reduce", "index_add", "index_copy", "nonzero", "searchsorted",
-        "bucketize", "where", "clamp", "clip", "clamp_min", "clamp_max",
+        "sort", "msort", "topk", "cummax", "cummin", "argmax", "argmin", "mm", "bmm", "matmul",
+        "addmm", "baddbmm", "addbmm", "addmv", "addr", "mv", "dot", "vdot", "inner", "kron",
+        "tensordot", "matrix_power", "gather", "index_select", "take", "take_along_dim",
+        "masked_select", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy",
+        "nonzero", "searchsorted", "bucketize", "where", "clamp", "clip", "clamp_min",
+        "clamp_max", "abs", "absolute", "bitwise_not", "neg", "negative", "floor", "ceil",
+        "round", "trunc", "fix", "frac", "sign", "sgn", "signbit", "lerp", "nan_to_num",
+        "isposinf", "isneginf", "norm", "softmax", "log_softmax", "logcumsumexp", "diag",
+        "polar", "complex", "tril", "triu",
     ),
     FACTORY: ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye",
               "rand", "randn", "randint", "randperm"),
@@ -65,6 +64,14 @@ _RANGES = ("arange", "linspace", "logspace")
 _OUT_NEEDS_DIM = ("sum", "prod", "median", "nanmedian")
 RULE = {name: rule for rule, names in _RULES.items() for name in names}
 
+# ops with bool or index results: no autograd check of their arguments (PyTorch's)
+_NOT_DIFFERENTIABLE = frozenset((
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "all", "any", "argmax", "argmin", "isposinf",
+    "isneginf", "signbit", "nonzero", "searchsorted", "bucketize"))
+# all/any write bool or uint8 only
+_LOGICAL_OUT = {"all": (dt.bool_, dt.uint8), "any": (dt.bool_, dt.uint8)}
 # PyTorch's cat refuses a narrowing out dtype with TypeError (TensorIterator ops: RuntimeError)
 _CAST_ERROR = {"cat": TypeError, "concat": TypeError, "concatenate": TypeError}
 
@@ -91,14 +98,14 @@ def _run_into(name, rule, fn, args, kwargs, out):
     if name in _OUT_NEEDS_DIM and len(args) < 2 and "dim" not in kwargs:
         raise TypeError(f"{name}() with out= needs a dim (there is no out= overload of the "
                         "full reduction)")
-    if is_grad_enabled() and (_requires_grad(args) or _requires_grad(kwargs.values()) or
+    if is_grad_enabled() and name not in _NOT_DIFFERENTIABLE and (_requires_grad(args) or _requires_grad(kwargs.values()) or
                               _requires_grad(outs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     if rule == FACTORY:
         kwargs = _factory_kwargs(kwargs, outs[0])
     elif rule == OUT_DTYPE:
-        kwargs = _computing_dtype(kwargs, outs[0])
+        kwargs = _computing_dtype(name, args, kwargs, outs[0])
     result = fn(*args, **kwargs)
     results = result if isinstance(result, tuple) else (result,)
     if isinstance(out, TensorImpl) != (not isinstance(result, tuple)) or \
@@ -109,12 +116,16 @@ def _run_into(name, rule, fn, args, kwargs, out):
         if target._device is not value._device:
             raise RuntimeError(f"Expected out tensor to have device {value._device}, but got "
                                f"{target._device} instead")
-    for value, target in zip(results, outs):
-        if rule == FACTORY:
-            value = _factory_fit(name, value, target)
-        else:
-            resize_output(target, value._sizes)
-        target.copy_(value)
+    previous = set_grad_enabled(False)       # writing out is not recorded (nor refused for
+    try:                                     # an out that requires grad, under no_grad)
+        for value, target in zip(results, outs):
+            if rule == FACTORY:
+                value = _factory_fit(name, value, target)
+            else:
+                resize_output(target, value._sizes)
+            target.copy_(value)
+    finally:
+        set_grad_enabled(previous)
     if isinstance(out, TensorImpl):
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
@@ -170,17 +181,27 @@ def _factory_kwargs(kwargs, target):
             "device": kwargs.get("device") or target._device}
 
 
-def _computing_dtype(kwargs, target):
+def _computing_dtype(name, args, kwargs, target):
     """sum/prod/cumsum with out= accumulate in out's dtype (or must be given that dtype)."""
     dtype = kwargs.get("dtype")
     if dtype is not None and dtype is not target._dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {dtype.name}, but got "
                            f"{target._dtype.name} instead")
+    if name in ("cumsum", "cumprod") and target._dtype is dt.bool_:
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+    if name == "nansum" and not target._dtype.is_floating_point and args and \
+            getattr(args[0], "is_floating_point", bool)() and args[0].numel():
+        raise NotImplementedError(f"\"nansum_cpu\" not implemented for "
+                                  f"'{target._dtype.scalar_name}'")
     return {**kwargs, "dtype": target._dtype}
 
 
 def _check_dtype(name, rule, value, target, position):
-    if rule == CAST or rule == OUT_DTYPE or rule == FACTORY:
+    if name in _LOGICAL_OUT:
+        if target._dtype not in _LOGICAL_OUT[name]:
+            raise RuntimeError(f"{name} only supports bool tensor for result, got: "
+                               f"{target._dtype.scalar_name}")
+    elif rule == CAST or rule == OUT_DTYPE or rule == FACTORY:
         if not dt.can_cast(value._dtype, target._dtype):
             raise _CAST_ERROR.get(name, RuntimeError)(
                 f"result type {value._dtype.scalar_name} can't be cast to the desired output "
