@@ -409,10 +409,10 @@ def index_select(input, dim, index):  # noqa: A002
     """The slices of input along dim at the positions in the 1-D index (repeats allowed)."""
     _check_vector_index("index_select", index)
     _same_device("index_select", input, index)
+    d = _v.wrap_dim(dim, max(input.dim(), 1))
     if input.dim() == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
-    d = _v.wrap_dim(dim, max(input.dim(), 1))
     size = input._sizes[d] if input.dim() else 1
     check_bounds(index, size, d, exc=IndexOutOfBounds)
     return _index_select(input, d, _long(index).reshape(-1))
