@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-import tensorlib
 from tests.parity import fuzz_inputs as fi
 from tests.parity.compare import check
 
@@ -23,7 +22,6 @@ FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database
 FLOATS = ("float32", "float64")
 ALL = fi.DTYPES
 OPS = {}            # name -> (strategy of (args, kwargs), call(module, args, kwargs), scale)
-XFAIL = {}          # name -> why tensorlib differs and is not fixed here
 
 
 def op(name, call=None, scale=1):
@@ -243,13 +241,11 @@ def _narrow_args(draw):
 
 
 # ---- sorting ---------------------------------------------------------------------------------
-def _sort_call(name, gathered=False):
+def _gathered(name):
+    """(values, what the indices point at): with ties, any of the tied indices is right."""
     def call(m, args, kwargs):
-        result = getattr(m, name)(*args, **kwargs)
-        if not gathered:
-            return result
-        values, indices = result
-        return values, args[0].gather(kwargs.get("dim", -1), indices)    # ties: any index
+        values, indices = getattr(m, name)(*args, **kwargs)
+        return values, args[0].gather(kwargs.get("dim", -1), indices)
     return call
 
 
@@ -265,7 +261,7 @@ def _argsort_args(draw):
     return _sort_args(draw)
 
 
-@op("topk", call=_sort_call("topk", gathered=True))
+@op("topk", call=_gathered("topk"))
 def _topk_args(draw):
     x = _tensor(draw)
     ndim = len(_shape(x))
@@ -709,10 +705,6 @@ def _solve_args(draw):
 
 
 # ---- nn functionals --------------------------------------------------------------------------
-def _float_tensor(draw, shape, dtypes=FLOATS):
-    return _tensor(draw, shape=shape, dtypes=dtypes)
-
-
 @op("nn.functional.relu")
 def _relu_args(draw):
     return (_tensor(draw, dtypes=FLOATS + ("int64", "bool")),), {}
