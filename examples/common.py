@@ -7,19 +7,9 @@ import tensorlib as torch
 
 
 def best_device():
-    """cuda when usable, else an OpenCL GPU, else cpu.
-
-    An OpenCL device that is really the host CPU (PoCL) is not "best": the CPU backend's
-    BLAS and OpenMP kernels are faster on the same cores."""
-    available = torch.backends.available()
-    if "cuda" in available:
-        return "cuda"
-    if "opencl" in available:
-        from tensorlib_opencl import device as opencl_devices
-        for index, dev in enumerate(opencl_devices.devices()):
-            if not dev.is_cpu:
-                return f"opencl:{index}"
-    return "cpu"
+    """The current accelerator device (cuda, or an OpenCL GPU), else cpu: an OpenCL device
+    that is really the host CPU (PoCL) is not an accelerator (tensorlib.accelerator)."""
+    return torch.accelerator.best_device()
 
 
 def parser(description, epochs):

@@ -35,7 +35,8 @@ cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
     """A 0-dim tensor holding `value`, for a Python number taking part in an op. Filled on the
     device (no host transfer) and cached: `x * 2` in a loop allocates nothing for the 2. The
     cached tensors are operands only; no op writes into its inputs."""
-    key = (type(value), value, dt, dev)
+    # float keys by their bits: -0.0 == 0.0 would hand a -0.0 tensor to a 0.0 operand
+    key = (type(value), value.hex() if type(value) is float else value, dt, dev)
     cdef TensorImpl t = _scalars.get(key)
     if t is not None:
         return t

@@ -74,6 +74,12 @@ class Backend:
     def device_name(self, index):
         return f"{self.device_type}:{index}"
 
+    def runs_on_host(self, index):
+        """True when device `index` computes on the host CPU (an OpenCL CPU driver such as
+        PoCL): tensorlib.accelerator does not count it, as PyTorch's accelerator is a device
+        other than the host CPU."""
+        return False
+
     def allocate(self, nbytes, index):
         """A handle to `nbytes` of device memory on device `index` (the Storage keeps it)."""
         raise NotImplementedError(f"{type(self).__name__} needs allocate(nbytes, index)")

@@ -1,6 +1,7 @@
 """The ops, one module per family. Each module lists the functions it exports as
 `tensorlib.<name>` in `__all__`, and the Tensor methods it adds in `TENSOR_METHODS`
-(name -> function); `install` wires both up when tensorlib is imported."""
+(name -> function); `install` wires both up when tensorlib is imported, and gives the
+functions that take `out=` in PyTorch their `out=` (`_out.py`)."""
 import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
@@ -20,6 +21,9 @@ def install(tensor_cls, namespace):
             setattr(tensor_cls, name, fn)
         for name in getattr(module, "__all__", ()):
             namespace[name] = getattr(module, name)
+    from tensorlib.ops import _out         # out= on the functions that take it in PyTorch
+    _out.install(namespace)
+    tensor_cls.resize_ = _out.resize_
 
 
 def __getattr__(name):

@@ -205,6 +205,22 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start="
+                           f"{start}, end={end}, step={step}")
+    if dtype is dt.int64:
+        # int64 truncates the bounds and the step first, as PyTorch's arange
+        start, end, step = (int(v) for v in (start, end, step))
+        if step == 0:
+            raise ValueError("step must be nonzero")
+    elif dtype is not None and dtype.category < 2:
+        # other integer dtypes: the length from the float bounds, the values from the
+        # truncated start and step (PyTorch's arithmetic)
+        length = math.ceil((end - start) / step)
+        host = int(start) + int(step) * np.arange(length, dtype=np.int64)
+        t = _empty((length,), dtype, factory_device(device))
+        t._device._backend.copy_from_host(t, host.astype(dtype.np))
+        return _finish(t, requires_grad)
     values = (start, end, step)
     if dtype is None:
         is_float = any(isinstance(v, float) for v in values)
@@ -283,6 +299,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
+    if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
+        start, end = int(start), int(end)                # first (PyTorch's)
     host = _linspace_values(start, end, int(steps))
     return _from_host(host, dtype or dt.get_default_dtype(), device, requires_grad)
 

@@ -40,7 +40,7 @@ def _host(x):
 
 def _back(array, like, dtype=None):
     import tensorlib
-    array = np.ascontiguousarray(array)
+    array = np.ascontiguousarray(array).reshape(np.shape(array))   # (which makes 0-d 1-d)
     out = tensorlib.from_numpy(array) if array.size else \
         tensorlib.zeros(array.shape, dtype=dtype or like.dtype)
     if dtype is not None:

@@ -184,7 +184,11 @@ def _wrapped(x, items):
 def parse_key(x, key):
     """The Key for x[key]: every check PyTorch makes, done once."""
     items = [_classify(k, x._device) for k in (key if isinstance(key, tuple) else (key,))]
-    items = _resolve(x, _expand_ellipsis(x, items))
+    items = _expand_ellipsis(x, items)
+    for k in items:                          # checked before the masks' shapes, as PyTorch
+        if isinstance(k, slice) and k.step is not None and k.step <= 0:
+            raise ValueError("step must be greater than zero")
+    items = _resolve(x, items)
     if not any(isinstance(k, (TensorImpl, MaskIndex, NewAxis)) for k in items):
         return Key(items)
     unique = not any(isinstance(k, TensorImpl) for k in items)
@@ -339,6 +343,11 @@ def index_put(x, indices, values, accumulate=False):
 def setitem(x, key, value):
     """x[key] = value (value broadcast and converted to x's dtype); repeated advanced indices:
     the last write wins."""
+    if isinstance(value, TensorImpl) and value._dtype is not x._dtype and \
+            _has_integer_index(key):
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{x._dtype.scalar_name} for the destination and "
+                           f"{value._dtype.scalar_name} for the source.")
     parsed = parse_key(x, key)
     recording = _gm.is_grad_enabled() and (x._requires_grad or getattr(value, "_requires_grad",
                                                                         False))
@@ -354,6 +363,17 @@ def setitem(x, key, value):
     elif value._device is not x._device:
         value = value.to(x._device)
     _put(x, parsed, value, False)
+
+
+def _has_integer_index(key):
+    """Whether a key holds an integer index tensor or list (PyTorch's index_put path, which
+    takes values of x's dtype only)."""
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, TensorImpl) and k.dim() and k._dtype not in (dt.bool_, dt.uint8):
+            return True
+        if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype.kind in "iu":
+            return True
+    return False
 
 
 @differentiable("take_flat")

@@ -180,11 +180,12 @@ def stack(tensors, dim=0):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._sizes
+    dim = _v.wrap_dim(dim, len(shape) + 1)
     for i, t in enumerate(tensors):
         if t._sizes != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t._sizes)} at entry {i}")
-    return _stack(_v.wrap_dim(dim, len(shape) + 1), *tensors)
+    return _stack(dim, *tensors)
 
 
 @differentiable("stack")

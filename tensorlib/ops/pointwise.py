@@ -114,6 +114,8 @@ def fmod(a, b):
 
 @_autocast_op("pow")
 def pow(a, b):  # noqa: A001 - torch's name
+    if isinstance(b, bool) and _is_tensor(a) and a._dtype is dt.bool_:
+        return a.clone() if b else _bool_full(a, True)       # a ** True, a ** False
     if _is_tensor(b) and not _is_float_dtype(_pw_result_dtype(a, b)) and \
             not _is_float_dtype(b._dtype) and b._dtype is not dt.bool_:
         return _integer_pow(a, b)

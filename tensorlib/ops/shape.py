@@ -4,7 +4,7 @@ from tensorlib._C import views as _v
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import is_contiguous, numel
-from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._args import dims_arg, sizes_arg
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
@@ -45,6 +45,7 @@ def clone(x, memory_format=None):
 def flatten(x, start_dim=0, end_dim=-1):
     nd = x.dim()
     if nd == 0:
+        _v.wrap_dim(start_dim, 1), _v.wrap_dim(end_dim, 1)      # range-checked as PyTorch's
         return reshape(x, (1,))
     start = _v.wrap_dim(start_dim, nd)
     end = _v.wrap_dim(end_dim, nd)
@@ -83,6 +84,8 @@ def expand(x, *sizes):
 
 @differentiable("squeeze")
 def squeeze(x, dim=None):
+    if isinstance(dim, (tuple, list)):
+        dims_arg(dim, x.dim())                 # a repeated dim raises
     return _v.squeeze(x, dim)
 
 

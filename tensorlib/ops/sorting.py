@@ -227,6 +227,8 @@ def _prepare(name, x, dim, index, src=None):
     if isinstance(src, TensorImpl) and src._dtype is not x._dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
     d = _v.wrap_dim(dim, max(x.dim(), 1))
+    if index.numel() == 0:                   # PyTorch checks no shapes against an empty index
+        return d, _long(index)
     _check_scatter_shapes(name, x, d, index, src)
     size = x._sizes[d] if x.dim() else 1
     check_bounds(index, size, d, exc=IndexOutOfBounds)
@@ -407,12 +409,12 @@ def index_select(input, dim, index):  # noqa: A002
     """The slices of input along dim at the positions in the 1-D index (repeats allowed)."""
     _check_vector_index("index_select", index)
     _same_device("index_select", input, index)
+    d = _v.wrap_dim(dim, max(input.dim(), 1))
     if input.dim() == 0 and index.numel() != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
-    d = _v.wrap_dim(dim, max(input.dim(), 1))
     size = input._sizes[d] if input.dim() else 1
-    check_bounds(index, size, d)
+    check_bounds(index, size, d, exc=IndexOutOfBounds)
     return _index_select(input, d, _long(index).reshape(-1))
 
 
@@ -440,7 +442,9 @@ def _prepare_index_op(name, x, dim, index, source=None):
     d = _v.wrap_dim(dim, max(x.dim(), 1))
     if source is not None:
         _check_source(name, x, d, index, source)
-    check_bounds(index, x._sizes[d] if x.dim() else 1, d)
+        if source.numel() == 0:              # nothing is written: PyTorch reads no index
+            return d, _long(index).reshape(-1)
+    check_bounds(index, x._sizes[d] if x.dim() else 1, d, exc=IndexOutOfBounds)
     return d, _long(index).reshape(-1)
 
 
@@ -625,6 +629,8 @@ def take_along_dim(input, indices, dim=None):  # noqa: A002
     x_shape[d], i_shape[d] = input._sizes[d], indices._sizes[d]
     x = input if tuple(x_shape) == input._sizes else input.expand(tuple(x_shape))
     i = indices if tuple(i_shape) == indices._sizes else indices.expand(tuple(i_shape))
+    if x._sizes[d] and i.numel() and isinstance(i, TensorImpl) and i._dtype in _INDEX_DTYPES:
+        i = i.remainder(x._sizes[d])         # PyTorch's take_along_dim(dim=...) wraps indices
     return gather(x, d, i)
 
 
@@ -667,6 +673,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     (also when sorted=False, which PyTorch allows); ties keep index order."""
     d = _v.wrap_dim(dim, max(input.dim(), 1))
     size = input._sizes[d] if input.dim() else 1
+    if input._dtype is dt.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     return _topk(input, int(k), d, bool(largest), bool(sorted))
@@ -688,6 +696,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     """The k-th smallest element along dim (k from 1) and its index."""
     d = _v.wrap_dim(dim, max(input.dim(), 1))
     size = input._sizes[d] if input.dim() else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kthvalue(input, int(k), d, bool(keepdim))
@@ -839,21 +849,59 @@ def _unique_runs(flat, order, shape, return_inverse, return_counts):
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa
     """Sorted distinct values (also for sorted=False, which PyTorch allows), with optional
-    inverse indices and counts. Only dim=None; not differentiable."""
+    inverse indices and counts; with dim, the distinct slices along dim. Not differentiable."""
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported by tensorlib yet; only "
-                                  "dim=None (unique elements of the flattened input)")
+        return _unique_dim(input, dim, True, return_inverse, return_counts)
     flat, order = _prim_sort(input.detach().reshape(-1), 0)
     return _unique_runs(flat, order, input._sizes, return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa
-    """Collapses runs of equal consecutive elements (of the flattened input; dim=None only)."""
+    """Collapses runs of equal consecutive elements (of the flattened input, or of the slices
+    along dim)."""
     if dim is not None:
-        raise NotImplementedError("unique_consecutive(dim=...) is not supported by tensorlib "
-                                  "yet; only dim=None")
+        return _unique_dim(input, dim, False, return_inverse, return_counts)
     flat = input.detach().reshape(-1)
     return _unique_runs(flat, None, input._sizes, return_inverse, return_counts)
+
+
+def _unique_dim(input, dim, sort, return_inverse, return_counts):
+    """The distinct slices along dim: each slice flattened to a row, the rows sorted
+    lexicographically (stable sorts from the last column to the first) when `sort`, then
+    runs of equal rows collapsed."""
+    x = input.detach()
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _v.wrap_dim(dim, x.dim())
+    if any(s == 0 for i, s in enumerate(x._sizes) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    n = x._sizes[d]
+    rest = x._sizes[:d] + x._sizes[d + 1:]
+    rows = x.movedim(d, 0).reshape(n, -1)
+    order = _arange(n, x._device)
+    if sort:
+        for c in range(rows._sizes[1] - 1, -1, -1):
+            column = _index_select(rows, 0, order).select(1, c).contiguous()
+            order = _select1d(order, _prim_sort(column, 0)[1])
+        rows = _index_select(rows, 0, order)
+    start = _full((n,), True, dt.bool_, x._device)
+    if n > 1:
+        lookup("copy", x._device)(_v.slice(start, 0, 1, n, 1), (rows[1:] != rows[:-1]).any(1))
+    starts = mask_positions(start)
+    values = _index_select(rows, 0, starts).reshape((starts.numel(),) + rest).movedim(0, d)
+    out = [values]
+    if return_inverse:
+        inverse = _full((n,), 0, dt.int64, x._device)
+        _scatter_add_into(inverse, 0, order, _cumsum(start) - 1)
+        out.append(inverse)
+    if return_counts:
+        ends = _full((starts.numel(),), n, dt.int64, x._device)
+        if starts.numel() > 1:
+            lookup("copy", x._device)(_v.slice(ends, 0, 0, starts.numel() - 1, 1),
+                                      _v.slice(starts, 0, 1, starts.numel(), 1))
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -167,8 +167,10 @@ def test_setitem_matches_numpy(case):
 def test_setitem_non_contiguous_and_dtype_conversion():
     base = tl.zeros(6, 4)
     x = base[::2].t()                                              # (4, 3) non-contiguous view
-    x[[0, 3], 1:] = tl.tensor([1, 2], dtype=tl.int64)
-    x[x == 0] = 0.5
+    x[[0, 3], 1:] = tl.tensor([1, 2], dtype=tl.float32)
+    x[x == 0] = tl.tensor(0.5, dtype=tl.float64)         # a mask converts the value's dtype
+    with pytest.raises(RuntimeError, match="dtypes match"):  # an index tensor does not (torch)
+        x[[0, 3], 1:] = tl.tensor([1, 2], dtype=tl.int64)
     want = np.full((4, 3), 0.5)
     want[[0, 3], 1:] = [1, 2]
     np.testing.assert_array_equal(x.numpy(), want)

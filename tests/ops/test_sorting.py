@@ -391,8 +391,19 @@ def test_unique_matches_numpy(return_inverse, return_counts):
                                                     return_counts=True)
     assert values.tolist() == [1, 2, 1, 3] and counts.tolist() == [2, 3, 1, 2]
     assert inverse.tolist() == [0, 0, 1, 1, 1, 2, 3, 3]
-    with pytest.raises(NotImplementedError, match="dim=None"):
-        tl.unique(_i(a), dim=0)
+
+
+def test_unique_along_dim_matches_numpy(device):
+    rows = np.array([[2, 1], [1, 1], [2, 1], [0, 5]])
+    values, inverse, counts = tl.unique(tl.tensor(rows, device=device), dim=0,
+                                        return_inverse=True, return_counts=True)
+    ref_values, ref_inverse, ref_counts = np.unique(rows, axis=0, return_inverse=True,
+                                                    return_counts=True)
+    assert values.tolist() == ref_values.tolist() and counts.tolist() == ref_counts.tolist()
+    assert inverse.tolist() == ref_inverse.reshape(-1).tolist()
+    runs, run_counts = tl.unique_consecutive(tl.tensor(rows.T, device=device), dim=1,
+                                             return_counts=True)
+    assert runs.tolist() == [[2, 1, 2, 0], [1, 1, 1, 5]] and run_counts.tolist() == [1, 1, 1, 1]
 
 
 def test_one_hot():

@@ -63,3 +63,50 @@ def tensor_specs(shape=None, dtypes=DTYPES):
 def numbers():
     """Python numbers for an operand slot: bool, small ints (incl. 0), floats (incl. 0.5)."""
     return st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 0.5, -1.5, 2.0]))
+
+
+class Operand:
+    """A tensor in an argument recipe: `spec` (shape, dtype, layout, seed) built by `build`,
+    or explicit `values` (index tensors, masks) in dtype `dtype`."""
+
+    def __init__(self, spec=None, values=None, dtype=None, requires_grad=False):
+        self.spec, self.values, self.dtype, self.requires_grad = spec, values, dtype, requires_grad
+
+    def make(self, module):
+        if self.spec is not None:
+            t = build(module, self.spec)
+        else:
+            t = module.tensor(self.values, dtype=getattr(module, self.dtype))
+        return t.requires_grad_() if self.requires_grad else t
+
+    def __repr__(self):
+        what = self.spec if self.spec is not None else f"{self.values}:{self.dtype}"
+        return f"T{what}" + ("+grad" if self.requires_grad else "")
+
+
+class Dtype:
+    """A dtype in an argument recipe, by name (the same in both libraries)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+def materialize(module, recipe):
+    """The recipe with every Operand and Dtype built in `module`."""
+    if isinstance(recipe, Operand):
+        return recipe.make(module)
+    if isinstance(recipe, Dtype):
+        return getattr(module, recipe.name)
+    if isinstance(recipe, (tuple, list)):
+        return type(recipe)(materialize(module, r) for r in recipe)
+    if isinstance(recipe, dict):
+        return {k: materialize(module, v) for k, v in recipe.items()}
+    return recipe
+
+
+def random_values(shape, low, high, seed):
+    """Integer values in [low, high] as nested lists (index tensors)."""
+    return np.random.default_rng(seed).integers(low, high + 1, shape).tolist()

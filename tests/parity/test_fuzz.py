@@ -5,17 +5,15 @@ same builtin exception class, or both return the same shapes, dtypes and values.
 Arguments: shapes with 0-d and 0-size dims, broadcasting pairs, the dtypes in fuzz_inputs,
 layouts (transposed, stepped, expanded, storage offset), Python numbers in every operand
 position, dims in and out of range, keepdim."""
-import builtins
-import math
 import operator
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import tensorlib
 from tests.parity import fuzz_inputs as fi
+from tests.parity.compare import check as _check
 
 torch = pytest.importorskip("torch")
 
@@ -46,71 +44,6 @@ MISSING = sorted(op for op in UNARY + BINARY + REDUCTIONS
 UNARY, BINARY, REDUCTIONS = ([op for op in ops if op not in MISSING]
                              for ops in (UNARY, BINARY, REDUCTIONS))
 NEEDS_DIM = {"logsumexp", "cumsum", "cumprod", "softmax", "log_softmax", "unsqueeze", "flip"}
-
-TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "float64": 1e-10}
-
-
-def _builtin(exc_type):
-    """The builtin exception class an exception is (numpy's UFuncTypeError is a TypeError)."""
-    for cls in exc_type.__mro__:
-        if getattr(builtins, cls.__name__, None) is cls:
-            return cls
-    return Exception
-
-
-def _outcome(fn):
-    try:
-        return "returns", fn()
-    except Exception as exc:  # noqa: BLE001 - the class is what is compared
-        return "raises", _builtin(type(exc))
-
-
-def _host(t):
-    """(shape, dtype name, float64 or exact values) of a tensor of either library."""
-    name = str(t.dtype).split(".")[-1]
-    t = t.detach().cpu()
-    if name in ("float16", "bfloat16"):
-        t = t.float()
-    return tuple(t.shape), name, np.array(t.tolist(), dtype=object if name == "int64" else None)
-
-
-def _same(ours, ref, where):
-    if isinstance(ref, (tuple, list)):
-        assert isinstance(ours, (tuple, list)) and len(ours) == len(ref), where
-        for o, r in zip(ours, ref):
-            _same(o, r, where)
-        return
-    if not isinstance(ref, torch.Tensor):
-        assert ours == ref or (isinstance(ref, float) and math.isnan(ref) and math.isnan(ours))
-        return
-    (shape, dtype, values), (rshape, rdtype, rvalues) = _host(ours), _host(ref)
-    assert (shape, dtype) == (rshape, rdtype), f"{where}: shape/dtype {shape} {dtype} vs " \
-                                               f"{rshape} {rdtype}"
-    if dtype in TOLERANCE:
-        tol = TOLERANCE[dtype]
-        np.testing.assert_allclose(values, rvalues, rtol=tol, atol=tol, equal_nan=True,
-                                   err_msg=where)
-    else:
-        assert values.tolist() == rvalues.tolist(), where
-
-
-def _check(call, args_for, describe, has_number=False):
-    ours = _outcome(lambda: call(tensorlib, args_for(tensorlib)))
-    ref = _outcome(lambda: call(torch, args_for(torch)))
-    where = describe()
-    if has_number and ref == ("raises", TypeError):
-        # torch's binding refuses a Python number where its signature says Tensor (e.g.
-        # torch.maximum(t, 0.5)); tensorlib takes the number as a 0-d tensor (and then
-        # computes, or rejects the dtypes). The one difference the fuzzer accepts:
-        # tensorlib is the wider API there.
-        return
-    assert ours[0] == ref[0], f"{where}: tensorlib {ours[0]} {ours[1]!r} / torch {ref[0]} " \
-                              f"{ref[1]!r}"
-    if ref[0] == "raises":
-        assert ours[1] is ref[1], f"{where}: tensorlib raises {ours[1]}, torch {ref[1]}"
-    else:
-        _same(ours[1], ref[1], where)
-
 
 def _operand(spec):
     return (lambda m: fi.build(m, spec)) if isinstance(spec, tuple) else (lambda m: spec)

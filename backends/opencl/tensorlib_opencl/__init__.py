@@ -68,6 +68,11 @@ class OpenCLBackend(Backend):
         from tensorlib_opencl import device as _device
         return _device.get(index).name
 
+    def runs_on_host(self, index):
+        """An OpenCL CPU device (PoCL) computes on the host CPU."""
+        from tensorlib_opencl import device as _device
+        return _device.get(index).is_cpu
+
     def state(self, index):
         st = self._states.get(index or 0)
         if st is None:

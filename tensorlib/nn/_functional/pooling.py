@@ -136,7 +136,9 @@ def _max_pool(x, tables):
     dev = x.device
     sp = x.shape[2:]
     kernel = x._device._kernels.get("max_pool")       # a backend's fused pooling, if any
-    if kernel is not None:
+    # a window wholly in the padding is -inf (PyTorch's); the fused kernels assume none is
+    empty_window = any(not ok.any(axis=1).all() for _, ok in tables)
+    if kernel is not None and not empty_window:
         outs = x.shape[:2] + tuple(pos.shape[0] for pos, _ in tables)
         values = tensorlib.empty(outs, dtype=x.dtype, device=dev)
         indices = tensorlib.empty(outs, dtype=tensorlib.int64, device=dev)
