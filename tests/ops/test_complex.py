@@ -1,6 +1,7 @@
 """Complex dtypes against torch: dtypes and promotion, creation, printing, the complex-only
 ops (real/imag/conj/angle/abs/polar/view_as_real/view_as_complex), elementwise math,
-matmul and reductions; complex autograd and non-CPU devices raise clearly."""
+matmul and reductions; non-CPU devices raise clearly (complex autograd:
+tests/autograd/test_complex_autograd.py)."""
 import numpy as np
 import pytest
 
@@ -108,12 +109,6 @@ def test_elementwise_matmul_and_reductions():
     assert bool((z == z).all())
     same(z.to(tl.complex64), tz.to(torch.complex64))
     same(tl.tensor([1.0, 2.0]).to(tl.complex64), torch.tensor([1.0, 2.0]).to(torch.complex64))
-
-
-def test_complex_autograd_raises_clearly():
-    x = tl.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="autograd for complex tensors"):
-        x * 1j
 
 
 def test_non_cpu_devices_raise(device):

@@ -1,6 +1,7 @@
 """Derivatives of reductions: the gradient is put back over the reduced dims (expanded), and
 for extrema shared between the elements that attained the extreme."""
 import tensorlib
+from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._args import dims_arg
 
@@ -95,7 +96,7 @@ def prod(ctx, g):
     safe_x = tensorlib.where(is_zero, 1.0, x)
     grad = tensorlib.where(tensorlib.eq(zeros, 0), out / safe_x,
                            tensorlib.where(tensorlib.eq(zeros, 1) & is_zero, nonzero_prod, 0.0))
-    return (g_full * grad,)
+    return (g_full * conj(grad),)
 
 
 

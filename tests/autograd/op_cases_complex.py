@@ -1,0 +1,29 @@
+"""The gradcheck cases of the complex ops (tensorlib/ops/complex.py), the FFTs
+(tensorlib/fft) and linalg.eig, appended to op_cases.CASES. The leaves are float64; each
+case builds its complex values from them (gradcheck also checks complex outputs)."""
+import tensorlib as tl
+
+from .op_cases import Case, add
+
+S = (3, 4)
+_LAYOUTS = ("contiguous", "sliced")
+
+
+def _z(a, b):
+    return tl.complex(a, b)
+
+
+add(Case("complex", lambda a, b: _z(a, b) * (2 - 1j), [S, S], layouts=_LAYOUTS,
+         cpu_only=True, gradgrad=True),
+    Case("view_as_real", lambda a, b: tl.view_as_real(_z(a, b) * _z(b, a)), [S, S],
+         covers=["view_as_real", "complex"], layouts=_LAYOUTS, cpu_only=True, gradgrad=True),
+    Case("view_as_complex", lambda a: tl.view_as_complex(a.contiguous()) ** 2, [(3, 2)],
+         layouts=("contiguous",), cpu_only=True, gradgrad=True),
+    Case("conj_physical", lambda a, b: _z(a, b).conj() * _z(b, a), [S, S],
+         covers=["conj_physical", "complex"], layouts=_LAYOUTS, cpu_only=True,
+         gradgrad=True),
+    Case("complex_abs", lambda a, b: _z(a, b).abs(), [S, S], "nonzero",
+         covers=["complex_abs", "complex"], layouts=_LAYOUTS, cpu_only=True),
+    Case("angle", lambda a, b: _z(a, b).angle(), [S, S], "nonzero",
+         covers=["angle", "complex"], layouts=_LAYOUTS, cpu_only=True),
+    Case("angle-real", tl.angle, [S], "nonzero", covers=["angle"], layouts=_LAYOUTS))
