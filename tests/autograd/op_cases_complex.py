@@ -27,3 +27,16 @@ add(Case("complex", lambda a, b: _z(a, b) * (2 - 1j), [S, S], layouts=_LAYOUTS,
     Case("angle", lambda a, b: _z(a, b).angle(), [S, S], "nonzero",
          covers=["angle", "complex"], layouts=_LAYOUTS, cpu_only=True),
     Case("angle-real", tl.angle, [S], "nonzero", covers=["angle"], layouts=_LAYOUTS))
+
+FFT = tl.fft
+add(Case("fft_c2c", lambda a, b: FFT.fft(_z(a, b), n=5, norm="ortho"), [S, S],
+         covers=["fft_c2c", "complex"], layouts=_LAYOUTS, cpu_only=True, gradgrad=True),
+    Case("fft_c2c-2d", lambda a: FFT.ifft2(a), [S], covers=["fft_c2c"], cpu_only=True),
+    Case("fft_r2c", lambda a: FFT.rfft(a, n=6), [S], layouts=_LAYOUTS, cpu_only=True,
+         gradgrad=True),
+    Case("fft_r2c-nd", lambda a: FFT.rfftn(a, norm="forward"), [S], covers=["fft_r2c"],
+         cpu_only=True),
+    Case("fft_c2r", lambda a, b: FFT.irfft(_z(a, b), n=7), [S, S],
+         covers=["fft_c2r", "complex"], layouts=_LAYOUTS, cpu_only=True, gradgrad=True),
+    Case("fft_c2r-hfft2", lambda a, b: FFT.hfft2(_z(a, b)), [S, S],
+         covers=["fft_c2r", "complex", "conj_physical"], cpu_only=True))
