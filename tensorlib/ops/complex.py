@@ -12,7 +12,8 @@ from tensorlib._C.factory import empty
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical",
-           "resolve_conj", "is_conj", "angle", "polar", "complex", "is_complex", "sgn"]
+           "resolve_conj", "is_conj", "angle", "polar", "complex", "is_complex", "sgn",
+           "adjoint"]
 
 _PART = {"complex64": dt.float32, "complex128": dt.float64}
 _WHOLE = {"float32": dt.complex64, "float64": dt.complex128}
@@ -101,6 +102,12 @@ def conj(input):  # noqa: A002
     return conj_physical(input) if input._dtype.is_complex else input
 
 
+def adjoint(input):  # noqa: A002
+    """The conjugate transpose of the last two dims (Tensor.mH); the transpose when real."""
+    _check_tensor(input, "adjoint")
+    return conj(input.transpose(-2, -1))
+
+
 def resolve_conj(input):  # noqa: A002
     return input
 
@@ -162,4 +169,5 @@ def polar(abs, angle):  # noqa: A002
 
 TENSOR_METHODS = {"is_complex": is_complex, "conj": conj, "conj_physical": conj_physical,
                   "resolve_conj": resolve_conj, "is_conj": is_conj, "angle": angle,
-                  "real": property(real), "imag": property(imag), "sgn": sgn}
+                  "real": property(real), "imag": property(imag), "sgn": sgn,
+                  "adjoint": adjoint, "mH": property(adjoint)}

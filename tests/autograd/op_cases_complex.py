@@ -40,3 +40,16 @@ add(Case("fft_c2c", lambda a, b: FFT.fft(_z(a, b), n=5, norm="ortho"), [S, S],
          covers=["fft_c2r", "complex"], layouts=_LAYOUTS, cpu_only=True, gradgrad=True),
     Case("fft_c2r-hfft2", lambda a, b: FFT.hfft2(_z(a, b)), [S, S],
          covers=["fft_c2r", "complex", "conj_physical"], cpu_only=True))
+
+LA = tl.linalg
+add(Case("linalg_eig", lambda a: (lambda L, V: (L, V.abs()))(*LA.eig(a)), [(2, 3, 3)],
+         layouts=("contiguous", "transposed"), cpu_only=True),
+    Case("linalg_eig-complex", lambda a, b: LA.eigvals(_z(a, b)), [(3, 3), (3, 3)],
+         covers=["linalg_eig", "complex"], layouts=("contiguous",), cpu_only=True),
+    Case("linalg_qr-wide", LA.qr, [(2, 3, 5)], covers=["linalg_qr"],
+         layouts=("contiguous", "transposed")),
+    Case("linalg_det-singular", lambda a: LA.det(tl.cat([a, a[..., :1] * 2], -1)), [(2, 3, 2)],
+         covers=["linalg_det"], layouts=("contiguous",)),
+    Case("linalg_svd-complex", lambda a, b: (lambda u, s, vh: (u * s.unsqueeze(-2)) @ vh)(
+        *LA.svd(_z(a, b), full_matrices=False)), [(3, 2), (3, 2)],
+         covers=["linalg_svd", "complex"], layouts=("contiguous",), cpu_only=True))
