@@ -9,6 +9,7 @@ import math
 from tensorlib._C import dtypes as dt
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._C.factory import empty
+from tensorlib._C.pointwise import complex_off_cpu
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical",
@@ -51,6 +52,8 @@ def view_as_complex(input):  # noqa: A002
     """The complex view of a float tensor whose last dimension holds (real, imag) pairs."""
     _check_tensor(input, "view_as_complex")
     whole = _WHOLE.get(input._dtype.name)
+    if whole is not None and input._device.type != "cpu":
+        raise complex_off_cpu("view_as_complex", whole, input._device)
     if whole is None:
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
                            f"but got a tensor of scalar type: {input._dtype.scalar_name}")
@@ -153,6 +156,8 @@ def complex(real, imag):  # noqa: A001 - torch.complex
     if whole is None or real._dtype is not imag._dtype:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{real._dtype.scalar_name} and {imag._dtype.scalar_name}")
+    if real._device.type != "cpu":
+        raise complex_off_cpu("complex", whole, real._device)
     from tensorlib._C.broadcast import broadcast_shapes
     shape = tuple(broadcast_shapes(real._sizes, imag._sizes))
     out = empty(shape, whole, real._device)
@@ -164,6 +169,9 @@ def complex(real, imag):  # noqa: A001 - torch.complex
 
 def polar(abs, angle):  # noqa: A002
     """abs * (cos(angle) + i sin(angle))."""
+    _check_tensor(abs, "polar")
+    if abs._device.type != "cpu":
+        raise complex_off_cpu("polar", _WHOLE.get(abs._dtype.name, dt.complex64), abs._device)
     return complex(abs * angle.cos(), abs * angle.sin())
 
 

@@ -166,8 +166,10 @@ def _eig(A):
 
 def _check_cpu_result(name, A):
     if A.device.type != "cpu":
-        raise RuntimeError(f"{name}: its complex results are only supported on the cpu so "
-                           f"far (the input is on {A.device}); move it with .cpu() first")
+        whole = "complex64" if A.dtype in (dt.float32, dt.complex64) else "complex128"
+        raise RuntimeError(f"{name}: its complex results ({whole}) are only supported on the "
+                           f"cpu so far (the input is on {A.device}); move it with .cpu() "
+                           f"first")
 
 
 def eig(A):
