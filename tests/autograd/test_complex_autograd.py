@@ -57,6 +57,12 @@ CASES = {
                   "zw"),
     "where": (lambda lib, z, w, x: lib.where(lib.tensor(X) > 0, z, w * 2), "zw"),
     "squared_modulus": (lambda lib, z, w, x: (z * z.conj()).real, "z"),
+    "cumsum_cumprod": (lambda lib, z, w, x: z.cumsum(1) + w.cumprod(1), "zw"),
+    "cumprod_with_zero": (lambda lib, z, w, x: (z * lib.tensor(X > -0.3)).cumprod(0), "z"),
+    "linear": (lambda lib, z, w, x: lib.nn.functional.linear(z, w[:2], w[2, :2]), "zw"),
+    "gather_masked_fill": (lambda lib, z, w, x:
+                           z.gather(1, lib.tensor([[0, 0], [1, 2], [3, 3]]))
+                           + w.masked_fill(lib.tensor(X > 0), 0)[:, :2], "zw"),
 }
 
 
