@@ -57,6 +57,7 @@ CASES = {
                   "zw"),
     "where": (lambda lib, z, w, x: lib.where(lib.tensor(X) > 0, z, w * 2), "zw"),
     "squared_modulus": (lambda lib, z, w, x: (z * z.conj()).real, "z"),
+    "var_std": (lambda lib, z, w, x: z.var(1) + w.std(1, correction=0), "zw"),
     "cumsum_cumprod": (lambda lib, z, w, x: z.cumsum(1) + w.cumprod(1), "zw"),
     "cumprod_with_zero": (lambda lib, z, w, x: (z * lib.tensor(X > -0.3)).cumprod(0), "z"),
     "linear": (lambda lib, z, w, x: lib.nn.functional.linear(z, w[:2], w[2, :2]), "zw"),
