@@ -139,3 +139,9 @@ def test_complex_leaf_and_backward_seed():
     assert z.grad.numpy().tolist() == [2j]
     with pytest.raises(RuntimeError, match="floating point and complex"):
         tl.ones(2, dtype=tl.int64).requires_grad_()
+
+
+def test_inplace_write_into_a_part_of_a_complex_tensor_says_it_is_not_differentiable():
+    z = tl.tensor(Z, requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="view_as_real.*not differentiable yet"):
+        z.real.mul_(3)
