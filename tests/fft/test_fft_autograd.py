@@ -1,6 +1,7 @@
 """Gradients of tensorlib.fft and stft/istft against torch (the same real loss of the
-results, backward, the inputs' gradients compared), and gradcheck through them: every
-transform with n/s, dim and norm, including the Hermitian bookkeeping of rfft/irfft."""
+results, backward, the inputs' gradients compared; the values of the hfft2/hfftn/ihfft2/
+ihfftn family too), and gradcheck through them: every transform with n/s, dim and norm,
+including the Hermitian bookkeeping of rfft/irfft."""
 import numpy as np
 import pytest
 
@@ -51,6 +52,9 @@ def test_gradients_match_torch(name, kind, kwargs):
     out = getattr(tl.fft, name)(x, **kwargs)
     theirs = getattr(torch.fft, name)(torch.tensor(data), **kwargs)
     assert tuple(out.shape) == tuple(theirs.shape)
+    assert out.dtype.name == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(out.detach().resolve_conj().numpy(),
+                               theirs.resolve_conj().numpy(), atol=1e-10)
     _loss(tl, out).backward()
     assert x.grad.dtype is x.dtype
     np.testing.assert_allclose(x.grad.numpy(), _torch_grad(name, data, kwargs), atol=1e-10)
