@@ -147,7 +147,7 @@ class Tensor(TensorImpl):
                                    "doesn't require differentiation use var_no_grad = "
                                    "var.detach().")
             return self
-        if requires_grad and not self._dtype.is_floating_point:
+        if requires_grad and self._dtype.category < 2:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         if requires_grad and self._is_inference:

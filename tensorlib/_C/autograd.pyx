@@ -10,6 +10,7 @@ import weakref
 
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_REFCNT
+from tensorlib._C.dtypes cimport dtype
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
 from tensorlib._C.grad_mode cimport grad_enabled
 from tensorlib._C import grad_mode as _state
@@ -439,12 +440,15 @@ cdef object _unpack(object h):
 
 cdef object _fit(object grad, TensorMeta meta):
     """Undo broadcasting (sum over expanded dims) and promotion (cast back) so a gradient has
-    its input's shape and dtype."""
+    its input's shape and dtype. A real input of a complex op gets the real part of its
+    complex gradient (PyTorch's rule)."""
     cdef TensorImpl g = grad
     if g._sizes != meta.shape:
         grad = grad.sum_to_size(meta.shape)
         g = grad
     if g._dtype is not meta.dtype:
+        if g._dtype.category == 3 and (<dtype>meta.dtype).category != 3:
+            grad = grad.real
         grad = grad.to(meta.dtype)
     return grad
 
@@ -473,32 +477,23 @@ def set_forward_hook(hook):
     _forward_hook = hook
 
 
-cdef _complex_unsupported(str op):
-    raise NotImplementedError(f"autograd for complex tensors is not implemented yet ('{op}' "
-                              f"made a complex result from inputs that require grad)")
-
-
 cpdef object record(str op, object out, tuple args, object kwargs):
     """Attach a grad_fn for `op` to `out` (a tensor or a tuple of tensors)."""
     cdef OpNode node = make_node(op, args, kwargs, out)
     cdef TensorImpl o
     if isinstance(out, TensorImpl):
         o = <TensorImpl>out
-        if o._dtype.is_floating_point:
+        if o._dtype.category >= 2:              # floating or complex
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = 0
-        elif o._dtype.category == 3:
-            _complex_unsupported(op)
     else:
         for i, x in enumerate(out):
             o = <TensorImpl>x
-            if o._dtype.is_floating_point:
+            if o._dtype.category >= 2:
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
-            elif o._dtype.category == 3:
-                _complex_unsupported(op)
     if _forward_hook is not None:
         _forward_hook(op, out, args, kwargs)
     return out

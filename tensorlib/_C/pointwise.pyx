@@ -94,11 +94,20 @@ cpdef object binary(str op, object a, object b, int kind):
     compute = _compute_dtype(result_type((a, b)), kind)
     if kind == K_LOGICAL:
         compute = <dtype>DTYPES[BOOL]
+    elif compute.category == 3 and dev.type != "cpu":
+        raise complex_off_cpu(op, compute, dev)
     out = empty(shape, _out_dtype(compute, kind), dev)
     lookup(op, dev)(out, _as_operand(a, compute, dev, shape), _as_operand(b, compute, dev, shape))
     if (_needs_grad(a) or _needs_grad(b)) and grad_enabled():
         _record(op, kind, out, a, b)
     return out
+
+
+def complex_off_cpu(str op, dtype dt, device dev):
+    """The error for an op that would make a complex tensor off the CPU."""
+    return RuntimeError(f"{op}: complex tensors ({dt.name}) are only supported on the cpu so "
+                        f"far; the {dev.type} backend has no complex kernels (move the "
+                        f"tensors with .cpu())")
 
 
 cdef inline bint _needs_grad(object x):

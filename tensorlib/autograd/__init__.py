@@ -41,6 +41,9 @@ def _root_grads(tensors, grad_tensors):
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t._dtype.is_complex:
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   "outputs")
             g = tensorlib.ones_like(t)
         elif g._sizes != t._sizes:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "

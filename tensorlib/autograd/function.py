@@ -146,7 +146,7 @@ class Function:
         for i, o in enumerate(outs):
             if not isinstance(o, TensorImpl):
                 continue
-            if id(o) in ctx._non_differentiable or not o._dtype.is_floating_point:
+            if id(o) in ctx._non_differentiable or o._dtype.category < 2:
                 continue
             if any(o is a for a in args) and id(o) not in ctx._dirty:
                 continue              # an input returned unchanged keeps its own history

@@ -6,7 +6,13 @@ and the function is checked on exactly the strides it was given; inputs whose me
 overlaps (a stride 0 dimension, as made by expand) are rejected, as in PyTorch, since one
 write would move several elements at once. Inputs stay on their device (the perturbed values
 are written into them there); outputs and gradients are copied to the host to be compared,
-and a gradient on another device than its input is an error."""
+and a gradient on another device than its input is an error.
+
+Complex values are checked as PyTorch's gradcheck does, as pairs of reals: a complex input
+contributes two rows per element (its real and imaginary parts are perturbed apart), a
+complex output two columns (the vector-Jacobian product seeded with 1 gives the real part's
+row, seeded with 1j the imaginary part's), and a complex gradient g = dL/dx + i dL/dy is
+read as the pair (Re g, Im g)."""
 import numpy as np
 
 
@@ -27,11 +33,23 @@ def _differentiable(x):
 
 
 def _flat_outputs(fn, inputs):
-    return [o for o in _tuple(fn(*inputs)) if _is_tensor(o) and o._dtype.is_floating_point]
+    return [o for o in _tuple(fn(*inputs)) if _is_tensor(o) and o._dtype.category >= 2]
+
+
+def _real_coordinates(array):
+    """A host array as float64 reals: complex elements become (real, imag) pairs."""
+    array = np.asarray(array)
+    if np.iscomplexobj(array):
+        return np.stack([array.real, array.imag], -1).astype(np.float64).reshape(-1)
+    return array.astype(np.float64).reshape(-1)
 
 
 def _values(x):
-    return x.detach().cpu().numpy().astype(np.float64).reshape(-1)
+    return _real_coordinates(x.detach().cpu().numpy())
+
+
+def _n_coordinates(x):
+    return x.numel() * (2 if x._dtype.is_complex else 1)
 
 
 def _check_inputs(inputs):
@@ -39,7 +57,7 @@ def _check_inputs(inputs):
     for i, x in enumerate(inputs):
         if not _differentiable(x):
             continue
-        if x.dtype.name != "float64":
+        if x.dtype.name not in ("float64", "complex128"):
             warnings.warn("Input to gradcheck is not double precision floating point; the "
                           "check is likely to fail.", stacklevel=3)
         for size, stride in zip(x.shape, x.stride()):
@@ -63,19 +81,22 @@ def _numerical_jacobians(fn, inputs, eps):
     central differences; None for an input that does not require grad. The function runs in
     the caller's grad mode (gradgradcheck's function calls autograd.grad itself)."""
     jacobians = []
-    n_cols = sum(o.numel() for o in _flat_outputs(fn, inputs))
+    n_cols = sum(_n_coordinates(o) for o in _flat_outputs(fn, inputs))
     for x in inputs:
         if not _differentiable(x):
             jacobians.append(None)
             continue
         base = x.detach().cpu().numpy().copy()
-        cols = np.zeros((x.numel(), n_cols))
+        cols = np.zeros((_n_coordinates(x), n_cols))
         try:
-            for k in range(x.numel()):
+            for k in range(cols.shape[0]):
                 values = []
                 for delta in (eps, -eps):
                     bumped = base.copy().reshape(-1)
-                    bumped[k] += delta
+                    if x._dtype.is_complex:
+                        bumped[k // 2] += delta if k % 2 == 0 else 1j * delta
+                    else:
+                        bumped[k] += delta
                     _write(x, bumped.reshape(base.shape))
                     values.append(np.concatenate(
                         [_values(o) for o in _flat_outputs(fn, inputs)] or [np.zeros(0)]))
@@ -90,14 +111,17 @@ def _analytical_jacobians(fn, inputs):
     import tensorlib
     diff = [x for x in inputs if _differentiable(x)]
     outs = _flat_outputs(fn, inputs)
-    n_cols = sum(o.numel() for o in outs)
-    jac = {id(x): np.zeros((x.numel(), n_cols)) for x in diff}
+    n_cols = sum(_n_coordinates(o) for o in outs)
+    jac = {id(x): np.zeros((_n_coordinates(x), n_cols)) for x in diff}
     col = 0
     for o in outs:
-        for k in range(o.numel()):
+        for k in range(_n_coordinates(o)):
             if o.requires_grad:
-                seed = np.zeros(o.numel())
-                seed[k] = 1.0
+                seed = np.zeros(o.numel(), dtype=o.dtype.np)
+                if o._dtype.is_complex:
+                    seed[k // 2] = 1.0 if k % 2 == 0 else 1j
+                else:
+                    seed[k] = 1.0
                 grads = tensorlib.autograd.grad(
                     o, diff, tensorlib.tensor(seed.reshape(o.shape), dtype=o.dtype,
                                               device=o.device),
@@ -119,7 +143,7 @@ def _analytical_jacobians(fn, inputs):
                 jac[id(x)][:, col] = _values(g)
             col += 1
     return [jac.get(id(x)) if _differentiable(x) else None for x in inputs], \
-        [o.numel() for o in outs]
+        [_n_coordinates(o) for o in outs]
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
@@ -149,6 +173,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
+def _random_like(rng, o):
+    values = rng.standard_normal(tuple(o.shape))
+    if o._dtype.is_complex:
+        values = values + 1j * rng.standard_normal(tuple(o.shape))
+    return values
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   raise_exception=True, **_unused):
     """gradcheck of the backward pass itself (second derivatives via create_graph): the
@@ -158,8 +189,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outs = _flat_outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = [tensorlib.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype,
-                                         device=o.device, requires_grad=True) for o in outs]
+        grad_outputs = [tensorlib.tensor(_random_like(rng, o), dtype=o.dtype, device=o.device,
+                                         requires_grad=True) for o in outs]
     grad_outputs = _tuple(grad_outputs)
     n_inputs = len(inputs)
 

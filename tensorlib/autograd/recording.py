@@ -74,6 +74,11 @@ def rebase_view(view, result):
     if not is_contiguous(base) or base._offset != 0:
         raise NotImplementedError("in-place writes through a view are differentiable only "
                                   "when the view's base is contiguous; use out-of-place ops")
+    if view._dtype.itemsize != base._dtype.itemsize:
+        raise NotImplementedError(f"in-place writes into a {view._dtype} view (real, imag, "
+                                  f"view_as_real) of a {base._dtype} tensor are not "
+                                  f"differentiable yet; build the new values out of place "
+                                  f"(e.g. tensorlib.complex(re, im))")
     prev = _state.set_grad_enabled(False)
     try:
         positions = tensorlib.arange(base.numel(), device=base.device).as_strided(

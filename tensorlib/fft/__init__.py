@@ -1,20 +1,25 @@
 """tensorlib.fft: PyTorch's discrete Fourier transform namespace.
 
 The sample-frequency helpers (fftfreq, rfftfreq) and the shifts (fftshift, ifftshift) work
-on every device (the shifts are `roll`, so they are differentiable). The transforms run
-numpy.fft on a host copy of the input (PyTorch's names, `n`/`s`, `dim`, `norm`, result
-dtypes); complex results are CPU tensors, since only the CPU has complex dtypes so far, and
-real results (irfft, irfftn, hfft) go back to the input's device. They are not
-differentiable yet: complex autograd is missing, so an input that requires grad raises
-NotImplementedError. `tensorlib.stft`/`istft` (in `_stft.py`) work the same way."""
-import numpy as np
-
+on every device (the shifts are `roll`, so they are differentiable). The transforms have
+PyTorch's names, `n`/`s`, `dim`, `norm` and result dtypes, and are differentiable with
+PyTorch's gradients: each one resizes its input (zero padding or trimming, recorded ops) and
+calls one of three primitives (`_primitives.py`: complex-to-complex, real-to-complex,
+complex-to-real), which run numpy.fft on a host copy of the input. Complex results are CPU
+tensors, since only the CPU has complex dtypes so far (an input on another device that would
+give a complex result raises RuntimeError), and real results (irfft, irfftn, hfft) keep the
+input's device. `tensorlib.stft`/`istft` (in `_stft.py`) are written with these transforms,
+so they are differentiable too."""
 import tensorlib
 from tensorlib._C.dtypes import get_default_dtype
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib._C.views import wrap_dim
+from tensorlib.fft._primitives import (DUAL_NORM, complex_dtype_of, fft_c2c, fft_c2r,
+                                       fft_r2c, zero_extend)
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn",
+           "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 
 def _frequencies(count, n, d, dtype, device, requires_grad, negative):
@@ -63,75 +68,141 @@ def ifftshift(input, dim=None):  # noqa: A002
     return _shift(input, dim, inverse=True)
 
 
-_NORMS = (None, "backward", "ortho", "forward")
+_NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
 
 
-def _transform(name, kind):
-    """One torch.fft transform on numpy.fft: `kind` is "1d" (n, dim), "2d" (s, dim=(-2, -1))
-    or "nd" (s, dim=None). The input is copied to the host; complex results stay there (the
-    other backends have no complex dtypes yet), real results go back to the input's device."""
-    np_fn = getattr(np.fft, name)
-    real_out = name in ("irfft", "irfft2", "irfftn", "hfft")
-
-    def transform(input, *args, norm=None, **kwargs):  # noqa: A002
-        if not isinstance(input, TensorImpl):
-            raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{type(input).__name__}")
-        if norm not in _NORMS:
-            raise RuntimeError(f'Invalid normalization mode: "{norm}"')
-        if input.requires_grad and tensorlib.is_grad_enabled():
-            raise NotImplementedError(f"tensorlib.fft.{name}: gradients through FFTs need "
-                                      f"complex autograd, which is not implemented yet")
-        if not real_out and input.device.type != "cpu":
-            raise RuntimeError(f"tensorlib.fft.{name}: complex results are only supported on "
-                               f"the cpu so far; move the input with .cpu() first")
-        size, dim = _size_and_dim(name, kind, args, kwargs)
-        x = input if input.dtype.category >= 2 else input.to(get_default_dtype())
-        parts = _part_dtype(x.dtype)
-        host = x.detach().cpu().numpy()
-        if kind == "1d":
-            res = np_fn(host, n=size, axis=dim, norm=norm)
-        else:
-            dims = dim if dim is not None else (None if size is None else
-                                                tuple(range(-len(size), 0)))
-            res = np_fn(host, s=size, axes=dims, norm=norm)
-        out_np = res.astype(parts.np if real_out else _complex_of(parts).np, copy=False)
-        out = tensorlib.from_numpy(np.ascontiguousarray(out_np))
-        return out.to(input.device) if real_out else out
-
-    transform.__name__ = transform.__qualname__ = name
-    transform.__doc__ = (f"torch.fft.{name} on numpy.fft (host copy; see the module "
-                         f"docstring).")
-    return transform
+def _check(name, input, norm):  # noqa: A002
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if norm not in _NORMS:
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+    return _NORMS[norm]
 
 
-def _size_and_dim(name, kind, args, kwargs):
+def _floating(x):
+    return x if x.dtype.category >= 2 else x.to(get_default_dtype())
+
+
+def _complex(name, x):
+    """x as a complex tensor (on the CPU: the other backends have no complex dtypes)."""
+    x = _floating(x)
+    if x.dtype.is_complex:
+        return x
+    cdtype = complex_dtype_of(x.dtype)
+    _require_cpu(name, x, cdtype)
+    return x.to(cdtype)
+
+
+def _require_cpu(name, x, dtype):
+    if x.device.type != "cpu":
+        raise RuntimeError(f"tensorlib.fft.{name}: a {dtype} result is only supported on the "
+                           f"cpu so far (the input is on {x.device}); move the input with "
+                           f".cpu() first")
+
+
+def _plan(name, x, kind, args, kwargs):
+    """(sizes or None, dims) from PyTorch's arguments: 1d takes (n, dim), 2d (s, dim) with
+    dim=(-2, -1), nd (s, dim) where dim defaults to the last len(s) dims or all."""
     names = ("n", "dim") if kind == "1d" else ("s", "dim")
-    default_dim = -1 if kind == "1d" else ((-2, -1) if kind == "2d" else None)
     values = dict(zip(names, args))
     for k, v in kwargs.items():
         if k not in names or k in values:
             raise TypeError(f"fft_{name}() got an unexpected keyword argument '{k}'")
         values[k] = v
-    size = values.get(names[0])
-    dim = values.get("dim", default_dim)
-    if kind != "1d":
-        size = None if size is None else tuple(size)
-        dim = None if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
-    return size, dim
+    size, dim = values.get(names[0]), values.get("dim", -1 if kind == "1d" else
+                                                 ((-2, -1) if kind == "2d" else None))
+    if kind == "1d":
+        return (None if size is None else [size]), [wrap_dim(dim, x.dim())]
+    sizes = None if size is None else list(size)
+    if dim is None:
+        dims = list(range(x.dim())) if sizes is None else \
+            list(range(x.dim() - len(sizes), x.dim()))
+    else:
+        dims = [wrap_dim(d, x.dim()) for d in ((dim,) if isinstance(dim, int) else dim)]
+    if sizes is not None and len(sizes) != len(dims):
+        raise RuntimeError(f"When given, dim and shape arguments must have the same length "
+                           f"(got {len(dims)} dims and {len(sizes)} sizes)")
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"FFT dims must be unique, got {dims}")
+    return sizes, dims
 
 
-def _part_dtype(d):
-    if d.is_complex:
-        return tensorlib.float64 if d is tensorlib.complex128 else tensorlib.float32
-    return tensorlib.float64 if d is tensorlib.float64 else tensorlib.float32
+def _resize(x, dims, sizes):
+    """Trim or zero-pad x along each dim to its size (-1 or None: keep), as PyTorch does."""
+    for d, n in zip(dims, sizes):
+        if n is None or n == -1:
+            continue
+        if n < 1:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
+        x = x.narrow(d, 0, n) if n < x.shape[d] else zero_extend(x, d, n)
+    return x
 
 
-def _complex_of(d):
-    return tensorlib.complex128 if d is tensorlib.float64 else tensorlib.complex64
+def _c2c(name, forward, kind):
+    def transform(input, *args, norm=None, **kwargs):  # noqa: A002
+        norm = _check(name, input, norm)
+        x = _complex(name, input)
+        sizes, dims = _plan(name, x, kind, args, kwargs)
+        if sizes is not None:
+            x = _resize(x, dims, sizes)
+        return fft_c2c(x, tuple(dims), norm, forward)
+    return transform
 
 
-fft, ifft, rfft, irfft, hfft, ihfft = (_transform(n, "1d") for n in
-                                       ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"))
-fft2, ifft2, rfft2, irfft2 = (_transform(n, "2d") for n in ("fft2", "ifft2", "rfft2", "irfft2"))
-fftn, ifftn, rfftn, irfftn = (_transform(n, "nd") for n in ("fftn", "ifftn", "rfftn", "irfftn"))
+def _r2c(name, kind, hermitian=False):
+    """rfft*: the onesided forward transform of a real signal; ihfft* is its conjugate
+    with the dual normalisation (numpy's and PyTorch's definition)."""
+    def transform(input, *args, norm=None, **kwargs):  # noqa: A002
+        norm = _check(name, input, norm)
+        if input.dtype.is_complex:
+            raise RuntimeError(f"{name} expects a real input tensor, but got "
+                               f"{input.dtype.scalar_name}")
+        x = _floating(input)
+        _require_cpu(name, x, complex_dtype_of(x.dtype))
+        sizes, dims = _plan(name, x, kind, args, kwargs)
+        if sizes is not None:
+            x = _resize(x, dims, sizes)
+        if hermitian:
+            return fft_r2c(x, tuple(dims), DUAL_NORM[norm], True).conj()
+        return fft_r2c(x, tuple(dims), norm, True)
+    return transform
+
+
+def _c2r(name, kind, hermitian=False):
+    """irfft*: a real signal from the onesided half of its spectrum (the last dim's output
+    size defaults to 2 (m - 1)); hfft* is irfft* of the conjugate with the dual norm."""
+    def transform(input, *args, norm=None, **kwargs):  # noqa: A002
+        norm = _check(name, input, norm)
+        x = _complex(name, input)
+        sizes, dims = _plan(name, x, kind, args, kwargs)
+        last = 2 * (x.shape[dims[-1]] - 1) if sizes is None or sizes[-1] in (None, -1) \
+            else sizes[-1]
+        if last < 1:
+            raise RuntimeError(f"Invalid number of data points ({last}) specified")
+        x = _resize(x, dims, (sizes[:-1] if sizes is not None else [None] * (len(dims) - 1))
+                    + [last // 2 + 1])
+        if hermitian:
+            return fft_c2r(x.conj(), tuple(dims), DUAL_NORM[norm], last)
+        return fft_c2r(x, tuple(dims), norm, last)
+    return transform
+
+
+def _named(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.fft.{name} (differentiable; the transform runs on a host copy)."
+    return fn
+
+
+fft, fft2, fftn = (_named(_c2c(n, True, k), n) for n, k in
+                   (("fft", "1d"), ("fft2", "2d"), ("fftn", "nd")))
+ifft, ifft2, ifftn = (_named(_c2c(n, False, k), n) for n, k in
+                      (("ifft", "1d"), ("ifft2", "2d"), ("ifftn", "nd")))
+rfft, rfft2, rfftn = (_named(_r2c(n, k), n) for n, k in
+                      (("rfft", "1d"), ("rfft2", "2d"), ("rfftn", "nd")))
+ihfft, ihfft2, ihfftn = (_named(_r2c(n, k, hermitian=True), n) for n, k in
+                         (("ihfft", "1d"), ("ihfft2", "2d"), ("ihfftn", "nd")))
+irfft, irfft2, irfftn = (_named(_c2r(n, k), n) for n, k in
+                         (("irfft", "1d"), ("irfft2", "2d"), ("irfftn", "nd")))
+hfft, hfft2, hfftn = (_named(_c2r(n, k, hermitian=True), n) for n, k in
+                      (("hfft", "1d"), ("hfft2", "2d"), ("hfftn", "nd")))

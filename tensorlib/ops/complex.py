@@ -1,15 +1,20 @@
 """Complex numbers: views between a complex tensor and its (real, imag) pairs, and the ops
 that are specific to complex values. Elementwise math, matmul and reductions on complex
 tensors are the ordinary ops (the CPU kernels are numpy's). Complex tensors live on the CPU
-only for now; autograd through complex values is not implemented yet (recording raises)."""
+only for now. Autograd follows PyTorch's convention: the gradient of a real loss L at
+z = x + iy is dL/dx + i dL/dy, so view_as_real/view_as_complex are differentiable views
+whose backward is the other view, and real/imag, being views of view_as_real, follow."""
 import math
 
 from tensorlib._C import dtypes as dt
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._C.factory import empty
+from tensorlib._C.pointwise import complex_off_cpu
+from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical",
-           "resolve_conj", "is_conj", "angle", "polar", "complex", "is_complex"]
+           "resolve_conj", "is_conj", "angle", "polar", "complex", "is_complex", "sgn",
+           "adjoint"]
 
 _PART = {"complex64": dt.float32, "complex128": dt.float64}
 _WHOLE = {"float32": dt.complex64, "float64": dt.complex128}
@@ -32,6 +37,7 @@ def is_complex(input):  # noqa: A002
     return input._dtype.is_complex
 
 
+@differentiable("view_as_real")
 def view_as_real(input):  # noqa: A002
     """The (..., 2) float view of a complex tensor: real and imaginary parts, no copy."""
     _check_tensor(input, "view_as_real")
@@ -41,10 +47,13 @@ def view_as_real(input):  # noqa: A002
                   2 * input._offset, _PART[input._dtype.name])
 
 
+@differentiable("view_as_complex")
 def view_as_complex(input):  # noqa: A002
     """The complex view of a float tensor whose last dimension holds (real, imag) pairs."""
     _check_tensor(input, "view_as_complex")
     whole = _WHOLE.get(input._dtype.name)
+    if whole is not None and input._device.type != "cpu":
+        raise complex_off_cpu("view_as_complex", whole, input._device)
     if whole is None:
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
                            f"but got a tensor of scalar type: {input._dtype.scalar_name}")
@@ -79,6 +88,11 @@ def conj_physical(input):  # noqa: A002
     _check_tensor(input, "conj_physical")
     if not input._dtype.is_complex:
         return input.clone()
+    return _conj_physical(input)
+
+
+@differentiable("conj_physical")
+def _conj_physical(input):  # noqa: A002
     out = input.clone()
     view_as_real(out).select(-1, 1).neg_()
     return out
@@ -91,6 +105,12 @@ def conj(input):  # noqa: A002
     return conj_physical(input) if input._dtype.is_complex else input
 
 
+def adjoint(input):  # noqa: A002
+    """The conjugate transpose of the last two dims (Tensor.mH); the transpose when real."""
+    _check_tensor(input, "adjoint")
+    return conj(input.transpose(-2, -1))
+
+
 def resolve_conj(input):  # noqa: A002
     return input
 
@@ -99,12 +119,24 @@ def is_conj(input):  # noqa: A002
     return False
 
 
+@differentiable("complex_abs")
 def complex_abs(x):
-    """|z| of a complex tensor, in its parts' float dtype."""
+    """|z| of a complex tensor, in its parts' float dtype (its gradient is sgn(z), 0 at 0)."""
     from tensorlib.ops.pointwise import hypot
     return hypot(real(x), imag(x))
 
 
+def sgn(input):  # noqa: A002
+    """z / |z| (0 at 0) for complex tensors; sign for real ones (torch.sgn)."""
+    _check_tensor(input, "sgn")
+    if not input._dtype.is_complex:
+        return input.sign()
+    from tensorlib.ops.pointwise import where
+    modulus = complex_abs(input)
+    return where(modulus == 0, 0.0, input / where(modulus == 0, 1.0, modulus))
+
+
+@differentiable("angle")
 def angle(input):  # noqa: A002
     """The argument of each element; for real tensors pi where negative, else 0 (nan stays)."""
     _check_tensor(input, "angle")
@@ -115,6 +147,7 @@ def angle(input):  # noqa: A002
     return where(x < 0, math.pi, where(x != x, x, 0.0 * x))
 
 
+@differentiable("complex")
 def complex(real, imag):  # noqa: A001 - torch.complex
     """real + i imag from two float tensors of one dtype (broadcast)."""
     _check_tensor(real, "complex")
@@ -123,20 +156,26 @@ def complex(real, imag):  # noqa: A001 - torch.complex
     if whole is None or real._dtype is not imag._dtype:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{real._dtype.scalar_name} and {imag._dtype.scalar_name}")
+    if real._device.type != "cpu":
+        raise complex_off_cpu("complex", whole, real._device)
     from tensorlib._C.broadcast import broadcast_shapes
     shape = tuple(broadcast_shapes(real._sizes, imag._sizes))
     out = empty(shape, whole, real._device)
     parts = view_as_real(out)
-    parts.select(-1, 0).copy_(real.detach().expand(shape))
-    parts.select(-1, 1).copy_(imag.detach().expand(shape))
+    parts.select(-1, 0).copy_(real.expand(shape))
+    parts.select(-1, 1).copy_(imag.expand(shape))
     return out
 
 
 def polar(abs, angle):  # noqa: A002
     """abs * (cos(angle) + i sin(angle))."""
+    _check_tensor(abs, "polar")
+    if abs._device.type != "cpu":
+        raise complex_off_cpu("polar", _WHOLE.get(abs._dtype.name, dt.complex64), abs._device)
     return complex(abs * angle.cos(), abs * angle.sin())
 
 
 TENSOR_METHODS = {"is_complex": is_complex, "conj": conj, "conj_physical": conj_physical,
                   "resolve_conj": resolve_conj, "is_conj": is_conj, "angle": angle,
-                  "real": property(real), "imag": property(imag)}
+                  "real": property(real), "imag": property(imag), "sgn": sgn,
+                  "adjoint": adjoint, "mH": property(adjoint)}

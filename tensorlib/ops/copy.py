@@ -4,6 +4,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.device import canonical, device as _device_cls
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast
+from tensorlib._C.pointwise import complex_off_cpu
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._C.views import expand_strides
 from tensorlib._C import grad_mode as _grad_mode
@@ -16,6 +17,8 @@ def to_device(x, dev):
     dev = canonical(dev)
     if x._device is dev:
         return x
+    if x._dtype.category == 3 and dev.type != "cpu":
+        raise complex_off_cpu("to", x._dtype, dev)
     out = empty(x._sizes, x._dtype, dev)
     src_backend, dst_backend = x._device._backend, dev._backend
     if src_backend is dst_backend:
@@ -74,6 +77,8 @@ def to(x, *args, **kwargs):
     if device is not None:
         out = to_device(out, device)
     if dtype is not None and dtype is not out._dtype:
+        if dtype.is_complex and out._device.type != "cpu":
+            raise complex_off_cpu("to", dtype, out._device)
         out = cast(out, dtype)
     if kwargs.get("copy") and out is x:
         out = cast(x, x._dtype)

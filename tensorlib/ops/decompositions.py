@@ -48,7 +48,22 @@ def _back(array, like, dtype=None):
     return out if like.device.type == "cpu" else out.to(like.device)
 
 
+# the ops that take complex matrices (their LAPACK routines are numpy's complex ones)
+_COMPLEX_OK = {"linalg.svd", "linalg.svdvals", "svd", "linalg.eigh", "linalg.eigvalsh",
+               "linalg.eig", "linalg.eigvals", "linalg.qr", "linalg.inv", "linalg.inv_ex",
+               "linalg.solve", "linalg.solve_triangular", "linalg.slogdet", "linalg.det",
+               "linalg.pinv"}
+
+
 def _check_float(name, A):
+    if A.dtype.is_complex:
+        if name not in _COMPLEX_OK:
+            raise NotImplementedError(f"{name}: complex inputs ({A.dtype.scalar_name}) are "
+                                      f"not supported yet")
+        if A.device.type != "cpu":
+            raise RuntimeError(f"{name}: complex tensors ({A.dtype}) are only supported on "
+                               f"the cpu so far")
+        return
     if A.dtype not in (dt.float32, dt.float64):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got "
                            f"{A.dtype.scalar_name}" if A.dtype.is_floating_point else
@@ -74,7 +89,7 @@ def _svd(A, full_matrices):
         k = min(m, n)
         batch = a.shape[:-2]
         u = np.zeros(batch + (m, m if full_matrices else k), a.dtype)
-        s = np.zeros(batch + (k,), a.dtype)
+        s = np.zeros(batch + (k,), a.real.dtype)
         vh = np.zeros(batch + (n if full_matrices else k, n), a.dtype)
         if full_matrices:
             u[...] = np.eye(m, dtype=a.dtype)
@@ -110,7 +125,7 @@ def svd(input, some=True, compute_uv=True):  # noqa: A002
 def _eigh(A, uplo):
     a = _host(A)
     if a.size == 0:
-        w, v = np.zeros(a.shape[:-1], a.dtype), np.zeros(a.shape, a.dtype)
+        w, v = np.zeros(a.shape[:-1], a.real.dtype), np.zeros(a.shape, a.dtype)
     else:
         w, v = np.linalg.eigh(a, UPLO=uplo)
     return eigh_result(_back(w, A), _back(v, A))
@@ -135,31 +150,40 @@ def eigvalsh(A, UPLO="L"):
     return _eigh(A, UPLO).eigenvalues
 
 
-def _complex_dtypes():
-    import tensorlib
-    return getattr(tensorlib, "complex64", None), getattr(tensorlib, "complex128", None)
+# ---- general eigendecomposition ------------------------------------------------------------
+@differentiable("linalg_eig")
+def _eig(A):
+    """LAPACK geev through numpy: eigenvectors of unit norm, each scaled so that its
+    largest component is real (LAPACK's normalisation, which torch's results share)."""
+    a = _host(A)
+    whole = dt.complex64 if A.dtype in (dt.float32, dt.complex64) else dt.complex128
+    if a.size == 0:
+        w, v = np.zeros(a.shape[:-1], whole.np), np.zeros(a.shape, whole.np)
+    else:
+        w, v = np.linalg.eig(a)
+    return eig_result(_back(w.astype(whole.np), A, whole), _back(v.astype(whole.np), A, whole))
+
+
+def _check_cpu_result(name, A):
+    if A.device.type != "cpu":
+        whole = "complex64" if A.dtype in (dt.float32, dt.complex64) else "complex128"
+        raise RuntimeError(f"{name}: its complex results ({whole}) are only supported on the "
+                           f"cpu so far (the input is on {A.device}); move it with .cpu() "
+                           f"first")
 
 
 def eig(A):
-    """General eigendecomposition: complex results."""
+    """Eigenvalues and eigenvectors of a general square matrix: complex results, in the
+    order LAPACK returns them (no sorting, as torch)."""
     _check_matrix("linalg.eig", A, square=True)
-    c64, c128 = _complex_dtypes()
-    if c64 is None:
-        raise NotImplementedError("linalg.eig returns complex eigenvalues and eigenvectors, "
-                                  "and tensorlib has no complex dtypes (complex64/complex128) "
-                                  "yet; for a symmetric matrix use linalg.eigh")
-    w, v = np.linalg.eig(_host(A))
-    dtype = c64 if A.dtype is dt.float32 else c128
-    return eig_result(_back(w, A, dtype), _back(v, A, dtype))
+    _check_cpu_result("linalg.eig", A)
+    return _eig(A)
 
 
 def eigvals(A):
     _check_matrix("linalg.eigvals", A, square=True)
-    if _complex_dtypes()[0] is None:
-        raise NotImplementedError("linalg.eigvals returns complex eigenvalues, and tensorlib "
-                                  "has no complex dtypes (complex64/complex128) yet; for a "
-                                  "symmetric matrix use linalg.eigvalsh")
-    return eig(A).eigenvalues
+    _check_cpu_result("linalg.eigvals", A)
+    return _eig(A).eigenvalues
 
 
 # ---- QR --------------------------------------------------------------------------------------
@@ -248,7 +272,7 @@ def _getrf_info(a):
     """Per matrix: 0, or the 1-based index of the first zero pivot of LU (LAPACK getrf)."""
     from scipy.linalg import lapack
     flat = a.reshape((-1,) + a.shape[-2:])
-    getrf = lapack.dgetrf if a.dtype == np.float64 else lapack.sgetrf
+    getrf = lapack.get_lapack_funcs("getrf", (a,))         # s/d/c/z by dtype
     info = np.array([max(getrf(m)[2], 0) for m in flat], np.int32)
     return info.reshape(a.shape[:-2])
 
@@ -383,9 +407,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 @differentiable("linalg_slogdet")
 def _slogdet(A):
-    sign, logabs = np.linalg.slogdet(_host(A))
-    return slogdet_result(_back(np.asarray(sign, _host(A).dtype), A),
-                          _back(np.asarray(logabs), A))
+    a = _host(A)
+    sign, logabs = np.linalg.slogdet(a)
+    return slogdet_result(_back(np.asarray(sign, a.dtype), A),
+                          _back(np.asarray(logabs, a.real.dtype), A))
 
 
 def slogdet(A):

@@ -133,7 +133,7 @@ def pow(a, b):  # noqa: A001 - torch's name
 
 
 def _is_float_dtype(d):
-    return d.is_floating_point
+    return d.category >= 2              # floating or complex
 
 
 def _integer_pow(a, b):
@@ -440,6 +440,9 @@ def logaddexp(a, b):
 def sigmoid(x):
     """1 / (1 + exp(-x)) written with exp(-|x|) so it never overflows."""
     x = _floating(x)
+    if x._dtype.category == 3:          # no |x| trick for complex values
+        return binary("div", 1.0, binary("add", unary("exp", unary("neg", x, SAME), SAME),
+                                         1.0, SAME), SAME)
     e = unary("exp", unary("neg", unary("abs", x, SAME), SAME), SAME)
     r = binary("div", 1.0, binary("add", e, 1.0, SAME), SAME)
     return where(binary("ge", x, 0, TO_BOOL), r, binary("mul", e, r, SAME))

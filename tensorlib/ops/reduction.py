@@ -294,7 +294,7 @@ def _correction(unbiased, correction):
 
 
 def _var_parse(x, dim, unbiased, keepdim, correction):
-    if not x._dtype.is_floating_point:
+    if x._dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):                      # var(x, unbiased)
         dim, unbiased = None, dim
@@ -309,12 +309,17 @@ def _var_impl(x, dims, correction, keepdim):
         out = empty(_keep_shape(x._sizes, dims), x._dtype, x._device).fill_(float("nan"))
         return _finish(out, dims, keepdim)
     d = x - mean_
-    total = _reduce("sum", d * d, dims, keepdim, x._dtype)
+    if x._dtype.is_complex:                     # |x - mean|^2, a real result (torch)
+        from tensorlib.ops.complex import real, conj
+        squares = real(d * conj(d))
+        total = _reduce("sum", squares, dims, keepdim, squares._dtype)
+    else:
+        total = _reduce("sum", d * d, dims, keepdim, x._dtype)
     dof = n - correction
     if dof > 0:
         return total / dof
     from tensorlib.ops.pointwise import where          # x / 0 without numpy's warning
-    return where(total > 0, float("inf"), float("nan")).to(x._dtype)
+    return where(total > 0, float("inf"), float("nan")).to(total._dtype)
 
 
 @differentiable("var")

@@ -141,15 +141,6 @@ def test_ex_variants_report_info():
         torch.tensor(np.stack([SQ[0], np.zeros((3, 3))]))).info.tolist()
 
 
-def test_eig_needs_complex_dtypes():
-    if hasattr(tl, "complex64"):
-        pytest.skip("complex dtypes exist: eig is implemented")
-    with pytest.raises(NotImplementedError, match="complex"):
-        tl.linalg.eig(tl.eye(2))
-    with pytest.raises(NotImplementedError, match="complex"):
-        tl.linalg.eigvals(tl.eye(2))
-
-
 @pytest.mark.parametrize("name, fn, inputs", [
     ("svd", lambda L, a: (lambda u, s, v: (u * u).sum() + s.sum() + (v ** 2 * 3).sum())(
         *L.linalg.svd(a, full_matrices=False)), [TALL]),

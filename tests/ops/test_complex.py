@@ -1,6 +1,7 @@
 """Complex dtypes against torch: dtypes and promotion, creation, printing, the complex-only
 ops (real/imag/conj/angle/abs/polar/view_as_real/view_as_complex), elementwise math,
-matmul and reductions; complex autograd and non-CPU devices raise clearly."""
+matmul and reductions; non-CPU devices raise clearly (complex autograd:
+tests/autograd/test_complex_autograd.py)."""
 import numpy as np
 import pytest
 
@@ -110,17 +111,23 @@ def test_elementwise_matmul_and_reductions():
     same(tl.tensor([1.0, 2.0]).to(tl.complex64), torch.tensor([1.0, 2.0]).to(torch.complex64))
 
 
-def test_complex_autograd_raises_clearly():
-    x = tl.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="autograd for complex tensors"):
-        x * 1j
-
-
 def test_non_cpu_devices_raise(device):
     if tl.device(device).type == "cpu":
         assert tl.ones(2, dtype=tl.complex64, device=device).dtype is tl.complex64
         return
-    with pytest.raises(RuntimeError, match="complex"):
+    with pytest.raises(RuntimeError, match=r"complex tensors \(complex64\) are only supported"):
         tl.ones(2, dtype=tl.complex64, device=device)
-    with pytest.raises(RuntimeError, match="complex"):
-        tl.tensor(Z).to(device)
+    x = tl.ones(2, 2, device=device)
+    for op, dtype, call in [
+            ("to", "complex128", lambda: tl.tensor(Z).to(device)),
+            ("to", "complex64", lambda: x.to(tl.complex64)),
+            ("mul", "complex64", lambda: x * 1j),
+            ("add", "complex64", lambda: x + tl.tensor(1j)),
+            ("view_as_complex", "complex64", lambda: tl.view_as_complex(x)),
+            ("complex", "complex64", lambda: tl.complex(x, x)),
+            ("polar", "complex64", lambda: tl.polar(x, x)),
+            ("tensorlib.fft.fft", "complex64", lambda: tl.fft.fft(x)),
+            ("tensorlib.fft.rfft", "complex64", lambda: tl.fft.rfft(x)),
+            ("linalg.eig", "complex64", lambda: tl.linalg.eig(x))]:
+        with pytest.raises(RuntimeError, match=rf"^{op}: .*{dtype}.*only supported on the cpu"):
+            call()

@@ -2,6 +2,7 @@
 broadcast batch dims are summed back by the node."""
 import math
 
+from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 
 
@@ -19,11 +20,11 @@ def matmul(ctx, g):
         g2 = g2.unsqueeze(-1)
     ga = gb = None
     if ctx.needs_input_grad[0]:
-        ga = g2 @ b2.mT
+        ga = g2 @ conj(b2).mT
         if a.dim() == 1:
             ga = ga.squeeze(-2)
     if ctx.needs_input_grad[1]:
-        gb = a2.mT @ g2
+        gb = conj(a2).mT @ g2
         if b.dim() == 1:
             gb = gb.squeeze(-1)
     return ga, gb
@@ -59,8 +60,8 @@ def linear(ctx, g):
     x, weight = ctx.args[0], ctx.args[1]
     has_bias = len(ctx.args) > 2 and ctx.args[2] is not None
     rows = g.reshape(-1, g.shape[-1])
-    gx = g @ weight if ctx.needs_input_grad[0] else None
-    gw = rows.mT @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
+    gx = g @ conj(weight) if ctx.needs_input_grad[0] else None
+    gw = rows.mT @ conj(x).reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
     if not has_bias:
         return gx, gw
     return gx, gw, (rows.sum(0) if ctx.needs_input_grad[2] else None)

@@ -3,6 +3,7 @@ by the node (recording._fit), so these formulas work at the output's shape."""
 import math
 
 import tensorlib
+from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 
 
@@ -23,15 +24,15 @@ def sub(ctx, g):
 @formula("mul", save=(0, 1), save_for={0: (1,), 1: (0,)})
 def mul(ctx, g):
     a, b = ctx.args
-    return (g * b if ctx.needs_input_grad[0] else None,
-            g * a if ctx.needs_input_grad[1] else None)
+    return (g * conj(b) if ctx.needs_input_grad[0] else None,
+            g * conj(a) if ctx.needs_input_grad[1] else None)
 
 
 @formula("div", save=(0, 1), save_for={0: (1,)})
 def div(ctx, g):
     a, b = ctx.args
-    ga = g / b if ctx.needs_input_grad[0] else None
-    gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+    ga = g / conj(b) if ctx.needs_input_grad[0] else None
+    gb = -g * conj(a / (b * b)) if ctx.needs_input_grad[1] else None
     return ga, gb
 
 
@@ -41,21 +42,23 @@ def pow_(ctx, g):
     ga = gb = None
     if ctx.needs_input_grad[0]:
         if _is_tensor(b):                   # d/da a^0 is 0 even at a == 0
-            ga = tensorlib.where(tensorlib.eq(b, 0), 0.0, g * b * tensorlib.pow(a, b - 1))
+            ga = tensorlib.where(tensorlib.eq(b, 0), 0.0,
+                                 g * conj(b * tensorlib.pow(a, b - 1)))
         elif b == 0:
             ga = g * 0                      # not 0 * a^-1 (nan at a == 0)
         else:
-            ga = g * b * tensorlib.pow(a, b - 1)
+            ga = g * conj(b * tensorlib.pow(a, b - 1))
     if ctx.needs_input_grad[1]:
         # d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention)
         if not _is_tensor(a):               # a number base: 2 ** x
             log_a = math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
-            gb = g * ctx.out * log_a
+            gb = g * conj(ctx.out * log_a)
             if a == 0:
-                gb = tensorlib.where(tensorlib.ge(b, 0), 0.0, gb)
+                gb = tensorlib.where(tensorlib.ge(tensorlib.real(b), 0), 0.0, gb)
         else:
-            gb = g * ctx.out * tensorlib.log(a)
-            gb = tensorlib.where(tensorlib.eq(a, 0) & tensorlib.ge(b, 0), 0.0, gb)
+            gb = g * conj(ctx.out * tensorlib.log(a))
+            gb = tensorlib.where(tensorlib.eq(a, 0) & tensorlib.ge(tensorlib.real(b), 0), 0.0,
+                                 gb)
     return ga, gb
 
 
@@ -107,75 +110,75 @@ def abs_(ctx, g):
 
 @formula("exp", save_output=True)
 def exp(ctx, g):
-    return (g * ctx.out,)
+    return (g * conj(ctx.out),)
 
 
 @formula("expm1", save_output=True)
 def expm1(ctx, g):
-    return (g * (ctx.out + 1),)
+    return (g * conj(ctx.out + 1),)
 
 
 @formula("log", save=(0,))
 def log(ctx, g):
-    return (g / ctx.args[0],)
+    return (g / conj(ctx.args[0]),)
 
 
 @formula("log1p", save=(0,))
 def log1p(ctx, g):
-    return (g / (ctx.args[0] + 1),)
+    return (g / conj(ctx.args[0] + 1),)
 
 
 @formula("sqrt", save_output=True)
 def sqrt(ctx, g):
-    return (g / (2 * ctx.out),)
+    return (g / conj(2 * ctx.out),)
 
 
 @formula("sin", save=(0,))
 def sin(ctx, g):
-    return (g * tensorlib.cos(ctx.args[0]),)
+    return (g * conj(tensorlib.cos(ctx.args[0])),)
 
 
 @formula("cos", save=(0,))
 def cos(ctx, g):
-    return (-g * tensorlib.sin(ctx.args[0]),)
+    return (-g * conj(tensorlib.sin(ctx.args[0])),)
 
 
 @formula("tan", save_output=True)
 def tan(ctx, g):
-    return (g * (1 + ctx.out * ctx.out),)
+    return (g * conj(1 + ctx.out * ctx.out),)
 
 
 @formula("asin", save=(0,))
 def asin(ctx, g):
     x = ctx.args[0]
-    return (g / tensorlib.sqrt(1 - x * x),)
+    return (g / conj(tensorlib.sqrt(1 - x * x)),)
 
 
 @formula("acos", save=(0,))
 def acos(ctx, g):
     x = ctx.args[0]
-    return (-g / tensorlib.sqrt(1 - x * x),)
+    return (-g / conj(tensorlib.sqrt(1 - x * x)),)
 
 
 @formula("atan", save=(0,))
 def atan(ctx, g):
     x = ctx.args[0]
-    return (g / (1 + x * x),)
+    return (g / conj(1 + x * x),)
 
 
 @formula("sinh", save=(0,))
 def sinh(ctx, g):
-    return (g * tensorlib.cosh(ctx.args[0]),)
+    return (g * conj(tensorlib.cosh(ctx.args[0])),)
 
 
 @formula("cosh", save=(0,))
 def cosh(ctx, g):
-    return (g * tensorlib.sinh(ctx.args[0]),)
+    return (g * conj(tensorlib.sinh(ctx.args[0])),)
 
 
 @formula("tanh", save_output=True)
 def tanh(ctx, g):
-    return (g * (1 - ctx.out * ctx.out),)
+    return (g * conj(1 - ctx.out * ctx.out),)
 
 
 @formula("erf", save=(0,))
@@ -202,7 +205,7 @@ def where(ctx, g):
 @formula("sigmoid", save_output=True)
 def sigmoid(ctx, g):
     y = ctx.out
-    return (g * y * (1 - y),)
+    return (g * conj(y * (1 - y)),)
 
 
 @formula("relu", save_output=True)

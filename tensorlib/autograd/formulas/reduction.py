@@ -1,6 +1,7 @@
 """Derivatives of reductions: the gradient is put back over the reduced dims (expanded), and
 for extrema shared between the elements that attained the extreme."""
 import tensorlib
+from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._args import dims_arg
 
@@ -95,7 +96,7 @@ def prod(ctx, g):
     safe_x = tensorlib.where(is_zero, 1.0, x)
     grad = tensorlib.where(tensorlib.eq(zeros, 0), out / safe_x,
                            tensorlib.where(tensorlib.eq(zeros, 1) & is_zero, nonzero_prod, 0.0))
-    return (g_full * grad,)
+    return (g_full * conj(grad),)
 
 
 
@@ -149,15 +150,20 @@ def cumprod(ctx, g):
     """Exact with zeros. Before a slice's first zero: sum_{j>=i} g_j out_j / x_i. At the first
     zero z: sum_{j>=z} g_j prod_{k<=j, k!=z} x_k, the cumprod with x_z set to 1. After it: 0."""
     x, dim = ctx.args[0], ctx.args[1]
-    x = x.to(g.dtype)
+    if x.dtype.is_complex:      # holomorphic: conj of the real formula applied to conj(g)
+        return (conj(_cumprod_grad(x, conj(g), dim, ctx.out)),)
+    return (_cumprod_grad(x.to(g.dtype), g, dim, ctx.out),)
+
+
+def _cumprod_grad(x, g, dim, out):
     is_zero = tensorlib.eq(x, 0)
     zeros_so_far = is_zero.cumsum(dim)
     first_zero = is_zero & tensorlib.eq(zeros_so_far, 1)
     safe_x = tensorlib.where(is_zero, 1.0, x)
-    before = _reverse_cumsum(g * ctx.out, dim) / safe_x
+    before = _reverse_cumsum(g * out, dim) / safe_x
     at_zero = _reverse_cumsum(g * tensorlib.where(first_zero, 1.0, x).cumprod(dim), dim)
-    return (tensorlib.where(tensorlib.eq(zeros_so_far, 0), before,
-                            tensorlib.where(first_zero, at_zero, 0.0)),)
+    return tensorlib.where(tensorlib.eq(zeros_so_far, 0), before,
+                           tensorlib.where(first_zero, at_zero, 0.0))
 
 
 @formula("cummax", "cummin", save_output=True)
