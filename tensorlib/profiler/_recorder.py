@@ -154,6 +154,12 @@ class _Session:
         current = self
         _op_hook.set_recorder(_OpEvents)
 
+    def clear(self):
+        """Forget what was recorded so far (the warmup steps of a schedule)."""
+        self.events.clear()
+        self.memory_events.clear()
+        self._device_capture.launches.clear()
+
     def stop(self):
         global current
         current = None

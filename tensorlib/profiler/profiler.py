@@ -145,8 +145,7 @@ class profile:
                 self.on_trace_ready(self)
         if action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
             if self._session is not None and prev == ProfilerAction.WARMUP:
-                self._session.events.clear()          # warmup steps are not kept
-                self._session.memory_events.clear()
+                self._session.clear()                 # warmup steps are not kept
             self._start_recording()
         elif action == ProfilerAction.WARMUP:
             self._start_recording()

@@ -137,6 +137,19 @@ def test_nothing_is_left_on_the_launch_path_after_a_profile():
 
 
 @needs_opencl
+def test_schedule_keeps_only_the_active_steps_kernels():
+    from tensorlib.profiler import schedule
+    a = tensorlib.randn(4, device="opencl")
+    a + a
+    with profile(activities=[ProfilerActivity.PrivateUse1],
+                 schedule=schedule(wait=1, warmup=1, active=2, repeat=1)) as prof:
+        for _ in range(5):
+            a + a
+            prof.step()
+    assert [e.is_device_event for e in prof.events()].count(True) == 2
+
+
+@needs_opencl
 def test_cpu_only_profile_has_no_device_events_and_legacy_use_device():
     a = tensorlib.randn(4, device="opencl")
     with profile(activities=[ProfilerActivity.CPU]) as prof:
