@@ -92,6 +92,11 @@ class Backend:
     generator for `tensorlib.compile`'s fused elementwise kernels (`tensorlib.codegen.fused`
     holds the spec). Without one, compiled graphs run this backend's kernels one by one."""
 
+    device_timers = None
+    """Optional callable() -> [DeviceTimer]: one per device in use, so that a profile with
+    this backend's activity gets each kernel's time on the device (the timer's methods are
+    listed in `tensorlib/profiler/_device.py`). Without one, the profiler times on the host."""
+
     def copy_from_host(self, dst, array):
         """Write the numpy `array` (dst's dtype and shape) into the tensor dst, which may be a
         strided view."""

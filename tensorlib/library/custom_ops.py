@@ -104,7 +104,8 @@ class CustomOpDef:
     # ---- registration ----------------------------------------------------------------------
     def register_kernel(self, device_types, fn=None):
         """fn runs the op on tensors of these device types (a decorator when fn is None). An
-        OpenCL C kernel is registered as `OpenCLKernel(source, ...)` for "opencl"."""
+        OpenCL C kernel is registered as `OpenCLKernel(source, ...)` for "opencl", a CUDA C
+        one as `CUDAKernel(source, ...)` for "cuda"."""
         def register(fn):
             for device_type in _device_types(device_types):
                 dispatch.register_kernel(device_type, self._qualname, fn)

@@ -115,7 +115,8 @@ def export(model, args, f=None, *, kwargs=None, export_params=True, verbose=Fals
         first = node.args[0] if node.args else None
         val = first.meta.get("val") if isinstance(first, Node) else None
         meta = {"rank": val.dim() if hasattr(val, "dim") else None,
-                "arg_rank": val.dim() if hasattr(val, "dim") else None}
+                "arg_rank": val.dim() if hasattr(val, "dim") else None,
+                "arg_shape": tuple(val.shape) if hasattr(val, "shape") else None}
         if node.op == "call_module":
             env[node] = lower_module(ctx, _get_path(tracer.root, node.target), a, k, meta)
         elif node.op in ("call_function", "call_method"):

@@ -26,6 +26,7 @@ class Context:
         self.helper, self.numpy_helper = helper, numpy_helper
         self.opset = opset
         self.nodes, self.initializers = [], []
+        self.constants = {}             # initializer name -> its array
         self._names = 0
 
     def fresh(self, hint="t"):
@@ -34,7 +35,8 @@ class Context:
 
     def const(self, array, hint="c"):
         name = self.fresh(hint)
-        self.initializers.append(self.numpy_helper.from_array(np.asarray(array), name))
+        self.constants[name] = np.asarray(array)
+        self.initializers.append(self.numpy_helper.from_array(self.constants[name], name))
         return name
 
     def param(self, t, hint):
@@ -120,26 +122,32 @@ def _gate_order(w, hidden):
 
 
 def _lstm(ctx, m, args):
-    if m.bidirectional or m.proj_size:
-        raise UnsupportedOperatorError("LSTM export covers unidirectional LSTMs without "
-                                       "proj_size")
+    if m.proj_size:
+        raise UnsupportedOperatorError("LSTM export covers LSTMs without proj_size")
     if len(args) > 1 and args[1] is not None:
         raise UnsupportedOperatorError("LSTM export starts from zero states (no (h0, c0))")
     x = args[0]
     if m.batch_first:
         x = ctx.op("Transpose", [x], perm=[1, 0, 2])
     hid = m.hidden_size
+    suffixes = ("", "_reverse") if m.bidirectional else ("",)
     hs, cs = [], []
     for layer in range(m.num_layers):
-        get = lambda n: getattr(m, f"{n}_l{layer}").detach().cpu().numpy()  # noqa: E731
-        w = ctx.const(_gate_order(get("weight_ih"), hid)[None], "lstm_w")
-        r = ctx.const(_gate_order(get("weight_hh"), hid)[None], "lstm_r")
-        inputs = [x, w, r]
+        def stacked(name):          # (directions, 4 * hidden, ...): ONNX's W, R and B
+            return np.stack([_gate_order(getattr(m, f"{name}_l{layer}{s}").detach().cpu()
+                                         .numpy(), hid) for s in suffixes])
+        inputs = [x, ctx.const(stacked("weight_ih"), "lstm_w"),
+                  ctx.const(stacked("weight_hh"), "lstm_r")]
         if m.bias:
-            b = np.concatenate([_gate_order(get("bias_ih"), hid), _gate_order(get("bias_hh"), hid)])
-            inputs.append(ctx.const(b[None], "lstm_b"))
-        y, h, c = ctx.op("LSTM", inputs, n_out=3, hidden_size=hid)
-        x = ctx.op("Squeeze", [y, ctx.ints([1])])
+            inputs.append(ctx.const(np.concatenate([stacked("bias_ih"), stacked("bias_hh")],
+                                                   axis=1), "lstm_b"))
+        y, h, c = ctx.op("LSTM", inputs, n_out=3, hidden_size=hid,
+                         direction="bidirectional" if m.bidirectional else "forward")
+        if m.bidirectional:             # (seq, 2, batch, hid) -> (seq, batch, 2 * hid)
+            y = ctx.op("Transpose", [y], perm=[0, 2, 1, 3])
+            x = ctx.op("Reshape", [y, ctx.ints([0, 0, 2 * hid])])
+        else:
+            x = ctx.op("Squeeze", [y, ctx.ints([1])])
         hs.append(h)
         cs.append(c)
     out = ctx.op("Transpose", [x], perm=[1, 0, 2]) if m.batch_first else x
@@ -150,11 +158,9 @@ def _lstm(ctx, m, args):
 
 def _mha(ctx, m, args, kwargs):
     q, k, v = (list(args) + [kwargs.get(n) for n in ("query", "key", "value")])[:3]
-    for name in ("key_padding_mask", "attn_mask"):
-        if kwargs.get(name) is not None:
-            raise UnsupportedOperatorError(f"MultiheadAttention export without {name}")
-    if kwargs.get("is_causal"):
-        raise UnsupportedOperatorError("MultiheadAttention export without is_causal")
+    if len(args) > 3 or kwargs.get("is_causal"):
+        raise UnsupportedOperatorError("MultiheadAttention export takes attn_mask and "
+                                       "key_padding_mask as keywords, without is_causal")
     if m.in_proj_weight is None or m.bias_k is not None or m.add_zero_attn:
         raise UnsupportedOperatorError("MultiheadAttention export covers the packed in_proj "
                                        "without bias_k/add_zero_attn")
@@ -174,6 +180,9 @@ def _mha(ctx, m, args, kwargs):
     qh, kh, vh = project(q, wq, 0), project(k, wk, 1), project(v, wv, 2)
     scores = ctx.op("MatMul", [qh, ctx.op("Transpose", [kh], perm=[0, 1, 3, 2])])
     scores = ctx.op("Mul", [scores, ctx.const(np.float32(1.0 / math.sqrt(d)), "scale")])
+    scores = _masked(ctx, scores, kwargs.get("attn_mask"), "attn_mask", 2, None)
+    scores = _masked(ctx, scores, kwargs.get("key_padding_mask"), "key_padding_mask", 2,
+                     [1, 2])
     attn = ctx.op("MatMul", [ctx.op("Softmax", [scores], axis=-1), vh])
     merged = ctx.op("Reshape", [ctx.op("Transpose", [attn], perm=[0, 2, 1, 3]),
                                 ctx.ints([0, 0, e])])
@@ -183,6 +192,23 @@ def _mha(ctx, m, args, kwargs):
     if not m.batch_first:
         out = ctx.op("Transpose", [out], perm=[1, 0, 2])
     return (out, None)
+
+
+def _masked(ctx, scores, mask, what, rank, unsqueeze):
+    """torch's attention masks on the (B, H, L, S) scores: a bool mask's True is left out
+    (-inf), a float mask is added; attn_mask is (L, S), key_padding_mask (B, S). The mask
+    must be a constant of the model (a buffer), whose dtype and rank are known."""
+    if mask is None:
+        return scores
+    value = ctx.constants.get(mask)
+    if value is None or value.ndim != rank:
+        raise UnsupportedOperatorError(f"MultiheadAttention export takes {what} as a "
+                                       f"{rank}-D constant of the model (a buffer)")
+    if unsqueeze:
+        mask = ctx.op("Unsqueeze", [mask, ctx.ints(unsqueeze)])
+    if value.dtype == np.bool_:
+        return ctx.op("Where", [mask, ctx.const(np.float32(-np.inf), "ninf"), scores])
+    return ctx.op("Add", [scores, mask])
 
 
 _ACTIVATIONS = {nn.ReLU: "Relu", nn.Tanh: "Tanh", nn.Sigmoid: "Sigmoid"}
@@ -226,6 +252,22 @@ def lower_module(ctx, m, args, kwargs, meta):
 
 
 # -- functions and methods --------------------------------------------------------------------
+
+def _adaptive_avg_pool2d(ctx, x, size, shape):
+    """GlobalAveragePool for 1x1, else an AveragePool whose windows tile the input exactly
+    (the case where adaptive pooling's windows are all one size)."""
+    out = _pair(size)
+    out = [shape[-2 + i] if o is None else o for i, o in enumerate(out)]
+    if out == [1, 1]:
+        return ctx.op("GlobalAveragePool", [x])
+    spatial = list(shape[-2:])
+    if any(s % o for s, o in zip(spatial, out)):
+        raise UnsupportedOperatorError(f"adaptive_avg_pool2d export needs the input size "
+                                       f"{tuple(spatial)} to be a multiple of the output size "
+                                       f"{tuple(out)}")
+    kernel = [s // o for s, o in zip(spatial, out)]
+    return ctx.op("AveragePool", [x], kernel_shape=kernel, strides=kernel)
+
 
 def _gelu(ctx, x):
     inner = ctx.op("Erf", [ctx.op("Div", [x, ctx.const(np.float32(math.sqrt(2.0)))])])
@@ -308,7 +350,17 @@ def lower_call(ctx, kind, target, args, kwargs, meta):
                                                                getattr(F, name, None))):
         return ctx.op(_UNARY[name], [args[0]])
     if name == "gelu":
+        if kwargs.get("approximate", "none") != "none":
+            raise UnsupportedOperatorError("gelu export covers approximate='none'")
         return _gelu(ctx, args[0])
+    if name == "leaky_relu":
+        slope = kwargs.get("negative_slope", args[1] if len(args) > 1 else 0.01)
+        return ctx.op("LeakyRelu", [args[0]], alpha=float(slope))
+    if name == "silu":
+        return ctx.op("Mul", [args[0], ctx.op("Sigmoid", [args[0]])])
+    if name == "adaptive_avg_pool2d":
+        size = kwargs.get("output_size", args[1] if len(args) > 1 else None)
+        return _adaptive_avg_pool2d(ctx, args[0], size, meta["arg_shape"])
     if name in ("softmax", "log_softmax"):
         dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
         return ctx.op("Softmax" if name == "softmax" else "LogSoftmax", [args[0]], axis=dim)

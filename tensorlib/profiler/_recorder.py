@@ -7,7 +7,8 @@ ones and autocast's listed ones) are events too ("tensorlib::linear", ...), thro
 hook that autocast also uses (one flag read per op when neither is on).
 
 Events are appended to the recording Profile's list; a per-thread stack of open events gives
-each its parent, from which self time follows."""
+each its parent, from which self time follows. With a device activity, `_device.py` adds the
+kernels' device time (and removes its wrappers on stop, as this module does)."""
 import threading
 import time
 import traceback
@@ -17,6 +18,7 @@ from tensorlib._C import device as _device
 from tensorlib._C import dispatch as _dispatch
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops import _autocast as _op_hook
+from tensorlib.profiler._device import DeviceCapture
 
 current = None                       # the recording _Session, or None
 _local = threading.local()
@@ -24,7 +26,8 @@ _local = threading.local()
 
 class RawEvent:
     __slots__ = ("name", "start_ns", "end_ns", "tid", "shapes", "stack", "kind", "children_ns",
-                 "memory", "parent", "device_type")
+                 "memory", "parent", "device_type", "device_ns", "self_device_ns", "device",
+                 "correlation", "launch_ns", "launch_tid")
 
     def __init__(self, name, kind, shapes, stack, device_type):
         self.name, self.kind, self.shapes, self.stack = name, kind, shapes, stack
@@ -34,6 +37,8 @@ class RawEvent:
         self.device_type = device_type
         self.parent = None
         self.start_ns = self.end_ns = 0
+        self.device_ns = self.self_device_ns = 0      # kernels' time on the device
+        self.device = self.correlation = None         # set on kernel events only
 
 
 def _stack():
@@ -74,6 +79,11 @@ def end(ev):
     session = current
     if session is not None:
         session.events.append(ev)
+
+
+def _open_event():
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
 
 
 class _OpEvents:
@@ -121,11 +131,12 @@ def _counted(allocate, device_type):
 class _Session:
     """One recording: installs the wrappers on start, removes them on stop."""
 
-    def __init__(self, record_shapes, profile_memory, with_stack):
+    def __init__(self, record_shapes, profile_memory, with_stack, device_types=()):
         self.record_shapes, self.profile_memory, self.with_stack = \
             record_shapes, profile_memory, with_stack
         self.events, self.memory_events = [], []
         self._tables, self._devices = {}, []
+        self._device_capture = DeviceCapture(device_types, _open_event)
 
     def start(self):
         global current
@@ -139,8 +150,15 @@ class _Session:
                 dev = _device.canonical(kind)
                 self._devices.append((dev, dev._allocate))
                 dev._allocate = _counted(dev._allocate, kind)
+        self._device_capture.start()
         current = self
         _op_hook.set_recorder(_OpEvents)
+
+    def clear(self):
+        """Forget what was recorded so far (the warmup steps of a schedule)."""
+        self.events.clear()
+        self.memory_events.clear()
+        self._device_capture.launches.clear()
 
     def stop(self):
         global current
@@ -151,3 +169,5 @@ class _Session:
         for dev, allocate in self._devices:
             dev._allocate = allocate
         self._tables, self._devices = {}, []
+        self.events += self._device_capture.stop(
+            lambda name, device_type: RawEvent(name, "kernel", [], None, device_type))

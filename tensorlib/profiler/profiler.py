@@ -12,11 +12,28 @@ from tensorlib.profiler.events import EventList, FunctionEvent
 
 
 class ProfilerActivity(Enum):
+    """What a profile records. CPU: every dispatched op and record_function block (always
+    recorded). The device activities add each kernel's time on the device: CUDA is the cuda
+    backend (CUDA events); PrivateUse1, torch's slot for a backend outside its tree, is every
+    other accelerator backend that can time its kernels: opencl (profiling queues) and
+    plugins that give Backend.device_timers. XPU and MTIA are accepted; no backend has them."""
     CPU = 0
     CUDA = 2
     XPU = 3
     MTIA = 4
     PrivateUse1 = 5
+
+
+def _timed_device_types(activities):
+    """The available backends whose kernels the activities ask device time for."""
+    import tensorlib
+    kinds = [k for k in tensorlib.backends.available() if k != "cpu"]
+    chosen = []
+    if ProfilerActivity.CUDA in activities and "cuda" in kinds:
+        chosen.append("cuda")
+    if ProfilerActivity.PrivateUse1 in activities:
+        chosen += [k for k in kinds if k != "cuda"]
+    return chosen
 
 
 class ProfilerAction(Enum):
@@ -84,15 +101,21 @@ class profile:
         self.step_num = 0
         self.current_action = ProfilerAction.NONE
         self._session = None
-        self._events = EventList()
+        self._device_types = _timed_device_types(self.activities)
+        self._events = EventList(use_device=self._use_device())
         self._memory_events = []
         self._origin_ns = time.perf_counter_ns()
+
+    def _use_device(self):
+        """The device name of the table's device columns (torch's use_device)."""
+        kinds = self._device_types
+        return None if not kinds else kinds[0] if len(kinds) == 1 else "device"
 
     # ---- recording -----------------------------------------------------------------------
     def _start_recording(self):
         if self._session is None:
             self._session = _recorder._Session(self.record_shapes, self.profile_memory,
-                                               self.with_stack)
+                                               self.with_stack, self._device_types)
             self._session.start()
 
     def _stop_recording(self):
@@ -103,7 +126,7 @@ class profile:
         events = [FunctionEvent(raw, self._origin_ns) for raw in session.events]
         events.sort(key=lambda ev: ev.time_range_start)
         if not self.acc_events:
-            self._events = EventList()
+            self._events = EventList(use_device=self._use_device())
             self._memory_events = []
         self._events.extend(events)
         self._memory_events += [((ts - self._origin_ns) / 1000.0, n, d)
@@ -122,8 +145,7 @@ class profile:
                 self.on_trace_ready(self)
         if action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
             if self._session is not None and prev == ProfilerAction.WARMUP:
-                self._session.events.clear()          # warmup steps are not kept
-                self._session.memory_events.clear()
+                self._session.clear()                 # warmup steps are not kept
             self._start_recording()
         elif action == ProfilerAction.WARMUP:
             self._start_recording()

@@ -1,16 +1,24 @@
-"""Custom ops: a CPU kernel and an OpenCL C kernel for one op, both through the dispatch
-table and autograd, pass gradcheck on their devices."""
+"""Custom ops: a CPU kernel, an OpenCL C and a CUDA C kernel for one op, each through the
+dispatch table and autograd, pass gradcheck on their devices (cuda where a GPU is)."""
 import numpy as np
 import pytest
 
 import tensorlib
 from tensorlib._C import dispatch
-from tensorlib.library import OpenCLKernel, custom_op
+from tensorlib.library import CUDAKernel, OpenCLKernel, custom_op
 
 OPENCL_SOURCE = r"""
 __kernel void softsign_scale(__global T *out, __global const T *x, const float alpha,
                              const long n) {
     long i = get_global_id(0);
+    if (i < n) out[i] = (T)alpha * x[i] / ((T)1 + fabs(x[i]));
+}
+"""
+
+CUDA_SOURCE = r"""
+extern "C" __global__ void softsign_scale(T *out, const T *x, const float alpha,
+                                          const long long n) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i < n) out[i] = (T)alpha * x[i] / ((T)1 + fabs(x[i]));
 }
 """
@@ -24,6 +32,7 @@ def softsign_scale(x, alpha):
 
 
 softsign_scale.register_kernel("opencl", OpenCLKernel(OPENCL_SOURCE))
+softsign_scale.register_kernel("cuda", CUDAKernel(CUDA_SOURCE))
 
 
 @softsign_scale.register_fake

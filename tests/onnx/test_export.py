@@ -1,5 +1,6 @@
 """tensorlib.onnx.export: the model zoo (and a CNN with batch norm) runs in onnxruntime with
-tensorlib's outputs, with a dynamic batch size; unmapped ops are named."""
+tensorlib's outputs, with a dynamic batch size; so do the zoo's variants (stacked pre-norm
+encoders, bidirectional LSTMs, adaptive pooling, attention masks); unmapped ops are named."""
 import io
 
 import numpy as np
@@ -42,6 +43,69 @@ def test_cnn_with_batch_norm_and_avg_pool():
     model(x)                                 # running statistics that are not the defaults
     model.eval()
     _run(model, x, (5, 2))
+
+
+class EncoderStack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, activation="gelu",
+                                           norm_first=True, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16),
+                                             enable_nested_tensor=False)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(1))
+
+
+class BiLSTM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 12, num_layers=2, bidirectional=True)     # sequence first
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x.transpose(0, 1))
+        return out[-1] + (h + c).transpose(0, 1).flatten(1)[:, :24]
+
+
+class MaskedAttention(nn.Module):
+    def __init__(self, bool_mask):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 4, batch_first=True)
+        mask = nn.Transformer.generate_square_subsequent_mask(5)
+        self.register_buffer("mask", mask.isinf() if bool_mask else mask)
+        padding = tl.tensor([[False] * 4 + [True]] * 3)       # the last key is padding
+        self.register_buffer("padding", padding if bool_mask else
+                             tl.zeros(3, 5).masked_fill(padding, float("-inf")))
+
+    def forward(self, x):
+        out, _ = self.mha(x, x, x, attn_mask=self.mask, key_padding_mask=self.padding,
+                          need_weights=False)
+        return out
+
+
+VARIANTS = {
+    "encoder_stack": (EncoderStack, (4, 6, 16), (4, 1)),
+    "bidirectional_lstm": (BiLSTM, (4, 7, 8), (4, 1)),
+    "cnn_adaptive_pool": (lambda: nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.LeakyReLU(0.1),
+        nn.AdaptiveAvgPool2d((2, 2)), nn.Conv2d(8, 8, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(8, 6), nn.SiLU(), nn.BatchNorm1d(6), nn.Linear(6, 2)), (5, 3, 12, 12), (5, 2)),
+    "masked_attention_float": (lambda: MaskedAttention(False), (3, 5, 16), (3,)),
+    "masked_attention_bool": (lambda: MaskedAttention(True), (3, 5, 16), (3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_zoo_variants_export_and_match_onnxruntime(name):
+    build, shape, batches = VARIANTS[name]
+    tl.manual_seed(0)
+    model = build()
+    x = tl.randn(*shape)
+    model.train()
+    model(x)                                 # batch norms get non-default statistics
+    model.eval()
+    _run(model, x, batches)
 
 
 def test_functional_ops_in_a_custom_forward(tmp_path):

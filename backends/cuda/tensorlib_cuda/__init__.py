@@ -79,6 +79,14 @@ class CUDABackend(Backend):
             st = self._states[index or 0] = _DeviceState(index or 0)
         return st
 
+    def device_timers(self):
+        """Kernel timers for the profiler (CUDA events): the devices in use, or the current."""
+        from tensorlib_cuda import device as _device
+        from tensorlib_cuda.profiling import DeviceTimer
+        if not self._states:
+            self.state(_device.current())
+        return [DeviceTimer(st, i) for i, st in sorted(self._states.items())]
+
     # -- the current device and streams (tensorlib.cuda) ----------------------------------
     def current_device(self):
         from tensorlib_cuda import device as _device

@@ -164,6 +164,7 @@ class Compiler:
         self.nvcc, self.nvrtc = pick_compilers()
         self.tool = self._tool()
         self.memory = {}
+        self.names = {}                 # id(Function) -> kernel name (the profiler's rows)
         self.disk = DiskCache()
         self.builds = 0
         self.memory_hits = 0
@@ -207,6 +208,7 @@ class Compiler:
             fn = module.get_function(name)
             fn.prepare(formats[name])
             found[name] = fn
+            self.names[id(fn)] = name
         self.memory[source] = (module, found)     # the module stays loaded with its kernels
         return found
 

@@ -150,6 +150,13 @@ class OpenCLBackend(Backend):
             if index is None or i == index:
                 st.allocator.empty_cache()
 
+    def device_timers(self):
+        """Kernel timers for the profiler: the devices in use, or opencl:0 (profiling.py)."""
+        from tensorlib_opencl.profiling import DeviceTimer
+        if not self._states:
+            self.state(0)
+        return [DeviceTimer(st, i) for i, st in sorted(self._states.items())]
+
     def fused_kernel(self, spec, sizes, strides):
         """tensorlib.compile's fused elementwise kernels (tensorlib_opencl.fused)."""
         from tensorlib_opencl.fused import FusedKernel

@@ -50,11 +50,12 @@ class DeviceKernels:
         return buf
 
     def launch1d(self, kernel, n, *args):
+        """Enqueue; returns the launch's event (the profiler reads its times)."""
         groups = max(1, -(-n // self.local))
-        kernel(self.queue, (groups * self.local,), (self.local,), *args)
+        return kernel(self.queue, (groups * self.local,), (self.local,), *args)
 
     def launch(self, kernel, global_size, local_size, *args):
-        kernel(self.queue, global_size, local_size, *args)
+        return kernel(self.queue, global_size, local_size, *args)
 
 
 def register(table, backend):

@@ -30,6 +30,33 @@ e = tl.cuda.Event(enable_timing=True)
 e.record()
 e.synchronize()
 tl.cuda.synchronize()
+with tl.profiler.profile(activities=[tl.profiler.ProfilerActivity.CPU,
+                                     tl.profiler.ProfilerActivity.CUDA]) as prof:
+    x + 1                                                   # CUDA events around the launch
+kernels = [e for e in prof.events() if e.is_device_event]
+assert [e.name for e in kernels] == [drv.LAUNCHES[-1][0]] and kernels[0].device == "cuda:0"
+assert kernels[0].self_device_time_total == 1.0             # one fake-clock tick: 1 us
+add = next(e for e in prof.events() if e.name == "add")
+assert add.self_device_time_total == add.cuda_time_total == 1.0
+assert "Self CUDA" in prof.key_averages().table()
+assert "launch1d" not in vars(tl.backends.get("cuda").state(0).kernels)
+from tensorlib.library import CUDAKernel, custom_op  # noqa: E402
+
+
+@custom_op("glue::scale", mutates_args=(), device_types="cpu")
+def scale(x, alpha):
+    return x * alpha
+
+
+scale.register_kernel("cuda", CUDAKernel(r"""
+extern "C" __global__ void scale(T *out, const T *x, const float alpha, const long long n) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (T)alpha * x[i];
+}"""))
+out = scale(y, 2.0)                                          # a user kernel, launched
+name, grid, block, args = drv.LAUNCHES[-1]
+assert name == "scale" and out.shape == y.shape and out.device == y.device
+assert args[1:] == (int(y._storage.handle), 2.0, 12) and args[0] == int(out._storage.handle)
 free, total = tl.cuda.mem_get_info()
 assert total == len(drv.HEAP)
 from tensorlib_cuda import sources

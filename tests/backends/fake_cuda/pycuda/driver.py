@@ -115,11 +115,17 @@ class Stream:
 
 
 class Event:
+    """Recording stamps a fake device clock that advances 1 us per record (time_since: ms)."""
+    clock = [0]
+
     def __init__(self, flags=0):
         self.flags = flags
+        self.stamp = None
 
     def record(self, stream=None):
         assert stream is None or isinstance(stream, Stream)
+        Event.clock[0] += 1
+        self.stamp = Event.clock[0]
 
     def query(self):
         return True
@@ -128,7 +134,8 @@ class Event:
         pass
 
     def time_since(self, other):
-        return 0.0
+        assert self.stamp is not None and other.stamp is not None, "an event never recorded"
+        return (self.stamp - other.stamp) / 1000.0
 
 
 class DeviceAllocation:
