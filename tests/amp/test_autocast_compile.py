@@ -2,8 +2,8 @@
 `autocast("cpu", dtype=bfloat16)` give eager autocast's output dtypes and values, forward and
 backward; entering autocast records (and plans) a different graph, leaving it reuses the
 plain one. torch also recompiles when the autocast state changes (Dynamo's global-state
-guard): the compile signature here does not hold that state, which the xfail tests below
-pin down until it does."""
+guard), and so does tensorlib.compile: the autocast state is part of the call's
+signature."""
 import pytest
 
 import tensorlib
@@ -82,12 +82,6 @@ def test_entering_autocast_plans_a_new_graph_and_leaving_reuses_the_plain_one():
     assert fp16 > bf16                                      # another dtype, another graph
 
 
-_NO_GUARD = ("tensorlib/compiler/api.py CompiledFunction._signature's state holds grad mode "
-             "and the training flag, not tensorlib.is_autocast_enabled(device)/"
-             "get_autocast_dtype(device); torch's Dynamo guards on them")
-
-
-@pytest.mark.xfail(strict=True, reason=_NO_GUARD)
 def test_custom_backend_recompiles_on_autocast_changes_as_torch():
     calls = []
 
@@ -105,7 +99,6 @@ def test_custom_backend_recompiles_on_autocast_changes_as_torch():
     assert counts == [1, 2, 2, 2, 3]                        # what torch 2.13 does
 
 
-@pytest.mark.xfail(strict=True, reason=_NO_GUARD)
 def test_autocast_state_is_a_new_compile_signature():
     fast = tensorlib.compile(lambda t: t @ t.t())
     x = tensorlib.randn(4, 4)
