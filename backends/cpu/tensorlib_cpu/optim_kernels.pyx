@@ -68,10 +68,9 @@ cdef inline void _adam_range(real* p, const real* g, real* m, real* v, real* vma
         t = d * d
         v[i] = v[i] * beta2 + t * one_minus_beta2
         s = v[i]
-        if amsgrad:
-            if s != s or vmax[i] < s:          # numpy's maximum: a NaN wins
-                vmax[i] = s
-            s = vmax[i]
+        if amsgrad:                             # numpy's maximum: a NaN wins; an
+            s = s if (s != s or vmax[i] < s) else vmax[i]   # unconditional store vectorizes
+            vmax[i] = s
         if real is float:
             s = sqrtf(s)
         else:
