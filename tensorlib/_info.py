@@ -25,7 +25,10 @@ def _cpu_libraries():
         from tensorlib_cpu import conv_kernels, gemm
     except ImportError as exc:
         return {"gemm": f"unknown ({exc})", "conv2d": "unknown"}
-    return {"gemm": f"{os.path.basename(gemm.BLAS)} on the backend's OpenMP threads",
+    return {"gemm": gemm.describe(),
+            "gemm_low_precision": (
+                f"{gemm.LOW_PRECISION} for {', '.join(sorted(gemm.LOW_PRECISION_DTYPES))}"
+                if gemm.LOW_PRECISION_DTYPES else "float32 copies through that BLAS"),
             "conv2d": f"{conv_kernels.__name__} (OpenMP im2col + that BLAS's GEMM)"}
 
 
@@ -124,6 +127,7 @@ def format_report(info, tracebacks=False):
                                               if info["numpy_blas"] else ""),
              f"cpu       {info['cpu_threads']} kernel threads",
              f"  GEMM    {info['cpu_libraries']['gemm']}",
+             f"  bf16/fp16 GEMM  {info['cpu_libraries'].get('gemm_low_precision', 'unknown')}",
              f"  conv2d  {info['cpu_libraries']['conv2d']}",
              "backends (entry point group tensorlib.backends):"]
     for b in info["backends"]:

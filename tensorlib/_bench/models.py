@@ -119,6 +119,103 @@ class AutogradChain:
         return step, check
 
 
+class LSTMSequence:
+    """Issue 16's recurrent workload (PyTorch's time-sequence-prediction example): LSTMCell x2
+    + Linear stepped over a sequence in float64, forward and backward: small GEMMs and
+    per-op overhead."""
+
+    kind, mode, libraries, unit = "model", "eager", ("tensorlib", "torch"), None
+    family = "lstm"
+
+    def __init__(self, quick):
+        self.steps, self.batch, self.hidden = (10, 8, 16) if quick else (100, 97, 51)
+        self.name = "lstm_seq_fwd_bwd"
+        self.description = (f"LSTMCell x2 + Linear, {self.steps} steps, batch {self.batch}, "
+                            f"hidden {self.hidden}, float64: forward+backward")
+
+    def matches(self, name):
+        return name in (self.name, self.family, self.kind)
+
+    def throughput(self, seconds):
+        return None
+
+    def prepare(self, library, module, device):
+        module.manual_seed(0)
+        nn, h = module.nn, self.hidden
+        cells = [nn.LSTMCell(1, h), nn.LSTMCell(h, h)]
+        head = nn.Linear(h, 1)
+        for m in (*cells, head):
+            m.to(device).double()
+        t = np.arange(self.steps + 1) / 20.0 + np.arange(self.batch)[:, None] / 7.0
+        wave = module.from_numpy(np.sin(t)).to(device)
+        x, y = wave[:, :-1], wave[:, 1:]
+        params = [p for m in (*cells, head) for p in m.parameters()]
+
+        def step():
+            for p in params:
+                p.grad = None
+            state = [(module.zeros(self.batch, h, dtype=module.float64, device=device),) * 2
+                     for _ in cells]
+            outputs = []
+            for i in range(self.steps):
+                inp = x[:, i:i + 1]
+                for c, cell in enumerate(cells):
+                    state[c] = cell(inp, state[c])
+                    inp = state[c][0]
+                outputs.append(head(inp))
+            loss = nn.functional.mse_loss(module.cat(outputs, dim=1), y)
+            loss.backward()
+            return loss
+
+        def check():
+            value = float(step().item())
+            return None if math.isfinite(value) else "non-finite loss"
+        return step, check
+
+
+class Conv2dWorkload:
+    """One conv2d layer (3x3, padding 1, bias), forward or forward+backward."""
+
+    kind, mode, libraries, unit = "model", "eager", ("tensorlib", "torch"), None
+    family = "conv2d"
+
+    def __init__(self, cin, cout, size, batch, backward):
+        self.cin, self.cout, self.size, self.batch, self.backward = (cin, cout, size, batch,
+                                                                     backward)
+        self.name = f"conv2d_{cin}to{cout}_{size}x{size}_{'fwd_bwd' if backward else 'fwd'}"
+        self.description = (f"conv2d {cin}->{cout} 3x3 pad 1 on {batch}x{cin}x{size}x{size} "
+                            f"float32: " + ("forward+backward" if backward else "forward"))
+
+    def matches(self, name):
+        return name in (self.name, self.family, self.kind)
+
+    def throughput(self, seconds):
+        return None
+
+    def prepare(self, library, module, device):
+        module.manual_seed(0)
+        conv = module.nn.Conv2d(self.cin, self.cout, 3, padding=1).to(device)
+        x = module.randn(self.batch, self.cin, self.size, self.size).to(device)
+        if self.backward:
+            x.requires_grad_()
+
+            def step():
+                x.grad = None
+                conv.zero_grad()
+                out = conv(x)
+                out.sum().backward()
+                return x.grad
+        else:
+            def step():
+                with module.no_grad():
+                    return conv(x)
+
+        def check():
+            values = step().detach().cpu().numpy()
+            return None if np.isfinite(values).all() else "non-finite output"
+        return step, check
+
+
 @register_suite
 def workloads(quick=False):
     """The model workloads; `quick` keeps the names with smaller batches (and a smaller
@@ -138,4 +235,9 @@ def workloads(quick=False):
                                              else "inference forward"), build, train, quick)
             out.append(w)
     out.append(AutogradChain())
+    out.append(LSTMSequence(quick))
+    batch = 2 if quick else 32
+    for cin, cout, size in ((3, 32, 32), (32, 64, 16)):
+        for backward in (False, True):
+            out.append(Conv2dWorkload(cin, cout, size // (4 if quick else 1), batch, backward))
     return out

@@ -96,6 +96,23 @@ def _matmul(lib, a, b):
     return lambda: a @ b
 
 
+# Issue 16's GEMM shapes (m, k, n): the MLP's forward and backward products and square ones
+GEMM_SHAPES = ((128, 784, 512), (128, 512, 256), (512, 128, 784), (784, 128, 512),
+               (256, 256, 256), (1024, 1024, 1024))
+
+
+def _gemm_rows(quick):
+    shapes = [(m // 8, k // 8, n // 8) for m, k, n in GEMM_SHAPES] if quick else GEMM_SHAPES
+    out = [Workload(f"gemm_{m}x{k}x{n}", "gemm", f"({m}x{k}) @ ({k}x{n}) float32",
+                    [(m, k), (k, n)], _matmul, work=2 * m * k * n, unit="GFLOP/s",
+                    rtol=1e-3, atol=1e-3) for m, k, n in shapes]
+    b, n = (8, 16) if quick else (64, 128)
+    out.append(Workload(f"bmm_{b}x{n}x{n}", "bmm", f"batched ({b}, {n}, {n}) @ ({b}, {n}, {n}) "
+                        f"float32", [(b, n, n), (b, n, n)], _matmul, work=2 * b * n ** 3,
+                        unit="GFLOP/s", rtol=1e-3, atol=1e-3))
+    return out
+
+
 @register_suite
 def workloads(quick=False):
     """All op workloads in run order; `quick` keeps the same families at tiny sizes."""
@@ -124,4 +141,4 @@ def workloads(quick=False):
         out.append(Workload(f"matmul_{n}", "matmul", f"a @ b, {n}x{n} float32",
                             [(n, n), (n, n)], _matmul, work=2 * n ** 3, unit="GFLOP/s",
                             rtol=1e-3, atol=1e-3))
-    return out
+    return out + _gemm_rows(quick)

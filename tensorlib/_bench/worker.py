@@ -31,6 +31,7 @@ def _load(library, device):
         module.set_num_threads(cores())
         sync = module.cuda.synchronize if kind == "cuda" else None
         return module, module.device(device), sync
+    module.set_num_threads(cores())     # as torch: the cores this process may run on
     sync = None if kind == "cpu" else module.backends.get(kind).synchronize
     return module, module.device(device), sync
 

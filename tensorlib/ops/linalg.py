@@ -2,6 +2,7 @@
 primitive."""
 import math
 
+from tensorlib._C import views as _views
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
@@ -37,11 +38,15 @@ def matmul(a, b):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
     batch = broadcast_shapes(a2._sizes[:-2], b2._sizes[:-2])
     nbatch = numel(batch)
-    a3 = a2.expand(batch + (m, k)).reshape(nbatch, m, k)
-    b3 = b2.expand(batch + (k, n)).reshape(nbatch, k, n)
     shape = batch + ((m,) if a.dim() > 1 else ()) + ((n,) if b.dim() > 1 else ())
     out = empty(shape, a._dtype, a._device)        # the result owns its memory (not a view)
-    gemm_out = out.view((nbatch, m, n))
+    if not batch:       # matrices: the primitive's batch of one, as raw views (no op calls)
+        a3, b3 = _views.unsqueeze(a2, 0), _views.unsqueeze(b2, 0)
+        gemm_out = _views.view(out, (1, m, n))
+    else:
+        a3 = a2.expand(batch + (m, k)).reshape(nbatch, m, k)
+        b3 = b2.expand(batch + (k, n)).reshape(nbatch, k, n)
+        gemm_out = out.view((nbatch, m, n))
     if k == 0:
         lookup("fill", a._device)(gemm_out, 0)
     else:

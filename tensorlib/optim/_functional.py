@@ -39,12 +39,19 @@ with flat parameters. Many small tensors: launch overhead dominates and foreach 
 faster. Launches per Adam step: ~13 per parameter (single) vs ~13 per bucket plus one
 gradient copy per parameter (foreach). foreach=None picks the flat path only off the CPU
 (as torch.optim does for CUDA); pass foreach=True to use it on CPU.
+
+Above both tiers, SGD and Adam/AdamW first offer the whole group to the device's
+multi-tensor kernel (`multi_kernel`: the CPU's "sgd_update_multi"/"adam_update_multi", one
+OpenMP pass over every parameter, bitwise equal to the per-parameter math) whatever
+`foreach` says; it declines (and the tiers run) for mixed dtypes or devices, non-contiguous
+tensors, a differentiable step or a compile capture.
 """
 import tensorlib._C.dtypes as dt
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import wrap, contiguous_strides, is_contiguous, numel
 from tensorlib._C import grad_mode as _grad_mode
+from tensorlib import _capture_state
 from tensorlib.optim.optimizer import _default_foreach, _resolve_foreach
 
 __all__ = ["flatten_parameters_"]
@@ -267,6 +274,26 @@ def scalar_tensor(value):
     """A 0-dim CPU tensor in `scalar_dtype()` (torch keeps `step` so when not capturable)."""
     from tensorlib.ops.creation import tensor
     return tensor(float(value), dtype=scalar_dtype())
+
+
+# ---- one fused kernel for a whole group ---------------------------------------------------
+def multi_kernel(name, params, grads):
+    """The device's multi-tensor kernel `name` (e.g. "adam_update_multi": one pass over all of
+    a group's parameters, see tensorlib_cpu.optim_kernels) when it may run: every parameter
+    and gradient on one device with one dtype, no capture recording (its kernels would run
+    later) and grad mode off (a differentiable step is recorded through tensor ops). None
+    otherwise; the kernel itself still says no (False) to layouts it does not take."""
+    if not params or _capture_state.current is not None or _grad_mode.is_grad_enabled():
+        return None
+    device, dtype = params[0]._device, params[0]._dtype
+    kernel = device._kernels.get(name) if device._kernels is not None else None
+    if kernel is None:
+        return None
+    for p, g in zip(params, grads):
+        if p._device is not device or p._dtype is not dtype or g is None \
+                or g._device is not device or g._dtype is not dtype:
+            return None
+    return kernel
 
 
 # ---- the two drivers ----------------------------------------------------------------------

@@ -104,6 +104,25 @@ def _sgd_update(param, grad, buf, *, key, lr, weight_decay, momentum, dampening,
     return buf
 
 
+def _sgd_multi(params, grads, bufs, *, lr, weight_decay, momentum, dampening, nesterov,
+               maximize):
+    """The whole list in one fused pass ("sgd_update_multi") when the device has it and takes
+    these tensors; new momentum buffers are stored into `bufs`. Returns whether it ran."""
+    kernel = F.multi_kernel("sgd_update_multi", params, grads)
+    if kernel is None:
+        return False
+    first, new = [], []
+    if momentum != 0:
+        first = [b is None for b in bufs]
+        new = [tensorlib.empty_like(p) if f else b for p, b, f in zip(params, bufs, first)]
+    if not kernel(params, grads, new, float(lr), float(weight_decay), float(momentum),
+                  float(dampening), bool(nesterov), bool(maximize), first):
+        return False
+    if momentum != 0:
+        bufs[:] = new
+    return True
+
+
 def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None,
         fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening,
         nesterov, maximize):
@@ -115,6 +134,8 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
     lr = _to_scalar(lr)
     kwargs = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening,
                   nesterov=nesterov, maximize=maximize)
+    if _sgd_multi(params, d_p_list, momentum_buffer_list, **kwargs):
+        return
     if momentum == 0:
         momentum_buffer_list = [None] * len(params)
         write_back = False

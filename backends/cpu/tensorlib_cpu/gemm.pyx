@@ -9,10 +9,18 @@ cores OpenBLAS's threads needed (a GEMM after an elementwise op ran 1.4-7x slowe
 parallel region, GEMM included, on one team, idle threads can spin briefly and stay cheap to
 wake, as PyTorch's do.
 
-The BLAS is numpy's own OpenBLAS where its symbols are found (0.3.31 here: 10-26% faster on
-the thin products of small convolutions than scipy's 0.3.30), switched to one thread for the
-duration of each product and back (numpy's matmul in user code keeps its threads); otherwise
-scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
+The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
+- MKL from the `mkl` wheel (libmkl_rt, its ILP64 `cblas_*_64` entry points), switched to its
+  sequential threading layer: each OpenMP thread calls it on its share, as with OpenBLAS. Its
+  strided-batched GEMM runs a thread's whole share of a batch in one call, and its
+  bf16/fp16 GEMMs (float32 accumulation) are used for those dtypes whenever it is installed,
+  whichever library runs float32/float64;
+- numpy's own OpenBLAS (0.3.31 here: 10-26% faster on the thin products of small
+  convolutions than scipy's 0.3.30), switched to one thread for the duration of each product
+  and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
+  the products of each thread's share (the unprefixed `cblas_sgemm_batch_strided` it exports
+  is not part of its scipy-openblas interface);
+- scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
 import ctypes
 import glob
 import os
@@ -23,9 +31,9 @@ cimport numpy as cnp
 cimport openmp
 from cython.parallel cimport parallel, prange
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
-from libc.stdint cimport int64_t, uintptr_t
+from libc.stdint cimport int64_t, uint16_t, uintptr_t
 
-from tensorlib_cpu import fastreduce
+from tensorlib_cpu import blas_choice, fastreduce
 
 cnp.import_array()
 
@@ -57,6 +65,32 @@ ctypedef void (*dgemm32_t)(char*, char*, int*, int*, int*, double*, double*, int
                            int*, double*, double*, int*) noexcept nogil
 ctypedef void (*set_threads_t)(int) noexcept nogil
 ctypedef int (*get_threads_t)() noexcept nogil
+# MKL's CBLAS, ILP64 entry points (`_64`): (layout, transa, transb, m, n, k, alpha, a, lda,
+# [stride a,] b, ldb, [stride b,] beta, c, ldc[, stride c, batch])
+ctypedef void (*cblas_sgemm_t)(int, int, int, int64_t, int64_t, int64_t, float, const float*,
+                               int64_t, const float*, int64_t, float, float*,
+                               int64_t) noexcept nogil
+ctypedef void (*cblas_dgemm_t)(int, int, int, int64_t, int64_t, int64_t, double,
+                               const double*, int64_t, const double*, int64_t, double, double*,
+                               int64_t) noexcept nogil
+ctypedef void (*cblas_sgemm_strided_t)(int, int, int, int64_t, int64_t, int64_t, float,
+                                       const float*, int64_t, int64_t, const float*, int64_t,
+                                       int64_t, float, float*, int64_t, int64_t,
+                                       int64_t) noexcept nogil
+ctypedef void (*cblas_dgemm_strided_t)(int, int, int, int64_t, int64_t, int64_t, double,
+                                       const double*, int64_t, int64_t, const double*, int64_t,
+                                       int64_t, double, double*, int64_t, int64_t,
+                                       int64_t) noexcept nogil
+# bf16 x bf16 -> f32 and f16 x f16 -> f32 (both operands 16-bit words)
+ctypedef void (*cblas_lowp_t)(int, int, int, int64_t, int64_t, int64_t, float, const uint16_t*,
+                              int64_t, const uint16_t*, int64_t, float, float*,
+                              int64_t) noexcept nogil
+
+cdef enum:
+    CBLAS_ROW_MAJOR = 101
+    CBLAS_NO_TRANS = 111
+    CBLAS_TRANS = 112
+    MKL_THREADING_SEQUENTIAL = 1
 
 cdef sgemm64_t _np_sgemm = NULL
 cdef dgemm64_t _np_dgemm = NULL
@@ -64,6 +98,12 @@ cdef set_threads_t _np_set_threads = NULL
 cdef get_threads_t _np_get_threads = NULL
 cdef sgemm32_t sgemm = NULL           # scipy.linalg.cython_blas's, when numpy's is not found
 cdef dgemm32_t dgemm = NULL
+cdef cblas_sgemm_t _mkl_sgemm = NULL
+cdef cblas_dgemm_t _mkl_dgemm = NULL
+cdef cblas_sgemm_strided_t _mkl_sgemm_strided = NULL
+cdef cblas_dgemm_strided_t _mkl_dgemm_strided = NULL
+cdef cblas_lowp_t _mkl_bf16 = NULL     # bound whenever MKL is found, whatever runs float32
+cdef cblas_lowp_t _mkl_f16 = NULL
 
 # (sgemm, dgemm, set threads, get threads) in numpy's 64-bit-integer OpenBLAS builds
 _NUMPY_OPENBLAS_NAMES = (
@@ -72,11 +112,22 @@ _NUMPY_OPENBLAS_NAMES = (
     ("sgemm_64_", "dgemm_64_", "openblas_set_num_threads64_",
      "openblas_get_num_threads64_"),                                # numpy 1.2x wheels
 )
+_MKL_NAMES = ("cblas_sgemm_64", "cblas_dgemm_64", "cblas_sgemm_batch_strided_64",
+              "cblas_dgemm_batch_strided_64")
+_MKL_LOW_PRECISION_NAMES = ("cblas_gemm_bf16bf16f32_64", "cblas_gemm_f16f16f32_64")
 
 
 def _address(lib, name):
     fn = getattr(lib, name, None)
     return ctypes.cast(fn, ctypes.c_void_p).value if fn is not None else None
+
+
+def _unbind_all():
+    global _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads, sgemm, dgemm
+    global _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided
+    _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads = NULL, NULL, NULL, NULL
+    sgemm, dgemm = NULL, NULL
+    _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided = NULL, NULL, NULL, NULL
 
 
 def _bind_numpy_openblas():
@@ -88,6 +139,7 @@ def _bind_numpy_openblas():
         for names in _NUMPY_OPENBLAS_NAMES:
             found = [_address(lib, n) for n in names]
             if all(found):
+                _unbind_all()
                 _np_sgemm = <sgemm64_t><uintptr_t>found[0]
                 _np_dgemm = <dgemm64_t><uintptr_t>found[1]
                 _np_set_threads = <set_threads_t><uintptr_t>found[2]
@@ -120,41 +172,107 @@ def _cython_blas(name):
 
 
 def _bind_scipy_blas():
-    global _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads, sgemm, dgemm
+    global sgemm, dgemm
     _pin_scipy_blas()
+    _unbind_all()
     sgemm = <sgemm32_t><uintptr_t>_cython_blas("sgemm")
     dgemm = <dgemm32_t><uintptr_t>_cython_blas("dgemm")
-    _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads = NULL, NULL, NULL, NULL
     return "scipy.linalg.cython_blas"
 
 
+_mkl_lib = None
+
+
+def _open_mkl():
+    """libmkl_rt on its sequential threading layer (our OpenMP team does the splitting), or
+    None when the `mkl` wheel is not installed or lacks the ILP64 entry points."""
+    global _mkl_lib
+    if _mkl_lib is None:
+        path = blas_choice.find_mkl()
+        if path is None:
+            return None
+        lib = ctypes.CDLL(path)
+        if not all(_address(lib, n) for n in _MKL_NAMES):
+            return None
+        lib.MKL_Set_Threading_Layer(MKL_THREADING_SEQUENTIAL)
+        lib._tensorlib_path = path
+        _mkl_lib = lib
+    return _mkl_lib
+
+
+def _mkl_version(lib):
+    """E.g. "Intel(R) oneAPI Math Kernel Library Version 2026.2"."""
+    buf = ctypes.create_string_buffer(256)
+    lib.MKL_Get_Version_String(buf, len(buf))
+    return buf.value.decode(errors="replace").split("-Product")[0].strip()
+
+
+def _bind_mkl():
+    """Use MKL for float32/float64 products; returns its path, or None when not found."""
+    global _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided
+    lib = _open_mkl()
+    if lib is None:
+        return None
+    found = [_address(lib, n) for n in _MKL_NAMES]
+    _unbind_all()
+    _mkl_sgemm = <cblas_sgemm_t><uintptr_t>found[0]
+    _mkl_dgemm = <cblas_dgemm_t><uintptr_t>found[1]
+    _mkl_sgemm_strided = <cblas_sgemm_strided_t><uintptr_t>found[2]
+    _mkl_dgemm_strided = <cblas_dgemm_strided_t><uintptr_t>found[3]
+    return lib._tensorlib_path
+
+
+def _bind_low_precision():
+    """MKL's bf16/fp16 GEMMs when MKL is installed; returns a description or None."""
+    global _mkl_bf16, _mkl_f16
+    lib = _open_mkl()
+    found = [_address(lib, n) for n in _MKL_LOW_PRECISION_NAMES] if lib is not None else []
+    if not found or not all(found):
+        _mkl_bf16, _mkl_f16 = NULL, NULL
+        return None
+    _mkl_bf16 = <cblas_lowp_t><uintptr_t>found[0]
+    _mkl_f16 = <cblas_lowp_t><uintptr_t>found[1]
+    return f"{_mkl_version(lib)} (cblas_gemm_bf16bf16f32, cblas_gemm_f16f16f32)"
+
+
 def use_blas(library):
-    """Run products on "numpy" (its OpenBLAS; falls back to scipy's when its symbols are not
-    found) or "scipy" (scipy.linalg.cython_blas); returns what is in use (also in BLAS)."""
-    global BLAS
-    if library not in ("numpy", "scipy"):
-        raise ValueError(f"use_blas: expected 'numpy' or 'scipy', got {library!r}")
-    BLAS = (_bind_numpy_openblas() if library == "numpy" else None) or _bind_scipy_blas()
+    """Run float32/float64 products on "mkl" (the `mkl` wheel's libmkl_rt), "openblas"
+    (numpy's; "numpy" is the same) or "scipy" (scipy.linalg.cython_blas). A library that
+    is not found falls back to the next: mkl, then numpy's OpenBLAS, then scipy's. Returns
+    the path or name of what is in use (also in BLAS; LIBRARY names it)."""
+    global BLAS, LIBRARY
+    if library not in ("mkl", "openblas", "numpy", "scipy"):
+        raise ValueError(f"use_blas: expected 'mkl', 'openblas' or 'scipy', got {library!r}")
+    bound = None
+    if library == "mkl":
+        bound, LIBRARY = _bind_mkl(), "mkl"
+    if bound is None and library != "scipy":
+        bound, LIBRARY = _bind_numpy_openblas(), "openblas"
+    if bound is None:
+        bound, LIBRARY = _bind_scipy_blas(), "scipy"
+    BLAS = bound
     return BLAS
 
 
-# The library the products run on: numpy's OpenBLAS (its path) or "scipy.linalg.cython_blas".
-BLAS = use_blas("numpy")
+def describe():
+    """One line for `tensorlib info`: the library, its version where it says, how it runs."""
+    what = {"mkl": lambda: _mkl_version(_open_mkl()),
+            "openblas": lambda: f"numpy's OpenBLAS ({os.path.basename(BLAS)})",
+            "scipy": lambda: "scipy.linalg.cython_blas"}[LIBRARY]()
+    how = "single-threaded calls on the backend's OpenMP threads"
+    why = (f"{blas_choice.ENV}={os.environ[blas_choice.ENV]}" if os.environ.get(blas_choice.ENV)
+           else f"default for {blas_choice.cpu_vendor() or 'this CPU'}")
+    return f"{what}, {how} ({why})"
 
 
-cdef inline int _single_threaded_blas() noexcept nogil:
-    """Switch numpy's OpenBLAS to one thread for our calls; returns the count to restore."""
-    cdef int before = 1
-    if _np_get_threads != NULL:
-        before = _np_get_threads()
-        if before != 1:
-            _np_set_threads(1)
-    return before
-
-
-cdef inline void _restore_blas_threads(int before) noexcept nogil:
-    if _np_set_threads != NULL and before != 1:
-        _np_set_threads(before)
+# The library the products run on (LIBRARY: "mkl", "openblas" or "scipy"; BLAS: its path,
+# or "scipy.linalg.cython_blas"); MKL's low-precision GEMMs (None: not found) and the
+# dtypes matmul sends to them (the others run on float32 copies; see blas_choice).
+LIBRARY = None
+BLAS = use_blas(blas_choice.requested())
+LOW_PRECISION = _bind_low_precision()
+LOW_PRECISION_DTYPES = (blas_choice.low_precision_dtypes(LIBRARY) if LOW_PRECISION
+                        else frozenset())
 
 
 cdef bint _operand(cnp.ndarray x, Py_ssize_t rows, Py_ssize_t cols, char* trans, int* ld):
@@ -174,32 +292,82 @@ cdef bint _operand(cnp.ndarray x, Py_ssize_t rows, Py_ssize_t cols, char* trans,
     return False
 
 
+cdef inline int _single_threaded_blas() noexcept nogil:
+    """Switch numpy's OpenBLAS to one thread for our calls; returns the count to restore."""
+    cdef int before = 1
+    if _np_get_threads != NULL:
+        before = _np_get_threads()
+        if before != 1:
+            _np_set_threads(1)
+    return before
+
+
+cdef inline void _restore_blas_threads(int before) noexcept nogil:
+    if _np_set_threads != NULL and before != 1:
+        _np_set_threads(before)
+
+
 ctypedef fused real:
     float
     double
 
 
+cdef inline int _cblas_trans(char t) noexcept nogil:
+    return CBLAS_TRANS if t == b'T' else CBLAS_NO_TRANS
+
+
 cdef inline void _blas(char ta, char tb, int m, int n, int k, real alpha, const real* a,
                        int lda, const real* b, int ldb, real beta, real* c,
                        int ldc) noexcept nogil:
-    """Row-major C (m, n) = alpha op(A) op(B) + beta C, as column-major C^T = op(B)^T op(A)^T."""
+    """Row-major C (m, n) = alpha op(A) op(B) + beta C: MKL's row-major CBLAS, or the Fortran
+    BLAS as column-major C^T = op(B)^T op(A)^T."""
     if m <= 0 or n <= 0:
         return
     cdef int64_t m64 = m, n64 = n, k64 = k, lda64 = lda, ldb64 = ldb, ldc64 = ldc
     if real is float:
-        if _np_sgemm != NULL:
+        if _mkl_sgemm != NULL:
+            _mkl_sgemm(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m64, n64, k64,
+                       alpha, a, lda64, b, ldb64, beta, c, ldc64)
+        elif _np_sgemm != NULL:
             _np_sgemm(&tb, &ta, &n64, &m64, &k64, &alpha, b, &ldb64, a, &lda64, &beta, c,
                       &ldc64)
         else:
             sgemm(&tb, &ta, &n, &m, &k, &alpha, <float*>b, &ldb, <float*>a, &lda, &beta, c,
                   &ldc)
     else:
-        if _np_dgemm != NULL:
+        if _mkl_dgemm != NULL:
+            _mkl_dgemm(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m64, n64, k64,
+                       alpha, a, lda64, b, ldb64, beta, c, ldc64)
+        elif _np_dgemm != NULL:
             _np_dgemm(&tb, &ta, &n64, &m64, &k64, &alpha, b, &ldb64, a, &lda64, &beta, c,
                       &ldc64)
         else:
             dgemm(&tb, &ta, &n, &m, &k, &alpha, <double*>b, &ldb, <double*>a, &lda, &beta, c,
                   &ldc)
+
+
+cdef inline void _blas_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k,
+                             const real* a, Py_ssize_t sa, int lda, const real* b,
+                             Py_ssize_t sb, int ldb, real* c, Py_ssize_t sc,
+                             int ldc) noexcept nogil:
+    """c[i] = op(a[i]) op(b[i]) for i < batch (element strides sa, sb, sc between products):
+    one strided-batched call on MKL, a loop over the products on the other libraries."""
+    cdef Py_ssize_t i
+    if batch <= 0 or m <= 0 or n <= 0:
+        return
+    if real is float:
+        if _mkl_sgemm_strided != NULL:
+            _mkl_sgemm_strided(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m, n, k,
+                               1, a, lda, sa, b, ldb, sb, 0, c, ldc, sc, batch)
+            return
+    else:
+        if _mkl_dgemm_strided != NULL:
+            _mkl_dgemm_strided(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m, n, k,
+                               1, a, lda, sa, b, ldb, sb, 0, c, ldc, sc, batch)
+            return
+    for i in range(batch):
+        _blas(ta, tb, m, n, k, <real>1, a + i * sa, lda, b + i * sb, ldb, <real>0,
+              c + i * sc, ldc)
 
 
 cdef inline const real* _rows_of(const real* a, char ta, int lda, Py_ssize_t r) noexcept nogil:
@@ -212,30 +380,47 @@ cdef inline const real* _cols_of(const real* b, char tb, int ldb, Py_ssize_t c) 
     return b + c if tb == b'N' else b + c * ldb
 
 
-cdef void _split(char ta, char tb, int m, int n, int k, real alpha, const real* a, int lda,
-                 const real* b, int ldb, real beta, real* c, int ldc, int nt) noexcept nogil:
-    """One product split over nt threads along its longer output side."""
-    cdef int t, lo, hi, step, total
+cdef inline int _share_step(int total, int nt) noexcept nogil:
+    """Rows/columns per thread: an even share rounded up to the register blocking."""
+    cdef int step = (total + nt - 1) // nt
+    return ((step + _ALIGN - 1) // _ALIGN) * _ALIGN
+
+
+cdef void _split(char ta, char tb, Py_ssize_t batch, int m, int n, int k, real alpha,
+                 const real* a, Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb,
+                 real beta, real* c, Py_ssize_t sc, int ldc, int nt) noexcept nogil:
+    """`batch` products (one when batch == 1; alpha/beta only then) split over nt threads
+    along the longer output side: each thread computes its rows (or columns) of every
+    product, in one batched call where the library has one."""
+    cdef int t, lo, hi
     cdef bint by_rows = m >= n
-    total = m if by_rows else n
-    step = (total + nt - 1) // nt
-    step = ((step + _ALIGN - 1) // _ALIGN) * _ALIGN
+    cdef int step = _share_step(m if by_rows else n, nt)
     with parallel(num_threads=nt):
         t = openmp.omp_get_thread_num()
         lo = t * step
-        hi = min(total, lo + step)
-        if lo < hi and by_rows:
+        hi = min(m if by_rows else n, lo + step)
+        if lo < hi and batch == 1 and by_rows:
             _blas(ta, tb, hi - lo, n, k, alpha, _rows_of(a, ta, lda, lo), lda, b, ldb, beta,
                   c + <Py_ssize_t>lo * ldc, ldc)
-        elif lo < hi:
+        elif lo < hi and batch == 1:
             _blas(ta, tb, m, hi - lo, k, alpha, a, lda, _cols_of(b, tb, ldb, lo), ldb, beta,
                   c + lo, ldc)
+        elif lo < hi and by_rows:
+            _blas_batch(ta, tb, batch, hi - lo, n, k, _rows_of(a, ta, lda, lo), sa, lda, b,
+                        sb, ldb, c + <Py_ssize_t>lo * ldc, sc, ldc)
+        elif lo < hi:
+            _blas_batch(ta, tb, batch, m, hi - lo, k, a, sa, lda, _cols_of(b, tb, ldb, lo),
+                        sb, ldb, c + lo, sc, ldc)
+
+
+cdef inline bint _worth_splitting(double macs, int m, int n, int nt) noexcept nogil:
+    return nt > 1 and macs >= PARALLEL_MIN_MACS and max(m, n) >= 2 * _ALIGN
 
 
 cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a, int lda,
                const real* b, int ldb, real beta, real* c, int ldc, int nt) noexcept nogil:
-    if nt > 1 and <double>m * n * k >= PARALLEL_MIN_MACS and max(m, n) >= 2 * _ALIGN:
-        _split(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nt)
+    if _worth_splitting(<double>m * n * k, m, n, nt):
+        _split(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc, nt)
     else:
         _blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
@@ -243,11 +428,35 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
 cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                  Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                  Py_ssize_t sc, int ldc, int nt) noexcept nogil:
-    """Many small products: whole products per thread."""
-    cdef Py_ssize_t i
-    for i in prange(batch, num_threads=nt, schedule="static"):
-        _blas(ta, tb, m, n, k, <real>1, a + i * sa, lda, b + i * sb, ldb, <real>0,
-              c + i * sc, ldc)
+    """Many small products: each thread runs its share of whole products (one batched call
+    on MKL)."""
+    cdef int t
+    cdef Py_ssize_t share = (batch + nt - 1) // nt, lo, hi
+    with parallel(num_threads=nt):
+        t = openmp.omp_get_thread_num()
+        lo = t * share
+        hi = min(batch, lo + share)
+        if lo < hi:
+            _blas_batch(ta, tb, hi - lo, m, n, k, a + lo * sa, sa, lda, b + lo * sb, sb, ldb,
+                        c + lo * sc, sc, ldc)
+
+
+cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
+                     Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
+                     Py_ssize_t sc, int ldc, int nt) noexcept nogil:
+    """Small products run whole, a share of the batch per thread; large ones (or fewer
+    products than threads) are split by rows/columns, each thread taking its part of every
+    product; a small total runs on the calling thread."""
+    cdef double macs = <double>m * n * k
+    if nt < 2 or macs * batch < PARALLEL_MIN_MACS:
+        _blas_batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc)
+    elif macs < BATCH_SPLIT_MACS and batch >= nt:
+        _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
+    elif _worth_splitting(macs * batch, m, n, nt):
+        _split(ta, tb, batch, m, n, k, <real>1, a, sa, lda, b, sb, ldb, <real>0, c, sc, ldc,
+               nt)
+    else:
+        _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
 
 
 def _c_layout(cnp.ndarray c):
@@ -299,34 +508,46 @@ def gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0, double b
     return True
 
 
+cdef bint _batch_layout(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, char* ta, char* tb,
+                        int* lda, int* ldb, int* ldc, Py_ssize_t* sa, Py_ssize_t* sb,
+                        Py_ssize_t* sc):
+    """How BLAS reads 3-D a, b and writes c (every product has the first one's layout);
+    False for layouts it cannot take (a stride-0 output batch included)."""
+    cdef Py_ssize_t item_a = a.itemsize, item_c = c.itemsize
+    cdef Py_ssize_t batch = c.shape[0]
+    cdef Py_ssize_t row_stride = _c_layout(c[0])
+    if row_stride < 0 or not _operand(a[0], a.shape[1], a.shape[2], ta, lda) \
+            or not _operand(b[0], b.shape[1], b.shape[2], tb, ldb):
+        return False
+    if (a.strides[0] % item_a or b.strides[0] % item_a or c.strides[0] % item_c
+            or (c.strides[0] == 0 and batch > 1)):
+        return False
+    ldc[0] = <int>row_stride
+    sa[0], sb[0], sc[0] = a.strides[0] // item_a, b.strides[0] // item_a, c.strides[0] // item_c
+    return True
+
+
 def gemm_batched(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
     """c[i] = a[i] @ b[i] for 3-D arrays (stride-0 batches allowed in a and b); False (nothing
     written) where gemm would refuse. Small products run whole on each thread, large ones
-    one after the other, each split."""
+    split across the threads (see _run_batch)."""
     if a.ndim != 3 or b.ndim != 3 or c.ndim != 3:
         return False
     if not (a.dtype == b.dtype == c.dtype) or a.dtype.type not in (np.float32, np.float64):
         return False
-    cdef Py_ssize_t batch = c.shape[0], item = c.itemsize, i
+    cdef Py_ssize_t batch = c.shape[0]
     cdef int m = a.shape[1], k = a.shape[2], n = b.shape[2]
-    cdef int nt = fastreduce.get_num_threads()
     if batch == 0 or m == 0 or n == 0:
         return True
-    if (<double>m * n * k >= BATCH_SPLIT_MACS or batch < nt or k == 0 or nt < 2):
-        for i in range(batch):      # every product has the first one's layout
-            if not gemm(a[i], b[i], c[i]):
-                return False
+    if k == 0:
+        c[...] = 0
         return True
     cdef char ta, tb
-    cdef int lda, ldb
-    cdef Py_ssize_t ldc = _c_layout(c[0])
-    if ldc < 0 or not _operand(a[0], m, k, &ta, &lda) or not _operand(b[0], k, n, &tb, &ldb):
+    cdef int lda, ldb, ldc
+    cdef Py_ssize_t sa, sb, sc
+    if not _batch_layout(a, b, c, &ta, &tb, &lda, &ldb, &ldc, &sa, &sb, &sc):
         return False
-    if (a.strides[0] % item or b.strides[0] % item or c.strides[0] % item
-            or (c.strides[0] == 0 and batch > 1)):
-        return False
-    cdef Py_ssize_t sa = a.strides[0] // item, sb = b.strides[0] // item
-    cdef Py_ssize_t sc = c.strides[0] // item
+    cdef int nt = fastreduce.get_num_threads()
     cdef void* pa = cnp.PyArray_DATA(a)
     cdef void* pb = cnp.PyArray_DATA(b)
     cdef void* pc = cnp.PyArray_DATA(c)
@@ -335,10 +556,86 @@ def gemm_batched(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
     with nogil:
         before = _single_threaded_blas()
         if single:
-            _batch[float](ta, tb, batch, m, n, k, <float*>pa, sa, lda, <float*>pb, sb, ldb,
-                          <float*>pc, sc, <int>ldc, nt)
+            _run_batch[float](ta, tb, batch, m, n, k, <float*>pa, sa, lda, <float*>pb, sb, ldb,
+                              <float*>pc, sc, ldc, nt)
         else:
-            _batch[double](ta, tb, batch, m, n, k, <double*>pa, sa, lda, <double*>pb, sb, ldb,
-                           <double*>pc, sc, <int>ldc, nt)
+            _run_batch[double](ta, tb, batch, m, n, k, <double*>pa, sa, lda, <double*>pb, sb,
+                               ldb, <double*>pc, sc, ldc, nt)
         _restore_blas_threads(before)
+    return True
+
+
+# ---- bf16 / fp16 products with float32 accumulation (MKL) ----------------------------------
+cdef void _lowp(cblas_lowp_t fn, char ta, char tb, Py_ssize_t batch, int m, int n, int k,
+                const uint16_t* a, Py_ssize_t sa, int lda, const uint16_t* b, Py_ssize_t sb,
+                int ldb, float* c, Py_ssize_t sc, int ldc, int nt) noexcept nogil:
+    """Low-precision products: each thread its rows (columns) of every product when one is
+    large enough to split, else its share of whole products."""
+    cdef int t, lo, hi, step
+    cdef Py_ssize_t i, share, first, last
+    cdef bint by_rows = m >= n
+    if nt < 2 or <double>m * n * k * batch < PARALLEL_MIN_MACS:
+        nt = 1
+    if batch < nt and max(m, n) >= 2 * _ALIGN:
+        step = _share_step(m if by_rows else n, nt)
+        with parallel(num_threads=nt):
+            t = openmp.omp_get_thread_num()
+            lo = t * step
+            hi = min(m if by_rows else n, lo + step)
+            for i in range(batch):
+                if lo < hi and by_rows:
+                    fn(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), hi - lo, n, k, 1,
+                       (a + i * sa + lo * lda) if ta == b'N' else (a + i * sa + lo), lda,
+                       b + i * sb, ldb, 0, c + i * sc + <Py_ssize_t>lo * ldc, ldc)
+                elif lo < hi:
+                    fn(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m, hi - lo, k, 1,
+                       a + i * sa, lda,
+                       (b + i * sb + lo) if tb == b'N' else (b + i * sb + lo * ldb), ldb, 0,
+                       c + i * sc + lo, ldc)
+    else:
+        share = (batch + nt - 1) // nt
+        with parallel(num_threads=nt):
+            t = openmp.omp_get_thread_num()
+            first = t * share
+            last = min(batch, first + share)
+            for i in range(first, last):
+                fn(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m, n, k, 1,
+                   a + i * sa, lda, b + i * sb, ldb, 0, c + i * sc, ldc)
+
+
+def gemm_low_precision(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
+    """c[i] = a[i] @ b[i] for 3-D bfloat16 or float16 a and b (one dtype) into a float32 c,
+    accumulating in float32 (MKL's cblas_gemm_bf16bf16f32 / cblas_gemm_f16f16f32). False
+    (nothing written) when MKL is absent or the layout is one BLAS cannot read."""
+    if a.ndim != 3 or b.ndim != 3 or c.ndim != 3 or a.dtype != b.dtype:
+        return False
+    if c.dtype.type is not np.float32 or a.itemsize != 2:
+        return False
+    cdef cblas_lowp_t fn
+    if a.dtype.type is np.float16:
+        fn = _mkl_f16
+    elif a.dtype.name == "bfloat16":
+        fn = _mkl_bf16
+    else:
+        return False
+    if fn == NULL:
+        return False
+    cdef Py_ssize_t batch = c.shape[0]
+    cdef int m = a.shape[1], k = a.shape[2], n = b.shape[2]
+    if batch == 0 or m == 0 or n == 0:
+        return True
+    if k == 0:
+        c[...] = 0
+        return True
+    cdef char ta, tb
+    cdef int lda, ldb, ldc
+    cdef Py_ssize_t sa, sb, sc
+    if not _batch_layout(a, b, c, &ta, &tb, &lda, &ldb, &ldc, &sa, &sb, &sc):
+        return False
+    cdef int nt = fastreduce.get_num_threads()
+    cdef const uint16_t* pa = <const uint16_t*>cnp.PyArray_DATA(a)
+    cdef const uint16_t* pb = <const uint16_t*>cnp.PyArray_DATA(b)
+    cdef float* pc = <float*>cnp.PyArray_DATA(c)
+    with nogil:
+        _lowp(fn, ta, tb, batch, m, n, k, pa, sa, lda, pb, sb, ldb, pc, sc, ldc, nt)
     return True

@@ -1,24 +1,34 @@
 """tensorlib_cpu.gemm (BLAS per OpenMP thread) against numpy in float64, on every operand
 layout BLAS reads (row- and column-major, padded rows, broadcast batches), with alpha/beta,
-empty and single-row/column shapes, and split over 1-3 threads."""
+empty and single-row/column shapes, and split over 1-3 threads; on each library it can bind
+(MKL where the `mkl` wheel is installed, numpy's OpenBLAS, scipy's)."""
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from tensorlib_cpu import fastreduce, gemm as gemm_module
-from tensorlib_cpu.gemm import gemm, gemm_batched
+from tensorlib_cpu import blas_choice, fastreduce, gemm as gemm_module
+from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision
+
+HAVE_MKL = blas_choice.find_mkl() is not None
 
 SHAPES = [(1, 1, 1), (1, 5, 7), (7, 1, 3), (3, 4, 1), (33, 17, 65), (64, 64, 64), (200, 30, 7),
           (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2)]
 
 
-@pytest.fixture(params=["numpy", "scipy"], autouse=True)
+@pytest.fixture(params=["mkl", "openblas", "scipy"], autouse=True)
 def blas(request):
-    """Both BLAS bindings: numpy's OpenBLAS and scipy.linalg.cython_blas (the fallback)."""
-    using = gemm_module.use_blas(request.param)
-    yield using
-    gemm_module.use_blas("numpy")
+    """Every BLAS binding: MKL, numpy's OpenBLAS and scipy.linalg.cython_blas (the fallback)."""
+    if request.param == "mkl" and not HAVE_MKL:
+        pytest.skip("the mkl wheel is not installed")
+    before = gemm_module.LIBRARY
+    gemm_module.use_blas(request.param)
+    assert gemm_module.LIBRARY == request.param
+    yield request.param
+    gemm_module.use_blas(before)
 
 
 @pytest.fixture(params=[1, 2, 3])
@@ -75,6 +85,51 @@ def test_batched_and_broadcast_batches(threads, batch, m, k, n):
         np.testing.assert_allclose(c, a.astype(np.float64) @ shared, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("batch,m,k,n", [(4, 3, 5, 7), (2, 70, 40, 50), (1, 64, 64, 64)])
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_low_precision_accumulates_in_float32(threads, dtype, batch, m, k, n):
+    """bf16/fp16 operands, float32 result: exactly the float32 product of the rounded inputs
+    (up to float32 summation order)."""
+    if gemm_module.LOW_PRECISION is None:
+        pytest.skip("MKL's low-precision GEMMs are not available")
+    import ml_dtypes  # noqa: F401 - numpy's 'bfloat16'
+    rng = np.random.default_rng(m)
+    a = rng.standard_normal((batch, m, k)).astype(dtype)
+    b = rng.standard_normal((batch, n, k)).astype(dtype).transpose(0, 2, 1)
+    c = np.full((batch, m, n), np.nan, np.float32)
+    assert gemm_low_precision(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_low_precision_refuses_what_it_cannot_take():
+    c = np.zeros((1, 2, 2), np.float32)
+    half = np.ones((1, 2, 2), np.float16)
+    assert gemm_low_precision(half, half.astype(np.float32), c) is False
+    assert gemm_low_precision(half, half, c.astype(np.float64)) is False
+    assert not c.any()
+
+
 def test_use_blas_rejects_unknown_names():
-    with pytest.raises(ValueError, match="expected 'numpy' or 'scipy'"):
-        gemm_module.use_blas("mkl")
+    with pytest.raises(ValueError, match="expected 'mkl', 'openblas' or 'scipy'"):
+        gemm_module.use_blas("atlas")
+
+
+def _library_in_subprocess(value):
+    env = dict(os.environ, TENSORLIB_BLAS=value)
+    out = subprocess.run([sys.executable, "-c", "from tensorlib_cpu import gemm; "
+                          "print(gemm.LIBRARY)"], env=env, capture_output=True, text=True,
+                         check=True)
+    return out.stdout.strip(), out.stderr
+
+
+@pytest.mark.parametrize("value", ["mkl", "openblas", "scipy"])
+def test_environment_variable_chooses_the_library(value):
+    library, _ = _library_in_subprocess(value)
+    assert library == (value if value != "mkl" or HAVE_MKL else "openblas")
+
+
+def test_unknown_environment_value_warns_and_uses_the_default():
+    library, err = _library_in_subprocess("atlas")
+    assert "TENSORLIB_BLAS='atlas'" in err
+    assert library in ("mkl", "openblas")

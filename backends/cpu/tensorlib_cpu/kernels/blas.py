@@ -1,7 +1,9 @@
 """Batched GEMM: float32/float64 through tensorlib_cpu.gemm (BLAS on the backend's OpenMP
-threads); float16/bfloat16 the same way on float32 copies, rounded once at the end (float32
-accumulation, as oneDNN's low-precision GEMMs; numpy has no BLAS for them); other dtypes
-through numpy's matmul. BLAS reads only matrices with a unit stride in
+threads); float16/bfloat16 through MKL's bf16/fp16 GEMMs where the `mkl` wheel is installed
+and the CPU multiplies that dtype natively (AVX512-BF16/FP16, AMX), else on float32 copies;
+either way accumulated in float32 and rounded once at the end (as
+oneDNN's low-precision GEMMs; numpy has no BLAS for them); other dtypes through numpy's
+matmul. BLAS reads only matrices with a unit stride in
 one dimension (numpy takes a slow generic loop for others, 10x and more), so such operands are
 made contiguous first; and a right operand shared by the whole batch (stride 0: x @ W with x
 3-D) becomes one large GEMM instead of B small ones."""
@@ -9,7 +11,8 @@ import ml_dtypes  # noqa: F401 - registers numpy's 'bfloat16' dtype name
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
-from tensorlib_cpu.gemm import gemm, gemm_batched
+from tensorlib_cpu import gemm as _gemm_module
+from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision
 
 
 def _blasable(m):
@@ -37,7 +40,9 @@ def matmul(out, a, b):
     o, av, bv = _h(out), _h(a), _h(b)
     if o.dtype in _WIDENED:
         wide = np.empty(o.shape, np.float32)
-        _matmul(wide, av.astype(np.float32), bv.astype(np.float32))
+        native = o.dtype.name in _gemm_module.LOW_PRECISION_DTYPES
+        if not (native and gemm_low_precision(_ready_batch(av), _ready_batch(bv), wide)):
+            _matmul(wide, av.astype(np.float32), bv.astype(np.float32))
         o[...] = wide
         return
     _matmul(o, av, bv)
