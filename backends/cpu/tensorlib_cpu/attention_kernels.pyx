@@ -148,10 +148,14 @@ cdef extern from *:
     void attn_rowdot_double(const double* a, const double* b, Py_ssize_t n, Py_ssize_t ev,
                             double* d) nogil
 
-# Block sizes: a BQ x BK score block (64 KB in float32) stays in L2 beside the K/V blocks.
+# Block sizes (queries x keys), forward and backward: a 128 x 512 score block (256 KB in
+# float32) and the backward's two 128 x 256 blocks stay in L2 beside their K/V rows; smaller
+# blocks lost to BLAS call overhead here (AMD EPYC, 2 threads).
 cdef enum:
-    BQ = 64
-    BK = 256
+    BQ = 128
+    BK = 512
+    BQB = 128
+    BKB = 256
 
 ctypedef fused real:
     float
@@ -326,7 +330,7 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
                     const real* add, const unsigned char* keep, Layout* g, real scale,
                     int nt) noexcept nogil:
     """dq, dk, dv: contiguous (B, H, L, E), (B, Hk, S, E), (B, Hk, S, Ev), zero-filled."""
-    cdef Py_ssize_t group = g.H // g.Hk, bk = min(<Py_ssize_t>BK, g.S)
+    cdef Py_ssize_t group = g.H // g.Hk, bk = min(<Py_ssize_t>BKB, g.S)
     cdef Py_ssize_t u, b, hk, h, i0, nq, j0, nk, row
     cdef real* p
     cdef real* dp
@@ -339,8 +343,8 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
     cdef real* dkp
     cdef real* dvp
     with parallel(num_threads=nt):
-        p = <real*>malloc(BQ * bk * sizeof(real))
-        dp = <real*>malloc(BQ * bk * sizeof(real))
+        p = <real*>malloc(BQB * bk * sizeof(real))
+        dp = <real*>malloc(BQB * bk * sizeof(real))
         d = <real*>malloc(g.L * sizeof(real))
         for u in prange(g.B * g.Hk, schedule="dynamic"):
             b = u // g.Hk
@@ -363,7 +367,7 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
                     nk = min(bk, g.S - j0)
                     i0 = j0 if g.causal else 0    # earlier queries see none of these keys
                     while i0 < g.L:
-                        nq = min(<Py_ssize_t>BQ, g.L - i0)
+                        nq = min(<Py_ssize_t>BQB, g.L - i0)
                         _mm[real](b'N', b'T', nq, nk, g.E, scale, qp + i0 * g.ql, g.ql,
                                   kp + j0 * g.kl, g.kl, 0, p, bk)
                         _mask(p, nq, nk, bk, _add_at(add, g, b, h, i0, j0),
