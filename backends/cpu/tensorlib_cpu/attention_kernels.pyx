@@ -151,6 +151,9 @@ cdef extern from *:
 # Block sizes (queries x keys), forward and backward: a 128 x 512 score block (256 KB in
 # float32) and the backward's two 128 x 256 blocks stay in L2 beside their K/V rows; smaller
 # blocks lost to BLAS call overhead here (AMD EPYC, 2 threads).
+# Below this many multiply-adds (one forward) one thread does the whole call.
+cdef enum:
+    PARALLEL_MIN_MACS = 1 << 20
 cdef enum:
     BQ = 128
     BK = 512
@@ -425,6 +428,14 @@ cdef void _layout(Layout* g, cnp.ndarray q, cnp.ndarray k, cnp.ndarray v, mask, 
     g.causal = causal
 
 
+cdef int _threads(Layout* g):
+    """The backend's thread count, or one thread for a small problem: a parallel region
+    whose second thread is descheduled (a busy machine) waits a whole time slice."""
+    if <double>g.B * g.H * g.L * g.S * (g.E + g.Ev) < PARALLEL_MIN_MACS:
+        return 1
+    return fastreduce.get_num_threads()
+
+
 def _mask_array(attn_mask, dtype):
     """(add pointer array, keep pointer array) of the expanded (B, H, L, S) mask."""
     if attn_mask is None:
@@ -456,7 +467,7 @@ def sdpa_forward(TensorImpl out, TensorImpl lse, TensorImpl query, TensorImpl ke
     cdef void* pl = cnp.PyArray_DATA(ls)
     cdef void* pa = _ptr(add)
     cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
-    cdef int nt = fastreduce.get_num_threads(), before = 1
+    cdef int nt = _threads(&g), before = 1
     cdef bint single = q.dtype == np.float32
     if g.B * g.H * g.L == 0:
         return
@@ -506,7 +517,7 @@ def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_va
     cdef void* pdv = cnp.PyArray_DATA(dv)
     cdef void* pa = _ptr(add)
     cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
-    cdef int nt = fastreduce.get_num_threads(), before = 1
+    cdef int nt = _threads(&g), before = 1
     cdef bint single = q.dtype == np.float32
     _bind_blas()
     with nogil:
