@@ -55,12 +55,15 @@ def _safe_softmax(scores):
 
 def _sdp_allowed(kind):
     """Whether the SDPA switches (tensorlib.backends.cuda, set by nn.attention.sdpa_kernel)
-    allow the fused kernels (FLASH_ATTENTION or EFFICIENT_ATTENTION) or the composite
-    ("math") path."""
+    allow the fused kernels (FLASH_ATTENTION or EFFICIENT_ATTENTION; not when a priority
+    order puts MATH first) or the composite ("math") path."""
     from tensorlib.backends import cuda as switches
+    math_on = switches.math_sdp_enabled()
     if kind == "math":
-        return switches.math_sdp_enabled()
-    return switches.flash_sdp_enabled() or switches.mem_efficient_sdp_enabled()
+        return math_on
+    from tensorlib.nn.attention import prefers_math
+    return ((switches.flash_sdp_enabled() or switches.mem_efficient_sdp_enabled())
+            and not (math_on and prefers_math()))
 
 
 def _softmax_last(scores):
