@@ -118,3 +118,10 @@ def test_composite_path_where_the_kernels_do_not_apply():
     half = F.scaled_dot_product_attention(q.detach().half(), q.detach().half(),
                                           q.detach().half())
     assert half.dtype == tensorlib.float16
+
+
+def test_float_mask_of_another_dtype_raises_as_torch():
+    q = tensorlib.randn(1, 2, 3, 4)
+    with pytest.raises(RuntimeError, match="Expected attn_mask dtype to be bool or float"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=tensorlib.zeros(3, 3,
+                                                                          dtype=tensorlib.float64))

@@ -109,8 +109,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same "
                            f"sequence length, got {key.shape[-2]} and {value.shape[-2]}")
-    if attn_mask is not None and attn_mask.dtype != tensorlib.bool and \
-            not attn_mask.is_floating_point():
+    if attn_mask is not None and attn_mask.dtype not in (tensorlib.bool, query.dtype):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and  "
                            f"query.dtype: {query.dtype} instead.")
