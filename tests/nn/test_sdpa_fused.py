@@ -52,6 +52,10 @@ CASES = {
     "empty_rows": dict(L=40, S=50, mask="empty_rows"),
     "gqa": dict(L=130, S=260, heads=(4, 2), enable_gqa=True),
     "gqa_causal": dict(L=64, S=64, heads=(6, 2), enable_gqa=True, is_causal=True),
+    # one (batch, kv head): the backward splits the keys between threads
+    "split_keys": dict(B=1, L=90, S=700, heads=(1, 1)),
+    "split_keys_gqa_causal": dict(B=1, L=600, S=600, heads=(3, 1), enable_gqa=True,
+                                  is_causal=True),
 }
 
 
@@ -59,18 +63,18 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_fused_matches_torch(case, dtype):
     c = dict(CASES[case])
-    L, S, (hq, hk) = c.pop("L"), c.pop("S"), c.pop("heads", (2, 2))
+    B, L, S, (hq, hk) = c.pop("B", 2), c.pop("L"), c.pop("S"), c.pop("heads", (2, 2))
     kind = c.pop("mask", None)
     mask = None
     if kind == "bool":
-        mask = RNG.random((2, 1, L, S)) > 0.3
+        mask = RNG.random((B, 1, L, S)) > 0.3
     elif kind == "float":
         mask = RNG.standard_normal((L, S)).astype(dtype)
         mask[:, ::7] = -np.inf
     elif kind == "empty_rows":
         mask = RNG.random((L, S)) > 0.5
         mask[3] = False
-    out, pairs = run_both([(2, hq, L, 16), (2, hk, S, 16), (2, hk, S, 8)], dtype, mask, **c)
+    out, pairs = run_both([(B, hq, L, 16), (B, hk, S, 16), (B, hk, S, 8)], dtype, mask, **c)
     assert type(out.grad_fn).__name__ == FUSED
     for a, b in pairs:
         assert b.dtype == getattr(tensorlib, np.dtype(dtype).name)

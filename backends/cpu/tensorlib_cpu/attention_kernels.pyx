@@ -27,7 +27,7 @@ cimport numpy as cnp
 cimport openmp
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int64_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
@@ -332,9 +332,18 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
                     const real* go, const real* lse, real* dq, real* dk, real* dv,
                     const real* add, const unsigned char* keep, Layout* g, real scale,
                     int nt) noexcept nogil:
-    """dq, dk, dv: contiguous (B, H, L, E), (B, Hk, S, E), (B, Hk, S, Ev), zero-filled."""
+    """dq, dk, dv: contiguous (B, H, L, E), (B, Hk, S, E), (B, Hk, S, Ev), zero-filled.
+    With fewer (batch, key/value head) pairs than threads, each key block is a task of its
+    own and dq is summed from one private copy per thread."""
     cdef Py_ssize_t group = g.H // g.Hk, bk = min(<Py_ssize_t>BKB, g.S)
-    cdef Py_ssize_t u, b, hk, h, i0, nq, j0, nk, row
+    cdef Py_ssize_t nkb = (g.S + bk - 1) // bk
+    cdef Py_ssize_t split = nkb if g.B * g.Hk < nt and nkb > 1 else 1
+    cdef Py_ssize_t dq_size = g.B * g.H * g.L * g.E, idx
+    cdef Py_ssize_t u, b, hk, h, i0, nq, j0, j_end, nk, row
+    cdef int t
+    cdef real acc
+    cdef real* parts = NULL
+    cdef real* dq_mine
     cdef real* p
     cdef real* dp
     cdef real* d
@@ -345,13 +354,16 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
     cdef real* dqp
     cdef real* dkp
     cdef real* dvp
+    if split > 1:
+        parts = <real*>calloc(nt * dq_size, sizeof(real))
     with parallel(num_threads=nt):
         p = <real*>malloc(BQB * bk * sizeof(real))
         dp = <real*>malloc(BQB * bk * sizeof(real))
         d = <real*>malloc(g.L * sizeof(real))
-        for u in prange(g.B * g.Hk, schedule="dynamic"):
-            b = u // g.Hk
-            hk = u % g.Hk
+        dq_mine = dq if split == 1 else parts + openmp.omp_get_thread_num() * dq_size
+        for u in prange(g.B * g.Hk * split, schedule="dynamic"):
+            b = u // (g.Hk * split)
+            hk = (u // split) % g.Hk
             kp = k + b * g.kb + hk * g.kh
             vp = v + b * g.vb + hk * g.vh
             dkp = dk + (b * g.Hk + hk) * g.S * g.E
@@ -360,13 +372,14 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
                 row = (b * g.H + h) * g.L
                 qp = q + b * g.qb + h * g.qh
                 gop = go + row * g.Ev
-                dqp = dq + row * g.E
+                dqp = dq_mine + row * g.E
                 if real is float:
                     attn_rowdot_float(gop, o + row * g.Ev, g.L, g.Ev, d)
                 else:
                     attn_rowdot_double(gop, o + row * g.Ev, g.L, g.Ev, d)
-                j0 = 0
-                while j0 < g.S:
+                j0 = 0 if split == 1 else (u % split) * bk
+                j_end = g.S if split == 1 else min(g.S, j0 + bk)
+                while j0 < j_end:
                     nk = min(bk, g.S - j0)
                     i0 = j0 if g.causal else 0    # earlier queries see none of these keys
                     while i0 < g.L:
@@ -396,6 +409,13 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
         free(p)
         free(dp)
         free(d)
+    if split > 1:
+        for idx in prange(dq_size, num_threads=nt, schedule="static"):
+            acc = 0
+            for t in range(nt):
+                acc = acc + parts[t * dq_size + idx]
+            dq[idx] = acc
+        free(parts)
 
 
 # ---- the kernels (tensors in, by the contract in nn/_functional/attention.py) --------------
