@@ -9,7 +9,8 @@ from tensorlib._bench import cli, worker
 from tensorlib._bench.compiled import workloads as compiled_workloads
 from tensorlib._bench.models import workloads as model_workloads
 from tensorlib._bench.ops import workloads as op_workloads
-from tensorlib._bench.attention import workloads as attention_workloads  # noqa: I001 (after ops: suites run in import order)
+# after ops: suites are listed in the order their modules are first imported
+from tensorlib._bench.attention import workloads as attention_workloads  # noqa: I001
 from tensorlib._bench.registry import workloads
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
