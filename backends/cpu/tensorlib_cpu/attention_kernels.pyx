@@ -418,7 +418,7 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
         free(parts)
 
 
-# ---- the kernels (tensors in, by the contract in nn/_functional/attention.py) --------------
+# ---- the kernels (NOTE [ Fused SDPA kernels ] in nn/_functional/attention_fused.py) -------
 cdef cnp.ndarray _rows(TensorImpl t):
     """The host array of t as BLAS reads its (rows, features) blocks: a unit stride on the
     last dim and a row stride at least as long as a row (a copy only if needed)."""
