@@ -5,6 +5,7 @@ from tensorlib.nn.modules import *  # noqa: F401,F403
 from tensorlib.nn.modules import __all__ as _modules_all
 from tensorlib.nn import functional, init, modules, parameter, utils  # noqa: F401
 from tensorlib.nn import parallel  # noqa: F401
+from tensorlib.nn import attention  # noqa: F401
 from tensorlib.nn.parallel import DataParallel
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",

@@ -1,7 +1,10 @@
 r"""nn.functional: attention (scaled_dot_product_attention, multi_head_attention_forward).
 
 Composed from tensorlib ops (matmul/baddbmm, amax, exp, sum, where), so it runs on every
-backend and autograd comes from the ops' formulas.
+backend and autograd comes from the ops' formulas. Where a backend registers fused SDPA
+kernels (the CPU backend does), `scaled_dot_product_attention` runs them instead, forward
+and backward, except with dropout_p > 0 or a mask that needs a gradient
+(NOTE [ Fused SDPA kernels ] in attention_fused.py).
 
 NOTE [ Safe softmax in SDPA ]
 As PyTorch's CPU kernels, `scaled_dot_product_attention` returns zeros (and zero gradients)
@@ -16,6 +19,7 @@ import warnings
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.nn._functional import attention_fused
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -47,6 +51,19 @@ def _safe_softmax(scores):
     e = tensorlib.exp(scores - m)
     s = e.sum(-1, keepdim=True)
     return e / tensorlib.where(s == 0, 1.0, s)
+
+
+def _sdp_allowed(kind):
+    """Whether the SDPA switches (tensorlib.backends.cuda, set by nn.attention.sdpa_kernel)
+    allow the fused kernels (FLASH_ATTENTION or EFFICIENT_ATTENTION; not when a priority
+    order puts MATH first) or the composite ("math") path."""
+    from tensorlib.backends import cuda as switches
+    math_on = switches.math_sdp_enabled()
+    if kind == "math":
+        return math_on
+    from tensorlib.nn.attention import prefers_math
+    return ((switches.flash_sdp_enabled() or switches.mem_efficient_sdp_enabled())
+            and not (math_on and prefers_math()))
 
 
 def _softmax_last(scores):
@@ -92,8 +109,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same "
                            f"sequence length, got {key.shape[-2]} and {value.shape[-2]}")
-    if attn_mask is not None and attn_mask.dtype != tensorlib.bool and \
-            not attn_mask.is_floating_point():
+    if attn_mask is not None and attn_mask.dtype not in (tensorlib.bool, query.dtype):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and  "
                            f"query.dtype: {query.dtype} instead.")
@@ -112,6 +128,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"Number of heads in key and value must divide the number of "
                                f"heads in query, got {hq} query heads, {hk} key heads and "
                                f"{hv} value heads")
+    fused = _sdp_allowed("fused") and attention_fused.eligible(query, key, value, attn_mask,
+                                                                dropout_p, enable_gqa)
+    if fused:
+        return attention_fused.fused_attention(query, key, value, attn_mask, is_causal, scale)
+    if not _sdp_allowed("math"):
+        raise RuntimeError("No available kernel. Aborting execution.")
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
         if hk != hq:
             key = tensorlib.repeat_interleave(key, hq // hk, dim=-3)
         if hv != hq:

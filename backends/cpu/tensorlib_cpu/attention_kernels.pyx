@@ -1,0 +1,560 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Fused scaled-dot-product attention, forward and backward (flash-attention style), for
+float32/float64 on the CPU.
+
+Forward: each task takes a block of BQ query rows of one (batch, head) and walks the keys in
+blocks of BK: scores = scale * Q K^T (BLAS), mask, then an online softmax (running row max m
+and sum l; the partial output is rescaled by exp(m_old - m_new)) and O += P V (BLAS). The
+(L, S) score matrix exists only as one BQ x BK block per thread. Each row's log-sum-exp
+m + log(l) is kept for the backward.
+
+Backward: each task owns one (batch, key/value head) — with grouped-query attention, the
+query heads that share it too — so dK, dV and dQ are written by one thread, no atomics. Per
+(key block, query block) it recomputes P = exp(scale * Q K^T + mask - lse) and runs five
+products: dV += P^T dO, dP = dO V^T, dS = P (dP - D) * scale (D = rowsum(dO * O)),
+dK += dS^T Q, dQ += dS K.
+
+Masked scores are the finite NEG (a -inf in an additive mask is clamped to it): the module
+is built with -ffast-math, under which gcc may assume no infinities. A row whose every key is
+masked gives zeros (and zero gradients), as PyTorch's CPU kernels do; its lse is NEG.
+
+BLAS is the library gemm.pyx bound (numpy's OpenBLAS or scipy's), called single-threaded
+from each OpenMP thread of the backend's one team, as gemm.pyx does."""
+import ctypes
+
+import numpy as np
+cimport numpy as cnp
+cimport openmp
+from cython.parallel cimport parallel, prange
+from libc.stdint cimport int64_t, uintptr_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+
+from tensorlib._C.tensor_impl cimport TensorImpl, host_array
+from tensorlib_cpu import fastreduce, gemm
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #define ATTN_NEG_float (-1e30f)
+    #define ATTN_NEG_double (-1e300)
+
+    #define DEFINE_ATTENTION(T, EXP, LOG)                                                      \\
+    /* mask a (nq, nk) score block whose first row/column are query i0 / key j0 */            \\
+    static void attn_mask_##T(T* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,             \\
+                              const T* add, const unsigned char* keep, Py_ssize_t msl,        \\
+                              Py_ssize_t mss, int causal, Py_ssize_t i0, Py_ssize_t j0) {     \\
+        const T neg = ATTN_NEG_##T; Py_ssize_t i, j;                                          \\
+        for (i = 0; i < nq; i++) {                                                            \\
+            T* r = s + i * lds;                                                               \\
+            if (add) {                                                                        \\
+                const T* a = add + i * msl;                                                   \\
+                if (mss == 1) { _Pragma("omp simd") for (j = 0; j < nk; j++) r[j] += a[j]; }  \\
+                else { for (j = 0; j < nk; j++) r[j] += a[j * mss]; }                         \\
+                _Pragma("omp simd") for (j = 0; j < nk; j++) r[j] = r[j] < neg ? neg : r[j];  \\
+            }                                                                                 \\
+            if (keep) {                                                                       \\
+                const unsigned char* k = keep + i * msl;                                      \\
+                for (j = 0; j < nk; j++) if (!k[j * mss]) r[j] = neg;                         \\
+            }                                                                                 \\
+            if (causal) {                                                                     \\
+                Py_ssize_t lim = i0 + i - j0 + 1;                                             \\
+                for (j = lim < 0 ? 0 : lim; j < nk; j++) r[j] = neg;                          \\
+            }                                                                                 \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* online softmax step: s becomes exp(s - m_new); l, m and the output rows are updated */ \\
+    static void attn_online_##T(T* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds, T* m,     \\
+                                T* l, T* o, Py_ssize_t ev) {                                  \\
+        const T half = ATTN_NEG_##T / 2; Py_ssize_t i, j;                                     \\
+        for (i = 0; i < nq; i++) {                                                            \\
+            T* r = s + i * lds; T mx = m[i], sum = 0;                                         \\
+            for (j = 0; j < nk; j++) mx = r[j] > mx ? r[j] : mx;                              \\
+            if (mx <= half) { memset(r, 0, nk * sizeof(T)); continue; }                       \\
+            const T alpha = EXP(m[i] - mx);                                                   \\
+            _Pragma("omp simd reduction(+:sum)")                                              \\
+            for (j = 0; j < nk; j++) { T e = EXP(r[j] - mx); r[j] = e; sum += e; }            \\
+            l[i] = l[i] * alpha + sum; m[i] = mx;                                             \\
+            if (alpha != (T)1) { T* orow = o + i * ev;                                        \\
+                _Pragma("omp simd") for (j = 0; j < ev; j++) orow[j] *= alpha; }              \\
+        }                                                                                     \\
+    }                                                                                         \\
+    static void attn_finish_##T(T* o, Py_ssize_t nq, Py_ssize_t ev, const T* m, const T* l,   \\
+                                T* lse) {                                                     \\
+        Py_ssize_t i, j;                                                                      \\
+        for (i = 0; i < nq; i++) {                                                            \\
+            if (l[i] > 0) { const T inv = (T)1 / l[i]; T* orow = o + i * ev;                  \\
+                _Pragma("omp simd") for (j = 0; j < ev; j++) orow[j] *= inv;                  \\
+                lse[i] = m[i] + LOG(l[i]); }                                                  \\
+            else lse[i] = ATTN_NEG_##T;                                                       \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* backward: s (masked scores) becomes P = exp(s - lse) */                                \\
+    static void attn_probs_##T(T* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,            \\
+                               const T* lse) {                                                \\
+        const T half = ATTN_NEG_##T / 2; Py_ssize_t i, j;                                     \\
+        for (i = 0; i < nq; i++) {                                                            \\
+            T* r = s + i * lds; const T shift = lse[i];                                       \\
+            if (shift <= half) { memset(r, 0, nk * sizeof(T)); continue; }                    \\
+            _Pragma("omp simd") for (j = 0; j < nk; j++) r[j] = EXP(r[j] - shift);            \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* p becomes dS = p * (dp - D) * scale */                                                 \\
+    static void attn_dscores_##T(T* p, const T* dp, Py_ssize_t nq, Py_ssize_t nk,             \\
+                                 Py_ssize_t ld, const T* d, T scale) {                        \\
+        Py_ssize_t i, j;                                                                      \\
+        for (i = 0; i < nq; i++) {                                                            \\
+            T* r = p + i * ld; const T* g = dp + i * ld; const T di = d[i];                   \\
+            _Pragma("omp simd") for (j = 0; j < nk; j++) r[j] = r[j] * (g[j] - di) * scale;   \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* D[i] = sum_c dO[i, c] * O[i, c] over contiguous rows of ev */                          \\
+    static void attn_rowdot_##T(const T* a, const T* b, Py_ssize_t n, Py_ssize_t ev, T* d) {  \\
+        Py_ssize_t i, j;                                                                      \\
+        for (i = 0; i < n; i++) { T acc = 0; const T* x = a + i * ev; const T* y = b + i * ev;\\
+            _Pragma("omp simd reduction(+:acc)") for (j = 0; j < ev; j++) acc += x[j] * y[j]; \\
+            d[i] = acc; }                                                                     \\
+    }
+    #include <string.h>
+    DEFINE_ATTENTION(float, expf, logf)
+    DEFINE_ATTENTION(double, exp, log)
+    """
+    void attn_mask_float(float* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
+                         const float* add, const unsigned char* keep, Py_ssize_t msl,
+                         Py_ssize_t mss, int causal, Py_ssize_t i0, Py_ssize_t j0) nogil
+    void attn_mask_double(double* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
+                          const double* add, const unsigned char* keep, Py_ssize_t msl,
+                          Py_ssize_t mss, int causal, Py_ssize_t i0, Py_ssize_t j0) nogil
+    void attn_online_float(float* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds, float* m,
+                           float* l, float* o, Py_ssize_t ev) nogil
+    void attn_online_double(double* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
+                            double* m, double* l, double* o, Py_ssize_t ev) nogil
+    void attn_finish_float(float* o, Py_ssize_t nq, Py_ssize_t ev, const float* m,
+                           const float* l, float* lse) nogil
+    void attn_finish_double(double* o, Py_ssize_t nq, Py_ssize_t ev, const double* m,
+                            const double* l, double* lse) nogil
+    void attn_probs_float(float* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
+                          const float* lse) nogil
+    void attn_probs_double(double* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
+                           const double* lse) nogil
+    void attn_dscores_float(float* p, const float* dp, Py_ssize_t nq, Py_ssize_t nk,
+                            Py_ssize_t ld, const float* d, float scale) nogil
+    void attn_dscores_double(double* p, const double* dp, Py_ssize_t nq, Py_ssize_t nk,
+                             Py_ssize_t ld, const double* d, double scale) nogil
+    void attn_rowdot_float(const float* a, const float* b, Py_ssize_t n, Py_ssize_t ev,
+                           float* d) nogil
+    void attn_rowdot_double(const double* a, const double* b, Py_ssize_t n, Py_ssize_t ev,
+                            double* d) nogil
+
+# Block sizes (queries x keys), forward and backward: a 128 x 512 score block (256 KB in
+# float32) and the backward's two 128 x 256 blocks stay in L2 beside their K/V rows; smaller
+# blocks lost to BLAS call overhead here (AMD EPYC, 2 threads).
+# Below this many multiply-adds (one forward) one thread does the whole call.
+cdef enum:
+    PARALLEL_MIN_MACS = 1 << 20
+cdef enum:
+    BQ = 128
+    BK = 512
+    BQB = 128
+    BKB = 256
+
+ctypedef fused real:
+    float
+    double
+
+
+# ---- BLAS: the pointers gemm.pyx bound (see its docstring), resolved again here ------------
+ctypedef void (*sgemm64_t)(const char*, const char*, const int64_t*, const int64_t*,
+                           const int64_t*, const float*, const float*, const int64_t*,
+                           const float*, const int64_t*, const float*, float*,
+                           const int64_t*) noexcept nogil
+ctypedef void (*dgemm64_t)(const char*, const char*, const int64_t*, const int64_t*,
+                           const int64_t*, const double*, const double*, const int64_t*,
+                           const double*, const int64_t*, const double*, double*,
+                           const int64_t*) noexcept nogil
+ctypedef void (*sgemm32_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*,
+                           float*, float*, int*) noexcept nogil
+ctypedef void (*dgemm32_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*,
+                           int*, double*, double*, int*) noexcept nogil
+ctypedef void (*set_threads_t)(int) noexcept nogil
+ctypedef int (*get_threads_t)() noexcept nogil
+
+cdef sgemm64_t _sgemm64 = NULL
+cdef dgemm64_t _dgemm64 = NULL
+cdef sgemm32_t _sgemm32 = NULL
+cdef dgemm32_t _dgemm32 = NULL
+cdef set_threads_t _set_threads = NULL
+cdef get_threads_t _get_threads = NULL
+_bound = None
+
+
+def _bind_blas():
+    """Point our GEMM at the library gemm.pyx uses now (it may be switched by use_blas)."""
+    global _sgemm64, _dgemm64, _sgemm32, _dgemm32, _set_threads, _get_threads, _bound
+    if _bound == gemm.BLAS:
+        return
+    _sgemm64 = NULL
+    _dgemm64 = NULL
+    _sgemm32 = NULL
+    _dgemm32 = NULL
+    _set_threads = NULL
+    _get_threads = NULL
+    if gemm.BLAS == "scipy.linalg.cython_blas":
+        _sgemm32 = <sgemm32_t><uintptr_t>gemm._cython_blas("sgemm")
+        _dgemm32 = <dgemm32_t><uintptr_t>gemm._cython_blas("dgemm")
+    else:
+        lib = ctypes.CDLL(gemm.BLAS)
+        for names in gemm._NUMPY_OPENBLAS_NAMES:
+            found = [gemm._address(lib, n) for n in names]
+            if all(found):
+                _sgemm64 = <sgemm64_t><uintptr_t>found[0]
+                _dgemm64 = <dgemm64_t><uintptr_t>found[1]
+                _set_threads = <set_threads_t><uintptr_t>found[2]
+                _get_threads = <get_threads_t><uintptr_t>found[3]
+                break
+        else:
+            raise RuntimeError(f"attention_kernels: no GEMM symbols found in {gemm.BLAS}")
+    _bound = gemm.BLAS
+
+
+cdef inline void _mm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, real alpha,
+                     const real* a, Py_ssize_t lda, const real* b, Py_ssize_t ldb, real beta,
+                     real* c, Py_ssize_t ldc) noexcept nogil:
+    """Row-major C (m, n) = alpha op(A) op(B) + beta C (as column-major C^T = B^T A^T)."""
+    cdef int64_t m64 = m, n64 = n, k64 = k, lda64 = lda, ldb64 = ldb, ldc64 = ldc
+    cdef int m32 = <int>m, n32 = <int>n, k32 = <int>k
+    cdef int lda32 = <int>lda, ldb32 = <int>ldb, ldc32 = <int>ldc
+    if m <= 0 or n <= 0:
+        return
+    if real is float:
+        if _sgemm64 != NULL:
+            _sgemm64(&tb, &ta, &n64, &m64, &k64, &alpha, b, &ldb64, a, &lda64, &beta, c,
+                     &ldc64)
+        else:
+            _sgemm32(&tb, &ta, &n32, &m32, &k32, &alpha, <float*>b, &ldb32, <float*>a,
+                     &lda32, &beta, c, &ldc32)
+    else:
+        if _dgemm64 != NULL:
+            _dgemm64(&tb, &ta, &n64, &m64, &k64, &alpha, b, &ldb64, a, &lda64, &beta, c,
+                     &ldc64)
+        else:
+            _dgemm32(&tb, &ta, &n32, &m32, &k32, &alpha, <double*>b, &ldb32, <double*>a,
+                     &lda32, &beta, c, &ldc32)
+
+
+# ---- the C helpers by element type ---------------------------------------------------------
+cdef inline void _mask(real* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds, const real* add,
+                       const unsigned char* keep, Py_ssize_t msl, Py_ssize_t mss, int causal,
+                       Py_ssize_t i0, Py_ssize_t j0) noexcept nogil:
+    if real is float:
+        attn_mask_float(s, nq, nk, lds, add, keep, msl, mss, causal, i0, j0)
+    else:
+        attn_mask_double(s, nq, nk, lds, add, keep, msl, mss, causal, i0, j0)
+
+
+cdef struct Layout:
+    Py_ssize_t B, H, Hk, L, S, E, Ev
+    Py_ssize_t qb, qh, ql, kb, kh, kl, vb, vh, vl     # element strides (the last dim is 1)
+    Py_ssize_t mb, mh, ml, ms                         # of the mask expanded to (B, H, L, S)
+    int causal
+
+
+cdef inline const unsigned char* _keep_at(const unsigned char* keep, Layout* g, Py_ssize_t b,
+                                          Py_ssize_t h, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    if keep == NULL:
+        return NULL
+    return keep + b * g.mb + h * g.mh + i * g.ml + j * g.ms
+
+
+cdef inline const real* _add_at(const real* add, Layout* g, Py_ssize_t b, Py_ssize_t h,
+                                Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    if add == NULL:
+        return NULL
+    return add + b * g.mb + h * g.mh + i * g.ml + j * g.ms
+
+
+cdef void _forward(const real* q, const real* k, const real* v, real* o, real* lse,
+                   const real* add, const unsigned char* keep, Layout* g, real scale,
+                   int nt) noexcept nogil:
+    cdef Py_ssize_t nqb = (g.L + BQ - 1) // BQ, group = g.H // g.Hk
+    cdef Py_ssize_t bk = min(<Py_ssize_t>BK, g.S)
+    cdef Py_ssize_t u, b, h, i0, nq, j0, nk, i
+    cdef real* s
+    cdef real* m
+    cdef real* l
+    cdef real* orow
+    cdef const real* qp
+    cdef const real* kp
+    cdef const real* vp
+    with parallel(num_threads=nt):
+        s = <real*>malloc(BQ * bk * sizeof(real))
+        m = <real*>malloc(BQ * sizeof(real))
+        l = <real*>malloc(BQ * sizeof(real))
+        for u in prange(g.B * g.H * nqb, schedule="dynamic"):
+            b = u // (g.H * nqb)
+            h = (u // nqb) % g.H
+            i0 = (u % nqb) * BQ
+            nq = min(<Py_ssize_t>BQ, g.L - i0)
+            qp = q + b * g.qb + h * g.qh + i0 * g.ql
+            kp = k + b * g.kb + (h // group) * g.kh
+            vp = v + b * g.vb + (h // group) * g.vh
+            orow = o + ((b * g.H + h) * g.L + i0) * g.Ev
+            memset(orow, 0, nq * g.Ev * sizeof(real))
+            for i in range(nq):
+                m[i] = -1e30 if real is float else -1e300
+                l[i] = 0
+            j0 = 0
+            while j0 < g.S and not (g.causal and j0 > i0 + nq - 1):
+                nk = min(bk, g.S - j0)
+                _mm[real](b'N', b'T', nq, nk, g.E, scale, qp, g.ql, kp + j0 * g.kl, g.kl,
+                          0, s, bk)
+                _mask(s, nq, nk, bk, _add_at(add, g, b, h, i0, j0),
+                      _keep_at(keep, g, b, h, i0, j0), g.ml, g.ms, g.causal, i0, j0)
+                if real is float:
+                    attn_online_float(s, nq, nk, bk, m, l, orow, g.Ev)
+                else:
+                    attn_online_double(s, nq, nk, bk, m, l, orow, g.Ev)
+                _mm[real](b'N', b'N', nq, g.Ev, nk, 1, s, bk, vp + j0 * g.vl, g.vl, 1, orow,
+                          g.Ev)
+                j0 = j0 + bk
+            if real is float:
+                attn_finish_float(orow, nq, g.Ev, m, l, lse + (b * g.H + h) * g.L + i0)
+            else:
+                attn_finish_double(orow, nq, g.Ev, m, l, lse + (b * g.H + h) * g.L + i0)
+        free(s)
+        free(m)
+        free(l)
+
+
+cdef void _backward(const real* q, const real* k, const real* v, const real* o,
+                    const real* go, const real* lse, real* dq, real* dk, real* dv,
+                    const real* add, const unsigned char* keep, Layout* g, real scale,
+                    int nt) noexcept nogil:
+    """dq, dk, dv: contiguous (B, H, L, E), (B, Hk, S, E), (B, Hk, S, Ev), zero-filled.
+    With fewer (batch, key/value head) pairs than threads, each key block is a task of its
+    own and dq is summed from one private copy per thread."""
+    cdef Py_ssize_t group = g.H // g.Hk, bk = min(<Py_ssize_t>BKB, g.S)
+    cdef Py_ssize_t nkb = (g.S + bk - 1) // bk
+    cdef Py_ssize_t split = nkb if g.B * g.Hk < nt and nkb > 1 else 1
+    cdef Py_ssize_t dq_size = g.B * g.H * g.L * g.E, idx
+    cdef Py_ssize_t u, b, hk, h, i0, nq, j0, j_end, nk, row
+    cdef int t
+    cdef real acc
+    cdef real* parts = NULL
+    cdef real* dq_mine
+    cdef real* p
+    cdef real* dp
+    cdef real* d
+    cdef const real* qp
+    cdef const real* kp
+    cdef const real* vp
+    cdef const real* gop
+    cdef real* dqp
+    cdef real* dkp
+    cdef real* dvp
+    if split > 1:
+        parts = <real*>calloc(nt * dq_size, sizeof(real))
+    with parallel(num_threads=nt):
+        p = <real*>malloc(BQB * bk * sizeof(real))
+        dp = <real*>malloc(BQB * bk * sizeof(real))
+        d = <real*>malloc(g.L * sizeof(real))
+        dq_mine = dq if split == 1 else parts + openmp.omp_get_thread_num() * dq_size
+        for u in prange(g.B * g.Hk * split, schedule="dynamic"):
+            b = u // (g.Hk * split)
+            hk = (u // split) % g.Hk
+            kp = k + b * g.kb + hk * g.kh
+            vp = v + b * g.vb + hk * g.vh
+            dkp = dk + (b * g.Hk + hk) * g.S * g.E
+            dvp = dv + (b * g.Hk + hk) * g.S * g.Ev
+            for h in range(hk * group, (hk + 1) * group):
+                row = (b * g.H + h) * g.L
+                qp = q + b * g.qb + h * g.qh
+                gop = go + row * g.Ev
+                dqp = dq_mine + row * g.E
+                if real is float:
+                    attn_rowdot_float(gop, o + row * g.Ev, g.L, g.Ev, d)
+                else:
+                    attn_rowdot_double(gop, o + row * g.Ev, g.L, g.Ev, d)
+                j0 = 0 if split == 1 else (u % split) * bk
+                j_end = g.S if split == 1 else min(g.S, j0 + bk)
+                while j0 < j_end:
+                    nk = min(bk, g.S - j0)
+                    i0 = j0 if g.causal else 0    # earlier queries see none of these keys
+                    while i0 < g.L:
+                        nq = min(<Py_ssize_t>BQB, g.L - i0)
+                        _mm[real](b'N', b'T', nq, nk, g.E, scale, qp + i0 * g.ql, g.ql,
+                                  kp + j0 * g.kl, g.kl, 0, p, bk)
+                        _mask(p, nq, nk, bk, _add_at(add, g, b, h, i0, j0),
+                              _keep_at(keep, g, b, h, i0, j0), g.ml, g.ms, g.causal, i0, j0)
+                        if real is float:
+                            attn_probs_float(p, nq, nk, bk, lse + row + i0)
+                        else:
+                            attn_probs_double(p, nq, nk, bk, lse + row + i0)
+                        _mm[real](b'T', b'N', nk, g.Ev, nq, 1, p, bk, gop + i0 * g.Ev, g.Ev,
+                                  1, dvp + j0 * g.Ev, g.Ev)
+                        _mm[real](b'N', b'T', nq, nk, g.Ev, 1, gop + i0 * g.Ev, g.Ev,
+                                  vp + j0 * g.vl, g.vl, 0, dp, bk)
+                        if real is float:
+                            attn_dscores_float(p, dp, nq, nk, bk, d + i0, scale)
+                        else:
+                            attn_dscores_double(p, dp, nq, nk, bk, d + i0, scale)
+                        _mm[real](b'T', b'N', nk, g.E, nq, 1, p, bk, qp + i0 * g.ql, g.ql, 1,
+                                  dkp + j0 * g.E, g.E)
+                        _mm[real](b'N', b'N', nq, g.E, nk, 1, p, bk, kp + j0 * g.kl, g.kl, 1,
+                                  dqp + i0 * g.E, g.E)
+                        i0 = i0 + nq
+                    j0 = j0 + bk
+        free(p)
+        free(dp)
+        free(d)
+    if split > 1:
+        for idx in prange(dq_size, num_threads=nt, schedule="static"):
+            acc = 0
+            for t in range(nt):
+                acc = acc + parts[t * dq_size + idx]
+            dq[idx] = acc
+        free(parts)
+
+
+# ---- the kernels (NOTE [ Fused SDPA kernels ] in nn/_functional/attention_fused.py) -------
+cdef cnp.ndarray _rows(TensorImpl t):
+    """The host array of t as BLAS reads its (rows, features) blocks: a unit stride on the
+    last dim and a row stride at least as long as a row (a copy only if needed)."""
+    cdef cnp.ndarray a = host_array(t)
+    cdef Py_ssize_t n = a.ndim, item = a.itemsize
+    if ((a.shape[n - 1] > 1 and a.strides[n - 1] != item)
+            or (a.shape[n - 2] > 1 and a.strides[n - 2] < a.shape[n - 1] * item)):
+        a = np.ascontiguousarray(a)
+    return a
+
+
+cdef void _layout(Layout* g, cnp.ndarray q, cnp.ndarray k, cnp.ndarray v, mask, int causal):
+    cdef Py_ssize_t item = q.itemsize
+    g.B, g.H, g.L, g.E = q.shape[0], q.shape[1], q.shape[2], q.shape[3]
+    g.Hk, g.S, g.Ev = k.shape[1], k.shape[2], v.shape[3]
+    g.qb, g.qh, g.ql = q.strides[0] // item, q.strides[1] // item, q.strides[2] // item
+    g.kb, g.kh, g.kl = k.strides[0] // item, k.strides[1] // item, k.strides[2] // item
+    g.vb, g.vh, g.vl = v.strides[0] // item, v.strides[1] // item, v.strides[2] // item
+    if g.L == 1:
+        g.ql = max(g.E, 1)
+    if g.S == 1:
+        g.kl, g.vl = max(g.E, 1), max(g.Ev, 1)
+    g.mb = g.mh = g.ml = g.ms = 0
+    if mask is not None:
+        mi = mask.itemsize
+        g.mb, g.mh, g.ml, g.ms = [s // mi for s in mask.strides]
+    g.causal = causal
+
+
+cdef int _threads(Layout* g):
+    """The backend's thread count, or one thread for a small problem: a parallel region
+    whose second thread is descheduled (a busy machine) waits a whole time slice."""
+    if <double>g.B * g.H * g.L * g.S * (g.E + g.Ev) < PARALLEL_MIN_MACS:
+        return 1
+    return fastreduce.get_num_threads()
+
+
+def _mask_array(attn_mask, dtype):
+    """(add pointer array, keep pointer array) of the expanded (B, H, L, S) mask."""
+    if attn_mask is None:
+        return None, None
+    a = host_array(attn_mask)
+    if a.dtype == np.bool_:
+        return None, a.view(np.uint8)
+    return (a if a.dtype == dtype else a.astype(dtype)), None
+
+
+cdef inline void* _ptr(a):
+    return NULL if a is None else cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+def sdpa_forward(TensorImpl out, TensorImpl lse, TensorImpl query, TensorImpl key,
+                 TensorImpl value, attn_mask, bint is_causal, double scale):
+    """out (B, H, L, Ev) and lse (B, H, L), contiguous, from query (B, H, L, E), key
+    (B, Hk, S, E), value (B, Hk, S, Ev) (H a multiple of Hk) and attn_mask None or expanded
+    to (B, H, L, S), bool (True: attend) or additive."""
+    cdef cnp.ndarray q = _rows(query), k = _rows(key), v = _rows(value)
+    cdef cnp.ndarray o = host_array(out), ls = host_array(lse)
+    add, keep = _mask_array(attn_mask, q.dtype)
+    cdef Layout g
+    _layout(&g, q, k, v, add if add is not None else keep, is_causal)
+    cdef void* pq = cnp.PyArray_DATA(q)
+    cdef void* pk = cnp.PyArray_DATA(k)
+    cdef void* pv = cnp.PyArray_DATA(v)
+    cdef void* po = cnp.PyArray_DATA(o)
+    cdef void* pl = cnp.PyArray_DATA(ls)
+    cdef void* pa = _ptr(add)
+    cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
+    cdef int nt = _threads(&g), before = 1
+    cdef bint single = q.dtype == np.float32
+    if g.B * g.H * g.L == 0:
+        return
+    if g.S == 0 or g.Ev == 0:
+        o[...] = 0
+        ls[...] = -1e30 if single else -1e300
+        return
+    _bind_blas()
+    with nogil:
+        if _get_threads != NULL:
+            before = _get_threads()
+            _set_threads(1)
+        if single:
+            _forward[float](<float*>pq, <float*>pk, <float*>pv, <float*>po, <float*>pl,
+                            <float*>pa, pkeep, &g, <float>scale, nt)
+        else:
+            _forward[double](<double*>pq, <double*>pk, <double*>pv, <double*>po,
+                             <double*>pl, <double*>pa, pkeep, &g, scale, nt)
+        if _set_threads != NULL and before != 1:
+            _set_threads(before)
+
+
+def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_value,
+                  TensorImpl grad_out, TensorImpl query, TensorImpl key, TensorImpl value,
+                  TensorImpl out, TensorImpl lse, attn_mask, bint is_causal, double scale):
+    """grad_query/key/value (contiguous, shaped as query, key, value) from grad_out and the
+    forward's out and lse (contiguous)."""
+    cdef cnp.ndarray q = _rows(query), k = _rows(key), v = _rows(value)
+    cdef cnp.ndarray go = np.ascontiguousarray(host_array(grad_out))
+    cdef cnp.ndarray o = host_array(out), ls = host_array(lse)
+    cdef cnp.ndarray dq = host_array(grad_query), dk = host_array(grad_key)
+    cdef cnp.ndarray dv = host_array(grad_value)
+    dq[...] = 0
+    dk[...] = 0
+    dv[...] = 0
+    add, keep = _mask_array(attn_mask, q.dtype)
+    cdef Layout g
+    _layout(&g, q, k, v, add if add is not None else keep, is_causal)
+    cdef void* pq = cnp.PyArray_DATA(q)
+    cdef void* pk = cnp.PyArray_DATA(k)
+    cdef void* pv = cnp.PyArray_DATA(v)
+    cdef void* po = cnp.PyArray_DATA(o)
+    cdef void* pgo = cnp.PyArray_DATA(go)
+    cdef void* pl = cnp.PyArray_DATA(ls)
+    cdef void* pdq = cnp.PyArray_DATA(dq)
+    cdef void* pdk = cnp.PyArray_DATA(dk)
+    cdef void* pdv = cnp.PyArray_DATA(dv)
+    cdef void* pa = _ptr(add)
+    cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
+    cdef int nt = _threads(&g), before = 1
+    cdef bint single = q.dtype == np.float32
+    _bind_blas()
+    with nogil:
+        if _get_threads != NULL:
+            before = _get_threads()
+            _set_threads(1)
+        if single:
+            _backward[float](<float*>pq, <float*>pk, <float*>pv, <float*>po, <float*>pgo,
+                             <float*>pl, <float*>pdq, <float*>pdk, <float*>pdv, <float*>pa,
+                             pkeep, &g, <float>scale, nt)
+        else:
+            _backward[double](<double*>pq, <double*>pk, <double*>pv, <double*>po,
+                              <double*>pgo, <double*>pl, <double*>pdq, <double*>pdk,
+                              <double*>pdv, <double*>pa, pkeep, &g, scale, nt)
+        if _set_threads != NULL and before != 1:
+            _set_threads(before)
+
+
+KERNELS = {"scaled_dot_product_attention": sdpa_forward,
+           "scaled_dot_product_attention_backward": sdpa_backward}

@@ -1,0 +1,145 @@
+r"""scaled_dot_product_attention through a backend's fused kernels (the CPU backend's
+flash-style attention_kernels.pyx), as one autograd op whose backward is the fused backward.
+
+NOTE [ Fused SDPA kernels ]
+A backend may register two kernels (outputs first, like every kernel):
+
+* ``scaled_dot_product_attention(out, lse, query, key, value, attn_mask, is_causal, scale)``:
+  query (B, H, L, E), key (B, Hk, S, E), value (B, Hk, S, Ev) with H a multiple of Hk (each
+  key/value head serves H / Hk query heads); attn_mask None or a (B, H, L, S) view (bool:
+  True attends; or additive, of the query's dtype); out (B, H, L, Ev) and lse (B, H, L),
+  the log-sum-exp of each row's scores, are contiguous. A row with every key masked gives
+  zeros.
+* ``scaled_dot_product_attention_backward(grad_query, grad_key, grad_value, grad_out, query,
+  key, value, out, lse, attn_mask, is_causal, scale)``: the gradients, contiguous, shaped as
+  query, key and value, recomputing the scores from query, key and lse.
+
+`fused_attention` is used only where the kernels apply (see `eligible`): no dropout, no
+gradient for the mask, float32/float64. A backward that must itself be differentiable
+(create_graph=True) is written in tensorlib ops, recomputing everything from q, k and v.
+"""
+import tensorlib
+from tensorlib.autograd.recording import formula
+from tensorlib.ops._opdef import differentiable
+
+__all__ = ["eligible", "fused_attention"]
+
+_OP = "scaled_dot_product_attention"
+_FUSED = "scaled_dot_product_attention_fused"
+
+
+def _broadcast(*shapes):
+    return tuple(tensorlib.broadcast_shapes(*shapes))
+
+
+def eligible(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether the device's fused kernels can compute this call (else the composite path)."""
+    kernels = query._device._kernels
+    if _OP not in kernels or dropout_p > 0.0:
+        return False
+    if query.dtype not in (tensorlib.float32, tensorlib.float64):
+        return False
+    if not (query.device == key.device == value.device):
+        return False
+    if min(query.numel(), key.numel(), value.numel()) == 0:
+        return False
+    hq = query.shape[-3] if query.dim() >= 3 else 1
+    hk = key.shape[-3] if key.dim() >= 3 else 1
+    hv = value.shape[-3] if value.dim() >= 3 else 1
+    if hk != hv or hq % hk or (hk != hq and hk != 1 and not enable_gqa):
+        return False
+    if attn_mask is not None:
+        if attn_mask.device != query.device or attn_mask.dim() > max(
+                query.dim(), key.dim(), value.dim(), 3):
+            return False
+        if attn_mask._requires_grad and tensorlib.is_grad_enabled():
+            return False
+    return True
+
+
+def _as_4d(t, batch):
+    """(*, H, N, D) -> (B, H, N, D): leading dims broadcast to `batch`, then merged."""
+    while t.dim() < 3:
+        t = t.unsqueeze(0)
+    t = t.expand(batch + tuple(t.shape[-3:]))
+    return t.reshape((-1,) + tuple(t.shape[-3:])) if len(batch) != 1 else t
+
+
+def fused_attention(query, key, value, attn_mask, is_causal, scale):
+    """SDPA through the fused kernels; `eligible` must have said yes. Shapes as PyTorch's
+    (leading dims broadcast); returns (*, H, L, Ev)."""
+    batch = _broadcast(*(tuple(t.shape[:-3]) for t in (query, key, value)))
+    q, k, v = (_as_4d(t, batch) for t in (query, key, value))
+    B, H, L, _ = q.shape
+    S = k.shape[2]
+    mask = None
+    if attn_mask is not None:
+        mask = attn_mask if attn_mask.dtype == tensorlib.bool else attn_mask.to(query.dtype)
+        mask = mask.expand(batch + (H, L, S))
+        mask = mask.reshape(B, H, L, S) if len(batch) != 1 else mask
+    out, _ = _fused(q, k, v, mask, bool(is_causal), float(scale))
+    shape = batch + (H, L, out.shape[-1])
+    if max(query.dim(), key.dim(), value.dim()) == 2:
+        shape = (L, out.shape[-1])
+    return out if tuple(out.shape) == shape else out.reshape(shape)
+
+
+@differentiable(_FUSED)
+def _fused(q, k, v, mask, is_causal, scale):
+    """(out, lse) of 4-D q, k, v (see NOTE [ Fused SDPA kernels ])."""
+    B, H, L, _ = q.shape
+    out = tensorlib.empty((B, H, L, v.shape[-1]), dtype=q.dtype, device=q.device)
+    lse = tensorlib.empty((B, H, L), dtype=q.dtype, device=q.device)
+    q._device._kernels[_OP](out, lse, q, k, v, mask, is_causal, scale)
+    return out, lse
+
+
+@formula(_FUSED, save=(0, 1, 2, 3), save_output=True)
+def _fused_grad(ctx, grad_out, grad_lse=None):
+    q, k, v, mask, is_causal, scale = ctx.args
+    if grad_out is None:
+        return None, None, None, None, None, None
+    kernel = q.device._kernels.get(_OP + "_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled():
+        out, lse = ctx.out
+        dq = tensorlib.empty(q.shape, dtype=q.dtype, device=q.device)
+        dk = tensorlib.empty(k.shape, dtype=k.dtype, device=k.device)
+        dv = tensorlib.empty(v.shape, dtype=v.dtype, device=v.device)
+        kernel(dq, dk, dv, grad_out.to(q.dtype), q, k, v, out, lse, mask, is_causal, scale)
+    else:
+        dq, dk, dv = _backward_in_ops(grad_out, q, k, v, mask, is_causal, scale)
+    return dq, dk, dv, None, None, None
+
+
+def _backward_in_ops(g, q, k, v, mask, is_causal, scale):
+    """The same gradients in tensorlib ops (differentiable again), recomputed from q, k, v."""
+    group = q.shape[1] // k.shape[1]
+    kr = tensorlib.repeat_interleave(k, group, dim=1) if group > 1 else k
+    vr = tensorlib.repeat_interleave(v, group, dim=1) if group > 1 else v
+    scores = tensorlib.matmul(q, kr.transpose(-2, -1)) * scale
+    allowed = None
+    if is_causal:
+        L, S = scores.shape[-2:]
+        allowed = tensorlib.ones((L, S), dtype=tensorlib.bool, device=q.device).tril()
+    if mask is not None and mask.dtype == tensorlib.bool:
+        allowed = mask if allowed is None else allowed & mask
+    elif mask is not None:
+        scores = scores + mask
+    if allowed is not None:
+        scores = tensorlib.masked_fill(scores, allowed.logical_not(), float("-inf"))
+    m = tensorlib.amax(scores.detach(), -1, keepdim=True)
+    m = tensorlib.where(tensorlib.isfinite(m), m, 0.0)
+    e = tensorlib.exp(scores - m)
+    total = e.sum(-1, keepdim=True)
+    p = e / tensorlib.where(total == 0, 1.0, total)
+    out = tensorlib.matmul(p, vr)
+    dv = tensorlib.matmul(p.transpose(-2, -1), g)
+    dp = tensorlib.matmul(g, vr.transpose(-2, -1))
+    ds = p * (dp - (g * out).sum(-1, keepdim=True)) * scale
+    dq = tensorlib.matmul(ds, kr)
+    dk = tensorlib.matmul(ds.transpose(-2, -1), q)
+    if group > 1:
+        B, Hk = k.shape[:2]
+        dk = dk.reshape(B, Hk, group, *dk.shape[2:]).sum(2)
+        dv = dv.reshape(B, Hk, group, *dv.shape[2:]).sum(2)
+    return dq, dk, dv

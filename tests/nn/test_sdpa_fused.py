@@ -1,0 +1,131 @@
+"""The fused CPU SDPA kernels (tensorlib_cpu/attention_kernels.pyx) through
+F.scaled_dot_product_attention, against PyTorch: sizes that span several query and key
+blocks (the online softmax), float32 and float64, causal with L != S, bool/additive masks
+broadcast, fully masked rows, GQA, strided inputs; float64 gradcheck and gradgradcheck
+(the backward written in ops); the composite path where the kernels do not apply."""
+import numpy as np
+import pytest
+
+import tensorlib
+import tensorlib.nn.functional as F
+from tensorlib.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+RNG = np.random.default_rng(5)
+FUSED = "ScaledDotProductAttentionFusedBackward0"
+TOL = {np.float64: dict(rtol=1e-9, atol=1e-10), np.float32: dict(rtol=2e-4, atol=2e-5)}
+
+
+def pair(shape, dtype=np.float64, requires_grad=True):
+    a = RNG.standard_normal(shape).astype(dtype)
+    return (torch.tensor(a, requires_grad=requires_grad),
+            tensorlib.tensor(a, requires_grad=requires_grad))
+
+
+def close(a, b, dtype):
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **TOL[dtype])
+
+
+def run_both(shapes, dtype, mask=None, **kw):
+    """Forward and backward in both libraries; returns the pairs (torch, tensorlib)."""
+    (tq, q), (tk, k), (tv, v) = (pair(s, dtype) for s in shapes)
+    tm = lm = None
+    if mask is not None:
+        tm, lm = torch.tensor(mask), tensorlib.tensor(mask)
+    out_t = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, **kw)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=lm, **kw)
+    g = RNG.standard_normal(tuple(out.shape)).astype(dtype)
+    out_t.backward(torch.tensor(g))
+    out.backward(tensorlib.tensor(g))
+    return out, [(out_t, out), (tq.grad, q.grad), (tk.grad, k.grad), (tv.grad, v.grad)]
+
+
+CASES = {
+    "blocks": dict(L=200, S=600),
+    "causal_L_lt_S": dict(L=150, S=530, is_causal=True),
+    "causal_L_gt_S": dict(L=300, S=140, is_causal=True),
+    "scale": dict(L=70, S=90, scale=0.7),
+    "bool_mask": dict(L=140, S=300, mask="bool"),
+    "float_mask": dict(L=140, S=300, mask="float"),
+    "empty_rows": dict(L=40, S=50, mask="empty_rows"),
+    "gqa": dict(L=130, S=260, heads=(4, 2), enable_gqa=True),
+    "gqa_causal": dict(L=64, S=64, heads=(6, 2), enable_gqa=True, is_causal=True),
+    # one (batch, kv head): the backward splits the keys between threads
+    "split_keys": dict(B=1, L=90, S=700, heads=(1, 1)),
+    "split_keys_gqa_causal": dict(B=1, L=600, S=600, heads=(3, 1), enable_gqa=True,
+                                  is_causal=True),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", list(CASES))
+def test_fused_matches_torch(case, dtype):
+    c = dict(CASES[case])
+    B, L, S, (hq, hk) = c.pop("B", 2), c.pop("L"), c.pop("S"), c.pop("heads", (2, 2))
+    kind = c.pop("mask", None)
+    mask = None
+    if kind == "bool":
+        mask = RNG.random((B, 1, L, S)) > 0.3
+    elif kind == "float":
+        mask = RNG.standard_normal((L, S)).astype(dtype)
+        mask[:, ::7] = -np.inf
+    elif kind == "empty_rows":
+        mask = RNG.random((L, S)) > 0.5
+        mask[3] = False
+    out, pairs = run_both([(B, hq, L, 16), (B, hk, S, 16), (B, hk, S, 8)], dtype, mask, **c)
+    assert type(out.grad_fn).__name__ == FUSED
+    for a, b in pairs:
+        assert b.dtype == getattr(tensorlib, np.dtype(dtype).name)
+        assert np.isfinite(b.detach().numpy()).all()
+        close(a, b, dtype)
+    if kind == "empty_rows":
+        assert (out.detach().numpy()[:, :, 3] == 0).all()
+
+
+def test_strided_inputs_and_leading_dims():
+    """(B, L, H, E) transposed to (B, H, L, E), as multi-head code does; 5-D and 3-D."""
+    a = RNG.standard_normal((2, 50, 3, 8))
+    tq, q = torch.tensor(a).transpose(1, 2), tensorlib.tensor(a).transpose(1, 2)
+    close(TF.scaled_dot_product_attention(tq, tq, tq),
+          F.scaled_dot_product_attention(q, q, q), np.float64)
+    for shape in [(2, 2, 3, 20, 4), (3, 20, 4)]:
+        (tq, q), (tk, k) = pair(shape), pair(shape)
+        out = F.scaled_dot_product_attention(q, k, k)
+        assert tuple(out.shape) == shape
+        close(TF.scaled_dot_product_attention(tq, tk, tk), out, np.float64)
+
+
+def test_gradcheck_and_gradgradcheck():
+    q, k, v = (tensorlib.tensor(RNG.standard_normal(s), requires_grad=True)
+               for s in [(1, 2, 2, 3), (1, 1, 3, 3), (1, 1, 3, 2)])
+    mask = tensorlib.tensor(np.array([[True, False, True], [False, True, True]]))
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    assert type(fn(q, k, v).grad_fn).__name__ == FUSED
+    assert gradcheck(fn, (q, k, v))
+    # one head: batched products of one matrix stay on one thread (fast on a busy machine)
+    assert gradgradcheck(fn, (q[:, :1].detach().requires_grad_(), k, v))
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                     (q, k[:, :, :2], v[:, :, :2]))
+
+
+def test_composite_path_where_the_kernels_do_not_apply():
+    q = tensorlib.randn(1, 2, 6, 4, requires_grad=True)
+    fm = tensorlib.randn(6, 6, requires_grad=True)          # a mask that needs a gradient
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=fm)
+    assert type(out.grad_fn).__name__ != FUSED
+    out = F.scaled_dot_product_attention(q, q, q, dropout_p=0.3)
+    assert type(out.grad_fn).__name__ != FUSED
+    half = F.scaled_dot_product_attention(q.detach().half(), q.detach().half(),
+                                          q.detach().half())
+    assert half.dtype == tensorlib.float16
+
+
+def test_float_mask_of_another_dtype_raises_as_torch():
+    q = tensorlib.randn(1, 2, 3, 4)
+    with pytest.raises(RuntimeError, match="Expected attn_mask dtype to be bool or float"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=tensorlib.zeros(3, 3,
+                                                                          dtype=tensorlib.float64))
