@@ -336,6 +336,7 @@ class Tensor(TensorImpl):
     contiguous = _s.contiguous
     clone = _s.clone
     flatten = _s.flatten
+    ravel = _s.ravel
     permute = _s.permute
     transpose = _s.transpose
     swapaxes = _s.transpose

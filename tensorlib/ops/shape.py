@@ -9,7 +9,7 @@ from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
            "narrow", "select", "unfold", "as_strided", "clone", "diagonal", "contiguous",
-           "expand"]
+           "expand", "ravel"]
 
 
 @differentiable("view")
@@ -39,6 +39,11 @@ def clone(x, memory_format=None):
     out = empty(x._sizes, x._dtype, x._device)
     lookup("copy", x._device)(out, x)
     return out
+
+
+def ravel(x):
+    """The elements as one dim, in row-major order (a view when the strides allow)."""
+    return reshape(x, (-1,))
 
 
 @differentiable("flatten")
