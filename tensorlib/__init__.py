@@ -73,6 +73,7 @@ from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F
 from tensorlib._global_flags import *  # noqa: E402,F401,F403
 from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
 from tensorlib._toplevel_nn import *  # noqa: E402,F401,F403 - torch.conv2d, torch.dropout, ...
+from tensorlib._method_aliases import *  # noqa: E402,F401,F403 - torch.exp_, torch.greater, ...
 from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
 from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)

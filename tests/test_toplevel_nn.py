@@ -45,3 +45,15 @@ def test_dropout_trains_and_writes_in_place():
     kept = y.numpy() != 0
     assert 0.3 < kept.mean() < 0.7 and np.allclose(y.numpy()[kept], 2.0)
     assert tl.dropout_(x, 0.5, True) is x and (x.numpy() == 0).any()
+
+
+def test_method_aliases_are_the_methods():
+    from tensorlib._method_aliases import NAMES
+    for name in NAMES:
+        assert getattr(tl, name) is getattr(tl.Tensor, name) and hasattr(torch, name), name
+    x, tx = _pair((3, 4))
+    _close(tl.greater(x, 0.1), torch.greater(tx, 0.1))
+    _close(tl.arctan2(x, x + 2), torch.arctan2(tx, tx + 2))
+    y = x.clone()
+    assert tl.exp_(y) is y
+    _close(y, tx.exp())
