@@ -351,6 +351,15 @@ class Tensor(TensorImpl):
     def byte(self):
         return self.to(dt.uint8)
 
+    def char(self):
+        return self.to(dt.int8)
+
+    def cfloat(self):
+        return self.to(dt.complex64)
+
+    def cdouble(self):
+        return self.to(dt.complex128)
+
     # ---- views and shape ------------------------------------------------------------------
     view = _s.view
     reshape = _s.reshape

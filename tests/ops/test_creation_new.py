@@ -47,3 +47,28 @@ def test_small_predicates_and_conversions(device):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert tl.iinfo(tl.int8).min == -128
+
+
+@pytest.mark.parametrize("name,shape,spec", [("hsplit", (4, 6), 3), ("hsplit", (6,), [1, 4]),
+                                             ("vsplit", (4, 6), 2), ("dsplit", (2, 2, 6), [2]),
+                                             ("hsplit", (4, 6), 4), ("vsplit", (6,), 2),
+                                             ("dsplit", (2, 6), 2)])
+def test_h_v_dsplit_match_torch(name, shape, spec):
+    a = np.arange(int(np.prod(shape))).reshape(shape)
+    try:
+        want = getattr(torch, name)(torch.tensor(a), spec)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            getattr(tl, name)(tl.tensor(a), spec)
+        return
+    got = getattr(tl, name)(tl.tensor(a), spec)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _same(g, w)
+    assert len(getattr(tl.tensor(a), name)(spec)) == len(want)
+
+
+def test_dtype_shorthands():
+    x = tl.tensor([1.5, -2.0])
+    assert (x.char().dtype, x.cfloat().dtype, x.cdouble().dtype) == (tl.int8, tl.complex64,
+                                                                      tl.complex128)
