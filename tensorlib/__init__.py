@@ -52,7 +52,11 @@ def get_num_threads():
 
 # every op family's functions and Tensor methods (tensorlib/ops/__init__.py)
 ops.install(Tensor, globals())
-swapaxes = transpose  # noqa: F821 - installed above
+swapaxes = swapdims = transpose  # noqa: F821 - installed above
+Tensor.swapdims = Tensor.swapaxes
+is_floating_point, is_signed = Tensor.is_floating_point, Tensor.is_signed
+is_nonzero, is_same_size = Tensor.is_nonzero, Tensor.is_same_size
+from tensorlib._dtype_info import finfo, iinfo  # noqa: E402
 
 # autograd's formulas are written in the ops above, so it is imported last
 from tensorlib import autograd  # noqa: E402
@@ -68,6 +72,8 @@ from tensorlib.compiler import compile  # noqa: E402,A004
 from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F401
 from tensorlib._global_flags import *  # noqa: E402,F401,F403
 from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
+from tensorlib._toplevel_nn import *  # noqa: E402,F401,F403 - torch.conv2d, torch.dropout, ...
+from tensorlib._method_aliases import *  # noqa: E402,F401,F403 - torch.exp_, torch.greater, ...
 from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
 from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)

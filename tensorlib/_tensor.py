@@ -70,6 +70,27 @@ class Tensor(TensorImpl):
     def is_floating_point(self):
         return self._dtype.is_floating_point
 
+    def is_signed(self):
+        return self._dtype.is_signed
+
+    def is_same_size(self, other):
+        return self._sizes == other._sizes
+
+    def is_nonzero(self):
+        """The truth of a one-element tensor (torch's errors for none or several)."""
+        n = numel(self._sizes)
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def type_as(self, other):
+        """This tensor in other's dtype (and on its device, as torch's type strings carry)."""
+        return self.to(device=other.device, dtype=other.dtype)
+
+    ndimension = dim
+
     @property
     def is_cuda(self):
         return self._device.type == "cuda"
@@ -330,12 +351,22 @@ class Tensor(TensorImpl):
     def byte(self):
         return self.to(dt.uint8)
 
+    def char(self):
+        return self.to(dt.int8)
+
+    def cfloat(self):
+        return self.to(dt.complex64)
+
+    def cdouble(self):
+        return self.to(dt.complex128)
+
     # ---- views and shape ------------------------------------------------------------------
     view = _s.view
     reshape = _s.reshape
     contiguous = _s.contiguous
     clone = _s.clone
     flatten = _s.flatten
+    ravel = _s.ravel
     permute = _s.permute
     transpose = _s.transpose
     swapaxes = _s.transpose

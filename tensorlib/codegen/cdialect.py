@@ -111,12 +111,6 @@ class CDialect:
         return self.literal(float("inf"), dtype) if is_float(dtype) else \
             self.literal(_INT_LIMITS[dtype][1], dtype)
 
-    has_atomic_add = False            # whether atomic_add works for float32 and float64
-
-    def atomic_add(self, dtype, ptr, index, value):
-        """A statement: element `index` of `ptr` += value, atomically."""
-        raise NotImplementedError(f"{type(self).__name__} has no atomic add")
-
     def vector(self, ctype, width):
         raise NotImplementedError(f"{type(self).__name__} has no vector types")
 

@@ -6,14 +6,16 @@ backend's device adapter (`primitives` documents it); `source(D, key)` writes a 
 
 Softmax is one work-group per line: an online (max, sum of exp) pass reduced in local
 memory, then one pass writing exp(x - max) / sum (or x - max - log(sum)); the 16-bit floats
-compute in float. Max-pool backward adds with atomics (a dialect without `atomic_add` falls
-back to the decomposition)."""
+compute in float. Max-pool backward is gather-form: each input element sums the gradients of
+the windows that chose it (no atomics, deterministic, linear in the batch)."""
+import numpy as np
+
 from tensorlib._C.tensor_impl import is_contiguous
 from tensorlib.codegen.cdialect import is_float
 from tensorlib.codegen.primitives import _dk, _dt, _h, _lines, _prod, fill, kernel_name
 from tensorlib.codegen.templates import _decompose
 
-FAMILIES = ("softmax", "softmax_bwd", "max_pool2d", "max_pool2d_bwd", "sgd")
+FAMILIES = ("softmax", "softmax_bwd", "max_pool2d", "max_pool_bwd", "sgd")
 
 
 def is_composite(key):
@@ -126,13 +128,35 @@ def max_pool2d(D, name, dt):
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
 
 
-def max_pool2d_backward(D, name, dt):
-    """gx[plane, indices[i]] += g[i] with atomics, one work-item per output gradient."""
+def max_pool_backward_gather(D, name, dt):
+    """Gather form, one work-item per input element, no atomics (deterministic, and linear
+    in the batch): it sums the gradients of the outputs whose window holds it and whose
+    maximum it was. Up to 3 spatial dims (fewer are padded with size-1 dims). meta = [S0, S1,
+    S2, O0, O1, O2, then per dim the start of its CSR offsets (S_d + 1) and of its candidate
+    outputs in meta, then those arrays]: the outputs whose window covers each input position."""
+    A = D.compute(dt)
     body = f"""  const i64 i = {D.global_id(0)};
   if (i >= n) return;
-  const i64 plane = i / per_plane;
-  {D.atomic_add(dt, 'px', f'off_x + plane * plane_in + pi[off_i + i]', D.load(dt, 'pg', 'off_g + i'))}"""
-    params = ["const i64 n", "const i64 per_plane", "const i64 plane_in", f"{_ptr(D, dt)} px",
+  const i64 S1 = meta[1], S2 = meta[2], O0 = meta[3], O1 = meta[4], O2 = meta[5];
+  {D.global_}const i64* off0 = meta + meta[6];
+  {D.global_}const i64* off1 = meta + meta[7];
+  {D.global_}const i64* off2 = meta + meta[8];
+  {D.global_}const i64* cand0 = meta + meta[9];
+  {D.global_}const i64* cand1 = meta + meta[10];
+  {D.global_}const i64* cand2 = meta + meta[11];
+  const i64 plane_in = meta[0] * S1 * S2;
+  const i64 flat = i % plane_in, plane = i / plane_in;
+  const i64 s2 = flat % S2, s1 = (flat / S2) % S1, s0 = flat / (S1 * S2);
+  const i64 base = plane * O0 * O1 * O2;
+  {A} acc = 0;
+  for (i64 a = off0[s0]; a < off0[s0 + 1]; ++a)
+    for (i64 b = off1[s1]; b < off1[s1 + 1]; ++b)
+      for (i64 c = off2[s2]; c < off2[s2 + 1]; ++c) {{
+        const i64 j = base + (cand0[a] * O1 + cand1[b]) * O2 + cand2[c];
+        if (pi[off_i + j] == flat) acc = acc + {D.load(dt, 'pg', 'off_g + j')};
+      }}
+  {D.store(dt, 'px', 'off_x + i', D.convert('acc', dt))}"""
+    params = ["const i64 n", f"{D.global_}const i64* meta", f"{_ptr(D, dt)} px",
               "const i64 off_x", f"{_ptr(D, dt, True)} pg", "const i64 off_g",
               f"{D.ptr('int64', True)} pi", "const i64 off_i"]
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
@@ -169,15 +193,14 @@ def source(D, key):
         return softmax_backward(D, name, *key[1:])
     if family == "max_pool2d":
         return max_pool2d(D, name, key[1])
-    if family == "max_pool2d_bwd":
-        return max_pool2d_backward(D, name, key[1])
+    if family == "max_pool_bwd":
+        return max_pool_backward_gather(D, name, key[1])
     if family == "sgd":
         return sgd(D, name, key[1])
     raise KeyError(f"no composite family {family!r} (key {key})")
 
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-ATOMIC_FLOATS = ("float32", "float64")
 LOCALS = (32, 64, 128, 256)
 
 
@@ -188,8 +211,7 @@ def keys():
         for log in (0, 1):
             found += [("softmax", log, dt, n) for n in LOCALS]
             found += [("softmax_bwd", log, dt, n) for n in LOCALS]
-        found.append(("max_pool2d", dt))
-    found += [("max_pool2d_bwd", dt) for dt in ATOMIC_FLOATS]
+        found += [("max_pool2d", dt), ("max_pool_bwd", dt)]
     found += [("sgd", dt) for dt in ("float32", "float64")]
     return found
 
@@ -261,23 +283,48 @@ def max_pool(values, indices, x, tables):
     return True
 
 
-def max_pool_backward(out, g, indices):
-    """out = zeros with each gradient added at its maximum (atomics); False where the
-    dialect has no atomic add for the dtype, or for layouts it does not take."""
+def _window_lists(size, pos, valid):
+    """CSR of the outputs whose window covers each of `size` input positions (ascending, so
+    sums come in output order, as the CPU's scatter-add)."""
+    o, j = np.nonzero(valid)
+    p = pos[o, j]
+    order = np.lexsort((o, p))
+    counts = np.bincount(p, minlength=size)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    return offsets, o[order]
+
+
+def max_pool_backward(out, g, indices, tables):
+    """out = zeros with each gradient added at its maximum, by the gather-form kernel; False
+    for more than 3 spatial dims, other dtypes, or layouts it does not take."""
     dt = _dt(out)
-    if (dt not in ATOMIC_FLOATS or not getattr(_dk(out).D, "has_atomic_add", False)
-            or len(out._sizes) != 4 or not (is_contiguous(out) and is_contiguous(g)
-                                            and is_contiguous(indices))):
+    nd = len(tables)
+    if (dt not in FLOATS or not 1 <= nd <= 3 or not (is_contiguous(out) and is_contiguous(g)
+                                                      and is_contiguous(indices))):
         return False
     dk = _dk(out, g, indices)
-    (k,) = dk.kernels(("max_pool2d_bwd", dt)).values()
-    fill(out, 0)
-    n = _prod(g._sizes)
+    n = _prod(out._sizes)
     if n == 0:
         return True
-    per_plane = _prod(g._sizes[2:])
-    dk.launch1d(k, n, n, per_plane, _prod(out._sizes[2:]), _h(out), out._offset,
-                _h(g), g._offset, _h(indices), indices._offset)
+    if _prod(g._sizes) == 0:
+        fill(out, 0)
+        return True
+    pad = 3 - nd
+    sizes = (1,) * pad + tuple(out._sizes[2:])
+    outs = (1,) * pad + tuple(pos.shape[0] for pos, _ in tables)
+    lists = [(np.array([0, 1]), np.array([0]))] * pad
+    lists += [_window_lists(sizes[pad + d], pos, valid) for d, (pos, valid) in enumerate(tables)]
+    head = list(sizes) + list(outs)
+    arrays, starts = [], []
+    at = len(head) + 6
+    for part in [off for off, _ in lists] + [cand for _, cand in lists]:
+        starts.append(at)
+        arrays.append(part)
+        at += len(part)
+    meta = np.concatenate([np.asarray(head + starts, dtype=np.int64)] + arrays).tolist()
+    (k,) = dk.kernels(("max_pool_bwd", dt)).values()
+    dk.launch1d(k, n, n, dk.meta(meta), _h(out), out._offset, _h(g), g._offset,
+                _h(indices), indices._offset)
     return True
 
 
@@ -285,7 +332,6 @@ def sgd_update(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov
                first):
     """One fused SGD step (`tensorlib.optim.sgd._sgd_update`); False for layouts and dtypes
     it does not take."""
-    import numpy as np
     dt = _dt(param)
     tensors = (param, grad) + ((buf,) if buf is not None else ())
     if dt not in ("float32", "float64") or any(_dt(t) != dt or not is_contiguous(t)

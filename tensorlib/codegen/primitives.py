@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorlib._C.broadcast import collapse_dims
 from tensorlib._C.factory import empty
-from tensorlib._C.tensor_impl import contiguous_strides
+from tensorlib._C.tensor_impl import contiguous_strides, wrap
 from tensorlib.backends.interface import BINARY_OPS, REDUCTION_OPS, SCAN_OPS, UNARY_OPS
 from tensorlib.codegen import templates as T
 
@@ -73,6 +73,8 @@ def source(D, key):
         return T.gather(D, name, key[1])
     if family == "scatter_add":
         return T.scatter_add(D, name, key[1])
+    if family == "scatter_add_sorted":
+        return T.scatter_add_sorted(D, name, key[1])
     if family == "sort":
         return T.sort(D, name, key[1])
     if family == "rand":
@@ -308,18 +310,39 @@ def index_select(out, x, dim, index):
     _gather(dk, out, x, dim, istr, index)
 
 
+SORTED_SCATTER_FROM = 64   # index lengths along dim from which sorting first pays
+
+
 def scatter_add(out, dim, index, src):
+    """Owner-computes (NOTE [ Deterministic scatter_add ]): each output element scans its line
+    of the index, or, for long lines, binary-searches it after one stable sort."""
     dk = _dk(out, index, src)
-    (k,) = dk.kernels(("scatter_add", _dt(out))).values()
     n = _prod(out._sizes)
     if n == 0 or _prod(index._sizes) == 0:
         return
     nd = len(out._sizes)
     dim %= max(1, nd)
+    L = index._sizes[dim] if nd else 1
+    if nd and L >= SORTED_SCATTER_FROM:
+        from tensorlib._C.dtypes import int64
+        # lines an expanded index repeats (stride 0 off `dim`) are sorted once
+        repeated = [d != dim and st == 0 for d, st in enumerate(index._strides)]
+        lines = tuple(1 if rep else size for rep, size in zip(repeated, index._sizes))
+        keys = empty(lines, int64, index._device)
+        positions = empty(lines, int64, index._device)
+        sort(keys, positions, wrap(index._storage, lines, index._strides, index._offset,
+                                   index._dtype), dim)
+        kstr = tuple(0 if rep else st for rep, st in zip(repeated, keys._strides))
+        (k,) = dk.kernels(("scatter_add_sorted", _dt(out))).values()
+        meta = (nd,) + out._sizes + out._strides + index._sizes + kstr + src._strides
+        dk.launch1d(k, n, n, dim, L, keys._strides[dim], src._strides[dim], dk.meta(meta),
+                    _h(out), out._offset, _h(keys), _h(positions), _h(src), src._offset)
+        return
+    (k,) = dk.kernels(("scatter_add", _dt(out))).values()
     meta = (nd,) + out._sizes + out._strides + index._sizes + index._strides + src._strides
-    dk.launch1d(k, n, n, dim, index._sizes[dim] if nd else 1,
-                index._strides[dim] if nd else 0, src._strides[dim] if nd else 0,
-                dk.meta(meta), _h(out), out._offset, _h(index), index._offset, _h(src), src._offset)
+    dk.launch1d(k, n, n, dim, L, index._strides[dim] if nd else 0,
+                src._strides[dim] if nd else 0, dk.meta(meta), _h(out), out._offset,
+                _h(index), index._offset, _h(src), src._offset)
 
 
 def sort(values, indices, x, dim, descending=False, stable=True):

@@ -391,6 +391,36 @@ def scatter_add(d, name, dt):
     return d.program([d.kernel(name, params, body)], (dt,)), (name,)
 
 
+def scatter_add_sorted(d, name, dt):
+    """Scatter-add over an index already sorted (stably) along `dim`: each output element
+    binary-searches its run in its line and adds the source values at the run's positions,
+    in ascending position, so the sums are those of `scatter_add` bit for bit (see
+    NOTE [ Deterministic scatter_add ]) at O(log L + run) per element instead of O(L).
+    meta = [nd, out sizes, out strides, index sizes, sorted strides, src strides]; pk the
+    sorted index, pp the positions along dim it came from."""
+    A = d.compute(dt)
+    body = (f"  const int nd = (int)meta[0];\n  {d.global_}const i64* m = meta + 1;\n"
+            f"  {_loop(d)} {{\n    i64 jo = off_o, jk = 0, js = off_s, r = i, cd = 0;\n    int ok = 1;\n"
+            "    for (int dd = nd - 1; dd >= 0; --dd) {\n"
+            "      const i64 s = m[dd]; const i64 c = r % s; r /= s;\n      jo += c * m[nd + dd];\n"
+            "      if (dd == dim) { cd = c; } else {\n        if (c >= m[2 * nd + dd]) ok = 0;\n"
+            "        jk += c * m[3 * nd + dd]; js += c * m[4 * nd + dd];\n      }\n    }\n"
+            "    if (ok) {\n"
+            "      i64 lo = 0, hi = L;\n"
+            "      while (lo < hi) {\n        const i64 mid = (lo + hi) / 2;\n"
+            "        if (pk[jk + mid * isd] < cd) lo = mid + 1; else hi = mid;\n      }\n"
+            "      if (lo < L && pk[jk + lo * isd] == cd) {\n"
+            f"        {A} acc = {d.load(dt, 'po', 'jo')};\n"
+            "        for (i64 t = lo; t < L && pk[jk + t * isd] == cd; ++t)\n"
+            f"          acc = acc + {d.load(dt, 'ps', 'js + pp[jk + t * isd] * ssd')};\n"
+            f"        {d.store(dt, 'po', 'jo', d.convert('acc', dt))}\n      }}\n    }}\n  }}")
+    params = ["const i64 n", "const int dim", "const i64 L", "const i64 isd", "const i64 ssd",
+              f"{d.global_}const i64* meta", f"{d.ptr(dt)} po", "const i64 off_o",
+              f"{d.ptr('int64', True)} pk", f"{d.ptr('int64', True)} pp",
+              f"{d.ptr(dt, True)} ps", "const i64 off_s"]
+    return d.program([d.kernel(name, params, body)], (dt,)), (name,)
+
+
 # ---- sort ------------------------------------------------------------------------------------
 
 def sort(d, name, dt):

@@ -375,12 +375,13 @@ from tensorlib.nn._functional.padding import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.vision import *  # noqa: E402,F401,F403
 
 
 def _family_names():
     import importlib
     families = ("attention", "conv", "distance", "dropout", "loss", "normalization", "padding",
-                "pooling", "sparse", "upsampling")
+                "pooling", "sparse", "upsampling", "vision")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn._functional.{family}").__all__]
 

@@ -2,6 +2,7 @@
 scalar_tensor, arange, linspace, logspace, eye."""
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -67,6 +68,34 @@ def ones_like(t, *, dtype=None, device=None, requires_grad=False):
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
     return full(t._sizes, fill_value, **_like(t, dtype, device), requires_grad=requires_grad)
+
+
+# ---- Tensor.new_*: factories taking this tensor's dtype and device by default --------------
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **_ignored):
+    return empty(sizes_arg(size), **_like(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    return full(sizes_arg(size), 0, **_like(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    return full(sizes_arg(size), 1, **_like(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(size, fill_value, **_like(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A copy of data (torch warns when it is a tensor: clone().detach() says so better)."""
+    if isinstance(data, TensorImpl):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        data = data.detach()
+    return tensor(data, **_like(self, dtype, device), requires_grad=requires_grad)
 
 
 def from_numpy(array):
@@ -327,3 +356,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         from tensorlib._C.views import diagonal
         lookup("fill", t._device)(diagonal(t, 0, 0, 1), 1)
     return _finish(t, requires_grad)
+
+
+TENSOR_METHODS = {"new_empty": new_empty, "new_zeros": new_zeros, "new_ones": new_ones,
+                  "new_full": new_full, "new_tensor": new_tensor}

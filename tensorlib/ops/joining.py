@@ -20,7 +20,8 @@ from tensorlib.ops._opdef import differentiable
 from tensorlib.ops.shape import clone, expand, narrow, permute, reshape, select, transpose
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
-           "column_stack", "split", "split_with_sizes", "chunk", "tensor_split", "unbind",
+           "column_stack", "split", "split_with_sizes", "chunk", "tensor_split", "hsplit",
+           "vsplit", "dsplit", "unbind",
            "movedim", "moveaxis", "unflatten", "flip", "fliplr", "flipud", "roll",
            "repeat_interleave", "tile", "tril", "triu", "diag", "diag_embed", "trace",
            "constant_pad_nd", "meshgrid", "broadcast_to", "broadcast_tensors", "atleast_1d",
@@ -318,6 +319,33 @@ def tensor_split(input, indices_or_sections, dim=0):  # noqa: A002
         return _pieces(input, dim, [q + 1] * r + [q] * (spec - r))
     bounds = [0] + [_clamp_index(i, size) for i in spec] + [size]
     return tuple(narrow(input, dim, lo, max(hi - lo, 0)) for lo, hi in zip(bounds, bounds[1:]))
+
+
+def _split_along(name, input, sections, dim, min_dims):  # noqa: A002
+    """hsplit / vsplit / dsplit: tensor_split along a fixed dim; a number of sections must
+    divide the dim (torch's rule)."""
+    if input.dim() < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, "
+                           f"but got a tensor with {input.dim()} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input._sizes[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the "
+                           f"size of the dimension {input._sizes[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):  # noqa: A002
+    """Split along dim 1 (dim 0 of a 1-D tensor)."""
+    dim = 1 if input.dim() > 1 else 0
+    return _split_along("hsplit", input, indices_or_sections, dim, 1)
+
+
+def vsplit(input, indices_or_sections):  # noqa: A002
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):  # noqa: A002
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
 def _sections_arg(spec):
@@ -826,7 +854,8 @@ def broadcast_tensors(*tensors):
 
 TENSOR_METHODS = {
     "split": split, "split_with_sizes": split_with_sizes, "chunk": chunk,
-    "tensor_split": tensor_split, "unbind": unbind, "movedim": movedim, "moveaxis": moveaxis,
+    "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "unbind": unbind, "movedim": movedim, "moveaxis": moveaxis,
     "unflatten": unflatten, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll,
     "rot90": rot90, "repeat": repeat, "tile": tile, "repeat_interleave": repeat_interleave,
     "tril": tril, "triu": triu, "tril_": tril_, "triu_": triu_, "diag": diag,

@@ -293,9 +293,11 @@ _sign = _same_unary("sign")
 
 
 def sign(x):
-    """-1, 0 or 1; a bool tensor is its own sign, as PyTorch's."""
+    """-1, 0 or 1 (0 for NaN); a bool tensor is its own sign, as PyTorch's."""
     if getattr(x, "_dtype", None) is dt.bool_:
         return x.clone()
+    if x._dtype.is_floating_point:
+        return where(isnan(x), 0, _sign(x))
     return _sign(x)
 
 
@@ -621,6 +623,69 @@ def positive(x):
 
 
 absolute = abs
+multiply = mul
+subtract = sub
+divide = div
+fix = trunc
+
+
+def sgn(x):
+    """sign(x) for real tensors; x / |x| (0 at 0) for complex ones."""
+    if not x._dtype.is_complex:
+        return sign(x)
+    modulus = abs(x)
+    return where(binary("eq", modulus, 0, TO_BOOL), 0, x / where(modulus == 0, 1, modulus))
+
+
+def signbit(x):
+    """True where the sign bit is set: negative numbers and -0.0 (a NaN counts as positive:
+    its sign bit is not read)."""
+    if x._dtype is dt.bool_ or not (x._dtype.is_floating_point or x._dtype.is_signed):
+        return _bool_full(x, False)
+    negative = binary("lt", x, 0, TO_BOOL)
+    if not x._dtype.is_floating_point:
+        return negative
+    negative_zero = binary("logical_and", binary("eq", x, 0, TO_BOOL),
+                           binary("lt", reciprocal(x), 0, TO_BOOL), LOGICAL)
+    return binary("logical_or", negative, negative_zero, LOGICAL)
+
+
+def _check_tensor_pair(name, a, b):
+    for arg, position in ((a, 1), (b, 2)):
+        if not _is_tensor(arg):
+            raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
+                            f"(position {position}) must be Tensor, not {type(arg).__name__}")
+    if a._dtype.is_complex or b._dtype.is_complex:
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+
+
+def fmax(a, b):
+    """Elementwise maximum that ignores a NaN (NaN only where both are): a where a >= b or b
+    is NaN, else b, so the gradient goes wholly to the one chosen (ties to a), as torch's."""
+    _check_tensor_pair("fmax", a, b)
+    pick = binary("logical_or", binary("ge", a, b, TO_BOOL), isnan(b), LOGICAL)
+    return where(pick, a, b)
+
+
+def fmin(a, b):
+    """Elementwise minimum that ignores a NaN (see fmax)."""
+    _check_tensor_pair("fmin", a, b)
+    pick = binary("logical_or", binary("le", a, b, TO_BOOL), isnan(b), LOGICAL)
+    return where(pick, a, b)
+
+
+def deg2rad(x):
+    """x * pi / 180, integers and bool going to the default float."""
+    if x._dtype.is_complex:
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
+    return binary("mul", _floating(x), _math.pi / 180.0, SAME)
+
+
+def rad2deg(x):
+    """x * 180 / pi, integers and bool going to the default float."""
+    if x._dtype.is_complex:
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
+    return binary("mul", _floating(x), 180.0 / _math.pi, SAME)
 
 
 # ---- classification and comparison -----------------------------------------------------------
@@ -753,7 +818,7 @@ def _neg_(self):
 
 _FLOAT_UNARY = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "asin", "acos",
                 "atan", "sinh", "cosh", "tanh", "erf")
-_SAME_UNARY = ("abs", "floor", "ceil", "round", "trunc", "sign")
+_SAME_UNARY = ("abs", "floor", "ceil", "round", "trunc")
 _BINARY_INPLACE = {"mul": SAME, "pow": SAME, "remainder": SAME, "fmod": SAME,
                    "floor_divide": SAME, "atan2": TO_FLOAT, "maximum": SAME, "minimum": SAME,
                    "bitwise_and": SAME, "bitwise_or": SAME, "bitwise_xor": SAME,
@@ -763,7 +828,8 @@ _BINARY_INPLACE = {"mul": SAME, "pow": SAME, "remainder": SAME, "fmod": SAME,
 _COMPOSITE_INPLACE = ("exp2", "log2", "log10", "rsqrt", "reciprocal", "square", "sigmoid",
                       "relu", "erfc", "frac", "hypot", "copysign", "clamp", "clip", "clamp_min",
                       "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "float_power",
-                      "true_divide", "negative", "absolute", "logical_not")
+                      "true_divide", "negative", "absolute", "logical_not", "sign", "sgn", "fmax",
+                      "fmin", "deg2rad", "rad2deg")
 _METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
             "pow", "float_power", "maximum", "minimum", "atan2", "hypot", "logaddexp",
             "copysign", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
@@ -774,7 +840,7 @@ _METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainde
             "sigmoid", "relu", "frac", "floor", "ceil", "round", "trunc", "sign", "clamp",
             "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "isnan", "isinf",
             "isposinf", "isneginf", "isfinite", "nan_to_num", "isclose", "allclose", "equal",
-            "where")
+            "where", "sgn", "signbit", "fmax", "fmin", "deg2rad", "rad2deg")
 
 
 def _tensor_methods():
@@ -788,7 +854,8 @@ def _tensor_methods():
                    multiply=mul, multiply_=methods["mul_"], subtract=sub, divide=div,
                    divide_=_div_, arctan2=atan2, greater=gt, less=lt, greater_equal=ge,
                    less_equal=le, not_equal=ne, arccos=acos, arcsin=asin, arctan=atan,
-                   fix=trunc, clamp_=methods["clamp_"], true_divide_=_div_)
+                   fix=trunc, fix_=methods["trunc_"], subtract_=_sub_,
+                   clamp_=methods["clamp_"], true_divide_=_div_)
     return methods
 
 

@@ -9,7 +9,7 @@ from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
            "narrow", "select", "unfold", "as_strided", "clone", "diagonal", "contiguous",
-           "expand"]
+           "expand", "ravel"]
 
 
 @differentiable("view")
@@ -39,6 +39,11 @@ def clone(x, memory_format=None):
     out = empty(x._sizes, x._dtype, x._device)
     lookup("copy", x._device)(out, x)
     return out
+
+
+def ravel(x):
+    """The elements as one dim, in row-major order (a view when the strides allow)."""
+    return reshape(x, (-1,))
 
 
 @differentiable("flatten")
@@ -117,3 +122,28 @@ def as_strided(x, size, stride, storage_offset=None):
 @differentiable("diagonal")
 def diagonal(x, offset=0, dim1=0, dim2=1):
     return _v.diagonal(x, offset, dim1, dim2)
+
+
+# ---- in-place views: this tensor takes the view's sizes and strides (same storage) ---------
+def _inplace_view(fn, name):
+    def method(self, *args):
+        view = fn(self, *args)
+        if view._grad_fn is not None:
+            if self._grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            self._grad_fn, self._output_nr = view._grad_fn, view._output_nr
+        self._sizes, self._strides, self._offset = view._sizes, view._strides, view._offset
+        self._cache = None
+        return self
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In place {fn.__name__}: this tensor becomes the view (same storage)."
+    return method
+
+
+TENSOR_METHODS = {"t_": _inplace_view(t, "t_"),
+                  "transpose_": _inplace_view(transpose, "transpose_"),
+                  "swapdims_": _inplace_view(transpose, "swapdims_"),
+                  "swapaxes_": _inplace_view(transpose, "swapaxes_"),
+                  "squeeze_": _inplace_view(squeeze, "squeeze_"),
+                  "unsqueeze_": _inplace_view(unsqueeze, "unsqueeze_")}

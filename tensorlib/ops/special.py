@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import tensorlib._C.dtypes as dt
 from tensorlib.ops._opdef import differentiable
-from tensorlib.ops.pointwise import where
+from tensorlib.ops.pointwise import inplace_composite, where
 
 _LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
 _LANCZOS_G = 7.0
@@ -519,3 +519,4 @@ __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "erfinv", "xlogy", "i0"
 TENSOR_METHODS = {"lgamma": lgamma, "digamma": digamma, "erfinv": erfinv, "i0": i0,
                   "sinc": sinc, "logit": logit, "xlogy": xlogy, "mvlgamma": mvlgamma,
                   "polygamma": lambda self, n: polygamma(n, self)}
+TENSOR_METHODS["xlogy_"] = inplace_composite(xlogy)

@@ -1,8 +1,9 @@
 """The composite kernels of `tensorlib.codegen.composites`, written once for the GPU
 backends, against torch on every generated-code device present (opencl on PoCL here, cuda
 where a GPU is): softmax / log_softmax and their backward along any dim and layout, 2-D max
-pooling, and the fused SGD step. The CUDA backend registers them; here they are called
-directly, so the OpenCL backend's own table is unchanged."""
+pooling and its backward, and the fused SGD step. The CUDA backend registers them all, the
+OpenCL backend only the max-pool backward; here they are called directly (or put in the
+table for the one test and taken out after), so the OpenCL backend's own table is unchanged."""
 import numpy as np
 import pytest
 
@@ -81,15 +82,40 @@ def test_max_pool2d_matches_torch(gpu, kw):
     assert (i.cpu().numpy() == ri.numpy()).all()
 
 
-def test_max_pool_backward_needs_an_atomic_add_dialect(gpu):
-    g = tl.ones((1, 1, 2, 2), device=gpu)
-    idx = tl.zeros((1, 1, 2, 2), dtype=tl.int64, device=gpu)
-    out = tl.empty((1, 1, 4, 4), device=gpu)
-    done = C.max_pool_backward(out, g, idx)
-    if gpu == "opencl":
-        assert done is False                         # OpenCL C has no float atomics here
-    else:
-        assert done and out.cpu().numpy()[0, 0, 0, 0] == 4.0
+@pytest.mark.parametrize("fn,shape,kw", [
+    ("max_pool2d", (3, 2, 9, 11), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool2d", (2, 3, 8, 8), dict(kernel_size=2)),
+    ("max_pool2d", (2, 1, 7, 9), dict(kernel_size=(2, 3), dilation=2, ceil_mode=True)),
+    ("max_pool1d", (4, 2, 13), dict(kernel_size=3, stride=1)),
+    ("max_pool3d", (2, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 2), padding=1)),
+    ("adaptive_max_pool2d", (2, 2, 9, 7), dict(output_size=(4, 3))),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool_backward_matches_cpu(gpu, fn, shape, kw, dtype):
+    """The gather-form backward (each input element sums the windows that chose it), with
+    overlapping windows, padding, dilation, 1-3 spatial dims and adaptive windows; integer
+    inputs make ties, which must go to the first maximum as on the CPU."""
+    import tensorlib.nn.functional as F
+    from tensorlib._C.device import canonical
+    a = np.random.default_rng(5).integers(-3, 4, shape).astype(dtype)
+    g = np.random.default_rng(6).standard_normal(getattr(F, fn)(tl.tensor(a), **kw).shape)
+    grads = {}
+    table = canonical(gpu)._kernels
+    saved = table.get("max_pool_backward")
+    table["max_pool_backward"] = C.max_pool_backward
+    try:
+        for dev in ("cpu", gpu):
+            x = tl.tensor(a, device=dev, requires_grad=True)
+            getattr(F, fn)(x, **kw).backward(tl.tensor(g.astype(dtype), device=dev))
+            grads[dev] = x.grad.cpu().numpy()
+    finally:
+        table.pop("max_pool_backward") if saved is None else table.__setitem__(
+            "max_pool_backward", saved)
+    _close(grads[gpu], grads["cpu"])
+    assert C.max_pool_backward(tl.empty((1, 1, 2, 2, 2, 2), device=gpu),
+                               tl.zeros((1, 1, 1, 1, 1, 1), device=gpu),
+                               tl.zeros((1, 1, 1, 1, 1, 1), dtype=tl.int64, device=gpu),
+                               [(np.zeros((1, 1), np.int64), np.ones((1, 1), bool))] * 4) is False
 
 
 @pytest.mark.parametrize("momentum,nesterov,first", [(0.0, False, False), (0.9, True, False),

@@ -264,10 +264,10 @@ cdef void _scatter_planes(real* gx, const real* g, const long long* idx, Py_ssiz
             dst[idx[pl * outs + o]] += g[pl * outs + o]
 
 
-def max_pool_backward(TensorImpl gx, TensorImpl g, TensorImpl indices):
+def max_pool_backward(TensorImpl gx, TensorImpl g, TensorImpl indices, tables):
     """gx (N, C, *S) = zeros with g (N, C, *O) added at its flat per-plane indices (any rank),
     planes split across threads (no two threads touch one plane); False (nothing written)
-    for other dtypes or layouts."""
+    for other dtypes or layouts. The window tables are not needed by this scatter form."""
     cdef cnp.ndarray gxv = host_array(gx), gv = host_array(g), iv = host_array(indices)
     if (gv.dtype not in (np.float32, np.float64) or gxv.dtype != gv.dtype
             or iv.dtype != np.int64 or gxv.ndim < 2

@@ -65,18 +65,12 @@ class CUDADialect(CDialect):
             return f"{ptr}[{index}] = __float2bfloat16_rn({value});"
         return f"{ptr}[{index}] = {value};"
 
-    has_atomic_add = True
     half_includes = _HALF_INCLUDES
 
     def extensions(self, dtypes):
         """The 16-bit float headers, only where a program uses them (they are most of the
         compile time of a small kernel)."""
         return _HALF_INCLUDES if {"float16", "bfloat16"} & set(dtypes) else ""
-
-    def atomic_add(self, dtype, ptr, index, value):
-        if dtype not in ("float32", "float64"):
-            raise NotImplementedError(f"no atomic add for {dtype} in CUDA C here")
-        return f"atomicAdd(&{ptr}[{index}], {value});"
 
 
 DIALECT = CUDADialect()

@@ -43,7 +43,7 @@ def primitive_keys():
                     keys += [("red", op, dt, acc, acc, LOCAL), ("red", op, acc, out, acc, LOCAL)]
     keys += [("arg", op, dt) for op in ("argmax", "argmin") for dt in dts]
     keys += [("scan", op, dt, out) for op in SCAN_OPS for dt in dts for out in _wide(dt)]
-    for family in ("gemm", "gather", "scatter_add", "sort"):
+    for family in ("gemm", "gather", "scatter_add", "scatter_add_sorted", "sort"):
         keys += [(family, dt) for dt in dts]
     keys += [("rand", kind, dt) for kind in ("uniform", "normal")
              for dt in ("float16", "bfloat16", "float32", "float64")]

@@ -2,6 +2,7 @@
 once for the GPU backends), run through this device adapter on the device's in-order queue."""
 import numpy as np
 
+from tensorlib.codegen import composites as C
 from tensorlib.codegen import primitives as P
 from tensorlib.codegen.primitives import copy  # noqa: F401  (the backend's strided copies)
 
@@ -60,3 +61,6 @@ class DeviceKernels:
 
 def register(table, backend):
     table.update(P.KERNELS)
+    # the gather-form max-pool backward: without it, the scatter-add fallback is owner-computes
+    # over the whole flat gradient, quadratic in the batch
+    table["max_pool_backward"] = C.max_pool_backward

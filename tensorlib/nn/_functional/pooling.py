@@ -185,17 +185,18 @@ def _lowest(dtype):
 
 @formula("max_pool", save_output=True)
 def _max_pool_grad(ctx, g, g_indices=None):
-    return _max_pool_backward(g, ctx.out[1], ctx.args[0].shape), None
+    return _max_pool_backward(g, ctx.out[1], ctx.args[0].shape, ctx.args[1]), None
 
 
 @differentiable("max_pool_backward")
-def _max_pool_backward(g, indices, in_shape):
+def _max_pool_backward(g, indices, in_shape, tables):
     """zeros(in_shape) with each output gradient added at its maximum's position (indices:
-    flat per (N, C) plane). A backend's fused kernel if any, else one flat scatter-add."""
+    flat per (N, C) plane). A backend's fused kernel if any (given the window tables, so it
+    can work per input element), else one flat scatter-add."""
     kernel = g._device._kernels.get("max_pool_backward")
     if kernel is not None:
         out = tensorlib.empty(tuple(in_shape), dtype=g.dtype, device=g.device)
-        if kernel(out, g.contiguous(), indices.contiguous()):
+        if kernel(out, g.contiguous(), indices.contiguous(), tables):
             return out
     n, c = in_shape[:2]
     plane = int(np.prod(in_shape[2:]))
@@ -207,11 +208,11 @@ def _max_pool_backward(g, indices, in_shape):
 @formula("max_pool_backward", save=(1,))
 def _max_pool_backward_grad(ctx, gg):
     """Linear in g: its gradient reads gg back at the same positions."""
-    g, indices, in_shape = ctx.args
+    g, indices, in_shape, _ = ctx.args
     n, c = in_shape[:2]
     planes = gg.reshape(n * c, -1)
     picked = planes.gather(1, indices.reshape(n * c, -1))
-    return picked.reshape(g.shape), None, None
+    return picked.reshape(g.shape), None, None, None
 
 
 def _max_pool_nd(nd, name, input, kernel_size, stride, padding, dilation, ceil_mode):  # noqa

@@ -1,10 +1,14 @@
 r"""nn.functional: resampling (interpolate / upsample) and pixel (un)shuffle.
 
 Interpolation is separable: each spatial dim is resampled in turn by `index_select` with a
-host-computed table of source positions (nearest, nearest-exact), or by two `index_select`s
-blended with per-position weights (linear along the dim: linear, bilinear, trilinear), using
-PyTorch's coordinate arithmetic (align_corners, scale_factor used as given unless
-recompute_scale_factor). Everything is composed from differentiable ops.
+host-computed table of source positions (nearest, nearest-exact), or by two (linear,
+bilinear, trilinear) or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the
+border) `index_select`s blended with per-position weights, using PyTorch's coordinate
+arithmetic (align_corners, scale_factor used as given unless recompute_scale_factor).
+antialias=True (bilinear, bicubic) is PyTorch's separable antialias filter: a triangle or a
+cubic (A = -0.5, PIL's) stretched by the downscale factor, its weights normalized per output,
+applied per dim as a small dense (out, in) matrix by matmul. Everything is composed from
+differentiable ops.
 """
 import math
 import numbers
@@ -19,8 +23,8 @@ from tensorlib.ops._autocast import autocast_op
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle"]
 
-_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 _LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_INTERPOLATING_DIMS = dict(_LINEAR_DIMS, bicubic=2)
 
 
 def _src_scale(in_size, out_size, align_corners, scale):
@@ -57,6 +61,66 @@ def _linear_tables(in_size, out_size, align_corners, scale):
     return i0, i1, lam
 
 
+def _cubic_near(x, a):
+    """Keys' cubic convolution kernel on |x| <= 1."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_far(x, a):
+    """... and on 1 < |x| < 2."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
+def _cubic_coefficients(t, a):
+    """Cubic convolution weights of the taps at distances 1 + t, t, 1 - t, 2 - t."""
+    return [_cubic_far(t + 1, a), _cubic_near(t, a), _cubic_near(1 - t, a), _cubic_far(2 - t, a)]
+
+
+def _cubic_tables(in_size, out_size, align_corners, scale):
+    """PyTorch's upsample_bicubic2d: source positions without the clamp at 0, four taps
+    from floor(src) - 1, each index clamped into the input."""
+    s = _src_scale(in_size, out_size, align_corners, scale)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = dst * s if align_corners else s * (dst + 0.5) - 0.5
+    left = np.floor(src)
+    weights = _cubic_coefficients(src - left, -0.75)
+    left = left.astype(np.int64)
+    return [(np.clip(left - 1 + k, 0, in_size - 1), weights[k]) for k in range(4)]
+
+
+def _aa_filter(mode):
+    """(interp_size, filter) of PyTorch's antialias: a triangle for bilinear, the cubic
+    kernel with A = -0.5 (PIL's) for bicubic."""
+    if mode == "bilinear":
+        return 2, lambda x: np.maximum(1.0 - np.abs(x), 0.0)
+
+    def cubic(x):
+        x = np.abs(x)
+        return np.where(x < 1.0, _cubic_near(x, -0.5),
+                        np.where(x < 2.0, _cubic_far(x, -0.5), 0.0))
+    return 4, cubic
+
+
+def _antialias_matrix(in_size, out_size, align_corners, scale, mode):
+    """(out, in) weights of PyTorch's _compute_weights_aa: the filter's support widens by the
+    downscale factor, the window [xmin, xmin + xsize) is truncated to the input, and each
+    row is normalized to sum 1."""
+    interp_size, filt = _aa_filter(mode)
+    s = _src_scale(in_size, out_size, align_corners, scale)
+    support = interp_size * 0.5 * s if s >= 1.0 else interp_size * 0.5
+    max_size = int(math.ceil(support)) * 2 + 1
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    matrix = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        center = s * (i + 0.5)
+        xmin = max(int(center - support + 0.5), 0)
+        xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), max_size)
+        w = filt((np.arange(xsize) + xmin - center + 0.5) * invscale)
+        total = w.sum()
+        matrix[i, xmin:xmin + xsize] = w / total if total != 0.0 else w
+    return matrix
+
+
 def _select(x, axis, idx):
     return tensorlib.index_select(x, axis, tensorlib.tensor(idx, dtype=tensorlib.int64,
                                                             device=x.device))
@@ -90,10 +154,34 @@ def _resample_linear(x, outs, scales, align_corners):
     return x
 
 
+def _resample_cubic(x, outs, scales, align_corners):
+    nd = len(outs)
+    for i in range(nd):
+        axis = x.dim() - nd + i
+        shape = [1] * x.dim()
+        shape[axis] = outs[i]
+        out = 0
+        for idx, w in _cubic_tables(x.shape[axis], outs[i], align_corners, scales[i]):
+            weight = tensorlib.tensor(w.reshape(shape), dtype=x.dtype, device=x.device)
+            out = _select(x, axis, idx) * weight + out
+        x = out
+    return x
+
+
+def _resample_antialias(x, outs, scales, align_corners, mode):
+    """x (N, C, H, W): H then W through their (out, in) antialias matrices."""
+    rows, cols = (tensorlib.tensor(_antialias_matrix(x.shape[2 + i], outs[i], align_corners,
+                                                     scales[i], mode),
+                                   dtype=x.dtype, device=x.device) for i in range(2))
+    return tensorlib.matmul(tensorlib.matmul(rows, x), cols.t())
+
+
 def _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor):  # noqa: A002
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
         if isinstance(size, (list, tuple)):
             if len(size) != nd:
                 raise ValueError(f"Input and output must have the same number of spatial "
@@ -130,9 +218,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     r"""Resample (N, C, *spatial) to `size` or by `scale_factor`.
 
     Modes: 'nearest', 'nearest-exact' (1-3 spatial dims), 'linear' (3-D input), 'bilinear'
-    (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling). align_corners (linear modes
-    only): the corner pixels' centres of input and output coincide; otherwise pixels are
-    areas and out-of-range source coordinates are clamped (PyTorch's convention).
+    and 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling). align_corners
+    (interpolating modes only): the corner pixels' centres of input and output coincide;
+    otherwise pixels are areas and out-of-range source coordinates are clamped (PyTorch's
+    convention). antialias (bilinear and bicubic, 4-D): PyTorch's antialias filter, which
+    widens with the downscale factor.
     """
     if not isinstance(input, TensorImpl):
         raise TypeError(f"interpolate(): argument 'input' must be Tensor, not "
@@ -143,27 +233,33 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if mode not in _MODES or input.dim() not in (3, 4, 5):
+    nd = input.dim() - 2
+    if mode == "area" and size is None:
+        recompute_scale_factor = True
+    outs, scales = _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor)
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    supported = nd in (1, 2, 3) and (mode in ("nearest", "nearest-exact", "area")
+                                     or _INTERPOLATING_DIMS.get(mode) == nd)
+    if not supported:
+        if mode in _LINEAR_DIMS and nd in (1, 2, 3):
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{_LINEAR_DIMS[mode] + 2}D input")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {input.dim()}D) for the modes: nearest | linear | "
                                   f"bilinear | bicubic | trilinear | area | nearest-exact "
                                   f"(got {mode})")
-    if antialias:
-        raise NotImplementedError("interpolate(): antialias=True is not supported")
-    nd = input.dim() - 2
-    outs, scales = _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor)
     if any(o <= 0 for o in outs):
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, input.shape[2:]))}) and output "
                            f"({', '.join(map(str, outs))})")
+    if antialias:
+        return _resample_antialias(input, outs, scales, align_corners, mode)
     if mode in _LINEAR_DIMS:
-        want = _LINEAR_DIMS[mode]
-        if nd != want:
-            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
-                                      f"{want + 2}D input")
         return _resample_linear(input, outs, scales, align_corners)
     if mode == "bicubic":
-        raise NotImplementedError("interpolate(): mode 'bicubic' is not supported yet")
+        return _resample_cubic(input, outs, scales, align_corners)
     if mode == "area":
         from tensorlib.nn._functional import pooling
         fn = {1: pooling.adaptive_avg_pool1d, 2: pooling.adaptive_avg_pool2d,

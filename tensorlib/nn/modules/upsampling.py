@@ -11,7 +11,8 @@ class Upsample(Module):
     Args:
         size: output spatial size (int or tuple); scale_factor: multiplier (float or tuple);
             give one of the two
-        mode: 'nearest' (default), 'nearest-exact', 'linear', 'bilinear', 'trilinear', 'area'
+        mode: 'nearest' (default), 'nearest-exact', 'linear', 'bilinear', 'bicubic',
+            'trilinear', 'area'
         align_corners: linear modes only: align the corner pixels' centres
         recompute_scale_factor: derive the scale from the output size instead
 
