@@ -50,7 +50,8 @@ class Node:
 # falls back to a decomposition when they say no. "relu" answers no while recording (its
 # fallback, maximum, fuses); the others run at once, after the pending nodes.
 _DECLINE = {"relu"}
-_RUN_NOW = {"max_pool", "max_pool_backward", "sgd_update"}
+_RUN_NOW = {"max_pool", "max_pool_backward", "sgd_update", "sgd_update_multi",
+            "adam_update_multi"}
 
 
 class _Recorder:

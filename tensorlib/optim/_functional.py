@@ -51,7 +51,6 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import wrap, contiguous_strides, is_contiguous, numel
 from tensorlib._C import grad_mode as _grad_mode
-from tensorlib import _capture_state
 from tensorlib.optim.optimizer import _default_foreach, _resolve_foreach
 
 __all__ = ["flatten_parameters_"]
@@ -280,10 +279,11 @@ def scalar_tensor(value):
 def multi_kernel(name, params, grads):
     """The device's multi-tensor kernel `name` (e.g. "adam_update_multi": one pass over all of
     a group's parameters, see tensorlib_cpu.optim_kernels) when it may run: every parameter
-    and gradient on one device with one dtype, no capture recording (its kernels would run
-    later) and grad mode off (a differentiable step is recorded through tensor ops). None
-    otherwise; the kernel itself still says no (False) to layouts it does not take."""
-    if not params or _capture_state.current is not None or _grad_mode.is_grad_enabled():
+    and gradient on one device with one dtype and grad mode off (a differentiable step is
+    recorded through tensor ops). None otherwise; the kernel itself still says no (False) to
+    layouts it does not take. (Under `tensorlib.compile` it runs at once, after the pending
+    kernels: it is in the capture's run-now list, since the fallback depends on its answer.)"""
+    if not params or _grad_mode.is_grad_enabled():
         return None
     device, dtype = params[0]._device, params[0]._dtype
     kernel = device._kernels.get(name) if device._kernels is not None else None
