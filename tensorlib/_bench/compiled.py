@@ -5,11 +5,11 @@ torch.compile; the eager rows of the same work (`chain`, `softmax`, `layer_norm`
 timed); the first call's time is the cold compile.
 
 Workloads: the elementwise chain (x*2+1).relu().exp() on 4M floats, softmax and layer_norm
-over 4096x1024, and the MLP and CNN training steps with the model and the optimizer step
-compiled."""
+over 4096x1024, the MLP and CNN training steps with the model and the optimizer step
+compiled, and the LSTMCell sequence with its forward compiled."""
 import numpy as np
 
-from tensorlib._bench.models import _cnn, _mlp
+from tensorlib._bench.models import LSTMSequence, _cnn, _mlp
 from tensorlib._bench.registry import register_suite
 
 __all__ = ["workloads"]
@@ -107,6 +107,30 @@ class CompiledTrainStep:
         return step, check
 
 
+class CompiledLSTMSequence(LSTMSequence):
+    """Issue 16's LSTMCell sequence with its forward (100 steps of two cells and a head)
+    compiled: a program of small kernels, where replay removes the per-op Python."""
+
+    mode = "compiled"
+
+    def __init__(self, quick):
+        super().__init__(quick)
+        self.name = "lstm_seq_compiled"
+        self.description += " (forward compiled)"
+
+    def matches(self, name):
+        return name in (self.name, self.mode)
+
+    def _wrap(self, module, sequence):
+        return module.compile(sequence)
+
+    def prepare(self, library, module, device):
+        step, check = super().prepare(library, module, device)
+        for _ in range(3):      # compile, and learn the replay (two matching recordings)
+            step()
+        return step, check
+
+
 @register_suite
 def workloads(quick=False):
     n = (1 << 18) if quick else (4 << 20)
@@ -123,4 +147,5 @@ def workloads(quick=False):
                                         "compiled", _mlp, quick))
     out.append(CompiledTrainStep("cnn", "CNN 2x(conv-relu-pool) train step, Adam, compiled",
                                  _cnn, quick))
+    out.append(CompiledLSTMSequence(quick))
     return out
