@@ -211,6 +211,10 @@ add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
     Case("logsumexp", lambda x: tl.logsumexp(x, 1), [S], gradgrad=True),
     Case("softmax", lambda x: tl.softmax(x, 1), [S], gradgrad=True),
     Case("softmax-dim0", lambda x: tl.softmax(x, 0), [S], covers=["softmax"]),
+    # the CPU's fused attention op (other devices take the composite path: still checked)
+    Case("sdpa-causal", lambda q, k, v: tl.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True), [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
+        covers=["scaled_dot_product_attention_fused"], layouts=("contiguous", "transposed")),
     Case("log_softmax", lambda x: tl.log_softmax(x, -1), [S], gradgrad=True),
     Case("log_softmax-dim0", lambda x: tl.log_softmax(x, 0), [S], covers=["log_softmax"]),
     Case("logsumexp-dims", lambda x: tl.logsumexp(x, (0, 1), keepdim=True), [S],
