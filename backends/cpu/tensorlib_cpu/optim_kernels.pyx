@@ -146,13 +146,14 @@ cdef object _common_dtype(list params):
     return dtype
 
 
-cdef inline void _share(Py_ssize_t total, int nt, int t, Py_ssize_t* lo,
-                        Py_ssize_t* hi) noexcept nogil:
-    """Thread t's part of the concatenated index space, in 16-element (cache-line) steps."""
+cdef inline Py_ssize_t _share(Py_ssize_t total, int nt, int t) noexcept nogil:
+    """Where thread t's part of the concatenated index space starts, in 16-element
+    (cache-line) steps; thread t + 1's start is where it ends. (Returned, not written
+    through pointers: Cython makes a parallel block's variables thread-private only when
+    the block assigns them.)"""
     cdef Py_ssize_t step = (total + nt - 1) // nt
     step = ((step + 15) // 16) * 16
-    lo[0] = min(total, t * step)
-    hi[0] = min(total, lo[0] + step)
+    return min(total, t * step)
 
 
 cdef void _sgd_multi(_Lists* L, real lr, real wd, real momentum, real keep, bint nesterov,
@@ -163,7 +164,8 @@ cdef void _sgd_multi(_Lists* L, real lr, real wd, real momentum, real keep, bint
         nt = 1
     with parallel(num_threads=nt):
         t = openmp.omp_get_thread_num()
-        _share(L.total, openmp.omp_get_num_threads(), t, &lo, &hi)
+        lo = _share(L.total, openmp.omp_get_num_threads(), t)
+        hi = _share(L.total, openmp.omp_get_num_threads(), t + 1)
         for j in range(n):
             a = max(lo, L.start[j]) - L.start[j]
             b = min(hi, L.start[j + 1]) - L.start[j]
@@ -182,7 +184,8 @@ cdef void _adam_multi(_Lists* L, real one_minus_beta1, real beta2, real one_minu
         nt = 1
     with parallel(num_threads=nt):
         t = openmp.omp_get_thread_num()
-        _share(L.total, openmp.omp_get_num_threads(), t, &lo, &hi)
+        lo = _share(L.total, openmp.omp_get_num_threads(), t)
+        hi = _share(L.total, openmp.omp_get_num_threads(), t + 1)
         for j in range(n):
             a = max(lo, L.start[j]) - L.start[j]
             b = min(hi, L.start[j + 1]) - L.start[j]
