@@ -104,12 +104,24 @@ _OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.
                            types.WrapperDescriptorType, types.MethodDescriptorType))
 
 
+_STATEFUL = []
+
+
+def _stateful_classes():
+    """(Module, Optimizer): the objects whose attributes are walked (imported on first use:
+    nn and optim import the compiler's callers)."""
+    if not _STATEFUL:
+        from tensorlib.nn.modules.module import Module
+        from tensorlib.optim.optimizer import Optimizer
+        _STATEFUL.extend((Module, Optimizer))
+    return _STATEFUL
+
+
 def fingerprint(roots):
     """The Fingerprint of `roots`, or None when the state is too large to walk. (This runs
     on every compiled call: scalars and empty containers are handled inline, without a call
     of `walk` each.)"""
-    from tensorlib.nn.modules.module import Module
-    from tensorlib.optim.optimizer import Optimizer
+    Module, Optimizer = _stateful_classes()
     out, tensors, grads_of, devices = [], set(), {}, {}
     append = out.append
     seen = set()

@@ -277,7 +277,7 @@ class Program:
             return
         import tensorlib
         out_tensors = [binder.held[v] for v in outs]
-        diff, leaves = _differentiated(out_tensors, inputs, guarded)
+        diff = _differentiated(out_tensors, inputs, guarded)
         fwd_slot = {id(st): k for k, st in enumerate(binder.storages)
                     if binder.kinds[k][0] == "new"}
         placeholders = [tensorlib.empty(t._sizes, dtype=t.dtype, device=t.device)
@@ -325,7 +325,6 @@ class Program:
         self.diff_sources = [diff[i][0] for i in kept]
         self.out_views = outs
         self.out_metas = [(t._sizes, t._dtype, t._device) for t in out_tensors]
-        del leaves
 
     # -- running ---------------------------------------------------------------------------
     def run(self, inputs):
@@ -336,11 +335,11 @@ class Program:
             if storages[k] is None:
                 storages[k] = st
             elif storages[k] is not st:
-                return _MISS
+                return MISS
         for k, p in self.grad_slots:
             g = p._grad
             if g is None:
-                return _MISS
+                return MISS
             storages[k] = g._storage
         fwd = self.forward
         views = fwd.bind(storages)
@@ -356,7 +355,7 @@ class Program:
         return result
 
 
-_MISS = object()
+MISS = object()
 
 
 def _template_key(template, binder):
@@ -401,7 +400,7 @@ def _differentiated(outputs, inputs, guarded):
     diff = [(("in", i), t) for i, t in enumerate(inputs) if t._requires_grad]
     stops = {id(t._grad_fn) for t in inputs if t._requires_grad and t._grad_fn is not None}
     known = {id(t) for t in inputs}
-    leaves, seen, stack = [], set(), [o._grad_fn for o in outputs if o._grad_fn is not None]
+    seen, stack = set(), [o._grad_fn for o in outputs if o._grad_fn is not None]
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen or id(node) in stops:
@@ -414,11 +413,10 @@ def _differentiated(outputs, inputs, guarded):
             if id(var) not in guarded:
                 raise NotReplayable("its graph reaches a tensor outside its inputs and guards")
             known.add(id(var))
-            leaves.append(var)
             diff.append((("leaf", var), var))
             continue
         stack.extend(fn for fn, _ in node.next_functions)
-    return diff, leaves
+    return diff
 
 
 class ReplayBackward(Node):
@@ -479,15 +477,14 @@ def _incoming(grad_outputs, k, meta):
     g = grad_outputs[k] if k < len(grad_outputs) else None
     if g is None:
         return tensorlib.zeros(sizes, dtype=dt, device=dev)._storage
-    if g._dtype is not dt:
-        g = g.to(dt)
-    if g._offset != 0 or g._strides != contiguous_strides(sizes) or \
-            g._storage.nbytes != g.numel() * dt.itemsize:
-        g = g.contiguous().clone() if g._offset != 0 else g.clone()
-    return g._storage
+    if g._dtype is dt and g._offset == 0 and g._strides == contiguous_strides(sizes) and \
+            g._storage.nbytes == g.numel() * dt.itemsize:
+        return g._storage
+    laid_out = tensorlib.empty(sizes, dtype=dt, device=dev)
+    laid_out.copy_(g)
+    return laid_out._storage
 
 
-MISS = _MISS  # noqa: E305
 _DEAD = "dead"
 
 
@@ -550,8 +547,8 @@ class Replayer:
             entries.clear()
         prev = entries.get(key)
         if after is None or after.key != fp.key:        # Python side effects
-            entries[key] = prev + 1 if isinstance(prev, int) and prev < 2 else \
-                (1 if prev is None else _DEAD)
+            dirty = prev + 1 if isinstance(prev, int) else 1
+            entries[key] = dirty if dirty < 3 else _DEAD   # this key's calls stop recording
             return
         try:
             if self._module is not None:

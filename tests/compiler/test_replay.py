@@ -213,3 +213,18 @@ def test_module_hooks_keep_running():
     for _ in range(4):
         f(tl.randn(2, 3))
     assert len(seen) == 4 and f.__dict__["_compiled_call"].replayed_calls == 0
+
+
+def test_incoming_gradients_of_any_layout_reach_the_replayed_backward():
+    w = tl.randn(4, 3, requires_grad=True)
+    f = tl.compile(lambda x: (x @ w).tanh())
+    weights = tl.randn(3, 5)
+    for _ in range(4):
+        x = tl.randn(5, 4)
+        w.grad = None
+        (f(x).t() * weights).sum().backward()        # the gradient arrives transposed
+        got = w.grad
+        w.grad = None
+        ((x @ w).tanh().t() * weights).sum().backward()
+        _close(got, w.grad, atol=1e-5)
+    assert f.replayed_calls >= 1
