@@ -1,12 +1,13 @@
 """The ops, one module per family. Each module lists the functions it exports as
 `tensorlib.<name>` in `__all__`, and the Tensor methods it adds in `TENSOR_METHODS`
 (name -> function); `install` wires both up when tensorlib is imported, and gives the
-functions that take `out=` in PyTorch their `out=` (`_out.py`)."""
+functions that take `out=` in PyTorch their `out=` (`_out.py`) and the factories their
+`pin_memory=` (`pinned.py`)."""
 import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
-            "decompositions", "combinatorics", "complex")
+            "decompositions", "combinatorics", "complex", "pinned")
 
 
 def modules():
@@ -24,6 +25,8 @@ def install(tensor_cls, namespace):
     from tensorlib.ops import _out         # out= on the functions that take it in PyTorch
     _out.install(namespace)
     tensor_cls.resize_ = _out.resize_
+    from tensorlib.ops import pinned        # pin_memory= on the factories that take it
+    pinned.install_factories(namespace)
 
 
 def __getattr__(name):

@@ -10,22 +10,29 @@ from tensorlib._C.views import expand_strides
 from tensorlib._C import grad_mode as _grad_mode
 from tensorlib.ops._opdef import differentiable
 from tensorlib import _capture_state
+from tensorlib.ops import pinned as _pinned
 
 
-def to_device(x, dev):
-    """x's values on `dev` (x itself when already there)."""
+def to_device(x, dev, non_blocking=False):
+    """x's values on `dev` (x itself when already there). non_blocking: a copy from pinned
+    host memory to a device, or from a device into new pinned host memory, is queued without
+    the host waiting for it (as in PyTorch; synchronize before reading a host result)."""
     dev = canonical(dev)
     if x._device is dev:
         return x
     if x._dtype.category == 3 and dev.type != "cpu":
         raise complex_off_cpu("to", x._dtype, dev)
-    out = empty(x._sizes, x._dtype, dev)
     src_backend, dst_backend = x._device._backend, dev._backend
+    if src_backend is not dst_backend and _capture_state.current is not None:
+        _capture_state.materialize(f"a copy from {x._device.type} to {dev.type}")
+    if non_blocking and dev.type == "cpu" and hasattr(src_backend, "copy_to_pinned"):
+        return src_backend.copy_to_pinned(x)
+    out = empty(x._sizes, x._dtype, dev)
     if src_backend is dst_backend:
         dst_backend.copy_between_devices(out, x)
+    elif non_blocking and _pinned.is_pinned(x, dev):       # the DMA reads x's own memory
+        dst_backend.copy_from_host(out, x.detach().numpy(), non_blocking=True)
     else:
-        if _capture_state.current is not None:
-            _capture_state.materialize(f"a copy from {x._device.type} to {dev.type}")
         dst_backend.copy_from_host(out, src_backend.copy_to_host(x))
     return out
 
@@ -36,13 +43,14 @@ def copy_(dst, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     if _grad_mode.is_grad_enabled() and (dst._requires_grad or src._requires_grad):
         from tensorlib.autograd.recording import record_overwrite
-        return record_overwrite("copy_", dst, lambda: _copy_values(dst, src), (src,))
-    return _copy_values(dst, src)
+        return record_overwrite("copy_", dst,
+                                lambda: _copy_values(dst, src, non_blocking), (src,))
+    return _copy_values(dst, src, non_blocking)
 
 
-def _copy_values(dst, src):
+def _copy_values(dst, src, non_blocking=False):
     if src._device is not dst._device:
-        src = to_device(src, dst._device)
+        src = to_device(src, dst._device, non_blocking)
     if src._sizes != dst._sizes:
         sizes, strides = expand_strides(src._sizes, src._strides, dst._sizes)
         if sizes != dst._sizes:
@@ -55,9 +63,16 @@ def _copy_values(dst, src):
 
 
 def _parse_to(args, kwargs):
+    """(device, dtype, non_blocking, copy) from to()'s arguments; the bools may be
+    positional after the device/dtype, as in PyTorch."""
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    flags = [kwargs.get("non_blocking", False), kwargs.get("copy", False)]
+    given = 0
     for a in args:
-        if isinstance(a, dt.dtype):
+        if isinstance(a, bool) and given < 2:
+            flags[given] = a
+            given += 1
+        elif isinstance(a, dt.dtype):
             dtype = a
         elif isinstance(a, TensorImpl):
             device, dtype = a._device, a._dtype
@@ -65,21 +80,21 @@ def _parse_to(args, kwargs):
             device = a
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    return device, dtype
+    return device, dtype, flags[0], flags[1]
 
 
 @differentiable("to_copy")
 def to(x, *args, **kwargs):
     """x.to(device), x.to(dtype), x.to(device, dtype), x.to(other): x itself if nothing
     changes, unless copy=True."""
-    device, dtype = _parse_to(args, kwargs)
+    device, dtype, non_blocking, copy = _parse_to(args, kwargs)
     out = x
     if device is not None:
-        out = to_device(out, device)
+        out = to_device(out, device, non_blocking)
     if dtype is not None and dtype is not out._dtype:
         if dtype.is_complex and out._device.type != "cpu":
             raise complex_off_cpu("to", dtype, out._device)
         out = cast(out, dtype)
-    if kwargs.get("copy") and out is x:
+    if copy and out is x:
         out = cast(x, x._dtype)
     return out

@@ -44,6 +44,7 @@ class CUDABackend(Backend):
         self._states = {}
         self._reason = None
         self._probed = False
+        self._pinned = None
 
     @property
     def install_hint(self):
@@ -162,7 +163,10 @@ class CUDABackend(Backend):
         from tensorlib._C.factory import empty
         return empty(t._sizes, t._dtype, t._device)
 
-    def copy_from_host(self, dst, array):
+    def copy_from_host(self, dst, array, non_blocking=False):
+        """Write a host array into dst. The host waits for the copy unless non_blocking and
+        the array lies in pinned memory (then the copy is a DMA on the current stream, and
+        the array is kept alive until it is done)."""
         from tensorlib._C.tensor_impl import is_contiguous
         from tensorlib.codegen.primitives import copy
         st = self.state(dst._device.index)
@@ -171,7 +175,7 @@ class CUDABackend(Backend):
             return
         if not is_contiguous(dst):
             tmp = self._temp_like(dst)
-            self.copy_from_host(tmp, host)
+            self.copy_from_host(tmp, host, non_blocking)
             copy(dst, tmp)
             return
         st.dev.activate()
@@ -179,13 +183,18 @@ class CUDABackend(Backend):
         drv = _driver()
         drv.memcpy_htod_async(dst._storage.handle + dst._offset * dst._dtype.itemsize,
                               _bytes(host), stream)
-        stream.synchronize()             # pageable memory: the copy is done when we return
+        if non_blocking and self._pinned_host().contains(host.ctypes.data, host.nbytes):
+            self._pinned_host().keep_until_done(host, stream)
+        else:
+            stream.synchronize()         # pageable memory: the copy is done when we return
 
-    def copy_to_host(self, src):
+    def copy_to_host(self, src, into=None):
+        """src's values as a host array; into (a contiguous pinned array) makes the copy a
+        DMA the host does not wait for."""
         from tensorlib._C.tensor_impl import is_contiguous
         from tensorlib.codegen.primitives import copy
         st = self.state(src._device.index)
-        out = np.empty(src._sizes, dtype=src._dtype.np)
+        out = np.empty(src._sizes, dtype=src._dtype.np) if into is None else into
         if out.size == 0:
             return out
         if not is_contiguous(src):
@@ -197,8 +206,39 @@ class CUDABackend(Backend):
         stream = st.dev.stream
         drv.memcpy_dtoh_async(_bytes(out), src._storage.handle
                               + src._offset * src._dtype.itemsize, stream)
-        stream.synchronize()
+        if into is None:
+            stream.synchronize()
         return out
+
+    # -- pinned host memory (Tensor.pin_memory, non_blocking copies) ------------------------
+    def _pinned_host(self):
+        if self._pinned is None:
+            from tensorlib_cuda.pinned import PinnedHost
+            self._pinned = PinnedHost(_driver())
+        return self._pinned
+
+    def pin_memory(self, tensor):
+        """A copy of a CPU tensor in page-locked memory (contiguous)."""
+        from tensorlib import from_numpy
+        self.state(self.current_device()).dev.activate()
+        array = self._pinned_host().empty(tuple(tensor._sizes), tensor._dtype.np)
+        pinned = from_numpy(array)
+        pinned.copy_(tensor)
+        return pinned
+
+    def is_pinned(self, tensor):
+        if self._pinned is None or tensor._device.type != "cpu":
+            return False
+        nbytes = max(tensor.numel(), 1) * tensor._dtype.itemsize
+        return self._pinned_host().contains(tensor.data_ptr(), nbytes)
+
+    def copy_to_pinned(self, src):
+        """src on the host in new pinned memory; the copy is queued on the current stream and
+        the host does not wait (torch's non_blocking device-to-host copy)."""
+        from tensorlib import from_numpy
+        self.state(src._device.index).dev.activate()
+        array = self._pinned_host().empty(tuple(src._sizes), src._dtype.np)
+        return from_numpy(self.copy_to_host(src, into=array))
 
     def copy_between_devices(self, dst, src):
         self.copy_from_host(dst, self.copy_to_host(src))

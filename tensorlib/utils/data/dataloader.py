@@ -55,28 +55,21 @@ def _default_context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _pin(data, device):
-    """Copy the batch's CPU tensors into page-locked host memory when an accelerator backend
-    offers it (its `pin_memory(tensor)`); otherwise return it unchanged."""
-    pin = _pinner(device)
-    if pin is None:
-        return data
+def _pin(data, backend):
+    """The batch's CPU tensors copied into `backend`'s page-locked host memory."""
+    def pin(t):
+        return t if t._device.type != "cpu" or backend.is_pinned(t) else backend.pin_memory(t)
     return _map_tensors(data, pin)
 
 
 def _pinner(device):
-    import tensorlib
-    names = [device.split(":")[0]] if device else [
-        n for n in tensorlib.backends.available() if n != "cpu"]
-    for name in names:
-        try:
-            backend = tensorlib.backends.get(name)
-        except Exception:
-            continue
-        pin = getattr(backend, "pin_memory", None)
-        if pin is not None:
-            return pin
-    return None
+    """The backend that pins batches; None, with PyTorch's warning, when none can."""
+    from tensorlib.ops.pinned import pinning_backend
+    backend = pinning_backend(device or None)
+    if backend is None:
+        warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
+                      "device pinned memory won't be used.", stacklevel=3)
+    return backend
 
 
 def _map_tensors(data, fn):
@@ -228,8 +221,7 @@ class _BaseIter:
         self._batch_size = loader.batch_size
         self._index_sampler = loader._index_sampler
         self._collate_fn = loader.collate_fn
-        self._pin_memory = loader.pin_memory
-        self._pin_memory_device = loader.pin_memory_device
+        self._pinner = _pinner(loader.pin_memory_device) if loader.pin_memory else None
         self._timeout = loader.timeout
         self._base_seed = _random.draw_seed(loader.generator)
         self._sampler_iter = iter(self._index_sampler)
@@ -257,8 +249,8 @@ class _BaseIter:
             warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be "
                           f"{self._length} (when accessing len(dataloader)), but "
                           f"{self._num_yielded} samples have been fetched.", stacklevel=2)
-        if self._pin_memory:
-            data = _pin(data, self._pin_memory_device)
+        if self._pinner is not None:
+            data = _pin(data, self._pinner)
         return data
 
     def _reset(self, loader):

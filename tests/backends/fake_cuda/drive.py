@@ -57,6 +57,31 @@ out = scale(y, 2.0)                                          # a user kernel, la
 name, grid, block, args = drv.LAUNCHES[-1]
 assert name == "scale" and out.shape == y.shape and out.device == y.device
 assert args[1:] == (int(y._storage.handle), 2.0, 12) and args[0] == int(out._storage.handle)
+# pinned host memory, non_blocking copies, record_stream
+host = tl.arange(6, dtype=tl.float32)
+assert not host.is_pinned()
+pinned = host.pin_memory()
+assert pinned.is_pinned() and pinned[2:].is_pinned() and pinned.pin_memory() is pinned
+assert tl.zeros(3, pin_memory=True).is_pinned() and not tl.zeros(3).is_pinned()
+backend = tl.backends.get("cuda")
+drv.EVENTS_DONE[0] = False                                  # the DMA has not finished yet
+on_gpu = pinned.to("cuda", non_blocking=True)
+assert backend._pinned_host().in_flight() == 1              # the source is kept alive
+drv.EVENTS_DONE[0] = True
+assert backend._pinned_host().in_flight() == 0
+assert on_gpu.cpu().tolist() == host.tolist()
+back = on_gpu.to("cpu", non_blocking=True)                  # into new pinned memory
+tl.cuda.synchronize()
+assert back.is_pinned() and back.tolist() == host.tolist()
+assert on_gpu.cuda() is on_gpu and host.cuda(0, non_blocking=True).cpu().tolist() == host.tolist()
+batches = list(tl.utils.data.DataLoader(tl.utils.data.TensorDataset(host), batch_size=3,
+                                        pin_memory=True))
+assert all(b[0].is_pinned() for b in batches)
+side = tl.cuda.Stream()
+on_gpu.record_stream(side)
+alloc = backend.state(0).allocator
+del on_gpu
+assert alloc.pending                                        # not reused until side is done
 free, total = tl.cuda.mem_get_info()
 assert total == len(drv.HEAP)
 from tensorlib_cuda import sources
