@@ -1,21 +1,24 @@
 """Composite kernels of the generated-code GPU backends, written once against a dialect:
 fused softmax / log_softmax and their backward along any dim, 2-D max pooling and its
-backward, and the fused SGD update. Each op function takes the same arguments as the CPU
+backward, layer_norm (inference), and the fused SGD and Adam/AdamW updates. Each op function takes the same arguments as the CPU
 backend's kernel of the same name (the ops look them up by name) and launches through the
 backend's device adapter (`primitives` documents it); `source(D, key)` writes a program.
 
 Softmax is one work-group per line: an online (max, sum of exp) pass reduced in local
 memory, then one pass writing exp(x - max) / sum (or x - max - log(sum)); the 16-bit floats
-compute in float. Max-pool backward is gather-form: each input element sums the gradients of
+compute in float. Layer norm is one work-group per row too: the mean, then the variance of
+the deviations (two passes in float, as exact as the CPU's), then one pass writing the
+normalized row with weight and bias. Max-pool backward is gather-form: each input element sums the gradients of
 the windows that chose it (no atomics, deterministic, linear in the batch)."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import is_contiguous
 from tensorlib.codegen.cdialect import is_float
-from tensorlib.codegen.primitives import _dk, _dt, _h, _lines, _prod, fill, kernel_name
+from tensorlib.codegen.primitives import _dk, _dt, _h, _lines, _prod, copy, fill, kernel_name
 from tensorlib.codegen.templates import _decompose
 
-FAMILIES = ("softmax", "softmax_bwd", "max_pool2d", "max_pool_bwd", "sgd")
+FAMILIES = ("softmax", "softmax_bwd", "layer_norm", "max_pool2d", "max_pool_bwd", "sgd",
+            "adam")
 
 
 def is_composite(key):
@@ -92,6 +95,38 @@ def softmax_backward(D, name, log, dt, local):
               f"{D.global_}const i64* meta", f"{_ptr(D, dt)} pi", "const i64 off_i",
               f"{_ptr(D, dt, True)} pg", "const i64 off_g", f"{_ptr(D, dt, True)} py",
               "const i64 off_y"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def layer_norm(D, name, dt, local):
+    """out = (x - mean) / sqrt(var + eps) * w + b over rows of length L (contiguous)."""
+    A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    body = f"""  const int l = {D.local_id(0)};
+  const i64 row = {D.group_id(0)};
+  {D.local_} {A} sh[{local}];
+  const i64 jx = off_x + row * L, jo = off_o + row * L;
+  {A} acc = 0;
+  for (i64 t = l; t < L; t += {local}) acc += {D.load(dt, 'px', 'jx + t')};
+  sh[l] = acc;
+{_tree(D, local, "sh[l] = sh[l] + sh[l + s];")}  const {A} mean = sh[0] / ({A})L;
+  {D.barrier};
+  acc = 0;
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} d = {D.load(dt, 'px', 'jx + t')} - mean;
+    acc += d * d;
+  }}
+  sh[l] = acc;
+{_tree(D, local, "sh[l] = sh[l] + sh[l + s];")}  const {A} rstd = ({A})1 / sqrt(sh[0] / ({A})L + eps);
+  for (i64 t = l; t < L; t += {local}) {{
+    {A} v = ({D.load(dt, 'px', 'jx + t')} - mean) * rstd;
+    if (has_w) v = v * {D.load(dt, 'pw', 'off_w + t')};
+    if (has_b) v = v + {D.load(dt, 'pb', 'off_b + t')};
+    {D.store(dt, 'po', 'jo + t', D.convert('v', dt))}
+  }}"""
+    params = ["const i64 rows", "const i64 L", f"const {A} eps", f"{_ptr(D, dt)} po",
+              "const i64 off_o", f"{_ptr(D, dt, True)} px", "const i64 off_x",
+              f"{_ptr(D, dt, True)} pw", "const i64 off_w", f"{_ptr(D, dt, True)} pb",
+              "const i64 off_b", "const int has_w", "const int has_b"]
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
 
 
@@ -184,6 +219,38 @@ def sgd(D, name, dt):
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
 
 
+def adam(D, name, dt):
+    """One Adam/AdamW step of one flat parameter, as `tensorlib.optim.adam._adam_update`
+    (step_size = lr / (1 - beta1^t), bc2 = sqrt(1 - beta2^t), computed on the host)."""
+    A = D.compute(dt)
+    body = f"""  const i64 i = {D.global_id(0)};
+  if (i >= n) return;
+  {A} p = {D.load(dt, 'pp', 'off_p + i')};
+  {A} g = {D.load(dt, 'pg', 'off_g + i')};
+  if (maximize) g = -g;
+  if (decoupled) p = p * shrink;
+  else if (wd != 0) g = g + wd * p;
+  const {A} m = beta1 * {D.load(dt, 'pm', 'off_m + i')} + (1 - beta1) * g;
+  const {A} v = beta2 * {D.load(dt, 'pv', 'off_v + i')} + (1 - beta2) * g * g;
+  {D.store(dt, 'pm', 'off_m + i', 'm')}
+  {D.store(dt, 'pv', 'off_v + i', 'v')}
+  {A} vmax = v;
+  if (amsgrad) {{
+    const {A} old = {D.load(dt, 'px', 'off_x + i')};
+    vmax = old > v ? old : v;
+    {D.store(dt, 'px', 'off_x + i', 'vmax')}
+  }}
+  const {A} denom = sqrt(vmax) / bc2 + eps;
+  {D.store(dt, 'pp', 'off_p + i', 'p - step_size * (m / denom)')}"""
+    params = ["const i64 n", f"{_ptr(D, dt)} pp", "const i64 off_p", f"{_ptr(D, dt, True)} pg",
+              "const i64 off_g", f"{_ptr(D, dt)} pm", "const i64 off_m", f"{_ptr(D, dt)} pv",
+              "const i64 off_v", f"{_ptr(D, dt)} px", "const i64 off_x", f"const {A} step_size",
+              f"const {A} bc2", f"const {A} beta1", f"const {A} beta2", f"const {A} wd",
+              f"const {A} shrink", f"const {A} eps", "const int amsgrad", "const int maximize",
+              "const int decoupled"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
 def source(D, key):
     name = kernel_name(key)
     family = key[0]
@@ -191,12 +258,16 @@ def source(D, key):
         return softmax(D, name, *key[1:])
     if family == "softmax_bwd":
         return softmax_backward(D, name, *key[1:])
+    if family == "layer_norm":
+        return layer_norm(D, name, *key[1:])
     if family == "max_pool2d":
         return max_pool2d(D, name, key[1])
     if family == "max_pool_bwd":
         return max_pool_backward_gather(D, name, key[1])
     if family == "sgd":
         return sgd(D, name, key[1])
+    if family == "adam":
+        return adam(D, name, key[1])
     raise KeyError(f"no composite family {family!r} (key {key})")
 
 
@@ -211,8 +282,9 @@ def keys():
         for log in (0, 1):
             found += [("softmax", log, dt, n) for n in LOCALS]
             found += [("softmax_bwd", log, dt, n) for n in LOCALS]
+        found += [("layer_norm", dt, n) for n in LOCALS]
         found += [("max_pool2d", dt), ("max_pool_bwd", dt)]
-    found += [("sgd", dt) for dt in ("float32", "float64")]
+    found += [(family, dt) for family in ("sgd", "adam") for dt in ("float32", "float64")]
     return found
 
 
@@ -261,6 +333,36 @@ def _softmax_backward(log):
                   _h(grad), grad._offset, _h(y), y._offset)
     kernel.__name__ = ("log_softmax" if log else "softmax") + "_backward"
     return kernel
+
+
+def _contiguous(t):
+    """t, or a contiguous copy of it on its device."""
+    if t is None or is_contiguous(t):
+        return t
+    from tensorlib._C.factory import empty
+    tmp = empty(t._sizes, t._dtype, t._device)
+    copy(tmp, t)
+    return tmp
+
+
+def layer_norm_kernel(out, x, weight, bias, normalized_ndim, eps):
+    """The fused inference layer_norm (contract in nn/_functional/normalization.py)."""
+    dt = _dt(x)
+    x, weight, bias = _contiguous(x), _contiguous(weight), _contiguous(bias)
+    dst = _contiguous(out)
+    dk = _dk(*(t for t in (dst, x, weight, bias) if t is not None))
+    L = _prod(x._sizes[len(x._sizes) - normalized_ndim:])
+    rows = _prod(x._sizes) // L if L else 0
+    if rows and L:
+        local = _local_for(dk, L)
+        (k,) = dk.kernels(("layer_norm", dt, local)).values()
+        w, b = weight if weight is not None else x, bias if bias is not None else x
+        acc = np.float64 if dt == "float64" else np.float32
+        dk.launch(k, (rows * local,), (local,), rows, L, acc(eps), _h(dst), dst._offset,
+                  _h(x), x._offset, _h(w), w._offset, _h(b), b._offset,
+                  np.int32(weight is not None), np.int32(bias is not None))
+    if dst is not out:
+        copy(out, dst)
 
 
 def max_pool(values, indices, x, tables):
@@ -353,8 +455,39 @@ def sgd_update(param, grad, buf, lr, weight_decay, momentum, dampening, nesterov
     return True
 
 
+def adam_update_multi(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes,
+                      bias_correction2_sqrts, beta1, beta2, weight_decay, lr, eps, amsgrad,
+                      maximize, decoupled_weight_decay):
+    """Adam/AdamW over a group (the CPU's "adam_update_multi" contract): one launch per
+    parameter. False, with nothing written, unless every tensor is contiguous float32 or
+    float64 of one dtype."""
+    dt = _dt(params[0])
+    groups = [params, grads, exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
+    if dt not in ("float32", "float64") or any(len(g) != len(params) for g in groups) or any(
+            t is None or _dt(t) != dt or not is_contiguous(t) for g in groups for t in g):
+        return False
+    dk = _dk(*(t for g in groups for t in g))
+    (k,) = dk.kernels(("adam", dt)).values()
+    scalar = np.float64 if dt == "float64" else np.float32
+    shrink = 1 - lr * weight_decay
+    for j, (p, g, m, v) in enumerate(zip(params, grads, exp_avgs, exp_avg_sqs)):
+        x = max_exp_avg_sqs[j] if amsgrad else v
+        n = _prod(p._sizes)
+        if n:
+            dk.launch1d(k, n, n, _h(p), p._offset, _h(g), g._offset, _h(m), m._offset, _h(v),
+                        v._offset, _h(x), x._offset, scalar(step_sizes[j]),
+                        scalar(bias_correction2_sqrts[j]), scalar(beta1), scalar(beta2),
+                        scalar(weight_decay), scalar(shrink), scalar(eps),
+                        np.int32(bool(amsgrad)), np.int32(bool(maximize)),
+                        np.int32(bool(decoupled_weight_decay)))
+        for t in (p, m, v) + ((x,) if amsgrad else ()):
+            t._storage.version += 1
+    return True
+
+
 KERNELS = {"softmax": _softmax_forward(False), "log_softmax": _softmax_forward(True),
            "softmax_backward": _softmax_backward(False),
            "log_softmax_backward": _softmax_backward(True),
            "max_pool": max_pool, "max_pool_backward": max_pool_backward,
-           "sgd_update": sgd_update}
+           "layer_norm": layer_norm_kernel, "sgd_update": sgd_update,
+           "adam_update_multi": adam_update_multi}

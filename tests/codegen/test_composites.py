@@ -1,9 +1,10 @@
 """The composite kernels of `tensorlib.codegen.composites`, written once for the GPU
 backends, against torch on every generated-code device present (opencl on PoCL here, cuda
 where a GPU is): softmax / log_softmax and their backward along any dim and layout, 2-D max
-pooling and its backward, and the fused SGD step. The CUDA backend registers them all, the
-OpenCL backend only the max-pool backward; here they are called directly (or put in the
-table for the one test and taken out after), so the OpenCL backend's own table is unchanged."""
+pooling and its backward, layer_norm, and the fused SGD and Adam steps. The CUDA backend
+registers them all, the OpenCL backend the max-pool backward, layer_norm and Adam; here they
+are called directly (or put in the table for the one test and taken out after), so the
+OpenCL backend's own table is unchanged."""
 import numpy as np
 import pytest
 
@@ -134,3 +135,70 @@ def test_fused_sgd_step(gpu, momentum, nesterov, first):
     _close(tp.cpu().numpy(), p - 0.1 * d)
     assert not C.sgd_update(tp.to(tl.float16), tg.to(tl.float16), None, 0.1, 0, 0, 0, False,
                             False, False)
+
+
+@pytest.mark.parametrize("shape,norm,affine", [((6, 300), (300,), True), ((4, 5, 33), (5, 33), True),
+                                               ((3, 1000), (1000,), False), ((2, 1), (1,), True),
+                                               ((7, 64), (64,), False)])
+def test_layer_norm_matches_torch(gpu, shape, norm, affine):
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(shape) * 3 + 2).astype(np.float32)
+    w, b = (rng.standard_normal(norm).astype(np.float32) for _ in range(2))
+    x = tl.tensor(a, device=gpu)
+    out = tl.empty(shape, device=gpu)
+    tw, tb = (tl.tensor(w, device=gpu), tl.tensor(b, device=gpu)) if affine else (None, None)
+    C.layer_norm_kernel(out, x, tw, tb, len(norm), 1e-5)
+    ref = torch.nn.functional.layer_norm(torch.tensor(a), norm,
+                                         torch.tensor(w) if affine else None,
+                                         torch.tensor(b) if affine else None, 1e-5)
+    _close(out.cpu().numpy(), ref.numpy(), 1e-4)
+
+
+def test_layer_norm_on_a_transposed_input_into_a_strided_output(gpu):
+    a = np.random.default_rng(6).standard_normal((40, 50)).astype(np.float32)
+    x = tl.tensor(a, device=gpu).t()                    # rows of 40 with stride 50
+    out = tl.empty((40, 50), device=gpu).t()
+    C.layer_norm_kernel(out, x, None, None, 1, 1e-5)
+    ref = torch.nn.functional.layer_norm(torch.tensor(a).t(), (40,))
+    _close(out.cpu().numpy(), ref.numpy(), 1e-4)
+
+
+def test_layer_norm_in_bfloat16_computes_in_float(gpu):
+    a = np.random.default_rng(7).standard_normal((5, 200)).astype(np.float32)
+    x = tl.tensor(a, device=gpu).to(tl.bfloat16)
+    out = tl.empty((5, 200), dtype=tl.bfloat16, device=gpu)
+    C.layer_norm_kernel(out, x, None, None, 1, 1e-5)
+    ref = torch.nn.functional.layer_norm(torch.tensor(a).to(torch.bfloat16).float(), (200,))
+    _close(out.to(tl.float32).cpu().numpy(), ref.numpy(), 2e-2)
+
+
+@pytest.mark.parametrize("amsgrad,decoupled,maximize", [(False, False, False),
+                                                        (True, False, True),
+                                                        (False, True, False)])
+def test_fused_adam_steps_match_torch(gpu, amsgrad, decoupled, maximize):
+    rng = np.random.default_rng(8)
+    shapes = [(30, 7), (11,), (1,)]
+    start = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(3)]
+    kind = torch.optim.AdamW if decoupled else torch.optim.Adam
+    tparams = [torch.tensor(p, requires_grad=True) for p in start]
+    topt = kind(tparams, lr=0.01, weight_decay=0.1, amsgrad=amsgrad, maximize=maximize)
+    params = [tl.tensor(p, device=gpu) for p in start]
+    m = [tl.zeros(s, device=gpu) for s in shapes]
+    v = [tl.zeros(s, device=gpu) for s in shapes]
+    vmax = [tl.zeros(s, device=gpu) for s in shapes]
+    b1, b2 = 0.9, 0.999
+    for t, step_grads in enumerate(grads, start=1):
+        for tp, g in zip(tparams, step_grads):
+            tp.grad = torch.tensor(g)
+        topt.step()
+        ok = C.adam_update_multi(params, [tl.tensor(g, device=gpu) for g in step_grads], m, v,
+                                 vmax if amsgrad else [], [0.01 / (1 - b1 ** t)] * 3,
+                                 [(1 - b2 ** t) ** 0.5] * 3, b1, b2, 0.1, 0.01, 1e-8, amsgrad,
+                                 maximize, decoupled)
+        assert ok
+    for p, tp in zip(params, tparams):
+        _close(p.cpu().numpy(), tp.detach().numpy(), 1e-5)
+    half = [p.to(tl.float16) for p in params]
+    assert C.adam_update_multi(half, half, half, half, [], [0.1] * 3, [1.0] * 3, b1, b2, 0, 0.1,
+                               1e-8, False, False, False) is False

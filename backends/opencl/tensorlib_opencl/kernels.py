@@ -64,3 +64,7 @@ def register(table, backend):
     # the gather-form max-pool backward: without it, the scatter-add fallback is owner-computes
     # over the whole flat gradient, quadratic in the batch
     table["max_pool_backward"] = C.max_pool_backward
+    # one launch per parameter instead of about ten (MLP's Adam step on PoCL: 29 -> 7 ms), and
+    # inference layer_norm in one kernel (1024x1024 on PoCL: 111 -> 23 ms)
+    table["adam_update_multi"] = C.adam_update_multi
+    table["layer_norm"] = C.layer_norm_kernel

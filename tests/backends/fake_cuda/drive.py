@@ -18,11 +18,17 @@ ops = [lambda: x + 1, lambda: x.exp(), lambda: y.sum(1), lambda: y.t().contiguou
        lambda: tl.rand(5, device="cuda"), lambda: y.sort(1), lambda: tl.where(y > 2, y, 0.0),
        lambda: y.gather(1, tl.zeros((3, 1), dtype=tl.int64, device="cuda")),
        lambda: tl.zeros(4, 4, device="cuda").index_add_(0, tl.zeros(3, dtype=tl.int64, device="cuda"), y),
-       lambda: y.to(tl.bfloat16), lambda: y.sum(), lambda: tl.ones(1 << 20, device="cuda").sum()]
+       lambda: y.to(tl.bfloat16), lambda: y.sum(), lambda: tl.ones(1 << 20, device="cuda").sum(),
+       lambda: tl.nn.functional.layer_norm(y, (4,), tl.ones(4, device="cuda"))]
 for op in ops:
     op()
+p = tl.zeros(3, device="cuda", requires_grad=True)
+opt = tl.optim.Adam([p], lr=0.1)
+p.grad = tl.ones(3, device="cuda")
+opt.step()                                                  # the fused Adam kernel
 names = {name.split("_")[0] for name, _, _, _ in drv.LAUNCHES}
-assert {"ew", "red", "arg", "scan", "softmax", "gemm", "rand", "sort", "gather"} <= names, names
+assert {"ew", "red", "arg", "scan", "softmax", "gemm", "rand", "sort", "gather", "layer",
+        "adam"} <= names, names
 with tl.cuda.stream(tl.cuda.Stream()) as s:
     x * 2
 assert tl.cuda.current_stream() == tl.cuda.default_stream()
