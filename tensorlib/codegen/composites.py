@@ -1,6 +1,7 @@
 """Composite kernels of the generated-code GPU backends, written once against a dialect:
 fused softmax / log_softmax and their backward along any dim, 2-D max pooling and its
-backward, layer_norm (inference), and the fused SGD and Adam/AdamW updates. Each op function takes the same arguments as the CPU
+backward, layer_norm (inference), cross_entropy with class targets and its backward, and the
+fused SGD and Adam/AdamW updates. Each op function takes the same arguments as the CPU
 backend's kernel of the same name (the ops look them up by name) and launches through the
 backend's device adapter (`primitives` documents it); `source(D, key)` writes a program.
 
@@ -8,7 +9,10 @@ Softmax is one work-group per line: an online (max, sum of exp) pass reduced in 
 memory, then one pass writing exp(x - max) / sum (or x - max - log(sum)); the 16-bit floats
 compute in float. Layer norm is one work-group per row too: the mean, then the variance of
 the deviations (two passes in float, as exact as the CPU's), then one pass writing the
-normalized row with weight and bias. Max-pool backward is gather-form: each input element sums the gradients of
+normalized row with weight and bias. Cross entropy is one work-group per row of logits: the
+online (max, sum of exp) pass gives the row's log-sum-exp, the loss is lse - x[target]; its
+backward recomputes the pass (no saved statistics) and writes g * (softmax - onehot).
+Max-pool backward is gather-form: each input element sums the gradients of
 the windows that chose it (no atomics, deterministic, linear in the batch)."""
 import numpy as np
 
@@ -17,8 +21,8 @@ from tensorlib.codegen.cdialect import is_float
 from tensorlib.codegen.primitives import _dk, _dt, _h, _lines, _prod, copy, fill, kernel_name
 from tensorlib.codegen.templates import _decompose
 
-FAMILIES = ("softmax", "softmax_bwd", "layer_norm", "max_pool2d", "max_pool_bwd", "sgd",
-            "adam")
+FAMILIES = ("softmax", "softmax_bwd", "layer_norm", "cross_entropy", "cross_entropy_bwd",
+            "max_pool2d", "max_pool_bwd", "sgd", "adam")
 
 
 def is_composite(key):
@@ -127,6 +131,66 @@ def layer_norm(D, name, dt, local):
               "const i64 off_o", f"{_ptr(D, dt, True)} px", "const i64 off_x",
               f"{_ptr(D, dt, True)} pw", "const i64 off_w", f"{_ptr(D, dt, True)} pb",
               "const i64 off_b", "const int has_w", "const int has_b"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def _row_lse(D, A, dt, local):
+    """Statements leaving the row's max in `mx` and sum of exp(x - mx) in `total` (the
+    online pass over px[jx + t], t < C, reduced in local memory)."""
+    inf = D.literal(float("inf"), dt if dt == "float64" else "float32")
+    combine = (f"const {A} m1 = sm[l], m2 = sm[l + s]; const {A} mm = m1 > m2 ? m1 : m2;\n"
+               f"      const {A} a = m1 == -{inf} ? ss[l] * 0 : ss[l] * exp(m1 - mm);\n"
+               f"      const {A} b = m2 == -{inf} ? ss[l + s] * 0 : ss[l + s] * exp(m2 - mm);\n"
+               "      sm[l] = mm; ss[l] = a + b;")
+    return f"""  {D.local_} {A} sm[{local}];
+  {D.local_} {A} ss[{local}];
+  {A} m = -{inf}, sum = 0;
+  for (i64 t = l; t < C; t += {local}) {{
+    const {A} v = {D.load(dt, 'px', 'jx + t')};
+    if (v > m) {{ sum = sum * exp(m - v) + 1; m = v; }}
+    else if (m != -{inf}) {{ sum += exp(v - m); }}
+    else if (v != v) {{ sum = v; }}
+  }}
+  sm[l] = m; ss[l] = sum;
+{_tree(D, local, combine)}  const {A} mx = sm[0], total = ss[0];
+"""
+
+
+def cross_entropy(D, name, dt, local):
+    """loss[row] = logsumexp(x[row]) - x[row, target[row]] (0 where target == ignore)."""
+    A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    body = f"""  const int l = {D.local_id(0)};
+  const i64 row = {D.group_id(0)};
+  const i64 jx = off_x + row * C;
+{_row_lse(D, A, dt, local)}  if (l == 0) {{
+    const i64 t = pt[off_t + row];
+    const {A} loss = t == ignore ? ({A})0 : mx + log(total) - {D.load(dt, 'px', 'jx + t')};
+    {D.store(dt, 'po', 'off_o + row', D.convert('loss', dt))}
+  }}"""
+    params = ["const i64 rows", "const i64 C", "const i64 ignore", f"{_ptr(D, dt)} po",
+              "const i64 off_o", f"{_ptr(D, dt, True)} px", "const i64 off_x",
+              f"{D.ptr('int64', True)} pt", "const i64 off_t"]
+    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+
+
+def cross_entropy_backward(D, name, dt, local):
+    """gx[row, j] = g[row] * (softmax(x[row])[j] - (j == target)) (0 where ignored)."""
+    A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    body = f"""  const int l = {D.local_id(0)};
+  const i64 row = {D.group_id(0)};
+  const i64 jx = off_x + row * C, ji = off_i + row * C;
+{_row_lse(D, A, dt, local)}  const i64 t = pt[off_t + row];
+  const {A} g = t == ignore ? ({A})0 : {D.load(dt, 'pg', 'off_g + row')};
+  const {A} inv = ({A})1 / total;
+  for (i64 j = l; j < C; j += {local}) {{
+    const {A} p = exp({D.load(dt, 'px', 'jx + j')} - mx) * inv;
+    const {A} v = g * (j == t ? p - 1 : p);
+    {D.store(dt, 'pi', 'ji + j', D.convert('v', dt))}
+  }}"""
+    params = ["const i64 rows", "const i64 C", "const i64 ignore", f"{_ptr(D, dt)} pi",
+              "const i64 off_i", f"{_ptr(D, dt, True)} pg", "const i64 off_g",
+              f"{_ptr(D, dt, True)} px", "const i64 off_x", f"{D.ptr('int64', True)} pt",
+              "const i64 off_t"]
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
 
 
@@ -260,6 +324,10 @@ def source(D, key):
         return softmax_backward(D, name, *key[1:])
     if family == "layer_norm":
         return layer_norm(D, name, *key[1:])
+    if family == "cross_entropy":
+        return cross_entropy(D, name, *key[1:])
+    if family == "cross_entropy_bwd":
+        return cross_entropy_backward(D, name, *key[1:])
     if family == "max_pool2d":
         return max_pool2d(D, name, key[1])
     if family == "max_pool_bwd":
@@ -282,7 +350,8 @@ def keys():
         for log in (0, 1):
             found += [("softmax", log, dt, n) for n in LOCALS]
             found += [("softmax_bwd", log, dt, n) for n in LOCALS]
-        found += [("layer_norm", dt, n) for n in LOCALS]
+        found += [(family, dt, n) for family in ("layer_norm", "cross_entropy",
+                                                 "cross_entropy_bwd") for n in LOCALS]
         found += [("max_pool2d", dt), ("max_pool_bwd", dt)]
     found += [(family, dt) for family in ("sgd", "adam") for dt in ("float32", "float64")]
     return found
@@ -363,6 +432,38 @@ def layer_norm_kernel(out, x, weight, bias, normalized_ndim, eps):
                   np.int32(weight is not None), np.int32(bias is not None))
     if dst is not out:
         copy(out, dst)
+
+
+def cross_entropy_kernel(out, x, target, ignore_index):
+    """Per-row losses of (N, C) logits x and int64 class targets (N,) (the fused contract in
+    nn/_functional/loss.py; targets are checked by the caller)."""
+    x, target = _contiguous(x), _contiguous(target)
+    dst = _contiguous(out)
+    dk = _dk(dst, x, target)
+    rows, C = x._sizes
+    if rows:
+        local = _local_for(dk, C)
+        (k,) = dk.kernels(("cross_entropy", _dt(x), local)).values()
+        dk.launch(k, (rows * local,), (local,), rows, C, int(ignore_index), _h(dst),
+                  dst._offset, _h(x), x._offset, _h(target), target._offset)
+    if dst is not out:
+        copy(out, dst)
+
+
+def cross_entropy_backward_kernel(grad_input, grad_rows, x, target, ignore_index):
+    """grad_input = grad_rows[:, None] * (softmax(x) - onehot(target)), 0 on ignored rows."""
+    x, target, grad_rows = _contiguous(x), _contiguous(target), _contiguous(grad_rows)
+    dst = _contiguous(grad_input)
+    dk = _dk(dst, grad_rows, x, target)
+    rows, C = x._sizes
+    if rows and C:
+        local = _local_for(dk, C)
+        (k,) = dk.kernels(("cross_entropy_bwd", _dt(x), local)).values()
+        dk.launch(k, (rows * local,), (local,), rows, C, int(ignore_index), _h(dst),
+                  dst._offset, _h(grad_rows), grad_rows._offset, _h(x), x._offset, _h(target),
+                  target._offset)
+    if dst is not grad_input:
+        copy(grad_input, dst)
 
 
 def max_pool(values, indices, x, tables):
@@ -489,5 +590,6 @@ KERNELS = {"softmax": _softmax_forward(False), "log_softmax": _softmax_forward(T
            "softmax_backward": _softmax_backward(False),
            "log_softmax_backward": _softmax_backward(True),
            "max_pool": max_pool, "max_pool_backward": max_pool_backward,
-           "layer_norm": layer_norm_kernel, "sgd_update": sgd_update,
+           "layer_norm": layer_norm_kernel, "cross_entropy": cross_entropy_kernel,
+           "cross_entropy_backward": cross_entropy_backward_kernel, "sgd_update": sgd_update,
            "adam_update_multi": adam_update_multi}

@@ -202,3 +202,70 @@ def test_fused_adam_steps_match_torch(gpu, amsgrad, decoupled, maximize):
     half = [p.to(tl.float16) for p in params]
     assert C.adam_update_multi(half, half, half, half, [], [0.1] * 3, [1.0] * 3, b1, b2, 0, 0.1,
                                1e-8, False, False, False) is False
+
+
+@pytest.fixture
+def fused_cross_entropy(gpu):
+    """The gpu's table with the fused cross-entropy kernels in it, for one test."""
+    from tensorlib._C.device import canonical
+    table = canonical(gpu)._kernels
+    saved = {n: table.get(n) for n in ("cross_entropy", "cross_entropy_backward")}
+    calls = {}
+
+    def counted(name, kernel):
+        def run(*args):
+            calls[name] = calls.get(name, 0) + 1
+            return kernel(*args)
+        return run
+    table["cross_entropy"] = counted("forward", C.cross_entropy_kernel)
+    table["cross_entropy_backward"] = counted("backward", C.cross_entropy_backward_kernel)
+    yield gpu, calls
+    for name, kernel in saved.items():
+        if kernel is None:
+            table.pop(name, None)
+        else:
+            table[name] = kernel
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(16, 10), (5, 1000), (3, 1)])
+def test_fused_cross_entropy_matches_torch(fused_cross_entropy, reduction, shape):
+    gpu, calls = fused_cross_entropy
+    rng = np.random.default_rng(9)
+    a = (rng.standard_normal(shape) * 3).astype(np.float32)
+    t = rng.integers(0, shape[1], shape[0])
+    t[0] = -100                                          # ignored
+    x = tl.tensor(a, device=gpu, requires_grad=True)
+    loss = tl.nn.functional.cross_entropy(x, tl.tensor(t, device=gpu), reduction=reduction)
+    ta = torch.tensor(a, requires_grad=True)
+    ref = torch.nn.functional.cross_entropy(ta, torch.tensor(t), reduction=reduction)
+    _close(loss.detach().cpu().numpy(), ref.detach().numpy(), 1e-5)
+    g = rng.standard_normal(ref.shape).astype(np.float32)
+    loss.backward(tl.tensor(g, device=gpu))
+    ref.backward(torch.tensor(g))
+    _close(x.grad.cpu().numpy(), ta.grad.numpy(), 1e-5)
+    assert calls == {"forward": 1, "backward": 1}
+
+
+def test_fused_cross_entropy_double_backward_runs_through_ops(fused_cross_entropy):
+    gpu, calls = fused_cross_entropy
+    a = np.random.default_rng(10).standard_normal((4, 6)).astype(np.float32)
+    t = np.array([1, 5, -100, 0])
+    x = tl.tensor(a, device=gpu, requires_grad=True)
+    loss = tl.nn.functional.cross_entropy(x, tl.tensor(t, device=gpu))
+    (gx,) = tl.autograd.grad(loss, x, create_graph=True)
+    (gx * gx).sum().backward()
+    ta = torch.tensor(a, requires_grad=True)
+    ref = torch.nn.functional.cross_entropy(ta, torch.tensor(t))
+    (tg,) = torch.autograd.grad(ref, ta, create_graph=True)
+    (tg * tg).sum().backward()
+    _close(gx.detach().cpu().numpy(), tg.detach().numpy(), 1e-5)
+    _close(x.grad.cpu().numpy(), ta.grad.numpy(), 1e-5)
+    assert calls == {"forward": 1}                       # the backward ran in ops
+
+
+def test_fused_cross_entropy_checks_targets(fused_cross_entropy):
+    gpu, _ = fused_cross_entropy
+    x = tl.zeros((2, 3), device=gpu)
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        tl.nn.functional.cross_entropy(x, tl.tensor([0, 3], device=gpu))

@@ -22,9 +22,10 @@ import warnings
 
 import tensorlib
 import tensorlib._C.dtypes as dt
+from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd.function import Function
 from tensorlib.nn._functional.distance import pairwise_distance
-from tensorlib.nn._functional.normalization import _fused_kernel
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -298,15 +299,13 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
                                     label_smoothing, class_dim, n_classes)
     _check_class_target(input, target)
     _check_weight(weight, n_classes)
-    if weight is None and label_smoothing == 0 and input.dim() == 2:
-        kernel = _fused_kernel("cross_entropy", input)
-        if kernel is not None:
-            safe, ignored = _class_targets(target, ignore_index, n_classes)
-            out = tensorlib.empty(target.shape, dtype=input.dtype, device=input.device)
-            kernel(out, input, target.to(tensorlib.int64), ignore_index)
-            if reduction == "mean":
-                return out.sum() / (~ignored).sum().to(input.dtype)
-            return _reduce(out, reduction)
+    if weight is None and label_smoothing == 0 and input.dim() == 2 \
+            and _has_fused_cross_entropy(input):
+        safe, ignored = _class_targets(target, ignore_index, n_classes)
+        out = _CrossEntropyRows.apply(input, target.to(tensorlib.int64), ignore_index)
+        if reduction == "mean":
+            return out.sum() / (~ignored).sum().to(input.dtype)
+        return _reduce(out, reduction)
     logp = _log_softmax(input, class_dim)
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
@@ -326,6 +325,46 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def _has_fused_cross_entropy(input):  # noqa: A002
+    """Whether the device has the fused kernels this call needs: "cross_entropy" (per-row
+    losses of (N, C) logits), and "cross_entropy_backward" when a gradient is needed."""
+    dev = input._device
+    if not has_kernel("cross_entropy", dev):
+        return False
+    return not (tensorlib.is_grad_enabled() and input.requires_grad) \
+        or has_kernel("cross_entropy_backward", dev)
+
+
+class _CrossEntropyRows(Function):
+    """Per-row cross entropy of logits and class targets in one kernel each way:
+    ``cross_entropy(out, x, target, ignore_index)`` and ``cross_entropy_backward(grad_x,
+    grad_rows, x, target, ignore_index)`` (grad_x = grad_rows * (softmax(x) - onehot), 0 on
+    ignored rows). A backward that itself needs a graph (double backward) is written in
+    tensorlib ops instead."""
+
+    @staticmethod
+    def forward(ctx, x, target, ignore_index):
+        out = tensorlib.empty(target.shape, dtype=x.dtype, device=x.device)
+        lookup("cross_entropy", x._device)(out, x, target, ignore_index)
+        ctx.save_for_backward(x, target)
+        ctx.ignore_index = ignore_index
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_rows):
+        x, target = ctx.saved_tensors
+        if tensorlib.is_grad_enabled():
+            keep = (target != ctx.ignore_index).to(x.dtype)
+            onehot = tensorlib.nn.functional.one_hot(
+                tensorlib.where(target == ctx.ignore_index, 0, target), x.shape[1])
+            rows = (grad_rows * keep).unsqueeze(1)
+            return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None
+        grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+        lookup("cross_entropy_backward", x._device)(grad_x, grad_rows, x, target,
+                                                     ctx.ignore_index)
+        return grad_x, None, None
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction,  # noqa: A002
