@@ -33,13 +33,15 @@ def path(request):
     onednn.use(before)
 
 
-def _run(module, x, w, gy, stride, padding, dilation, groups, channels_last=False):
+def _run(module, x, w, gy, stride, padding, dilation, groups, channels_last=False, b=None):
     tx = module.tensor(x, requires_grad=True)
     tw = module.tensor(w, requires_grad=True)
+    tb = None if b is None else module.tensor(b, requires_grad=True)
     src = tx.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2) if channels_last else tx
-    y = module.nn.functional.conv2d(src, tw, None, stride, padding, dilation, groups)
+    y = module.nn.functional.conv2d(src, tw, tb, stride, padding, dilation, groups)
     y.backward(module.tensor(gy))
-    return [v.detach().numpy() for v in (y, tx.grad, tw.grad)]
+    grads = [] if b is None else [tb.grad]
+    return [v.detach().numpy() for v in [y, tx.grad, tw.grad] + grads]
 
 
 def _inputs(xs, ws, stride, padding, dilation, groups, seed=0):
@@ -52,14 +54,17 @@ def _inputs(xs, ws, stride, padding, dilation, groups, seed=0):
     return x, w, rng.standard_normal(tuple(shape)).astype(np.float32)
 
 
+@pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("xs,ws,stride,padding,dilation,groups", CASES)
-def test_forward_and_gradients_match_torch(path, xs, ws, stride, padding, dilation, groups):
+def test_forward_and_gradients_match_torch(path, xs, ws, stride, padding, dilation, groups,
+                                           bias):
     x, w, gy = _inputs(xs, ws, stride, padding, dilation, groups)
+    b = np.linspace(-1, 1, ws[0], dtype=np.float32) if bias else None
     args = (stride, padding, dilation, groups)
-    got = _run(tl, x, w, gy, *args)
-    ref = _run(torch, x, w, gy, *args)
-    for name, a, b in zip(("output", "input grad", "weight grad"), got, ref):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=name)
+    got = _run(tl, x, w, gy, *args, b=b)
+    ref = _run(torch, x, w, gy, *args, b=b)
+    for name, a, r in zip(("output", "input grad", "weight grad", "bias grad"), got, ref):
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4, err_msg=name)
     ran = onednn_conv._plans
     assert bool(ran) == (path == "onednn")      # the forced path is the one that ran
 
