@@ -137,7 +137,6 @@ class Library:
             raise OSError(f"{path} is oneDNN {self.version_string}; tensorlib binds the 3.x API")
         self.openmp = v.cpu_runtime == 2          # DNNL_RUNTIME_OMP
         self._set_threads = _omp_set_num_threads() if self.openmp else None
-        self._threads = None
         self.engine = _P()
         self.call("engine_create", ctypes.byref(self.engine), ENGINE_CPU, 0)
         self.stream = _P()
@@ -150,11 +149,10 @@ class Library:
             raise OneDNNError(f"dnnl_{name} failed with status {status}")
 
     def sync_threads(self):
-        """Runs oneDNN's OpenMP regions on the backend's thread count (set_num_threads)."""
-        n = fastreduce.get_num_threads()
-        if self._set_threads is not None and n != self._threads:
-            self._set_threads(n)
-            self._threads = n
+        """Runs oneDNN's OpenMP regions on the backend's thread count (set_num_threads); the
+        OpenMP setting is per calling thread, so it is set on every call (well under 1 us)."""
+        if self._set_threads is not None:
+            self._set_threads(fastreduce.get_num_threads())
 
 
 class Descriptor:

@@ -1,6 +1,7 @@
-"""2-D convolution, its input gradient and its weight gradient on oneDNN, for float32, with
-the im2col + GEMM kernels of conv_kernels as the fallback (other dtypes, no oneDNN,
-TENSORLIB_ONEDNN=0, or a case oneDNN declines).
+"""2-D convolution (also with its bias added in the same pass), its input gradient and its
+weight gradient on oneDNN, for float32, with the im2col + GEMM kernels of conv_kernels as the
+fallback (other dtypes, no oneDNN, TENSORLIB_ONEDNN=0, the few-channel gradients where
+im2col measured faster, or a case oneDNN declines).
 
 One plan per (op, shapes, layouts, stride, padding, dilation, groups) is cached: the primitive
 and the reorders between the caller's layout (NCHW, or channels-last as given) and the one
@@ -18,8 +19,8 @@ from tensorlib._C.tensor_impl import host_array
 from tensorlib_cpu import conv_kernels, onednn
 from tensorlib_cpu.onednn import Descriptor, Memory, OneDNNError, Primitive
 
-__all__ = ["KERNELS", "conv2d", "conv2d_bias", "conv2d_weight_grad", "conv_transpose2d", "describe",
-           "plan_impl"]
+__all__ = ["KERNELS", "MIN_CHANNELS", "conv2d", "conv2d_bias", "conv2d_weight_grad",
+           "conv_transpose2d", "describe"]
 
 # Plans kept (oldest dropped first): each holds a primitive, its reorders and descriptors.
 CACHE_SIZE = 128
@@ -185,10 +186,11 @@ def _arrays(*tensors):
 
 
 # Input channels below which im2col stays faster than oneDNN for a gradient. Measured on one
-# thread (AMD EPYC Zen 3, AVX2): with 1 or 3 channels oneDNN's input gradient took 2.1-5.5x
+# thread (AMD EPYC Zen 3, AVX2): with 1 or 3 channels oneDNN's input gradient took 1.5-5.5x
 # the time of col2im (the channels are padded to a block of 8 and reordered), with 6 it took
-# 0.8x; with 1 channel its weight gradient took 2.6x our direct kernel's, with 3 it took 0.11x.
-# Forward convolutions were 0.06-0.9x on every case tried, so they always go to oneDNN.
+# 0.8x; with 1 channel its weight gradient took 2.6x our direct kernel's, with 3 0.1-0.2x.
+# Forward convolutions took 0.06-0.9x im2col's time on every case tried (depthwise, 1x1,
+# strided, 1-64 channels), so they always go to oneDNN.
 MIN_CHANNELS = {"fwd": 1, "data": 4, "wgt": 2}
 
 
@@ -248,18 +250,9 @@ def describe():
     fallback = "OpenMP im2col + the BLAS's GEMM"
     if onednn.library() is None:
         return f"{fallback}; oneDNN {onednn.describe()}"
-    return (f"{onednn.describe()} for float32 (im2col for the gradients below "
-            f"{MIN_CHANNELS['data']} / {MIN_CHANNELS['wgt']} input channels); {fallback} "
-            f"for other dtypes")
-
-
-def plan_impl(kind, x, w, y, stride, padding, dilation, groups):
-    """The oneDNN implementation name a case would run (e.g. "jit:avx2"), or None."""
-    lib = onednn.library()
-    if lib is None:
-        return None
-    plan = _plan(kind, lib, x, w, y, None, stride, padding, dilation, groups)
-    return None if plan is None else plan.primitive.impl
+    return (f"{onednn.describe()} for float32 (not the input gradient below "
+            f"{MIN_CHANNELS['data']} input channels, nor the weight gradient below "
+            f"{MIN_CHANNELS['wgt']}); {fallback} otherwise")
 
 
 KERNELS = {"conv2d": conv2d, "conv2d_bias": conv2d_bias,
