@@ -22,14 +22,14 @@ def _numpy_blas():
 def _cpu_libraries():
     """Which BLAS the CPU backend's GEMM calls and how its convolutions run."""
     try:
-        from tensorlib_cpu import conv_kernels, gemm
+        from tensorlib_cpu import gemm, onednn_conv
     except ImportError as exc:
         return {"gemm": f"unknown ({exc})", "conv2d": "unknown"}
     return {"gemm": gemm.describe(),
             "gemm_low_precision": (
                 f"{gemm.LOW_PRECISION} for {', '.join(sorted(gemm.LOW_PRECISION_DTYPES))}"
                 if gemm.LOW_PRECISION_DTYPES else "float32 copies through that BLAS"),
-            "conv2d": f"{conv_kernels.__name__} (OpenMP im2col + that BLAS's GEMM)"}
+            "conv2d": onednn_conv.describe()}
 
 
 def _opencl_details():

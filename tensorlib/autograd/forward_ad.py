@@ -324,6 +324,18 @@ def _bilinear(op, args, tangents, kwargs, out):
     return total
 
 
+def _conv2d_bias(op, args, tangents, kwargs, out):
+    """conv2d with a fused bias: the product rule of conv2d plus the bias tangent per
+    channel."""
+    x, w, bias, *rest = args
+    total = _bilinear("conv2d", [x, w] + rest, tangents[:2], kwargs, out)
+    bias_tangent = tangents[2] if len(tangents) > 2 else None
+    if bias_tangent is not None:
+        column = bias_tangent.reshape(1, -1, 1, 1)
+        total = column.expand(out._sizes) if total is None else total + column
+    return total
+
+
 def _softmax(op, args, tangents, kwargs, out):
     dim = arg(_ctx(args, kwargs, out, 0), 1, "dim")
     t = tangents[0].to(out.dtype)
@@ -354,4 +366,5 @@ JVP_RULES.update({name: _bilinear for name in ("matmul", "mm", "linear", "conv1d
                                                "conv3d", "conv_transpose1d",
                                                "conv_transpose2d", "conv_transpose3d")})
 JVP_RULES.update({"softmax": _softmax, "log_softmax": _softmax})
+JVP_RULES["conv2d_bias"] = _conv2d_bias
 JVP_RULES["alias"] = lambda op, args, tangents, kwargs, out: tangents[0]

@@ -426,6 +426,8 @@ add(Case("conv1d", lambda x, w: F.conv1d(x, w, padding=1), [(2, 3, 5), (4, 3, 2)
     Case("conv2d", lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2),
          [(2, 4, 5, 5), (4, 2, 3, 3)],
          covers=["conv2d", "conv2d_weight_grad", "conv_transpose2d"], gradgrad=True),
+    Case("conv2d_bias", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2),
+         [(2, 4, 5, 5), (4, 2, 3, 3), (4,)], gradgrad=True),
     Case("conv3d", lambda x, w: F.conv3d(x, w), [(1, 2, 3, 3, 3), (2, 2, 2, 2, 2)],
          covers=["conv3d", "conv3d_weight_grad", "conv_transpose3d"]),
     Case("conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2),

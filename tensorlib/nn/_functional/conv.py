@@ -244,6 +244,40 @@ for _nd in (1, 2, 3):
     _register_formulas(_nd)
 
 
+# ---- conv2d with its bias, where the backend fuses the two ------------------------------------
+def _conv2d_bias_forward(x, w, b, stride, padding, dilation, groups):
+    n = x._sizes[0]
+    o = w._sizes[0]
+    out_sp = tuple(_conv_out_size(x._sizes[2 + i], w._sizes[2 + i], stride[i], padding[i],
+                                  dilation[i]) for i in range(2))
+    out = empty((n, o) + out_sp, x._dtype, x._device)
+    lookup("conv2d_bias", x._device)(out, x, w, b, stride, padding, dilation, groups)
+    return out
+
+
+_conv2d_bias = differentiable("conv2d_bias")(_conv2d_bias_forward)
+
+
+def _fuses_bias(x):
+    """A backend kernel `conv2d_bias(out, x, w, b, ...)` (oneDNN adds the bias as it writes
+    the output), next to its conv2d kernel."""
+    return has_kernel("conv2d_bias", x._device) and has_kernel("conv2d", x._device)
+
+
+@formula("conv2d_bias", save=(0, 1))
+def _conv2d_bias_grad(ctx, g):
+    x, w, b, stride, padding, dilation, groups = ctx.args
+    f_op, t_op, w_op = _ops(2)
+    gx = gw = gb = None
+    if ctx.needs_input_grad[0]:
+        gx = t_op(g, w, tuple(x.shape[2:]), stride, padding, dilation, groups)
+    if ctx.needs_input_grad[1]:
+        gw = w_op(x, g, tuple(w.shape), stride, padding, dilation, groups)
+    if ctx.needs_input_grad[2]:
+        gb = g.sum((0, 2, 3))
+    return gx, gw, gb, None, None, None, None
+
+
 # ---- checks --------------------------------------------------------------------------------
 def _type_name(t):
     return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
@@ -356,9 +390,12 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
                            f"actual input size")
-    out = _ops(nd)[0](x, weight, stride, padding, dilation, groups)
-    if bias is not None:
-        out = out + _bias_view(bias, nd)
+    if nd == 2 and bias is not None and _fuses_bias(x):
+        out = _conv2d_bias(x, weight, bias, stride, padding, dilation, groups)
+    else:
+        out = _ops(nd)[0](x, weight, stride, padding, dilation, groups)
+        if bias is not None:
+            out = out + _bias_view(bias, nd)
     return out.squeeze(0) if unbatched else out
 
 
