@@ -248,3 +248,11 @@ def workloads(quick=False):
         for backward in (False, True):
             out.append(Conv2dWorkload(cin, cout, size // (4 if quick else 1), batch, backward))
     return out
+
+
+if __name__ == "__main__":
+    # `python -m tensorlib._bench.models [tensorlib-bench options]`: this suite's rows only
+    import sys
+    from tensorlib._bench.cli import main
+    names = ",".join(w.name for w in workloads(quick="--quick" in sys.argv))
+    sys.exit(main(["--only", names] + sys.argv[1:]))
