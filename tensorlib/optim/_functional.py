@@ -325,11 +325,20 @@ def run_foreach(update, params, grads, state_lists, keys, **kwargs):
 def bump_steps(state_steps):
     """step += 1 for every parameter; returns the new values as Python numbers (the foreach
     path buckets parameters by them: bias corrections depend on the step)."""
-    out = []
+    advance_steps(state_steps)
+    return step_values(state_steps)
+
+
+def advance_steps(state_steps):
+    """step += 1 for every parameter, on the step tensors only (a kernel that reads them
+    itself needs no Python number: no graph break under tensorlib.compile)."""
     for s in state_steps:
         s.add_(1)
-        out.append(s.item())
-    return out
+
+
+def step_values(state_steps):
+    """The step tensors' values as Python numbers."""
+    return [s.item() for s in state_steps]
 
 
 def params_with_grad(group):
