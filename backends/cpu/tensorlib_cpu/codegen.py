@@ -17,6 +17,7 @@ import threading
 from tensorlib.codegen.cache import DiskCache, make_key
 from tensorlib.codegen.cdialect import CDialect
 from tensorlib.codegen.fused import body
+from tensorlib_cpu.hostmem import fill_pointers
 
 PARALLEL_MIN = 1 << 15      # elements below which a fused kernel runs on one thread
 
@@ -220,7 +221,8 @@ BUILDER = Builder()
 class FusedKernel:
     """A built fused kernel bound to one iteration shape: call it with the operand tensors
     (CPU tensors, in the spec's operand order)."""
-    __slots__ = ("fn", "nd", "sizes", "strides", "ptrs", "threads", "nops", "scalars")
+    __slots__ = ("fn", "nd", "sizes", "strides", "ptrs", "address", "threads", "nops",
+                 "scalars")
 
     def __init__(self, spec, sizes, strides):
         from tensorlib_cpu import fastreduce
@@ -231,17 +233,16 @@ class FusedKernel:
         flat = [s for st in strides for s in st]
         self.strides = (ctypes.c_int64 * max(1, len(flat)))(*flat)
         self.ptrs = (ctypes.c_void_p * self.nops)()
+        self.address = ctypes.addressof(self.ptrs)
         self.scalars = (ctypes.c_double * max(1, sum(st.op == "fill" for st in spec.steps)))()
         self.threads = fastreduce.get_num_threads
 
     def __call__(self, tensors, scalars=()):
-        ptrs = self.ptrs
-        for k, t in enumerate(tensors):
-            ptrs[k] = t._storage.handle.__array_interface__["data"][0] + t._offset * t._dtype.itemsize
+        fill_pointers(tensors, self.address, self.nops)
         sc = self.scalars
         for k, v in enumerate(scalars):
             sc[k] = v
-        self.fn(self.nd, self.sizes, self.strides, ptrs, sc, self.threads())
+        self.fn(self.nd, self.sizes, self.strides, self.ptrs, sc, self.threads())
 
 
 def fused_kernel(spec, sizes, strides):
