@@ -10,6 +10,7 @@ a second process loads the first one's kernels without compiling.
 import ctypes
 import os
 import platform
+import re
 import subprocess
 import tempfile
 import threading
@@ -79,7 +80,17 @@ def source(spec):
         return {"c": "i", "b": "0", "s": f"i * s{k}"}[inner]
 
     helpers, lines = body(d, spec, flat_index)
+    # A broadcast operand's element is read once per row, before the loop: loaded inside it,
+    # next to the stores, gcc cannot prove the stores leave it alone and does not vectorize
+    # (a ReLU backward's where(x > 0, g, 0) ran at ~1.4 ns an element, 5x slower).
+    stored = {n for n, _ in spec.stores}
+    hoisted = [k for k, (_, inner) in enumerate(spec.operands) if inner == "b" and k not in stored]
+    for k in hoisted:
+        lines = [re.sub(rf"\bp{k}\[0\]", f"b{k}", ln) for ln in lines]
     loop_body = "\n".join("      " + ln for ln in lines)
+    flat_loads = "".join(f"    const {d.storage(spec.operands[k][0])} b{k} = p{k}[0];\n"
+                         for k in hoisted)
+    row_loads = "".join("  " + ln for ln in flat_loads.splitlines(True))
     ptrs = "".join(f"  {d.storage(dt)}* const P{k} = ({d.storage(dt)}*)ptrs[{k}];\n"
                    for k, (dt, _) in enumerate(spec.operands))
     ptrs += "".join(f"  const double sc{st.value} = sc[{st.value}];\n"
@@ -101,7 +112,7 @@ void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const 
               const int nt) {{
 {ptrs}  if (nd <= 1) {{
     const i64 n = nd ? sizes[0] : 1;
-{flat_strides}{flat_ptrs}    #pragma omp parallel for simd num_threads(nt) if(n >= {PARALLEL_MIN}) schedule(static)
+{flat_strides}{flat_ptrs}{flat_loads}    #pragma omp parallel for simd num_threads(nt) if(n >= {PARALLEL_MIN}) schedule(static)
     for (i64 i = 0; i < n; ++i) {{
 {loop_body}
     }}
@@ -116,7 +127,7 @@ void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const 
     i64 rr = r;
     for (int dd = nd - 2; dd >= 0; --dd) {{ const i64 c = rr % sizes[dd]; rr /= sizes[dd];{row_offsets} }}
     {{
-{row_strides}{row_ptrs}      #pragma omp simd
+{row_strides}{row_ptrs}{row_loads}      #pragma omp simd
       for (i64 i = 0; i < L; ++i) {{
 {loop_body}
       }}
