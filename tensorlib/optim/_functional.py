@@ -41,8 +41,9 @@ gradient copy per parameter (foreach). foreach=None picks the flat path only off
 (as torch.optim does for CUDA); pass foreach=True to use it on CPU.
 
 Above both tiers, SGD and Adam/AdamW first offer the whole group to the device's
-multi-tensor kernel (`multi_kernel`: the CPU's "sgd_update_multi"/"adam_update_multi", one
-OpenMP pass over every parameter, bitwise equal to the per-parameter math) whatever
+multi-tensor kernel (`multi_kernel`: the CPU's "sgd_update_multi"/
+"adam_update_multi_capturable", one OpenMP pass over every parameter, bitwise equal to the
+per-parameter math; the GPUs' "adam_update_multi") whatever
 `foreach` says; it declines (and the tiers run) for mixed dtypes or devices, non-contiguous
 tensors, a differentiable step or a compile capture.
 """

@@ -270,14 +270,16 @@ cdef bint _step_values(list steps, double* out):
     return True
 
 
-def adam_update_multi(list params, list grads, list exp_avgs, list exp_avg_sqs,
+def adam_update_multi_capturable(list params, list grads, list exp_avgs, list exp_avg_sqs,
                       list max_exp_avg_sqs, list steps, double beta1, double beta2,
                       double weight_decay, double lr, double eps, bint amsgrad, bint maximize,
                       bint decoupled_weight_decay):
     """Adam (AdamW with `decoupled_weight_decay`) on every parameter in one pass, updating
     the moments (and with `amsgrad` the running max) in place; per parameter j, the step
     size lr / (1 - beta1^t) and sqrt(1 - beta2^t) of its own step t (`steps[j]`, its 0-dim
-    step tensor), in double as Python computes them for the per-parameter path. Returns
+    step tensor), in double as Python computes them for the per-parameter path. (The
+    "adam_update_multi" contract of the GPU composites takes those numbers from Python
+    instead; this one needs no host read of `step`, as torch's capturable=True.) Returns
     False (nothing written) unless every tensor is a C-contiguous host array of one
     float32/float64 dtype."""
     cdef Py_ssize_t n = len(params), j
@@ -294,7 +296,7 @@ def adam_update_multi(list params, list grads, list exp_avgs, list exp_avg_sqs,
     cdef double shrink = 1 - lr * weight_decay
     try:
         if not _alloc(&L, n, 5):
-            raise MemoryError("adam_update_multi: pointer arrays")
+            raise MemoryError("adam_update_multi_capturable: pointer arrays")
         if not _gather(&L, lists, dtype, n) or not _step_values(steps, L.scalar + 2 * n):
             return False
         for j in range(n):
@@ -322,4 +324,4 @@ def adam_update_multi(list params, list grads, list exp_avgs, list exp_avg_sqs,
 
 
 KERNELS = {"sgd_update": sgd_update, "sgd_update_multi": sgd_update_multi,
-           "adam_update_multi": adam_update_multi}
+           "adam_update_multi_capturable": adam_update_multi_capturable}
