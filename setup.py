@@ -22,8 +22,9 @@ NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_
 # Kernels built without -ffast-math: those whose every element must round the same way
 # wherever it sits (an optimizer step on one parameter or on all of them flattened; fast-math
 # reassociates a loop's vector body and its scalar tail differently) and those that test for
-# NaN (fast-math folds x != x to false).
-EXACT_MATH = {"optim_kernels", "pool_kernels", "select_kernels"}
+# NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
+# give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
+EXACT_MATH = {"norm_kernels", "optim_kernels", "pool_kernels", "select_kernels"}
 
 
 def extensions():

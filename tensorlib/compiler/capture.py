@@ -51,7 +51,7 @@ class Node:
 # fallback, maximum, fuses); the others run at once, after the pending nodes.
 _DECLINE = {"relu"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "sgd_update", "sgd_update_multi",
-            "adam_update_multi"}
+            "adam_update_multi", "adam_update_multi_capturable"}
 
 
 class _Recorder:

@@ -41,8 +41,9 @@ gradient copy per parameter (foreach). foreach=None picks the flat path only off
 (as torch.optim does for CUDA); pass foreach=True to use it on CPU.
 
 Above both tiers, SGD and Adam/AdamW first offer the whole group to the device's
-multi-tensor kernel (`multi_kernel`: the CPU's "sgd_update_multi"/"adam_update_multi", one
-OpenMP pass over every parameter, bitwise equal to the per-parameter math) whatever
+multi-tensor kernel (`multi_kernel`: the CPU's "sgd_update_multi"/
+"adam_update_multi_capturable", one OpenMP pass over every parameter, bitwise equal to the
+per-parameter math; the GPUs' "adam_update_multi") whatever
 `foreach` says; it declines (and the tiers run) for mixed dtypes or devices, non-contiguous
 tensors, a differentiable step or a compile capture.
 """
@@ -325,11 +326,20 @@ def run_foreach(update, params, grads, state_lists, keys, **kwargs):
 def bump_steps(state_steps):
     """step += 1 for every parameter; returns the new values as Python numbers (the foreach
     path buckets parameters by them: bias corrections depend on the step)."""
-    out = []
+    advance_steps(state_steps)
+    return step_values(state_steps)
+
+
+def advance_steps(state_steps):
+    """step += 1 for every parameter, on the step tensors only (a kernel that reads them
+    itself needs no Python number: no graph break under tensorlib.compile)."""
     for s in state_steps:
         s.add_(1)
-        out.append(s.item())
-    return out
+
+
+def step_values(state_steps):
+    """The step tensors' values as Python numbers."""
+    return [s.item() for s in state_steps]
 
 
 def params_with_grad(group):

@@ -90,20 +90,26 @@ def _adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, key, amsgr
     F.addcdiv_(param, exp_avg, denom, -step_size)
 
 
-def _adam_multi(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad,
-                beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
-    """The whole list in one fused pass ("adam_update_multi") when the device has it and
-    takes these tensors, with each parameter's bias corrections computed as
-    `_adam_update` does. Returns whether it ran."""
+def _adam_multi(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *,
+                amsgrad, beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
+    """The whole list in one fused pass when the device has a multi-tensor Adam kernel that
+    takes these tensors: "adam_update_multi_capturable" reads the (already advanced) step
+    tensors itself, so no step count goes through Python (a compiled step replays);
+    "adam_update_multi" takes each parameter's bias corrections computed here, as
+    `_adam_update` does. Returns whether one ran."""
+    lists = (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [])
+    flags = (float(beta1), float(beta2), float(weight_decay), float(lr), float(eps),
+             bool(amsgrad), bool(maximize), bool(decoupled_weight_decay))
+    kernel = F.multi_kernel("adam_update_multi_capturable", params, grads)
+    if kernel is not None:
+        return kernel(*lists, list(state_steps), *flags)
     kernel = F.multi_kernel("adam_update_multi", params, grads)
     if kernel is None:
         return False
+    steps = F.step_values(state_steps)
     step_sizes = [lr / (1 - beta1 ** step) for step in steps]
     bias_correction2_sqrts = [(1 - beta2 ** step) ** 0.5 for step in steps]
-    return kernel(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [],
-                  step_sizes, bias_correction2_sqrts, float(beta1), float(beta2),
-                  float(weight_decay), float(lr), float(eps), bool(amsgrad), bool(maximize),
-                  bool(decoupled_weight_decay))
+    return kernel(*lists, step_sizes, bias_correction2_sqrts, *flags)
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None,
@@ -112,13 +118,14 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
          weight_decay, eps, maximize):
     r"""Functional API that performs the Adam algorithm computation (see `Adam`)."""
     run = F.driver(params, foreach, differentiable, fused)
-    steps = F.bump_steps(state_steps)
+    F.advance_steps(state_steps)
     if not differentiable and _adam_multi(
-            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, amsgrad=amsgrad,
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad=amsgrad,
             beta1=_to_scalar(beta1), beta2=_to_scalar(beta2), lr=_to_scalar(lr),
             weight_decay=weight_decay, eps=eps, maximize=maximize,
             decoupled_weight_decay=decoupled_weight_decay):
         return
+    steps = F.step_values(state_steps)
     run(_adam_update, params, grads,
         [exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else None], steps,
         amsgrad=amsgrad, beta1=_to_scalar(beta1), beta2=_to_scalar(beta2), lr=_to_scalar(lr),

@@ -69,6 +69,21 @@ def test_broadcast_and_dtype_mixing(device):
     _close(g(ints), (ints * 3 + 1) % 5 - (ints // 2))
 
 
+def test_broadcast_scalars_with_a_stored_mask(device):
+    """A ReLU backward's shape: 0-dim operands read once before the loop (CPU), a bool
+    mask stored beside the float result, on one thread and on several."""
+    def f(x, g, t):
+        mask = x > t
+        return tl.where(mask, g, t * 2), mask
+    t = tl.tensor(0.25, device=device)
+    for n in (100, 40000):
+        x, g = tl.randn(n, device=device), tl.randn(n, device=device)
+        got, got_mask = tl.compile(f)(x, g, t)
+        want, want_mask = f(x, g, t)
+        _close(got, want, rtol=0, atol=0)
+        np.testing.assert_array_equal(_np(got_mask), _np(want_mask))
+
+
 def test_inplace_updates_of_inputs(device):
     def f(x, y):
         x.mul_(2).add_(y)

@@ -1,5 +1,5 @@
-"""The CPU's multi-tensor optimizer kernels (sgd_update_multi, adam_update_multi: a group's
-parameters in one pass), used by default: against torch.optim over several steps, bitwise
+"""The CPU's multi-tensor optimizer kernels (sgd_update_multi, adam_update_multi_capturable:
+a group's parameters in one pass), used by default: against torch.optim over several steps, bitwise
 against the per-parameter path they replace, and the cases that must fall back."""
 import numpy as np
 import pytest
@@ -45,7 +45,7 @@ def calls(monkeypatch):
     """Counts calls of the CPU's multi-tensor kernels."""
     counts = {}
     kernels = canonical("cpu")._kernels
-    for name in ("sgd_update_multi", "adam_update_multi"):
+    for name in ("sgd_update_multi", "adam_update_multi_capturable"):
         kernel = kernels[name]
 
         def counted(*args, _kernel=kernel, _name=name):
@@ -90,7 +90,7 @@ def test_adam_matches_torch_and_the_per_parameter_path(dtype, name, config, call
     def make(lib, params):
         return getattr(lib.optim, name)(params, **config)
     got, opt = _run(tensorlib, make, init, grads)
-    assert calls.get("adam_update_multi") == STEPS
+    assert calls.get("adam_update_multi_capturable") == STEPS
     ref, ref_opt = _run(torch, make, init, grads)
     for g, r in zip(got, ref):
         np.testing.assert_allclose(g, r, **_tol(dtype))
@@ -134,5 +134,5 @@ def test_falls_back_for_what_the_kernels_do_not_take(calls):
     w.grad = tensorlib.full((2, 3), 2.0).t()                 # a transposed gradient
     opt = optim.Adam([w], lr=0.1)
     opt.step()
-    assert calls.get("adam_update_multi") == 1              # asked, said no
+    assert calls.get("adam_update_multi_capturable") == 1   # asked, said no
     np.testing.assert_allclose(w.detach().numpy(), np.full((3, 2), 0.9), rtol=1e-6)

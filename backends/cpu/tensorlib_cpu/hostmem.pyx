@@ -2,6 +2,8 @@
 freed buffers of 1 MiB or more wait in a size-keyed pool, because taking fresh pages from the
 OS on every large op costs more than the op (DESIGN.md: PyTorch loses 1.5-3x to this)."""
 cimport numpy as cnp
+
+from tensorlib._C.tensor_impl cimport TensorImpl
 import threading
 
 cnp.import_array()
@@ -53,3 +55,20 @@ cdef class HostAllocator:
         with self._lock:
             self._pool.clear()
             self.cached_bytes = 0
+
+
+def fill_pointers(tensors, Py_ssize_t address, Py_ssize_t count):
+    """Write each of (at most `count`) CPU tensors' data address (its buffer's start plus its offset)
+    into the array of pointers at `address`: the generated fused kernels' operand table,
+    filled on every call (numpy's __array_interface__ builds a dict per tensor: ~1 us
+    each)."""
+    if len(tensors) > count:
+        raise ValueError(f"fill_pointers: {len(tensors)} tensors for {count} pointers")
+    cdef void** out = <void**>address
+    cdef Py_ssize_t k = 0
+    cdef TensorImpl t
+    for obj in tensors:
+        t = <TensorImpl?>obj
+        out[k] = <char*>cnp.PyArray_DATA(<cnp.ndarray?>t._storage.handle) + \
+            t._offset * t._dtype.itemsize
+        k += 1

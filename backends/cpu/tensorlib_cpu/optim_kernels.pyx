@@ -10,7 +10,7 @@ rounded to the parameter's dtype; built without -ffast-math or FMA contraction),
 fused and per-tensor paths agree bitwise and no result depends on where a thread split."""
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cython.parallel cimport parallel
-from libc.math cimport sqrt, sqrtf
+from libc.math cimport pow, sqrt, sqrtf
 cimport numpy as cnp
 cimport openmp
 
@@ -86,7 +86,8 @@ cdef struct _Lists:
     Py_ssize_t* start         # count + 1 prefix sums of the sizes
     void** ptr                # count * width data pointers, list by list
     char* flag                # count per-tensor flags (SGD: first step)
-    double* scalar            # count * 2 per-tensor scalars (Adam: step size, bias corr.)
+    double* scalar            # count * 3 per-tensor scalars (Adam: step size and bias
+                              # correction pairs, then the step counts)
 
 
 cdef bint _alloc(_Lists* L, Py_ssize_t count, Py_ssize_t width):
@@ -94,7 +95,7 @@ cdef bint _alloc(_Lists* L, Py_ssize_t count, Py_ssize_t width):
     L.start = <Py_ssize_t*>PyMem_Malloc((count + 1) * sizeof(Py_ssize_t))
     L.ptr = <void**>PyMem_Malloc(max(1, count * width) * sizeof(void*))
     L.flag = <char*>PyMem_Malloc(max(1, count))
-    L.scalar = <double*>PyMem_Malloc(max(1, count * 2) * sizeof(double))
+    L.scalar = <double*>PyMem_Malloc(max(1, count * 3) * sizeof(double))
     return L.start != NULL and L.ptr != NULL and L.flag != NULL and L.scalar != NULL
 
 
@@ -252,19 +253,40 @@ def sgd_update(TensorImpl param, TensorImpl grad, buf, double lr, double weight_
                             nesterov, maximize, [first])
 
 
-def adam_update_multi(list params, list grads, list exp_avgs, list exp_avg_sqs,
-                      list max_exp_avg_sqs, list step_sizes, list bias_correction2_sqrts,
-                      double beta1, double beta2, double weight_decay, double lr, double eps,
-                      bint amsgrad, bint maximize, bint decoupled_weight_decay):
+cdef bint _step_values(list steps, double* out):
+    """Each parameter's step count t read from its 0-dim host `step` tensor (already
+    advanced for this step): read here, when the kernel runs, not in Python, so a compiled
+    step replays with no graph break (as torch's capturable=True reads `step` on the
+    device). False when one is not a one-element float host tensor."""
+    cdef Py_ssize_t j
+    for j in range(len(steps)):
+        s = steps[j]
+        if not isinstance(s, TensorImpl) or (<TensorImpl>s)._device.type != "cpu":
+            return False
+        a = host_array(<TensorImpl>s)
+        if a.size != 1 or a.dtype.char not in "fd":
+            return False
+        out[j] = float(a.reshape(()))
+    return True
+
+
+def adam_update_multi_capturable(list params, list grads, list exp_avgs, list exp_avg_sqs,
+                      list max_exp_avg_sqs, list steps, double beta1, double beta2,
+                      double weight_decay, double lr, double eps, bint amsgrad, bint maximize,
+                      bint decoupled_weight_decay):
     """Adam (AdamW with `decoupled_weight_decay`) on every parameter in one pass, updating
     the moments (and with `amsgrad` the running max) in place; per parameter j, the step
-    size lr / (1 - beta1^t) and sqrt(1 - beta2^t) of its own step t. Returns False (nothing
-    written) unless every tensor is a C-contiguous host array of one float32/float64
-    dtype."""
+    size lr / (1 - beta1^t) and sqrt(1 - beta2^t) of its own step t (`steps[j]`, its 0-dim
+    step tensor), in double as Python computes them for the per-parameter path. (The
+    "adam_update_multi" contract of the GPU composites takes those numbers from Python
+    instead; this one needs no host read of `step`, as torch's capturable=True.) Returns
+    False (nothing written) unless every tensor is a C-contiguous host array of one
+    float32/float64 dtype."""
     cdef Py_ssize_t n = len(params), j
+    cdef double t
     dtype = _common_dtype(params)
     if dtype is None or not (len(grads) == len(exp_avgs) == len(exp_avg_sqs) == n
-                             == len(step_sizes) == len(bias_correction2_sqrts)):
+                             == len(steps)):
         return False
     if amsgrad and len(max_exp_avg_sqs) != n:
         return False
@@ -274,12 +296,13 @@ def adam_update_multi(list params, list grads, list exp_avgs, list exp_avg_sqs,
     cdef double shrink = 1 - lr * weight_decay
     try:
         if not _alloc(&L, n, 5):
-            raise MemoryError("adam_update_multi: pointer arrays")
-        if not _gather(&L, lists, dtype, n):
+            raise MemoryError("adam_update_multi_capturable: pointer arrays")
+        if not _gather(&L, lists, dtype, n) or not _step_values(steps, L.scalar + 2 * n):
             return False
         for j in range(n):
-            L.scalar[2 * j] = step_sizes[j]
-            L.scalar[2 * j + 1] = bias_correction2_sqrts[j]
+            t = L.scalar[2 * n + j]
+            L.scalar[2 * j] = lr / (1 - pow(beta1, t))
+            L.scalar[2 * j + 1] = pow(1 - pow(beta2, t), 0.5)
         nt = <int>fastreduce.get_num_threads()
         if dtype.char == "f":
             with nogil:
@@ -301,4 +324,4 @@ def adam_update_multi(list params, list grads, list exp_avgs, list exp_avg_sqs,
 
 
 KERNELS = {"sgd_update": sgd_update, "sgd_update_multi": sgd_update_multi,
-           "adam_update_multi": adam_update_multi}
+           "adam_update_multi_capturable": adam_update_multi_capturable}
