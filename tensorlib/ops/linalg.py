@@ -379,7 +379,7 @@ def kron(a, b):
 def _norm_dtype(name, x, dtype):
     if dtype is not None:
         x = x.to(dtype)
-    if not x._dtype.is_floating_point:
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{x._dtype.scalar_name}")
     return x
@@ -414,6 +414,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     if x.numel() == 0 and ord < 0:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                            f"tensor because the operation does not have an identity")
+    if x._dtype.is_complex:          # the norm of the moduli, in the parts' dtype
+        x = x.abs()
     return _vector_norm(x, float(ord), dims, bool(keepdim))
 
 
