@@ -279,7 +279,7 @@ def _elementwise(op, args, tangents, kwargs, out):
 
 
 def _conj(t):
-    return t.conj() if t._dtype.is_complex else t
+    return t.conj_physical() if t._dtype.is_complex else t
 
 
 _REDUCTION_DIM_INDEX = {"sum": 1, "mean": 1, "prod": 1, "amax": 1, "amin": 1,
