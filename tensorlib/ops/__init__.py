@@ -6,7 +6,8 @@ import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
-            "decompositions", "combinatorics", "complex")
+            "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
+            "differences", "matrices")
 
 
 def modules():
