@@ -368,7 +368,7 @@ _ELEMENTWISE = ("abs", "acos", "add", "asin", "atan", "atan2", "ceil", "clamp", 
                 "hypot", "log", "log1p", "logaddexp", "masked_fill", "maximum", "minimum",
                 "mul", "neg", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin",
                 "sinh", "sqrt", "sub", "tan", "tanh", "trunc", "where", "index_fill",
-                "scatter_value", "complex_abs", "angle")
+                "scatter_value", "complex_abs", "angle", "asinh", "acosh", "atanh")
 _LINEAR = ("as_strided", "cat", "clone", "constant_pad_nd", "cumsum", "diag", "diag_embed",
            "diagonal", "expand", "flatten", "flip", "gather", "getitem", "index_add",
            "index_copy", "index_put", "index_select", "masked_scatter", "masked_select",

@@ -27,6 +27,8 @@ CASES = {
                                     + m.sqrt(z) + m.sin(z) * m.cos(w) + m.tanh(z)
                                     + m.sigmoid(w) + 2.0 ** z - w.neg()),
     "pow_complex": lambda m, z, w: z ** w,
+    "inverse_hyperbolic": lambda m, z, w: (m.asinh(z), m.acosh(w), m.atanh(z * 0.3),
+                                           m.asinh(z.real), m.atanh(w.imag * 0.1)),
     "real_valued": lambda m, z, w: (z.abs(), z.angle(), (z * w).abs() ** 2, m.real(z * w),
                                     m.imag(z / w)),
     "linear": lambda m, z, w: (z.conj() * w, m.view_as_real(z * w), z.mH @ w, z[1:] + w[:1],

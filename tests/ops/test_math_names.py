@@ -158,10 +158,17 @@ def test_vander_gradient_is_the_power_rule():
     np.testing.assert_allclose(x.grad.numpy(), 9 * a ** 2 - 4 * a + 0.5, rtol=1e-12)
 
 
-def test_complex_inverse_hyperbolics_match_torch():
-    z = RNG.standard_normal(6) + 1j * RNG.standard_normal(6)
+def test_complex_inverse_hyperbolics_and_gradients_match_torch():
+    """Values and gradients over all four quadrants (their principal branches)."""
+    z = (RNG.standard_normal(40) + 1j * RNG.standard_normal(40)) * 2
     for name in ("asinh", "acosh", "atanh"):
-        _check(getattr(tl, name)(tl.tensor(z)), getattr(torch, name)(torch.tensor(z)))
+        results = []
+        for lib in (tl, torch):
+            x = lib.tensor(z, requires_grad=True)
+            y = getattr(lib, name)(x)
+            (lib.view_as_real(y) * lib.tensor([1.0, -0.5], dtype=lib.float64)).sum().backward()
+            results.append((y, x.grad))
+        _check(results[0], results[1], tol=1e-10)
 
 
 ERRORS = [

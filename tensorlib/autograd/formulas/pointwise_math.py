@@ -12,8 +12,10 @@ def asinh(ctx, g):
 
 @formula("acosh", save=(0,))
 def acosh(ctx, g):
+    """1 / (sqrt(x - 1) sqrt(x + 1)): for complex x the principal branch's derivative
+    (rsqrt(x^2 - 1) takes the wrong sign across the imaginary axis)."""
     x = ctx.args[0]
-    return (g * conj((x * x - 1).rsqrt()),)
+    return (g * conj(((x - 1).sqrt() * (x + 1).sqrt()).reciprocal()),)
 
 
 @formula("atanh", save=(0,))
