@@ -12,11 +12,18 @@ into a `ConjView`, a Tensor that remembers its input and keeps PyTorch's observa
   the tensor itself;
 - an in-place write into it (an in-place method, `y[k] = v`, `y += v`) writes the
   conjugate into the input too, recorded by autograd like any `copy_`.
+- a view taken of it through a Tensor method or property (y[0], y.T, y.mT, y.view(...),
+  y.detach(), ...) is a ConjView of the same view of the input (when the two share a layout:
+  always for a dense input, whose conjugate is computed in its strides).
 What does not hold: the values are taken when conj() runs, so an in-place write into the
-input afterwards is not seen through the ConjView, and views taken of a ConjView (y[0],
-y.T, ...) and `out=` arguments are plain tensors whose writes stay local.
+input afterwards is not seen through the ConjView; views taken through functions
+(tensorlib.transpose(y, ...)) and `out=` arguments are plain tensors whose writes stay
+local.
 Tests: tests/ops/test_conj_view.py."""
 import functools
+import inspect
+
+from tensorlib._C.tensor_impl import TensorImpl
 
 _INPUT = "_conj_input"
 _NOT_DATA = frozenset({"requires_grad_", "share_memory_", "detach_", "resize_", "squeeze_",
@@ -43,6 +50,25 @@ def _writing(name, method):
     return wrapper
 
 
+def _viewing(method):
+    """A method that may return a view of the ConjView: that view is a ConjView too, of the
+    same method's view of the input (the ConjView and its input share a layout, so the
+    two views have one geometry: checked)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        if (isinstance(result, TensorImpl) and result is not self
+                and result._storage is self._storage and result._dtype is self._dtype
+                and not is_view(result)):
+            source = self.__dict__[_INPUT]
+            if source._strides == self._strides:
+                twin = method(source, *args, **kwargs)
+                if twin._sizes == result._sizes and twin._strides == result._strides:
+                    return make(result, twin)
+        return result
+    return wrapper
+
+
 def _class():
     """ConjView, built on first use: Tensor's methods are all installed by then."""
     global _cls
@@ -52,6 +78,14 @@ def _class():
                  and n not in _NOT_DATA] + list(_INPLACE_DUNDERS)
         namespace = {n: _writing(n, getattr(Tensor, n)) for n in names
                      if callable(getattr(Tensor, n, None))}
+        for n in dir(Tensor):                  # views: methods, __getitem__, T/mT/H...
+            if n in namespace or (n.startswith("_") and n != "__getitem__"):
+                continue
+            attr = inspect.getattr_static(Tensor, n, None)
+            if isinstance(attr, property) and attr.fget is not None:
+                namespace[n] = property(_viewing(attr.fget), attr.fset)
+            elif callable(attr) and not isinstance(attr, (staticmethod, classmethod, type)):
+                namespace[n] = _viewing(getattr(Tensor, n))
         namespace.update(__module__="tensorlib", __doc__=__doc__,
                          is_conj=lambda self: True)
         _cls = type("Tensor", (Tensor,), namespace)     # torch's conj views are Tensors

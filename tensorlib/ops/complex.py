@@ -94,9 +94,23 @@ def conj_physical(input):  # noqa: A002
 
 @differentiable("conj_physical")
 def _conj_physical(input):  # noqa: A002
-    out = input.clone()
+    out = _empty_in_layout(input)
+    out.copy_(input)
     view_as_real(out).select(-1, 1).neg_()
     return out
+
+
+def _empty_in_layout(x):
+    """An empty tensor in x's strides when x is dense (a permutation of a contiguous
+    layout, as torch's preserve_format), else contiguous: conj()'s result then shares its
+    input's layout, which lets views of it write back (ops/_conj_view.py)."""
+    order = sorted(range(len(x._sizes)), key=lambda d: -x._strides[d])
+    sizes = tuple(x._sizes[d] for d in order)
+    out = empty(sizes, x._dtype, x._device)
+    if all(x._strides[d] == out._strides[i] for i, d in enumerate(order)
+           if x._sizes[d] > 1):
+        return out.permute([order.index(d) for d in range(len(order))])
+    return empty(x._sizes, x._dtype, x._device)
 
 
 def conj(input):  # noqa: A002

@@ -1,8 +1,9 @@
 """conj() as torch has it, observed: conj of a real tensor is the tensor itself; of a complex
 one a result with is_conj() True whose in-place writes reach the input conjugated (as
 through torch's lazy view); resolve_conj/conj_physical/conj_physical_/resolve_neg/is_neg;
-autograd through a write into a conj() result. The documented difference (values are taken
-when conj() runs; views of it are plain) is pinned too."""
+autograd through a write into a conj() result; views of it writing back. The documented
+differences (values are taken when conj() runs; views through functions, or of a non-dense
+input, are plain) are pinned too."""
 import numpy as np
 import pytest
 
@@ -77,7 +78,23 @@ def test_gradient_through_a_write_into_a_conj_result_matches_torch():
     np.testing.assert_allclose(grads[0], grads[1], atol=1e-10)
 
 
-def test_conj_physical_inplace_and_the_documented_snapshot():
+def test_views_of_a_conj_result_write_back_like_torch_views():
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(DATA)
+        y = x.conj()
+        y[0].fill_(0)                                # through __getitem__
+        y.T[2].mul_(2)                               # a property's view
+        y.view(-1)[5] = 7j
+        y.detach()[1, 0] = 1 + 1j
+        t = lib.tensor(DATA).t()                     # a dense, transposed input
+        t.conj()[0].fill_(5)
+        results.append((_np(x), _np(t), y[0].is_conj(), y.T.is_conj(), y.real.is_conj()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_conj_physical_inplace_and_the_documented_differences():
     for lib in (tl, torch):
         x = lib.tensor(DATA)
         assert x.conj_physical_() is x and not x.is_conj()
@@ -86,5 +103,7 @@ def test_conj_physical_inplace_and_the_documented_snapshot():
     y = x.conj()
     x.zero_()                          # torch's view would now read zeros; tensorlib's
     np.testing.assert_array_equal(_np(y), DATA.conj())           # holds the values of then
-    y[0].fill_(0)                      # a view of the result is plain: x keeps its zeros
-    assert not y[0].is_conj() and np.all(_np(x) == 0)
+    tl.transpose(y, 0, 1).fill_(0)     # a view taken through a function is plain
+    strided = tl.tensor(DATA)[:, ::2]  # not dense: its conjugate is contiguous
+    strided.conj()[0].fill_(0)         # so a view of that stays local
+    assert np.all(_np(x) == 0) and np.all(_np(strided) == DATA[:, ::2])
