@@ -72,7 +72,7 @@ def renorm(input, p, dim, maxnorm):  # noqa: A002
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} "
                            f"dimensions")
     if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
+        raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     dim = wrap_dim(dim, input.dim())

@@ -59,7 +59,8 @@ CASES = {
             [A, np.array([1, 2, 1, 3, 1]), np.array([0.2, 0.5, 1.0, 0.3, 0.9])]),
     "corrcoef": (lambda m, x: (m.corrcoef(x), x.corrcoef()), [A]),
     "quantile": (lambda m, x: (m.quantile(x, 0.3), m.quantile(x, 0.5, dim=1, keepdim=True),
-                               x.quantile(m.tensor([0.1, 0.9], dtype=m.float64, device=x.device), dim=0),
+                               x.quantile(m.tensor([0.1, 0.9], dtype=m.float64,
+                                                   device=x.device), dim=0),
                                m.quantile(x, 0.4, dim=1, interpolation="nearest"),
                                m.quantile(x, 0.4, dim=1, interpolation="midpoint")), [NAN]),
     "nanquantile": (lambda m, x: (m.nanquantile(x, 0.3), x.nanquantile(0.7, dim=1),
@@ -111,7 +112,8 @@ INPLACE = {
     "asinh_": lambda m, x: x.asinh_(), "acosh_": lambda m, x: (x + 1.5).arccosh_(),
     "atanh_": lambda m, x: (x * 0.1).atanh_(), "ldexp_": lambda m, x: x.ldexp_(x.round()),
     "renorm_": lambda m, x: x.renorm_(2, 0, 1.0), "logit_": lambda m, x: x.sigmoid().logit_(),
-    "heaviside_": lambda m, x: x.heaviside_(x[0].clone()), "nextafter_": lambda m, x: x.nextafter_(x * 2),
+    "heaviside_": lambda m, x: x.heaviside_(x[0].clone()),
+    "nextafter_": lambda m, x: x.nextafter_(x * 2),
     "gcd_": lambda m, x: (x * 10).to(x.dtype).long().gcd_(x.long() + 3),
 }
 
