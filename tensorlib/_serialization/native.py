@@ -163,7 +163,7 @@ class _Encoder:
         node = {"$": "tensor", "id": mid, "storage": index, "dtype": t._dtype.name,
                 "shape": list(t._sizes), "stride": list(t._strides), "offset": t._offset,
                 "requires_grad": bool(t._requires_grad)}
-        if type(t) is not tensorlib.Tensor:
+        if type(t) is not tensorlib.Tensor and not t.is_conj():    # a conj() result: plain
             node["cls"] = _globals.path_of(type(t))
         return node
 

@@ -21,7 +21,19 @@ JVP rules, by family (`JVP_RULES`):
   cumsum, padding, casts): the op itself applied to the tangents;
 - bilinear ops (matmul, mm, linear, convolutions): the product rule;
 - softmax and log_softmax: their closed forms.
-An op without a rule raises NotImplementedError naming it."""
+An op without a rule raises NotImplementedError naming it.
+
+NOTE [ Complex tangents ]
+Primals and tangents may be complex (CPU). The backward formulas compute, for an output
+cotangent g, the adjoint J* g of the op's real-linear derivative J in PyTorch's convention
+(holomorphic f: g conj(f'(z))). For a holomorphic op J t = f'(z) t = conj(J* conj(t)), and
+for a real-valued output (abs, angle, var, norms) Re(conj(J* conj(t))) = J t, so the
+elementwise and reduction rules conjugate the tangent going in and the result coming out (the
+identity for real tensors) and a real output keeps the real part. The ops that are neither
+holomorphic nor real-valued (conj, view_as_real, complex, real/imag through view_as_real)
+are linear and have the linear rule; sgn is a composite of linear and real-valued ops.
+jvp's results match torch.autograd.forward_ad and torch.func.jvp (tests/autograd/
+test_forward_ad_complex.py)."""
 import weakref
 from collections import namedtuple
 
@@ -105,6 +117,10 @@ def _check_level(level, fn_name):
 
 
 # ---- dual tensors ----------------------------------------------------------------------------
+def _differentiable_dtype(dtype):
+    return dtype.is_floating_point or dtype.is_complex
+
+
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
 
@@ -126,10 +142,17 @@ def make_dual(tensor, tangent, *, level=None):
     _check_level(level, "make_dual")
     if not isinstance(tensor, TensorImpl) or not isinstance(tangent, TensorImpl):
         raise TypeError("make_dual: expected tensor and tangent to be Tensors")
-    if not tensor.dtype.is_floating_point:
-        raise ValueError(f"Expected primal to be floating point, but got: {tensor.dtype}")
-    if not tangent.dtype.is_floating_point:
-        raise ValueError(f"Expected tangent to be floating point, but got: {tangent.dtype}")
+    if not _differentiable_dtype(tensor.dtype):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not _differentiable_dtype(tangent.dtype):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tangent.dtype.is_complex and not tensor.dtype.is_complex:
+        raise NotImplementedError(f"make_dual: a complex tangent ({tangent.dtype}) for a real "
+                                  f"primal ({tensor.dtype}) is not supported by tensorlib (a "
+                                  f"real input has real directions only); pass a complex "
+                                  f"primal or a real tangent")
     if tuple(tensor.shape) != tuple(tangent.shape):
         raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
                            f"that of the original Tensor, this is not supported. Tensor is of "
@@ -206,10 +229,12 @@ def _propagate(op, out, args, kwargs):
     if isinstance(out, TensorImpl):
         out, result = (out,), (result,)
     for o, t in zip(out, result):
-        if o._dtype.is_floating_point:
+        if _differentiable_dtype(o._dtype):
             if t is not None and t._sizes != o._sizes:
                 t = t.expand(o._sizes)
             if t is not None and t._dtype is not o._dtype:
+                if t._dtype.is_complex and not o._dtype.is_complex:
+                    t = tensorlib.real(t)           # a real output moves along Re(J t)
                 t = t.to(o._dtype)
             _set_tangent(o, t, forward_only)
 
@@ -237,18 +262,24 @@ def _ctx(args, kwargs, out, wanted):
 
 
 def _elementwise(op, args, tangents, kwargs, out):
-    """Diagonal Jacobian: the backward formula applied to the tangent is J t."""
+    """Diagonal Jacobian: J t = conj(backward(conj(t))) (for real values the backward
+    formula applied to the tangent). See NOTE [ Complex tangents ]."""
     backward = FORMULAS[op].backward
     total = None
     for i, t in enumerate(tangents):
         if t is None or isinstance(t, list):
             continue
         g = t if t._sizes == out._sizes else t.expand(out._sizes)
-        grads = backward(_ctx(args, kwargs, out, i), g)
+        grads = backward(_ctx(args, kwargs, out, i), _conj(g))
         gi = grads[i] if isinstance(grads, tuple) else grads
         if gi is not None:
+            gi = _conj(gi)
             total = gi if total is None else total + gi
     return total if total is not None else tensorlib.zeros_like(out)
+
+
+def _conj(t):
+    return t.conj_physical() if t._dtype.is_complex else t
 
 
 _REDUCTION_DIM_INDEX = {"sum": 1, "mean": 1, "prod": 1, "amax": 1, "amin": 1,
@@ -266,7 +297,7 @@ def _reduction(op, args, tangents, kwargs, out):
     dims = _dims(ctx, x, _REDUCTION_DIM_INDEX[op])
     if op in ("max_dim", "min_dim"):
         dims = (tensorlib._C.views.wrap_dim(arg(ctx, 1, "dim"), x.dim()),)
-    product = partial * tangents[0]
+    product = _conj(partial) * tangents[0]
     jv = (product.sum(tuple(dims), keepdim=True) if dims else product).reshape(values.shape)
     return (jv, None) if isinstance(out, tuple) else jv
 
@@ -349,14 +380,15 @@ _ELEMENTWISE = ("abs", "acos", "add", "asin", "atan", "atan2", "ceil", "clamp", 
                 "hypot", "log", "log1p", "logaddexp", "masked_fill", "maximum", "minimum",
                 "mul", "neg", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin",
                 "sinh", "sqrt", "sub", "tan", "tanh", "trunc", "where", "index_fill",
-                "scatter_value")
+                "scatter_value", "complex_abs", "angle", "asinh", "acosh", "atanh")
 _LINEAR = ("as_strided", "cat", "clone", "constant_pad_nd", "cumsum", "diag", "diag_embed",
            "diagonal", "expand", "flatten", "flip", "gather", "getitem", "index_add",
            "index_copy", "index_put", "index_select", "masked_scatter", "masked_select",
            "narrow", "pad", "permute", "put_along_dim", "repeat", "repeat_interleave",
            "reshape", "roll", "scatter", "scatter_add", "select", "squeeze", "stack",
            "sum_to_size", "t", "take_along_dim", "take_flat", "to_copy", "trace", "transpose",
-           "tril", "triu", "unfold", "unsqueeze", "view", "im2col", "col2im")
+           "tril", "triu", "unfold", "unsqueeze", "view", "im2col", "col2im",
+           "view_as_real", "view_as_complex", "conj_physical", "complex")
 
 JVP_RULES = {}
 JVP_RULES.update({name: _elementwise for name in _ELEMENTWISE})

@@ -77,6 +77,15 @@ def _grads(outputs, inputs, cotangents, create_graph, retain_graph=None):
     return [tensorlib.zeros_like(x) if g is None else g for g, x in zip(res, inputs)]
 
 
+def _error_if_complex(what, leaves, is_input):
+    """jacrev/jacfwd are defined for real functions only (torch's check, same message)."""
+    for i, x in enumerate(leaves):
+        if isinstance(x, TensorImpl) and x.dtype.is_complex:
+            kind = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{what}: Expected all {kind} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
+
+
 def _check_tensors(leaves, what):
     for x in leaves:
         if not isinstance(x, TensorImpl):
@@ -285,9 +294,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         outer_grad = tensorlib.is_grad_enabled()
         with enable_grad():
             args, entered, in_spec = _enter_args(args, argnums, "jacrev(f, argnums)(*args)")
+            _error_if_complex("jacrev", entered, is_input=True)
             output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f)(*args)")
             out_leaves, out_spec = tree_flatten(output)
             _check_tensors(out_leaves, "jacrev(f)(*args): outputs")
+            _error_if_complex("jacrev", out_leaves, is_input=False)
             keep = outer_grad and _depends_on_outside(out_leaves, entered)
             per_output = []
             for out in out_leaves:
@@ -326,6 +337,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         chosen = args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums)
         in_leaves, in_spec = tree_flatten(chosen)
         _check_tensors(in_leaves, "jacfwd(f, argnums)(*args)")
+        _error_if_complex("jacfwd", in_leaves, is_input=True)
 
         def restricted(*diff):
             full = list(args)
@@ -340,6 +352,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         with _random_guard(randomness):     # PyTorch's jacfwd runs under vmap's flag
             entered, _, output, out_leaves, out_spec, aux, keep, cot, grad_inputs = \
                 _linearize(restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
+        _error_if_complex("jacfwd", out_leaves, is_input=False)
         columns = []                       # per input leaf: per element, J e_j per output
         for k, x in enumerate(entered):
             cols = []

@@ -7,7 +7,8 @@ import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
-            "decompositions", "combinatorics", "complex", "pinned")
+            "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
+            "differences", "matrices", "pinned")
 
 
 def modules():

@@ -42,7 +42,8 @@ _RULES = {
         "addcmul", "addcdiv", "xlogy", "deg2rad", "rad2deg", "angle", "logit", "i0", "sinc",
         "lgamma", "digamma", "mean", "nanmean", "std", "var", "logsumexp", "all", "any", "cat",
         "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-        "row_stack", "outer", "ger",
+        "row_stack", "outer", "ger", "acosh", "asinh", "atanh", "arccosh", "arcsinh",
+        "arctanh", "ldexp", "nextafter", "heaviside", "gcd", "lcm",
     ),
     OUT_DTYPE: ("sum", "nansum", "prod", "cumsum", "cumprod"),
     EXACT: (
@@ -55,7 +56,8 @@ _RULES = {
         "clamp_max", "abs", "absolute", "bitwise_not", "neg", "negative", "floor", "ceil",
         "round", "trunc", "fix", "frac", "sign", "sgn", "signbit", "lerp", "nan_to_num",
         "isposinf", "isneginf", "norm", "softmax", "log_softmax", "logcumsumexp", "diag",
-        "polar", "complex", "tril", "triu",
+        "polar", "complex", "tril", "triu", "diff", "quantile", "nanquantile", "renorm",
+        "isin", "frexp", "histogram", "cholesky_solve", "cholesky_inverse",
     ),
     FACTORY: ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye",
               "rand", "randn", "randint", "randperm"),
@@ -70,7 +72,8 @@ _NOT_DIFFERENTIABLE = frozenset((
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
     "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bitwise_not", "all", "any", "argmax", "argmin", "isposinf",
-    "isneginf", "signbit", "nonzero", "searchsorted", "bucketize"))
+    "isneginf", "signbit", "nonzero", "searchsorted", "bucketize", "isin", "gcd", "lcm",
+    "histogram"))
 # all/any write bool or uint8 only
 _LOGICAL_OUT = {"all": (dt.bool_, dt.uint8), "any": (dt.bool_, dt.uint8)}
 # PyTorch's cat refuses a narrowing out dtype with TypeError (TensorIterator ops: RuntimeError)

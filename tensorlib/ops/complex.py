@@ -10,11 +10,12 @@ from tensorlib._C import dtypes as dt
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._C.factory import empty
 from tensorlib._C.pointwise import complex_off_cpu
+from tensorlib.ops import _conj_view
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical",
-           "resolve_conj", "is_conj", "angle", "polar", "complex", "is_complex", "sgn",
-           "adjoint"]
+           "conj_physical_", "resolve_conj", "is_conj", "resolve_neg", "is_neg", "angle",
+           "polar", "complex", "is_complex", "sgn", "adjoint"]
 
 _PART = {"complex64": dt.float32, "complex128": dt.float64}
 _WHOLE = {"float32": dt.complex64, "float64": dt.complex128}
@@ -93,16 +94,43 @@ def conj_physical(input):  # noqa: A002
 
 @differentiable("conj_physical")
 def _conj_physical(input):  # noqa: A002
-    out = input.clone()
+    out = _empty_in_layout(input)
+    out.copy_(input)
     view_as_real(out).select(-1, 1).neg_()
     return out
 
 
+def _empty_in_layout(x):
+    """An empty tensor in x's strides when x is dense (a permutation of a contiguous
+    layout, as torch's preserve_format), else contiguous: conj()'s result then shares its
+    input's layout, which lets views of it write back (ops/_conj_view.py)."""
+    order = sorted(range(len(x._sizes)), key=lambda d: -x._strides[d])
+    sizes = tuple(x._sizes[d] for d in order)
+    out = empty(sizes, x._dtype, x._device)
+    if all(x._strides[d] == out._strides[i] for i, d in enumerate(order)
+           if x._sizes[d] > 1):
+        return out.permute([order.index(d) for d in range(len(order))])
+    return empty(x._sizes, x._dtype, x._device)
+
+
 def conj(input):  # noqa: A002
-    """The complex conjugate. PyTorch returns a lazy view with a conj bit; tensorlib computes
-    it (a copy), so is_conj() is always False. Not complex: the tensor itself."""
+    """The complex conjugate; the tensor itself when it is not complex. A computed
+    conjugate that writes back into `input` (NOTE in ops/_conj_view.py), not PyTorch's
+    lazy view; conj() of such a result is `input` again."""
     _check_tensor(input, "conj")
-    return conj_physical(input) if input._dtype.is_complex else input
+    if not input._dtype.is_complex:
+        return input
+    if _conj_view.is_view(input):
+        return _conj_view.input_of(input).view_as(input)
+    return _conj_view.make(_conj_physical(input), input)
+
+
+def conj_physical_(input):  # noqa: A002
+    """Conjugate in place (a no-op for real tensors)."""
+    _check_tensor(input, "conj_physical_")
+    if input._dtype.is_complex:
+        input.copy_(_conj_physical(input))
+    return input
 
 
 def adjoint(input):  # noqa: A002
@@ -112,10 +140,24 @@ def adjoint(input):  # noqa: A002
 
 
 def resolve_conj(input):  # noqa: A002
-    return input
+    """A plain tensor holding the same values: a copy of a conj() result, else input."""
+    _check_tensor(input, "resolve_conj")
+    return input.clone() if _conj_view.is_view(input) else input
 
 
 def is_conj(input):  # noqa: A002
+    _check_tensor(input, "is_conj")
+    return _conj_view.is_view(input)
+
+
+def resolve_neg(input):  # noqa: A002
+    """tensorlib has no negative-bit views: the tensor itself."""
+    _check_tensor(input, "resolve_neg")
+    return input
+
+
+def is_neg(input):  # noqa: A002
+    _check_tensor(input, "is_neg")
     return False
 
 
@@ -176,6 +218,7 @@ def polar(abs, angle):  # noqa: A002
 
 
 TENSOR_METHODS = {"is_complex": is_complex, "conj": conj, "conj_physical": conj_physical,
-                  "resolve_conj": resolve_conj, "is_conj": is_conj, "angle": angle,
-                  "real": property(real), "imag": property(imag), "sgn": sgn,
+                  "conj_physical_": conj_physical_, "resolve_conj": resolve_conj,
+                  "is_conj": is_conj, "resolve_neg": resolve_neg, "is_neg": is_neg,
+                  "angle": angle, "real": property(real), "imag": property(imag), "sgn": sgn,
                   "adjoint": adjoint, "mH": property(adjoint)}

@@ -34,10 +34,17 @@ def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored):
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = (dt.bool_ if isinstance(fill_value, bool) else
-                 dt.int64 if isinstance(fill_value, numbers.Integral) else dt.get_default_dtype())
+                 dt.int64 if isinstance(fill_value, numbers.Integral) else
+                 _default_complex() if isinstance(fill_value, complex) else
+                 dt.get_default_dtype())
     t = _empty(sizes_arg((size,)), dtype, factory_device(device))
     lookup("fill", t._device)(t, fill_value)
     return _finish(t, requires_grad)
+
+
+def _default_complex():
+    """The complex dtype of a Python complex number: complex128 under a float64 default."""
+    return dt.complex128 if dt.get_default_dtype() is dt.float64 else dt.complex64
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -192,7 +199,7 @@ def _checked_integers(values, dtype):
 def overflows(value, dtype):
     """Whether integer `value` does not fit `dtype` (PyTorch's c10::overflows: unsigned
     dtypes accept -max..max, negative values wrapping)."""
-    if dtype.is_floating_point or dtype is dt.bool_:
+    if dtype.is_floating_point or dtype.is_complex or dtype is dt.bool_:
         return False
     info = np.iinfo(dtype.np)
     if info.min == 0:

@@ -15,7 +15,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "qr", "matrix_power",
-           "pinverse", "svd", "cholesky_inverse", "cross"]
+           "pinverse", "svd", "cholesky_inverse", "cholesky_solve", "cross"]
 
 svd_result = namedtuple("svd", ["U", "S", "Vh"])
 torch_svd_result = namedtuple("svd", ["U", "S", "V"])
@@ -52,7 +52,8 @@ def _back(array, like, dtype=None):
 _COMPLEX_OK = {"linalg.svd", "linalg.svdvals", "svd", "linalg.eigh", "linalg.eigvalsh",
                "linalg.eig", "linalg.eigvals", "linalg.qr", "linalg.inv", "linalg.inv_ex",
                "linalg.solve", "linalg.solve_triangular", "linalg.slogdet", "linalg.det",
-               "linalg.pinv"}
+               "linalg.pinv", "linalg.cholesky", "linalg.cholesky_ex", "linalg.lstsq",
+               "linalg.matrix_rank", "cholesky_solve", "cholesky_inverse"}
 
 
 def _check_float(name, A):
@@ -223,7 +224,7 @@ def _potrf(a, upper):
     flat = a.reshape((-1,) + a.shape[-2:])
     out = np.zeros_like(flat)
     info = np.zeros(flat.shape[0], np.int32)
-    potrf = lapack.dpotrf if a.dtype == np.float64 else lapack.spotrf
+    potrf = lapack.get_lapack_funcs("potrf", (a,))          # s/d/c/z by dtype
     for i, m in enumerate(flat):
         c, inf = potrf(m, lower=not upper, clean=True)
         out[i], info[i] = c, max(inf, 0)
@@ -244,7 +245,7 @@ def _cholesky(A, upper):
 
 
 def linalg_cholesky(A, *, upper=False):
-    """L with A = L L^T (or U with A = U^T U when upper), from A's lower (upper) triangle."""
+    """L with A = L L^H (or U with A = U^H U when upper), from A's lower (upper) triangle."""
     _check_matrix("linalg.cholesky", A, square=True)
     return _cholesky(A, bool(upper))
 
@@ -438,19 +439,27 @@ def logdet(input):  # noqa: A002
 
 # ---- built from the factorisations (tensorlib ops, on the device) -----------------------------
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """Moore-Penrose inverse V diag(1/s) U^T over the singular values above
-    max(atol, rtol * s_max) (rtol defaults to eps * max(m, n) when atol is not given)."""
+    """Moore-Penrose inverse V diag(1/s) U^H over the singular values above
+    max(atol, rtol * s_max) (rtol defaults to eps * max(m, n) when atol is not given).
+    hermitian: from eigh of A's lower triangle, Q diag(1/l) Q^H over |l| above the cutoff."""
     import tensorlib
     _check_matrix("linalg.pinv", A)
+    if hermitian:
+        L, Q = _eigh(A, "L")
+        S = L.abs()
+        keep = S > _cutoff(A, S, atol, rtol)
+        l_inv = tensorlib.where(keep, 1.0 / tensorlib.where(keep, L, 1.0), 0.0)
+        return (Q * l_inv.to(Q.dtype).unsqueeze(-2)) @ Q.mH
     U, S, Vh = _svd(A, False)
     cutoff = _cutoff(A, S, atol, rtol)
     keep = S > cutoff
     s_inv = tensorlib.where(keep, 1.0 / tensorlib.where(keep, S, 1.0), 0.0)
-    return (Vh.mT * s_inv.unsqueeze(-2)) @ U.mT
+    return (Vh.mH * s_inv.to(U.dtype).unsqueeze(-2)) @ U.mH
 
 
 def _cutoff(A, S, atol, rtol):
-    eps = float(np.finfo(np.float32 if A.dtype is dt.float32 else np.float64).eps)
+    single = A.dtype in (dt.float32, dt.complex64)
+    eps = float(np.finfo(np.float32 if single else np.float64).eps)
     if rtol is None:
         rtol = eps * max(A.shape[-2:]) if atol is None or atol == 0 else 0.0
     s_max = S.amax(-1, keepdim=True) if S.shape[-1] else S.sum(-1, keepdim=True)
@@ -466,36 +475,55 @@ def pinverse(input, rcond=1e-15):  # noqa: A002
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
-    """The number of singular values above the tolerance (as pinv)."""
+    """The number of singular values (|eigenvalues| when hermitian) above the tolerance (as
+    pinv)."""
     _check_matrix("linalg.matrix_rank", A)
+    if hermitian and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_rank: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
     if tol is not None:
         atol, rtol = tol, 0.0
-    S = svdvals(A.detach())
+    S = _eigh(A.detach(), "L").eigenvalues.abs() if hermitian else svdvals(A.detach())
     return (S > _cutoff(A, S, atol, rtol)).sum(-1)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+_PART_OF = {dt.complex64: dt.float32, dt.complex128: dt.float64}
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares X minimising ||A X - B||: the solution is pinv(A) @ B (differentiable,
-    on the device); residuals as LAPACK's gelsd gives them for full-rank tall A."""
+    on the device). What else is returned follows the driver as in torch (default gelsy):
+    rank for all but gels, singular values for gelsd/gelss, residuals (squared moduli
+    summed) for all but gelsy when A is tall and of full rank."""
     import tensorlib
     _check_matrix("linalg.lstsq", A)
     _check_same("linalg.lstsq", A, B)
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
     vector = B.dim() == A.dim() - 1
     rhs = B.unsqueeze(-1) if vector else B
     if rhs.shape[-2] != A.shape[-2]:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), "
                            f"but got {A.shape[-2]} and {rhs.shape[-2]}")
+    part = _PART_OF.get(A.dtype, A.dtype)
     rtol = rcond if rcond is not None else None
     X = pinv(A, rtol=rtol) @ rhs
     S = svdvals(A.detach())
     rank = (S > _cutoff(A, S, None, rtol)).sum(-1)
     m, n = A.shape[-2:]
-    empty = tensorlib.empty(0, dtype=A.dtype, device=A.device)
-    residuals = empty
-    if m > n and bool((rank == n).all()):
-        residuals = ((A @ X - rhs) ** 2).sum(-2)
+    residuals = tensorlib.empty(0, dtype=part, device=A.device)
+    if driver != "gelsy" and m > n and bool((rank == n).all()):
+        residuals = ((A @ X - rhs).abs() ** 2).sum(-2)
     if vector:
         X = X.squeeze(-1)
+    if driver == "gels":
+        rank = tensorlib.empty(0, dtype=tensorlib.int64, device=A.device)
+    if driver not in ("gelsd", "gelss"):
+        S = tensorlib.empty(0, dtype=part, device=A.device)
     return lstsq_result(X, residuals, rank, S)
 
 
@@ -608,15 +636,39 @@ def vander(x, *, N=None):
 
 
 def cholesky_inverse(input, upper=False):  # noqa: A002
-    """(L L^T)^-1 from its Cholesky factor L (U^T U when upper)."""
+    """(L L^H)^-1 from its Cholesky factor L (U^H U when upper)."""
     import tensorlib
-    L = input.mT if upper else input
+    _check_matrix("cholesky_inverse", input, square=True)
+    L = input.mH if upper else input
     eye = tensorlib.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(L.shape)
     Linv = solve_triangular(L, eye, upper=False)
-    return Linv.mT @ Linv
+    return Linv.mH @ Linv
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with (L L^H) X = B (U^H U X = B when upper) from the Cholesky factor, by two
+    triangular solves (batch dims broadcast)."""
+    _check_float("cholesky_solve", B)
+    if B.dim() < 2 or L.dim() < 2:
+        raise RuntimeError(f"cholesky_solve: u should have at least 2 dimensions, but has "
+                           f"{L.dim()} dimensions instead" if L.dim() < 2 else
+                           f"cholesky_solve: b should have at least 2 dimensions, but has "
+                           f"{B.dim()} dimensions instead")
+    if B.dtype is not L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{B.dtype.scalar_name} and A of type {L.dtype.scalar_name} "
+                           f"instead.")
+    if L.shape[-1] != L.shape[-2] or B.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
+                           f"{B.shape[-2]} by {B.shape[-1]}")
+    lower = L.mH if upper else L
+    Y = solve_triangular(lower, B, upper=False)
+    return solve_triangular(lower.mH, Y, upper=True)
 
 
 TENSOR_METHODS = {"det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inverse,
                   "cholesky": cholesky, "qr": qr, "svd": svd, "pinverse": pinverse,
                   "matrix_power": matrix_power, "cholesky_inverse": cholesky_inverse,
+                  "cholesky_solve": cholesky_solve,
                   "cross": cross}

@@ -6,7 +6,7 @@ from tensorlib._C import views as _views
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
-from tensorlib._C.tensor_impl import numel
+from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl, numel
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op as _autocast_op
 
@@ -237,6 +237,8 @@ def einsum(equation, *operands):
     repeated labels in one operand (diagonals), '...' (broadcast), size-1 broadcasting.
     Each operand first loses its repeated labels (diagonal) and the labels no one else needs
     (summed); then operands are contracted left to right, each pair by one batched matmul."""
+    if isinstance(equation, _TensorImpl):
+        equation, operands = _einsum_sublists((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     terms, output = _einsum_parse(equation, operands)
@@ -255,6 +257,32 @@ def einsum(equation, *operands):
         x, labels = _einsum_pair(x, labels, *work[i], needed)
     x, labels = _einsum_sum(x, labels, set(output))
     return x.permute([labels.index(lab) for lab in output]) if labels != output else x
+
+
+_SUBLIST_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_sublists(args):
+    """torch's sublist form einsum(op1, [0, 1], op2, [1, 2], [0, 2]) as an equation: labels
+    0..51 are letters, Ellipsis is '...'."""
+    def term(sublist):
+        letters = []
+        for label in sublist:
+            if label is Ellipsis:
+                letters.append("...")
+            elif isinstance(label, int) and 0 <= label < 52:
+                letters.append(_SUBLIST_LETTERS[label])
+            else:
+                raise RuntimeError(f"einsum(): expected subscript to be within the range [0, "
+                                   f"52), but got {label}")
+        return "".join(letters)
+    operands, terms = list(args[0::2]), [term(s) for s in args[1::2]]
+    output = None
+    if len(operands) > len(terms):          # the last one is the output sublist
+        output = operands.pop()
+        output = term(output)
+    equation = ",".join(terms) + ("" if output is None else "->" + output)
+    return equation, tuple(operands)
 
 
 def _einsum_parse(equation, operands):
@@ -379,7 +407,7 @@ def kron(a, b):
 def _norm_dtype(name, x, dtype):
     if dtype is not None:
         x = x.to(dtype)
-    if not x._dtype.is_floating_point:
+    if not (x._dtype.is_floating_point or x._dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{x._dtype.scalar_name}")
     return x
@@ -414,6 +442,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     if x.numel() == 0 and ord < 0:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                            f"tensor because the operation does not have an identity")
+    if x._dtype.is_complex:          # the norm of the moduli, in the parts' dtype
+        x = x.abs()
     return _vector_norm(x, float(ord), dims, bool(keepdim))
 
 

@@ -53,3 +53,19 @@ add(Case("linalg_eig", lambda a: (lambda L, V: (L, V.abs()))(*LA.eig(a)), [(2, 3
     Case("linalg_svd-complex", lambda a, b: (lambda u, s, vh: (u * s.unsqueeze(-2)) @ vh)(
         *LA.svd(_z(a, b), full_matrices=False)), [(3, 2), (3, 2)],
          covers=["linalg_svd", "complex"], layouts=("contiguous",), cpu_only=True))
+
+
+def _hpd(z):
+    return z @ z.mH + 0.5 * tl.eye(z.shape[-1], dtype=z.dtype)
+
+
+add(Case("linalg_cholesky-complex", lambda a, b: LA.cholesky(_hpd(_z(a, b))), [(3, 3), (3, 3)],
+         covers=["linalg_cholesky", "complex"], layouts=("contiguous",), cpu_only=True),
+    Case("linalg_cholesky-complex-upper-solve",
+         lambda a, b: tl.cholesky_solve(_z(b, a), LA.cholesky(_hpd(_z(a, b)), upper=True),
+                                        upper=True), [(3, 3), (3, 3)],
+         covers=["linalg_cholesky", "linalg_solve_triangular", "complex"],
+         layouts=("contiguous",), cpu_only=True),
+    Case("lstsq-complex", lambda a, b: LA.lstsq(_z(a, b), _z(b, a)[:, :2]).solution,
+         [(4, 3), (4, 3)], covers=["linalg_svd", "complex"], layouts=("contiguous",),
+         cpu_only=True))

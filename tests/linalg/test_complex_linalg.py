@@ -86,7 +86,22 @@ LA_CASES = {
     "qr": lambda L, a, b: tuple(L.linalg.qr(a)),
     "qr_tall": lambda L, a, b: tuple(L.linalg.qr(b)),
     "qr_wide": lambda L, a, b: tuple(L.linalg.qr(b.mH)),
+    "cholesky": lambda L, a, b: L.linalg.cholesky(_hpd(L, a)),
+    "cholesky_upper": lambda L, a, b: L.linalg.cholesky(_hpd(L, a), upper=True),
+    "cholesky_ex": lambda L, a, b: L.linalg.cholesky_ex(_hpd(L, a)).L,
+    "cholesky_solve": lambda L, a, b: L.cholesky_solve(b, L.linalg.cholesky(_hpd(L, a))),
+    "cholesky_solve_upper": lambda L, a, b: L.cholesky_solve(
+        b, L.linalg.cholesky(_hpd(L, a), upper=True), upper=True),
+    "cholesky_inverse": lambda L, a, b: L.cholesky_inverse(L.linalg.cholesky(_hpd(L, a))),
+    "lstsq": lambda L, a, b: L.linalg.lstsq(L.cat([a, b.mH], -2), L.cat([b, b[..., :2, :] * 2j], -2))[0],
+    "pinv": lambda L, a, b: L.linalg.pinv(b),
+    "pinv_hermitian": lambda L, a, b: L.linalg.pinv(a + a.mH, hermitian=True),
 }
+
+
+def _hpd(L, a):
+    """A Hermitian positive-definite matrix made from a."""
+    return a @ a.mH + a.new_ones(()).real * 0.5 * (a.shape[-1] ** 0)
 
 
 def _loss(lib, outs):
@@ -110,7 +125,9 @@ def test_complex_values_and_gradients_match_torch(name):
 
 
 @pytest.mark.parametrize("name", ["inv", "solve", "det", "slogdet", "svdvals", "eigvalsh",
-                                  "qr", "qr_wide", "solve_triangular", "svd_reconstruct"])
+                                  "qr", "qr_wide", "solve_triangular", "svd_reconstruct",
+                                  "cholesky", "cholesky_upper", "cholesky_solve",
+                                  "cholesky_inverse", "lstsq", "pinv_hermitian"])
 def test_complex_gradcheck(name):
     a, b = tl.tensor(CPLX[0], requires_grad=True), tl.tensor(RHS[0], requires_grad=True)
     assert gradcheck(lambda a, b: LA_CASES[name](tl, a, b), (a, b))
@@ -166,9 +183,31 @@ def test_det_gradient_at_singular_matrices_matches_torch(data):
     assert gradcheck(tl.linalg.det, (a,))
 
 
-def test_complex_ops_without_complex_support_say_so():
-    with pytest.raises(NotImplementedError, match="linalg.cholesky: complex inputs"):
-        tl.linalg.cholesky(tl.tensor(CPLX))
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+def test_complex_lstsq_results_follow_the_driver_as_torch(driver):
+    A = np.concatenate([CPLX[0], RHS[0].conj().T], 0)              # 5 x 3, full rank
+    B = np.concatenate([RHS[0], RHS[0] * 2j], 0)[:5]
+    ours = tl.linalg.lstsq(tl.tensor(A), tl.tensor(B), driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B), driver=driver)
+    for o, t in zip(ours, theirs):
+        assert o.dtype.name == str(t.dtype).split(".")[-1] and o.shape == tuple(t.shape)
+        np.testing.assert_allclose(_np(o), t.numpy(), atol=1e-10)
+    with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
+        tl.linalg.lstsq(tl.tensor(A), tl.tensor(B), driver="gesv")
+
+
+def test_complex_matrix_rank_and_cholesky_errors_match_torch():
+    low = CPLX[0][:, :2] @ CPLX[1][:2]                              # rank 2
+    for hermitian, data in ((False, np.stack([CPLX[0], low])), (True, low @ low.conj().T)):
+        assert tl.linalg.matrix_rank(tl.tensor(data), hermitian=hermitian).tolist() == \
+            torch.linalg.matrix_rank(torch.tensor(data), hermitian=hermitian).tolist()
+    bad = np.stack([CPLX[0] @ CPLX[0].conj().T, -np.eye(3) + 0j])
+    with pytest.raises(tl.linalg.LinAlgError, match=r"\(Batch element 1\).*order 1 is not"):
+        tl.linalg.cholesky(tl.tensor(bad))
+    L, info = tl.linalg.cholesky_ex(tl.tensor(bad))
+    assert info.tolist() == torch.linalg.cholesky_ex(torch.tensor(bad)).info.tolist()
+    np.testing.assert_allclose(_np(L[0]), torch.linalg.cholesky(torch.tensor(bad[0])).numpy(),
+                               atol=1e-12)
 
 
 def test_eig_on_other_devices_raises(device):

@@ -131,3 +131,19 @@ def test_non_cpu_devices_raise(device):
             ("linalg.eig", "complex64", lambda: tl.linalg.eig(x))]:
         with pytest.raises(RuntimeError, match=rf"^{op}: .*{dtype}.*only supported on the cpu"):
             call()
+
+
+def test_fill_setitem_and_full_with_complex_values_match_torch():
+    results = []
+    for lib in (tl, torch):
+        z = lib.zeros(4, dtype=lib.complex128)
+        z.fill_(2)
+        z[1] = 3
+        z[2] = 1 - 1j
+        z[3:].zero_()
+        full = lib.full((2,), 1j)
+        results.append((z.numpy(), full.numpy(), str(full.dtype).split(".")[-1]))
+    (z, full, name), (tz, tfull, tname) = results
+    np.testing.assert_array_equal(z, tz)
+    np.testing.assert_array_equal(full, tfull)
+    assert name == tname == "complex64"

@@ -11,7 +11,7 @@ from tensorlib.autograd.recording import formula
 def conj(x):
     """The conjugate of a complex tensor or number; anything else is returned as it is."""
     if isinstance(x, TensorImpl):
-        return x.conj() if x._dtype.category == 3 else x
+        return x.conj_physical() if x._dtype.category == 3 else x
     return x.conjugate() if isinstance(x, complex) else x
 
 

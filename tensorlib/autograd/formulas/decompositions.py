@@ -155,16 +155,17 @@ def linalg_qr(ctx, gQ=None, gR=None):
 
 @formula("linalg_cholesky", save_output=True)
 def linalg_cholesky(ctx, gL):
-    """gA = sym(L^-T Phi(L^T gL) L^-1), Phi: the lower triangle with its diagonal halved."""
+    """torch's cholesky_backward (Murray 2016): with T = tril(L^H gL), gA = L^-H Phi L^-1,
+    Phi = (T + tril(T, -1)^H) / 2, the Hermitian matrix whose lower triangle is T with its
+    diagonal halved."""
     upper = ctx.args[1]
-    L = ctx.out.mT if upper else ctx.out
-    gL = gL.mT if upper else gL
-    P = tensorlib.tril(L.mT @ gL)
-    P = P - 0.5 * tensorlib.diag_embed(P.diagonal(0, -2, -1))
+    L = ctx.out.mH if upper else ctx.out
+    gL = gL.mH if upper else gL
+    T = tensorlib.tril(L.mH @ gL)
+    phi = 0.5 * (T + tensorlib.tril(T, -1).mH)
     la = _la()
-    gA = la.solve_triangular(L.mT, P, upper=True)
-    gA = la.solve_triangular(L, gA, upper=False, left=False)
-    return 0.5 * (gA + gA.mT), None
+    gA = la.solve_triangular(L.mH, phi, upper=True)
+    return la.solve_triangular(L, gA, upper=False, left=False), None
 
 
 @formula("linalg_inv", save_output=True)
