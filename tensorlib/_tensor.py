@@ -65,7 +65,10 @@ class Tensor(TensorImpl):
         return self._offset
 
     def is_contiguous(self, memory_format=None):
-        return is_contiguous(self)
+        if memory_format is None:
+            return is_contiguous(self)
+        from tensorlib.ops.memory_format import is_in
+        return is_in(self, memory_format)
 
     def is_floating_point(self):
         return self._dtype.is_floating_point

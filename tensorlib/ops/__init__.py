@@ -6,7 +6,7 @@ import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
-            "decompositions", "combinatorics", "complex")
+            "decompositions", "combinatorics", "complex", "memory_format")
 
 
 def modules():

@@ -664,6 +664,7 @@ class Module:
         """Move and/or cast parameters and buffers: to(device), to(dtype), to(tensor),
         to(device, dtype). Only floating point tensors change dtype; parameters are
         converted in place."""
+        memory_format = kwargs.get("memory_format")
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
@@ -671,9 +672,12 @@ class Module:
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
-                return t.to(device=device, dtype=dtype) if device is not None else \
-                    t.to(dtype)
-            return t.to(device) if device is not None else t
+                t = t.to(device=device, dtype=dtype) if device is not None else t.to(dtype)
+            elif device is not None:
+                t = t.to(device)
+            if memory_format is not None and t.dim() in (4, 5):  # as torch: 4-D/5-D only
+                t = t.to(memory_format=memory_format)
+            return t
         return self._apply(convert)
 
     def cpu(self):
