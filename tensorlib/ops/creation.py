@@ -13,6 +13,7 @@ from tensorlib._C.factory import empty as _empty
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl, wrap
+from tensorlib._global_flags import fill_uninitialized
 from tensorlib.ops import memory_format as _mf
 from tensorlib.ops._args import sizes_arg
 
@@ -32,8 +33,10 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
     d = dtype or dt.get_default_dtype()
     sizes, dev = sizes_arg(size), factory_device(device)
     if memory_format is None or memory_format is _mf.contiguous_format:
-        return _finish(_empty(sizes, d, dev), requires_grad)
-    return _finish(_mf.empty_in(sizes, d, dev, _mf.check(memory_format)), requires_grad)
+        t = _empty(sizes, d, dev)
+    else:
+        t = _mf.empty_in(sizes, d, dev, _mf.check(memory_format))
+    return _finish(fill_uninitialized(t), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -67,6 +70,8 @@ def _like_in(t, fill_value, dtype, device, requires_grad, memory_format):
     out = _mf.empty_in(t._sizes, kw["dtype"], factory_device(kw["device"]), fmt)
     if fill_value is not None:
         lookup("fill", out._device)(out, fill_value)
+    else:
+        fill_uninitialized(out)
     return _finish(out, requires_grad)
 
 
@@ -296,7 +301,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
                            f"strides: {list(strides)}")
     d = dtype or dt.get_default_dtype()
     extent = 0 if 0 in sizes else 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
-    base = _empty((extent,), d, factory_device(device))
+    base = fill_uninitialized(_empty((extent,), d, factory_device(device)))
     return _finish(wrap(base._storage, sizes, strides, 0, d), requires_grad)
 
 
