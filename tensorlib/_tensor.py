@@ -103,6 +103,10 @@ class Tensor(TensorImpl):
         return self._device.type == "cpu"
 
     @property
+    def is_meta(self):
+        return self._device.type == "meta"
+
+    @property
     def _version(self):
         return self._storage.version
 
@@ -278,6 +282,8 @@ class Tensor(TensorImpl):
                                f"converted to Scalar")
         if _capture_state.current is not None:
             _capture_state.materialize("item()")
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         value = self._device._backend.copy_to_host(self).reshape(()).item()
         return float(value) if self._dtype in (dt.bfloat16, dt.float16) else value
 

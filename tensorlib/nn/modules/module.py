@@ -653,6 +653,11 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers moved to `device` as uninitialized tensors of the same
+        shapes (how a module built on the meta device gets memory)."""
+        return self._apply(lambda t: tensorlib.empty_like(t, device=device), recurse=recurse)
+
     def apply(self, fn):
         """Call fn(module) on every submodule (children first), then on self."""
         for module in self.children():
