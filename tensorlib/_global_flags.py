@@ -1,9 +1,18 @@
 """Process-wide numerics switches PyTorch programs set: deterministic algorithms and the
 float32 matmul precision.
 
-tensorlib's kernels give the same result run to run on cpu and opencl, and its float32
-matmuls are full precision, so no op reads these today: they are kept, validated and
-reported exactly as PyTorch's, for programs (and libraries) that set and read them."""
+NOTE [ Deterministic algorithms ]
+PyTorch raises (or, with warn_only, warns) under use_deterministic_algorithms(True) for the
+ops whose kernels are nondeterministic on a device: atomic adds on CUDA in scatter_add,
+index_add, index_put with accumulate, the backward of interpolate, and so on; on the CPU none
+is. tensorlib has no such kernel on any backend: the CPU kernels are sequential per output,
+and the OpenCL/CUDA scatter_add and index_add sort their indices once and add in that order
+(bit-identical sums run to run), so no op raises or warns. What the mode does change, as in
+PyTorch, is uninitialized memory: with `tensorlib.utils.deterministic.
+fill_uninitialized_memory` (default True), `empty`, `empty_like`, `empty_strided` and
+`new_empty` fill floating and complex tensors with NaN and integer tensors with their
+largest value (bool: True). The float32 matmuls are always full precision, so the matmul
+precision is kept, validated and reported as PyTorch's, and read by nothing."""
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
@@ -68,6 +77,26 @@ def set_float32_matmul_precision(precision):
                       f"setFloat32MatmulPrecision call has no effect.", stacklevel=2)
         return
     _matmul_precision = precision
+
+
+def fill_uninitialized(t):
+    """t, filled as NOTE [ Deterministic algorithms ] says when the mode is on."""
+    if not _deterministic:
+        return t
+    from tensorlib.utils import deterministic
+    if not deterministic.fill_uninitialized_memory or t.numel() == 0:
+        return t
+    import tensorlib
+    dtype = t.dtype
+    if dtype.is_floating_point or dtype.is_complex:
+        value = float("nan")
+    elif dtype is tensorlib.bool:
+        value = True
+    else:
+        value = int(tensorlib.iinfo(dtype).max)
+    from tensorlib._C.dispatch import lookup
+    lookup("fill", t._device)(t, value)
+    return t
 
 
 def get_float32_matmul_precision():

@@ -65,7 +65,10 @@ class Tensor(TensorImpl):
         return self._offset
 
     def is_contiguous(self, memory_format=None):
-        return is_contiguous(self)
+        if memory_format is None:
+            return is_contiguous(self)
+        from tensorlib.ops.memory_format import is_in
+        return is_in(self, memory_format)
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -98,6 +101,10 @@ class Tensor(TensorImpl):
     @property
     def is_cpu(self):
         return self._device.type == "cpu"
+
+    @property
+    def is_meta(self):
+        return self._device.type == "meta"
 
     @property
     def _version(self):
@@ -275,6 +282,8 @@ class Tensor(TensorImpl):
                                f"converted to Scalar")
         if _capture_state.current is not None:
             _capture_state.materialize("item()")
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         value = self._device._backend.copy_to_host(self).reshape(()).item()
         return float(value) if self._dtype in (dt.bfloat16, dt.float16) else value
 

@@ -72,6 +72,8 @@ def _format(array, fmt, indent, summarize):
 
 
 def tensor_repr(t, prefix="tensor("):
+    if t._device.type == "meta":
+        return _meta_repr(t, prefix)
     array = t.detach().cpu().numpy() if hasattr(t, "detach") else t.cpu().numpy()
     if t._dtype in (dt.bfloat16, dt.float16):
         array = array.astype(np.float32)
@@ -109,3 +111,13 @@ def _edges(array):
                                                       array.shape[axis]))
             array = np.take(array, idx, axis=axis)
     return array
+
+
+def _meta_repr(t, prefix):
+    """PyTorch's form for a tensor without data: tensor(..., device='meta', size=(2, 3))."""
+    parts = ["...", "device='meta'", f"size={tuple(t._sizes)}"]
+    if t._dtype is not dt.get_default_dtype():
+        parts.append(f"dtype={t._dtype}")
+    if getattr(t, "_requires_grad", False):
+        parts.append("requires_grad=True")
+    return prefix + ", ".join(parts) + ")"

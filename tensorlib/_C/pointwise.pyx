@@ -4,6 +4,7 @@ from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, default_float
 from tensorlib._C.device cimport device
 from tensorlib._C.tensor_impl cimport TensorImpl, wrap
 from tensorlib._C.factory cimport empty, scalar_tensor, cast
+from tensorlib._C.memory_format cimport empty_in_layout_of
 from tensorlib._C.dispatch cimport lookup
 from tensorlib._C.broadcast cimport broadcast_shapes2
 from tensorlib._C.views cimport expand_strides
@@ -73,7 +74,7 @@ cpdef object binary(str op, object a, object b, int kind):
         if ta._dtype is tb._dtype and ta._device is tb._device and ta._sizes == tb._sizes \
                 and (kind != K_TO_FLOAT or ta._dtype.category >= 2):
             # the common case: nothing to promote, broadcast or move
-            out = empty(ta._sizes, _out_dtype(ta._dtype, kind), ta._device)
+            out = empty_in_layout_of(ta, _out_dtype(ta._dtype, kind))
             (<object>ta._device._kernels.get(op) or lookup(op, ta._device))(out, ta, tb)
             if (ta._requires_grad or tb._requires_grad) and grad_enabled():
                 _record(op, kind, out, a, b)
@@ -96,11 +97,23 @@ cpdef object binary(str op, object a, object b, int kind):
         compute = <dtype>DTYPES[BOOL]
     elif compute.category == 3 and dev.type != "cpu":
         raise complex_off_cpu(op, compute, dev)
-    out = empty(shape, _out_dtype(compute, kind), dev)
+    out = _empty_for(shape, _out_dtype(compute, kind), dev, a, b)
     lookup(op, dev)(out, _as_operand(a, compute, dev, shape), _as_operand(b, compute, dev, shape))
     if (_needs_grad(a) or _needs_grad(b)) and grad_enabled():
         _record(op, kind, out, a, b)
     return out
+
+
+cdef TensorImpl _empty_for(tuple shape, dtype dt, device dev, object a, object b):
+    """The output of a broadcasting op: in the layout of the first operand of the output's
+    shape (channels-last stays channels-last, as in PyTorch), else contiguous."""
+    cdef TensorImpl out
+    for x in (a, b):
+        if isinstance(x, TensorImpl) and (<TensorImpl>x)._sizes == shape:
+            out = empty_in_layout_of(<TensorImpl>x, dt)
+            if out._device is dev:
+                return out
+    return empty(shape, dt, dev)
 
 
 def complex_off_cpu(str op, dtype dt, device dev):
@@ -161,7 +174,7 @@ cpdef object unary(str op, TensorImpl x, int kind):
     if kind == K_LOGICAL:
         compute = <dtype>DTYPES[BOOL]
     cdef TensorImpl src = x if compute is x._dtype else cast(x, compute)
-    cdef TensorImpl out = empty(x._sizes, _out_dtype(compute, kind), x._device)
+    cdef TensorImpl out = empty_in_layout_of(x, _out_dtype(compute, kind))
     (<object>x._device._kernels.get(op) or lookup(op, x._device))(out, src)
     if x._requires_grad and grad_enabled() and (kind == K_SAME or kind == K_TO_FLOAT):
         recorder()(op, out, (x,), None)

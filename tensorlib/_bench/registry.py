@@ -38,4 +38,4 @@ def workloads(quick=False):
 
 def _load_builtin_suites():
     from tensorlib._bench import compiled, models, ops  # noqa: F401 - importing registers them
-    from tensorlib._bench import attention  # noqa: F401
+    from tensorlib._bench import attention, vision  # noqa: F401

@@ -17,8 +17,8 @@ def list():  # noqa: A001 - the name users expect
 
 
 def available():
-    """Names of the device types that can be used now."""
-    return [r.name for r in list() if r.status == "available"]
+    """Names of the device types that can compute now (not `meta`, which holds no data)."""
+    return [r.name for r in list() if r.status == "available" and r.name != "meta"]
 
 
 def why_unavailable(name):

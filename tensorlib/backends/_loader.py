@@ -16,6 +16,18 @@ from tensorlib.backends.interface import API_VERSION
 
 FIRST_PARTY = ("cpu", "opencl", "cuda")
 GROUP = "tensorlib.backends"
+BUILT_IN = {"meta": "tensorlib._meta:backend"}     # part of tensorlib itself, no entry point
+
+
+class _BuiltIn:
+    """The entry-point face of a built-in backend (name, value, load)."""
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def load(self):
+        module, attr = self.value.split(":")
+        return getattr(importlib.import_module(module), attr)
 
 
 class BackendRecord:
@@ -66,6 +78,8 @@ class Loader:
                 record.status = "disabled"
                 record.reason = "TENSORLIB_BACKEND_AUTOLOAD=0 turns third-party backends off"
             self.records[ep.name] = record
+        for name, value in BUILT_IN.items():
+            self.records.setdefault(name, BackendRecord(name, _BuiltIn(name, value), True))
 
     def check_known(self, kind):
         if kind not in self.records:

@@ -2,6 +2,8 @@ r"""tensorlib.nn.init: fill a tensor in place with values from a distribution (P
 names, defaults and errors). Every function runs under no_grad and draws through the tensor's
 own generator methods (`Tensor.uniform_`, `Tensor.normal_`, `tensorlib.randperm`), so one
 seed gives the same initialization on every device."""
+import contextlib
+import functools
 import math
 import warnings
 
@@ -281,6 +283,33 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             zero_indices = row_indices[:num_zeros]
             tensor[zero_indices, col_idx] = 0
     return tensor
+
+
+# ---- skipping: nn.utils.skip_init builds a module with every initializer a no-op -----------
+_skipping = [False]
+
+
+def _skippable(fn):
+    @functools.wraps(fn)
+    def init(tensor, *args, **kwargs):
+        return tensor if _skipping[0] else fn(tensor, *args, **kwargs)
+    return init
+
+
+for _name in __all__:
+    if _name.endswith("_"):
+        globals()[_name] = _skippable(globals()[_name])
+
+
+@contextlib.contextmanager
+def skipped():
+    """Within: every in-place initializer returns its tensor unchanged (the values stay as
+    `empty` left them)."""
+    previous, _skipping[0] = _skipping[0], True
+    try:
+        yield
+    finally:
+        _skipping[0] = previous
 
 
 # PyTorch's deprecated aliases without the trailing underscore

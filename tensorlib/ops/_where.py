@@ -3,6 +3,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, scalar_tensor, cast
+from tensorlib._C.memory_format import empty_in_layout_of
 from tensorlib._C.promotion import result_type
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._opdef import differentiable
@@ -34,7 +35,9 @@ def where(condition, input, other):  # noqa: A002
                                f"least two devices, {device} and {x._device}!")
     shape = broadcast_shapes(condition._sizes, *(x._sizes for x in (input, other)
                                                   if isinstance(x, TensorImpl)))
-    out = empty(shape, dtype, device)
+    like = next((x for x in (condition, input, other) if isinstance(x, TensorImpl)
+                 and x._sizes == shape and x._device is device), None)
+    out = empty(shape, dtype, device) if like is None else empty_in_layout_of(like, dtype)
     lookup("where", device)(out, condition.expand(shape), _operand(input, dtype, device, shape),
                             _operand(other, dtype, device, shape))
     return out

@@ -97,4 +97,21 @@ def to(x, *args, **kwargs):
         out = cast(out, dtype)
     if copy and out is x:
         out = cast(x, x._dtype)
+    fmt = kwargs.get("memory_format")
+    if fmt is not None or out is not x:
+        out = _in_format(out, x, fmt)
     return out
+
+
+def _in_format(out, x, fmt):
+    """A converted tensor in memory_format (default preserve_format: x's layout; the
+    conversions above make contiguous copies)."""
+    from tensorlib.ops import memory_format as mf
+    fmt = mf.resolve(mf.preserve_format if fmt is None else fmt, x)
+    if fmt is mf.contiguous_format and (out is not x or mf.is_in(out, fmt)):
+        return out
+    if fmt is not mf.contiguous_format and mf.is_in(out, fmt):
+        return out
+    converted = mf.empty_in(out._sizes, out._dtype, out._device, fmt)   # checks the rank
+    lookup("copy", out._device)(converted, out)
+    return converted

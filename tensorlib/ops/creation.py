@@ -13,6 +13,8 @@ from tensorlib._C.factory import empty as _empty
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl, wrap
+from tensorlib._global_flags import fill_uninitialized
+from tensorlib.ops import memory_format as _mf
 from tensorlib.ops._args import sizes_arg
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like",
@@ -26,9 +28,15 @@ def _finish(t, requires_grad):
     return t
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored):
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None,
+          **_ignored):
     d = dtype or dt.get_default_dtype()
-    return _finish(_empty(sizes_arg(size), d, factory_device(device)), requires_grad)
+    sizes, dev = sizes_arg(size), factory_device(device)
+    if memory_format is None or memory_format is _mf.contiguous_format:
+        t = _empty(sizes, d, dev)
+    else:
+        t = _mf.empty_in(sizes, d, dev, _mf.check(memory_format))
+    return _finish(fill_uninitialized(t), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -61,20 +69,34 @@ def _like(t, dtype, device):
     return dict(dtype=dtype or t._dtype, device=device if device is not None else t._device)
 
 
-def empty_like(t, *, dtype=None, device=None, requires_grad=False):
-    return empty(t._sizes, **_like(t, dtype, device), requires_grad=requires_grad)
+def _like_in(t, fill_value, dtype, device, requires_grad, memory_format):
+    """A tensor of t's sizes, filled with fill_value (None: uninitialised), in
+    memory_format (default preserve_format: t's layout, see ops/memory_format.py)."""
+    kw = _like(t, dtype, device)
+    fmt = _mf.resolve(_mf.preserve_format if memory_format is None else memory_format, t)
+    out = _mf.empty_in(t._sizes, kw["dtype"], factory_device(kw["device"]), fmt)
+    if fill_value is not None:
+        lookup("fill", out._device)(out, fill_value)
+    else:
+        fill_uninitialized(out)
+    return _finish(out, requires_grad)
 
 
-def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
-    return full(t._sizes, 0, **_like(t, dtype, device), requires_grad=requires_grad)
+def empty_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like_in(t, None, dtype, device, requires_grad, memory_format)
 
 
-def ones_like(t, *, dtype=None, device=None, requires_grad=False):
-    return full(t._sizes, 1, **_like(t, dtype, device), requires_grad=requires_grad)
+def zeros_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like_in(t, 0, dtype, device, requires_grad, memory_format)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(t._sizes, fill_value, **_like(t, dtype, device), requires_grad=requires_grad)
+def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like_in(t, 1, dtype, device, requires_grad, memory_format)
+
+
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like_in(t, fill_value, dtype, device, requires_grad, memory_format)
 
 
 # ---- Tensor.new_*: factories taking this tensor's dtype and device by default --------------
@@ -286,7 +308,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
                            f"strides: {list(strides)}")
     d = dtype or dt.get_default_dtype()
     extent = 0 if 0 in sizes else 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
-    base = _empty((extent,), d, factory_device(device))
+    base = fill_uninitialized(_empty((extent,), d, factory_device(device)))
     return _finish(wrap(base._storage, sizes, strides, 0, d), requires_grad)
 
 

@@ -423,18 +423,28 @@ def _like(input, dtype, device):
                                      else input._device)
 
 
+def _laid_out_like(out, input, memory_format, requires_grad):
+    """The random values `out` (drawn in row-major order) laid out in memory_format
+    (default preserve_format: input's layout)."""
+    from tensorlib.ops import memory_format as mf
+    fmt = mf.resolve(mf.preserve_format if memory_format is None else memory_format, input)
+    if fmt is not mf.contiguous_format:
+        out = mf.contiguous_in(out, fmt)
+    return _finish(out, requires_grad)
+
+
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)
-    return rand(input._sizes, generator=generator, dtype=d, device=dev,
-                requires_grad=requires_grad)
+    return _laid_out_like(rand(input._sizes, generator=generator, dtype=d, device=dev),
+                          input, memory_format, requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
-    return randn(input._sizes, generator=generator, dtype=d, device=dev,
-                 requires_grad=requires_grad)
+    return _laid_out_like(randn(input._sizes, generator=generator, dtype=d, device=dev),
+                          input, memory_format, requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,

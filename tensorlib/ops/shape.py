@@ -5,6 +5,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import is_contiguous, numel
 from tensorlib.ops._args import dims_arg, sizes_arg
+from tensorlib.ops import memory_format as _mf
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
@@ -29,14 +30,18 @@ def reshape(x, *shape):
 
 
 def contiguous(x, memory_format=None):
-    if is_contiguous(x):
-        return x
-    return clone(x)
+    """x itself when laid out in memory_format (default contiguous_format), else a copy."""
+    if memory_format is None or memory_format is _mf.contiguous_format:
+        return x if is_contiguous(x) else clone(x, memory_format=_mf.contiguous_format)
+    return _mf.contiguous_in(x, memory_format)
 
 
 @differentiable("clone")
 def clone(x, memory_format=None):
-    out = empty(x._sizes, x._dtype, x._device)
+    """A copy in memory_format (default preserve_format: see NOTE [ Which layouts are
+    preserved ] in ops/memory_format.py)."""
+    fmt = _mf.suggest(x) if memory_format is None else _mf.resolve(memory_format, x)
+    out = _mf.empty_in(x._sizes, x._dtype, x._device, fmt)
     lookup("copy", x._device)(out, x)
     return out
 

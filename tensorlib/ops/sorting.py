@@ -109,8 +109,9 @@ def _check_index_dtype(name, index, allowed=_INDEX_DTYPES, what="int32/int64"):
 
 
 def check_bounds(index, size, dim, negative=False, exc=IndexError):
-    """Raise `exc` naming the first index outside [0, size) (or [-size, size))."""
-    if index.numel() == 0:
+    """Raise `exc` naming the first index outside [0, size) (or [-size, size)); meta
+    indices have no values to check, as in PyTorch."""
+    if index.numel() == 0 or index._device.type == "meta":
         return
     lo = -size if negative else 0
     bad = (index < lo) | (index >= size)

@@ -215,6 +215,10 @@ add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
     Case("sdpa-causal", lambda q, k, v: tl.nn.functional.scaled_dot_product_attention(
         q, k, v, is_causal=True), [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
         covers=["scaled_dot_product_attention_fused"], layouts=("contiguous", "transposed")),
+    # the CPU's fused grid_sample op (double backward through the composite path)
+    Case("grid_sample-fused", lambda x, g: tl.nn.functional.grid_sample(
+        x, g.tanh(), "bilinear", "reflection", False), [(1, 2, 4, 3), (1, 3, 2, 2)],
+        covers=["grid_sampler_2d_fused"], gradgrad=True),
     Case("log_softmax", lambda x: tl.log_softmax(x, -1), [S], gradgrad=True),
     Case("log_softmax-dim0", lambda x: tl.log_softmax(x, 0), [S], covers=["log_softmax"]),
     Case("logsumexp-dims", lambda x: tl.logsumexp(x, (0, 1), keepdim=True), [S],

@@ -11,6 +11,7 @@ from tensorlib._bench.models import workloads as model_workloads
 from tensorlib._bench.ops import workloads as op_workloads
 # after ops: suites are listed in the order their modules are first imported
 from tensorlib._bench.attention import workloads as attention_workloads  # noqa: I001
+from tensorlib._bench.vision import workloads as vision_workloads  # noqa: I001
 from tensorlib._bench.registry import workloads
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -78,7 +79,8 @@ def test_registry_has_ops_and_models_with_unique_names():
     assert len(names) == len(set(names))
     assert names == [w.name for w in op_workloads(True)] + [w.name for w in
                                                            model_workloads(True)] + \
-        [w.name for w in compiled_workloads(True)] + [w.name for w in attention_workloads(True)]
+        [w.name for w in compiled_workloads(True)] + [w.name for w in attention_workloads(True)] \
+        + [w.name for w in vision_workloads(True)]
     assert {"chain_compiled", "mlp_train_compiled"} <= set(names)
     assert {"mlp_fwd", "mlp_train", "cnn_fwd", "cnn_train", "transformer_fwd",
             "transformer_train"} <= set(names)

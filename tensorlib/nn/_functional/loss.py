@@ -217,7 +217,7 @@ def _class_targets(target, ignore_index, n_classes):
     target = target.to(tensorlib.int64)
     ignored = target == ignore_index
     safe = tensorlib.where(ignored, 0, target)
-    if safe.numel():
+    if safe.numel() and not safe.is_meta:              # meta targets have no values to check
         bad = (safe < 0) | (safe >= n_classes)
         if bad.any().item():
             value = tensorlib.masked_select(safe, bad)[0].item()

@@ -20,6 +20,7 @@ import numpy as np
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.nn._functional.grid_sample_fused import try_fused_grid_sample
 
 __all__ = ["grid_sample", "affine_grid"]
 
@@ -193,6 +194,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         _warn_align_corners()
         align_corners = False
     _check_grid_sampler(input, grid, mode)
+    fused = try_fused_grid_sample(input, grid, mode, padding_mode, align_corners)
+    if fused is not None:
+        return fused
+    return composite_grid_sample(input, grid, mode, padding_mode, align_corners)
+
+
+def composite_grid_sample(input, grid, mode, padding_mode, align_corners):  # noqa: A002
+    """grid_sample in tensorlib ops on any device (NOTE [ Sampling by gathered taps ]); the
+    arguments are already checked."""
     n, c = input.shape[:2]
     out_spatial = tuple(grid.shape[1:-1])
     points = int(np.prod(out_spatial))

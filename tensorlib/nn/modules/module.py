@@ -653,6 +653,11 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers moved to `device` as uninitialized tensors of the same
+        shapes (how a module built on the meta device gets memory)."""
+        return self._apply(lambda t: tensorlib.empty_like(t, device=device), recurse=recurse)
+
     def apply(self, fn):
         """Call fn(module) on every submodule (children first), then on self."""
         for module in self.children():
@@ -664,6 +669,7 @@ class Module:
         """Move and/or cast parameters and buffers: to(device), to(dtype), to(tensor),
         to(device, dtype). Only floating point tensors change dtype; parameters are
         converted in place."""
+        memory_format = kwargs.get("memory_format")
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
@@ -671,9 +677,12 @@ class Module:
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
-                return t.to(device=device, dtype=dtype) if device is not None else \
-                    t.to(dtype)
-            return t.to(device) if device is not None else t
+                t = t.to(device=device, dtype=dtype) if device is not None else t.to(dtype)
+            elif device is not None:
+                t = t.to(device)
+            if memory_format is not None and t.dim() in (4, 5):  # as torch: 4-D/5-D only
+                t = t.to(memory_format=memory_format)
+            return t
         return self._apply(convert)
 
     def cpu(self):

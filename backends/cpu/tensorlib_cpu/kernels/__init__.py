@@ -1,11 +1,11 @@
 """Every kernel the CPU backend provides, by op name: the one list of what it implements."""
-from tensorlib_cpu import (attention_kernels, conv_kernels, norm_kernels, onednn_conv,
-                           optim_kernels, pool_kernels, select_kernels)
+from tensorlib_cpu import (attention_kernels, conv_kernels, grid_kernels, norm_kernels,
+                           onednn_conv, optim_kernels, pool_kernels, select_kernels)
 from tensorlib_cpu.kernels import blas, fused, indexing, pointwise, random, reduction
 
 
 def register(table):
     for module in (pointwise, reduction, blas, indexing, random, fused, attention_kernels,
-                   conv_kernels, onednn_conv, norm_kernels, optim_kernels, pool_kernels,
-                   select_kernels):
+                   conv_kernels, grid_kernels, onednn_conv, norm_kernels, optim_kernels,
+                   pool_kernels, select_kernels):
         table.update(module.KERNELS)

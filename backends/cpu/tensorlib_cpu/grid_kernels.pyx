@@ -1,0 +1,344 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Fused 4-D grid_sample (bilinear and nearest, every padding mode, align_corners either way),
+forward and backward, for float32/float64 on the CPU.
+
+The composite path (nn/_functional/vision.py) builds every tap's index and weight as tensors
+and reads them with one gather (and its backward with one scatter-add): about ten
+full-size temporaries. Here a block of 64 output points computes its source positions, tap
+offsets and weights once, in branch-free loops, and reuses them for every channel (a
+channel's block of outputs is one contiguous row of writes). The arithmetic is PyTorch's
+(GridSampler.h): unnormalize, then clip / reflect; a tap outside the input reads 0; a
+clipped coordinate passes no gradient. Non-finite coordinates behave as in PyTorch's CPU
+kernel: clipping sends NaN to 0, and bilinear sampling with zero padding gives NaN.
+
+Forward: blocks split across OpenMP threads. Backward: batches split across threads when the
+input's gradient is wanted (each thread scatters into its own batch's planes, so no
+atomics), blocks otherwise. Input and grid may have any strides (channels_last included)."""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int64_t
+
+from tensorlib._C.tensor_impl cimport TensorImpl, host_array
+from tensorlib_cpu import fastreduce
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stdint.h>
+    #include <string.h>
+
+    enum { GS_BILINEAR = 0, GS_NEAREST = 1 };
+    enum { GS_ZEROS = 0, GS_BORDER = 1, GS_REFLECTION = 2 };
+    #define GS_BLOCK 64           /* output points whose taps are computed together */
+
+    /* Source position of one normalized coordinate and d(position)/d(coordinate). */
+    #define DEFINE_GRID_COORD(T, FLOOR, FMOD)                                                 \\
+    /* Branch-free, so the block loops below vectorise. */                                  \\
+    static inline T gs_clip_##T(T x, int64_t size, T* g) {                                  \\
+        T hi = (T)(size - 1);                                                                 \\
+        *g = (x > 0 && x < hi) ? *g : 0;                                                      \\
+        return x > 0 ? (x < hi ? x : hi) : 0;                 /* NaN goes to 0, as torch's */ \\
+    }                                                                                         \\
+    static inline T gs_reflect_##T(T x, T twice_low, T twice_high, T* g) {                  \\
+        if (twice_low == twice_high) { *g = 0; return 0; }                                    \\
+        T low = twice_low / 2, span = (twice_high - twice_low) / 2;                           \\
+        x -= low;                                                                             \\
+        T sign = x < 0 ? -1 : 1;                                                              \\
+        x = x < 0 ? -x : x;                                                                   \\
+        T extra = FMOD(x, span);                                                              \\
+        T flips = FLOOR(x / span);                                                            \\
+        int even = FMOD(flips, (T)2) == 0;                                                    \\
+        *g *= even ? sign : -sign;                                                            \\
+        return even ? extra + low : span - extra + low;                                       \\
+    }                                                                                         \\
+    static inline T gs_source_##T(T coord, int64_t size, int padding, int align, T* g) {    \\
+        T x;                                                                                  \\
+        if (align) { x = (coord + 1) / 2 * (T)(size - 1); *g = (T)(size - 1) / 2; }           \\
+        else { x = ((coord + 1) * (T)size - 1) / 2; *g = (T)size / 2; }                       \\
+        if (padding == GS_BORDER) {                                                           \\
+            T gc = 1; x = gs_clip_##T(x, size, &gc); *g *= gc;                                \\
+        } else if (padding == GS_REFLECTION) {                                                \\
+            if (align) x = gs_reflect_##T(x, 0, (T)(2 * (size - 1)), g);                      \\
+            else x = gs_reflect_##T(x, -1, (T)(2 * size - 1), g);                             \\
+            T gc = 1; x = gs_clip_##T(x, size, &gc); *g *= gc;                                \\
+        }                                                                                     \\
+        return x;                                                                             \\
+    }
+
+    /* A block of output points' taps, corner k = (dy, dx) = (k >> 1, k & 1) of the bilinear
+       cell (nearest: corner 0 only): the input offset (0 for a tap outside, which `ok`
+       marks and which reads 0), the weight, and for the backward the cell's fractions, the
+       d(position)/d(coordinate) factors and the contiguous plane offset. */
+    #define DEFINE_GRID_TAPS(T)                                                               \\
+    typedef struct {                                                                          \\
+        int32_t off[4][GS_BLOCK], flat[4][GS_BLOCK];   /* the wrapper checks they fit */      \\
+        T w[4][GS_BLOCK], tx[GS_BLOCK], ty[GS_BLOCK], mx[GS_BLOCK], my[GS_BLOCK];             \\
+        int32_t ok[4][GS_BLOCK];                 /* 32-bit lanes like the offsets */      \\
+    } gs_block_##T;
+    #define DEFINE_GRID_SAMPLE(T, FLOOR, NEARBYINT, FABS)                                    \\
+    static void gs_block_taps_##T(gs_block_##T* b, const T* grid, const int64_t* gst,       \\
+                                  int64_t n, int64_t p0, int64_t len, int64_t Wo,            \\
+                                  int64_t H, int64_t W, const int64_t* is, int mode,         \\
+                                  int padding, int align) {                                  \\
+        int64_t j, h = p0 / Wo, w = p0 % Wo;                                                  \\
+        int32_t W32 = (int32_t)W, H32 = (int32_t)H, s2 = (int32_t)is[2], s3 = (int32_t)is[3]; \\
+        T ix[GS_BLOCK], iy[GS_BLOCK];                                                         \\
+        for (j = 0; j < len; j++) {                                                           \\
+            const T* gp = grid + n * gst[0] + h * gst[1] + w * gst[2];                        \\
+            ix[j] = gp[0]; iy[j] = gp[gst[3]];                                                \\
+            if (++w == Wo) { w = 0; h++; }                                                    \\
+        }                                                                                     \\
+        for (j = 0; j < len; j++) {                                                           \\
+            ix[j] = gs_source_##T(ix[j], W, padding, align, &b->mx[j]);                       \\
+            iy[j] = gs_source_##T(iy[j], H, padding, align, &b->my[j]);                       \\
+        }                                                                                     \\
+        if (mode == GS_NEAREST) {                                                             \\
+            for (j = 0; j < len; j++) {                                                       \\
+                T x = NEARBYINT(ix[j]), y = NEARBYINT(iy[j]);                                 \\
+                int in = x >= 0 && x < (T)W && y >= 0 && y < (T)H;                            \\
+                int64_t xi = in ? (int64_t)x : 0, yi = in ? (int64_t)y : 0;                   \\
+                b->ok[0][j] = in; b->w[0][j] = 1;                                             \\
+                b->off[0][j] = (int32_t)(yi * is[2] + xi * is[3]);                            \\
+                b->flat[0][j] = (int32_t)(yi * W + xi);                                       \\
+            }                                                                                 \\
+            return;                                                                           \\
+        }                                                                                     \\
+        for (j = 0; j < len; j++) {                                                           \\
+            T x = ix[j], y = iy[j];                                                           \\
+            /* far outside: no tap; a non-finite position gives NaN weights (so a NaN        \\
+               value, 0 * NaN), as in torch's CPU kernel */                                   \\
+            int far = !(FABS(x) <= (T)1e15 && FABS(y) <= (T)1e15);                            \\
+            int finite = x - x == 0 && y - y == 0;                                            \\
+            x = far ? -10 : x; y = far ? -10 : y;                                             \\
+            x = x < -2 ? -2 : (x < (T)W + 2 ? x : (T)W + 2);   /* no tap lies beyond: these */\\
+            y = y < -2 ? -2 : (y < (T)H + 2 ? y : (T)H + 2);   /* fit in 32 bits */           \\
+            T fx = FLOOR(x), fy = FLOOR(y), tx = x - fx, ty = y - fy;                         \\
+            int32_t x0 = (int32_t)fx, y0 = (int32_t)fy, k;                                    \\
+            b->tx[j] = tx; b->ty[j] = ty;                                                     \\
+            for (k = 0; k < 4; k++) {                                                         \\
+                int32_t xk = x0 + (k & 1), yk = y0 + (k >> 1);                                \\
+                int32_t in = xk >= 0 && xk < W32 && yk >= 0 && yk < H32;                      \\
+                T wk = ((k & 1) ? tx : 1 - tx) * ((k >> 1) ? ty : 1 - ty);                    \\
+                xk = in ? xk : 0; yk = in ? yk : 0;                                           \\
+                b->ok[k][j] = in;                                                             \\
+                b->off[k][j] = yk * s2 + xk * s3;                                             \\
+                b->flat[k][j] = yk * W32 + xk;                                                \\
+                b->w[k][j] = far ? (finite ? 0 : (T)NAN) : wk;                                \\
+            }                                                                                 \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* out (N, C, Ho, Wo) contiguous; input (N, C, H, W) and grid (N, Ho, Wo, 2) strided. */ \\
+    static void gs_forward_##T(T* out, const T* in, const int64_t* is, const T* grid,       \\
+                               const int64_t* gst, int64_t N, int64_t C, int64_t H,          \\
+                               int64_t W, int64_t Ho, int64_t Wo, int mode, int padding,     \\
+                               int align, int nt) {                                          \\
+        int64_t P = Ho * Wo, nb = (P + GS_BLOCK - 1) / GS_BLOCK, q;                           \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt)")                         \\
+        for (q = 0; q < N * nb; q++) {                                                        \\
+            int64_t n = q / nb, p0 = (q % nb) * GS_BLOCK, c, j;                               \\
+            int64_t len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;                              \\
+            gs_block_##T b;                                                                   \\
+            gs_block_taps_##T(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align); \\
+            for (c = 0; c < C; c++) {                                                         \\
+                const T* plane = in + n * is[0] + c * is[1];                                  \\
+                T* o = out + (n * C + c) * P + p0;                                            \\
+                if (mode == GS_NEAREST) {                                                     \\
+                    for (j = 0; j < len; j++) {                                               \\
+                        T v = plane[b.off[0][j]];                                             \\
+                        o[j] = b.ok[0][j] ? v : 0;                                            \\
+                    }                                                                         \\
+                    continue;                                                                 \\
+                }                                                                             \\
+                for (j = 0; j < len; j++) {                                                   \\
+                    T v0 = plane[b.off[0][j]], v1 = plane[b.off[1][j]];                       \\
+                    T v2 = plane[b.off[2][j]], v3 = plane[b.off[3][j]];                       \\
+                    v0 = b.ok[0][j] ? v0 : 0; v1 = b.ok[1][j] ? v1 : 0;                       \\
+                    v2 = b.ok[2][j] ? v2 : 0; v3 = b.ok[3][j] ? v3 : 0;                       \\
+                    o[j] = v0 * b.w[0][j] + v1 * b.w[1][j] + v2 * b.w[2][j] + v3 * b.w[3][j]; \\
+                }                                                                             \\
+            }                                                                                 \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* One block's backward: gin taps (if gin: contiguous (C, H, W) of this batch) and the   \\
+       grid's gradient gg (len x 2). */                                                       \\
+    static void gs_block_backward_##T(const gs_block_##T* b, T* gin, T* gg, const T* gout,  \\
+                                      int64_t P, const T* base, const int64_t* is,           \\
+                                      int64_t C, int64_t H, int64_t W, int64_t len,          \\
+                                      int mode) {                                            \\
+        int64_t c, j, k;                                                                      \\
+        T gix[GS_BLOCK], giy[GS_BLOCK];                                                       \\
+        for (j = 0; j < len; j++) { gix[j] = 0; giy[j] = 0; }                                 \\
+        for (c = 0; c < C; c++) {                                                             \\
+            const T* plane = base + c * is[1];                                                \\
+            const T* g = gout + c * P;                                                        \\
+            T* gpl = gin ? gin + c * H * W : 0;                                               \\
+            if (mode == GS_NEAREST) {                                                         \\
+                if (gpl)                                                                      \\
+                    for (j = 0; j < len; j++) if (b->ok[0][j]) gpl[b->flat[0][j]] += g[j];    \\
+                continue;                                                                     \\
+            }                                                                                 \\
+            for (j = 0; j < len; j++) {      /* d(value)/d(position), vectorisable */        \\
+                T v0 = plane[b->off[0][j]], v1 = plane[b->off[1][j]];                         \\
+                T v2 = plane[b->off[2][j]], v3 = plane[b->off[3][j]];                         \\
+                v0 = b->ok[0][j] ? v0 : 0; v1 = b->ok[1][j] ? v1 : 0;                         \\
+                v2 = b->ok[2][j] ? v2 : 0; v3 = b->ok[3][j] ? v3 : 0;                         \\
+                T tx = b->tx[j], ty = b->ty[j], gj = g[j];                                    \\
+                gix[j] += gj * ((v1 - v0) * (1 - ty) + (v3 - v2) * ty);                       \\
+                giy[j] += gj * ((v2 - v0) * (1 - tx) + (v3 - v1) * tx);                       \\
+            }                                                                                 \\
+            if (gpl)                         /* the scatter into the input's gradient */     \\
+                for (j = 0; j < len; j++)                                                     \\
+                    for (k = 0; k < 4; k++)                                                   \\
+                        if (b->ok[k][j]) gpl[b->flat[k][j]] += b->w[k][j] * g[j];             \\
+        }                                                                                     \\
+        for (j = 0; j < len; j++) {                                                           \\
+            gg[2 * j] = mode == GS_NEAREST ? 0 : b->mx[j] * gix[j];                           \\
+            gg[2 * j + 1] = mode == GS_NEAREST ? 0 : b->my[j] * giy[j];                       \\
+        }                                                                                     \\
+    }                                                                                         \\
+    /* gin (N, C, H, W) contiguous or NULL, gg (N, Ho, Wo, 2) contiguous, gout contiguous.   \\
+       With gin, batches split across threads (each scatters into its own planes). */        \\
+    static void gs_backward_##T(T* gin, T* gg, const T* gout, const T* in,                  \\
+                                const int64_t* is, const T* grid, const int64_t* gst,        \\
+                                int64_t N, int64_t C, int64_t H, int64_t W, int64_t Ho,      \\
+                                int64_t Wo, int mode, int padding, int align, int nt) {      \\
+        int64_t P = Ho * Wo, nb = (P + GS_BLOCK - 1) / GS_BLOCK, n, q;                        \\
+        if (gin) {                                                                            \\
+            memset(gin, 0, sizeof(T) * N * C * H * W);                                        \\
+            _Pragma("omp parallel for schedule(static) num_threads(nt)")                     \\
+            for (n = 0; n < N; n++) {                                                         \\
+                gs_block_##T b;                                                               \\
+                for (int64_t p0 = 0; p0 < P; p0 += GS_BLOCK) {                                \\
+                    int64_t len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;                      \\
+                    gs_block_taps_##T(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, \\
+                                      align);                                                 \\
+                    gs_block_backward_##T(&b, gin + n * C * H * W, gg + (n * P + p0) * 2,     \\
+                                          gout + n * C * P + p0, P, in + n * is[0], is, C,    \\
+                                          H, W, len, mode);                                   \\
+                }                                                                             \\
+            }                                                                                 \\
+            return;                                                                           \\
+        }                                                                                     \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt)")                         \\
+        for (q = 0; q < N * nb; q++) {                                                        \\
+            int64_t nn = q / nb, p0 = (q % nb) * GS_BLOCK;                                    \\
+            int64_t len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;                              \\
+            gs_block_##T b;                                                                   \\
+            gs_block_taps_##T(&b, grid, gst, nn, p0, len, Wo, H, W, is, mode, padding, align);\\
+            gs_block_backward_##T(&b, 0, gg + (nn * P + p0) * 2, gout + nn * C * P + p0, P,  \\
+                                  in + nn * is[0], is, C, H, W, len, mode);                   \\
+        }                                                                                     \\
+    }
+
+    DEFINE_GRID_COORD(float, floorf, fmodf)
+    DEFINE_GRID_COORD(double, floor, fmod)
+    DEFINE_GRID_TAPS(float)
+    DEFINE_GRID_TAPS(double)
+    DEFINE_GRID_SAMPLE(float, floorf, nearbyintf, fabsf)
+    DEFINE_GRID_SAMPLE(double, floor, nearbyint, fabs)
+    """
+    void gs_forward_float(float* out, const float* inp, const int64_t* strides,
+                          const float* grid, const int64_t* gstrides, long long N,
+                          long long C, long long H, long long W, long long Ho, long long Wo,
+                          int mode, int padding, int align, int nt) nogil
+    void gs_forward_double(double* out, const double* inp, const int64_t* strides,
+                           const double* grid, const int64_t* gstrides, long long N,
+                           long long C, long long H, long long W, long long Ho, long long Wo,
+                           int mode, int padding, int align, int nt) nogil
+    void gs_backward_float(float* gin, float* gg, const float* gout, const float* inp,
+                           const int64_t* strides, const float* grid,
+                           const int64_t* gstrides, long long N, long long C, long long H,
+                           long long W, long long Ho, long long Wo, int mode, int padding,
+                           int align, int nt) nogil
+    void gs_backward_double(double* gin, double* gg, const double* gout, const double* inp,
+                            const int64_t* strides, const double* grid,
+                            const int64_t* gstrides, long long N, long long C,
+                            long long H, long long W, long long Ho, long long Wo, int mode,
+                            int padding, int align, int nt) nogil
+
+_MODES = {"bilinear": 0, "nearest": 1}
+_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+cdef cnp.ndarray _element_strides(object a):
+    return np.asarray(a.strides, dtype=np.int64) // a.itemsize
+
+
+cdef bint _supported(cnp.ndarray x, cnp.ndarray g, str mode, str padding):
+    """The ranks, dtypes and modes the kernels cover, with every tap offset inside one plane
+    fitting the kernels' 32-bit offsets."""
+    if not (x.ndim == 4 and g.ndim == 4 and x.dtype in (np.float32, np.float64)
+            and g.dtype == x.dtype and mode in _MODES and padding in _PADDINGS):
+        return False
+    extent = sum((x.shape[d] - 1) * abs(x.strides[d] // x.itemsize) for d in (2, 3))
+    return extent < 2 ** 31 and x.shape[2] * x.shape[3] < 2 ** 31
+
+
+def grid_sampler_2d(TensorImpl out, TensorImpl input, TensorImpl grid, str mode,
+                    str padding_mode, bint align_corners):
+    """out (N, C, Ho, Wo), contiguous, sampled from input (N, C, H, W) at grid
+    (N, Ho, Wo, 2); False (nothing written) for modes, dtypes or ranks it does not cover."""
+    cdef cnp.ndarray xv = host_array(input), gv = host_array(grid), ov = host_array(out)
+    if not _supported(xv, gv, mode, padding_mode) or not ov.flags.c_contiguous:
+        return False
+    cdef cnp.ndarray xs = _element_strides(xv), gs = _element_strides(gv)
+    cdef const int64_t* xsp = <int64_t*>cnp.PyArray_DATA(xs)
+    cdef const int64_t* gsp = <int64_t*>cnp.PyArray_DATA(gs)
+    cdef long long N = xv.shape[0], C = xv.shape[1], H = xv.shape[2], W = xv.shape[3]
+    cdef long long Ho = gv.shape[1], Wo = gv.shape[2]
+    cdef int m = _MODES[mode], p = _PADDINGS[padding_mode], a = align_corners
+    cdef int nt = fastreduce.get_num_threads()
+    cdef void* od = cnp.PyArray_DATA(ov)
+    cdef void* xd = cnp.PyArray_DATA(xv)
+    cdef void* gd = cnp.PyArray_DATA(gv)
+    if xv.dtype == np.float32:
+        with nogil:
+            gs_forward_float(<float*>od, <float*>xd, xsp, <float*>gd, gsp, N, C, H, W, Ho, Wo,
+                             m, p, a, nt)
+    else:
+        with nogil:
+            gs_forward_double(<double*>od, <double*>xd, xsp, <double*>gd, gsp, N, C, H, W, Ho,
+                              Wo, m, p, a, nt)
+    return True
+
+
+def grid_sampler_2d_backward(grad_input, TensorImpl grad_grid, TensorImpl grad_out,
+                             TensorImpl input, TensorImpl grid, str mode, str padding_mode,
+                             bint align_corners):
+    """grad_input (N, C, H, W; or None when not wanted) and grad_grid (N, Ho, Wo, 2), both
+    contiguous and overwritten, from grad_out (N, C, Ho, Wo, contiguous); False (nothing
+    written) where the forward kernel would have declined."""
+    cdef cnp.ndarray xv = host_array(input), gv = host_array(grid)
+    cdef cnp.ndarray ggv = host_array(grad_grid), gov = host_array(grad_out)
+    cdef cnp.ndarray giv = host_array(grad_input) if grad_input is not None else None
+    if (not _supported(xv, gv, mode, padding_mode) or not ggv.flags.c_contiguous
+            or not gov.flags.c_contiguous or gov.dtype != xv.dtype
+            or (giv is not None and not giv.flags.c_contiguous)):
+        return False
+    cdef cnp.ndarray xs = _element_strides(xv), gs = _element_strides(gv)
+    cdef const int64_t* xsp = <int64_t*>cnp.PyArray_DATA(xs)
+    cdef const int64_t* gsp = <int64_t*>cnp.PyArray_DATA(gs)
+    cdef long long N = xv.shape[0], C = xv.shape[1], H = xv.shape[2], W = xv.shape[3]
+    cdef long long Ho = gv.shape[1], Wo = gv.shape[2]
+    cdef int m = _MODES[mode], p = _PADDINGS[padding_mode], a = align_corners
+    cdef int nt = fastreduce.get_num_threads()
+    cdef void* gid = cnp.PyArray_DATA(giv) if giv is not None else NULL
+    cdef void* ggd = cnp.PyArray_DATA(ggv)
+    cdef void* god = cnp.PyArray_DATA(gov)
+    cdef void* xd = cnp.PyArray_DATA(xv)
+    cdef void* gd = cnp.PyArray_DATA(gv)
+    if xv.dtype == np.float32:
+        with nogil:
+            gs_backward_float(<float*>gid, <float*>ggd, <float*>god, <float*>xd, xsp,
+                              <float*>gd, gsp, N, C, H, W, Ho, Wo, m, p, a, nt)
+    else:
+        with nogil:
+            gs_backward_double(<double*>gid, <double*>ggd, <double*>god, <double*>xd, xsp,
+                               <double*>gd, gsp, N, C, H, W, Ho, Wo, m, p, a, nt)
+    return True
+
+
+KERNELS = {"grid_sampler_2d": grid_sampler_2d,
+           "grid_sampler_2d_backward": grid_sampler_2d_backward}

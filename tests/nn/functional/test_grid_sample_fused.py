@@ -1,0 +1,93 @@
+"""The CPU backend's fused grid_sample kernels (grid_kernels.pyx) against torch: strided
+inputs, one-sided gradients, non-finite coordinates, and a differentiable backward (through
+the composite path) for double backward."""
+import itertools
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+import tensorlib.nn.functional as F
+from tensorlib.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+
+MODES = list(itertools.product(("bilinear", "nearest"), ("zeros", "border", "reflection"),
+                               (False, True)))
+
+
+def _layouts(lib, x, g, requires_grad):
+    """input channels_last-strided, grid with its x/y components transposed in memory."""
+    xt = lib.tensor(x.transpose(0, 2, 3, 1).copy()).permute(0, 3, 1, 2)
+    gt = lib.tensor(g.transpose(3, 0, 1, 2).copy()).permute(1, 2, 3, 0)
+    xt.requires_grad_(requires_grad[0])
+    gt.requires_grad_(requires_grad[1])
+    return xt, gt
+
+
+@pytest.mark.parametrize("mode,pad,ac", MODES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_kernel_on_strided_inputs_matches_torch(mode, pad, ac, dtype):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(dtype)
+    g = rng.uniform(-1.3, 1.3, (2, 4, 6, 2)).astype(dtype)
+    go = rng.standard_normal((2, 3, 4, 6)).astype(dtype)
+    lx, lg = _layouts(tl, x, g, (True, True))
+    tx, tg = _layouts(torch, x, g, (True, True))
+    lo = F.grid_sample(lx, lg, mode=mode, padding_mode=pad, align_corners=ac)
+    to = torch.nn.functional.grid_sample(tx, tg, mode=mode, padding_mode=pad, align_corners=ac)
+    assert "Fused" in type(lo.grad_fn).__name__
+    lo.backward(tl.tensor(go))
+    to.backward(torch.tensor(go))
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    for got, want in ((lo, to), (lx.grad, tx.grad), (lg.grad, tg.grad)):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol,
+                                   atol=tol)
+
+
+@pytest.mark.parametrize("wants", [(True, False), (False, True)])
+def test_one_sided_gradients(wants):
+    rng = np.random.default_rng(1)
+    x, g = rng.standard_normal((3, 2, 6, 5)), rng.uniform(-1.2, 1.2, (3, 4, 4, 2))
+    lx, lg = tl.tensor(x, requires_grad=wants[0]), tl.tensor(g, requires_grad=wants[1])
+    tx, tg = torch.tensor(x, requires_grad=wants[0]), torch.tensor(g, requires_grad=wants[1])
+    F.grid_sample(lx, lg, align_corners=False).pow(2).sum().backward()
+    torch.nn.functional.grid_sample(tx, tg, align_corners=False).pow(2).sum().backward()
+    for mine, theirs, want in ((lx, tx, wants[0]), (lg, tg, wants[1])):
+        if want:
+            np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
+        else:
+            assert mine.grad is None
+
+
+@pytest.mark.parametrize("mode,pad,ac", MODES)
+def test_non_finite_and_far_coordinates_as_torch(mode, pad, ac):
+    inf, nan = float("inf"), float("nan")
+    x = np.arange(12.0, dtype=np.float32).reshape(1, 1, 3, 4)
+    g = np.array([[[[1e20, 0.0], [-1e20, 0.3], [inf, 0.0], [nan, 0.0], [0.2, -inf],
+                    [0.3, nan], [0.1, -0.4]]]], dtype=np.float32)
+    kw = dict(mode=mode, padding_mode=pad, align_corners=ac)
+    got = F.grid_sample(tl.tensor(x), tl.tensor(g), **kw).numpy()
+    want = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(g), **kw).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+
+
+def test_gradcheck_and_double_backward_through_the_composite_path():
+    rng = np.random.default_rng(2)
+    x = tl.tensor(rng.standard_normal((1, 2, 4, 4)), requires_grad=True)
+    g = tl.tensor(rng.uniform(-0.9, 0.9, (1, 3, 2, 2)), requires_grad=True)
+
+    def fn(a, b):
+        return F.grid_sample(a, b, "bilinear", "reflection", True)
+    assert gradcheck(fn, [x, g])
+    assert gradgradcheck(fn, [x, g])
+
+
+def test_empty_batch_and_empty_grid():
+    x = tl.zeros((0, 2, 3, 3))
+    assert F.grid_sample(x, tl.zeros((0, 2, 2, 2)), align_corners=False).shape == (0, 2, 2, 2)
+    y = tl.ones((1, 2, 3, 3), requires_grad=True)
+    out = F.grid_sample(y, tl.zeros((1, 0, 4, 2)), align_corners=False)
+    assert out.shape == (1, 2, 0, 4)
+    out.sum().backward()
+    assert float(y.grad.abs().sum()) == 0.0
