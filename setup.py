@@ -23,7 +23,7 @@ NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_
 # wherever it sits (an optimizer step on one parameter or on all of them flattened; fast-math
 # reassociates a loop's vector body and its scalar tail differently) and those that test for
 # NaN (fast-math folds x != x to false).
-EXACT_MATH = {"optim_kernels", "pool_kernels", "select_kernels"}
+EXACT_MATH = {"optim_kernels", "pool_kernels", "select_kernels", "small_binary"}
 
 
 def extensions():
