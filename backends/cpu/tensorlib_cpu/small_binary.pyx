@@ -92,8 +92,10 @@ cdef void _loop(int op, const real* a, bint a_full, const real* b, bint b_full, 
         else:
             for i in range(n):
                 o[i] = av / b[i]
-    else:
-        _loop(op, a, True, b, True, o, n)
+    else:                               # two broadcast values: one result everywhere
+        _loop(op, a, True, b, True, o, 1)
+        for i in range(1, n):
+            o[i] = o[0]
 
 
 def run(int op, TensorImpl out, TensorImpl a, TensorImpl b):

@@ -29,7 +29,9 @@ def test_matches_numpy_bitwise(ufunc, dtype, n):
     op = small_binary.op_code(ufunc)
     cases = [(tl.from_numpy(a), tl.from_numpy(b), a, b),
              (tl.from_numpy(a), tl.from_numpy(b[:1].copy()).reshape(()).expand(n), a, b[0]),
-             (tl.from_numpy(a[:1].copy()).expand(n), tl.from_numpy(b), a[0], b)]
+             (tl.from_numpy(a[:1].copy()).expand(n), tl.from_numpy(b), a[0], b),
+             (tl.from_numpy(a[:1].copy()).expand(n), tl.from_numpy(b[:1].copy()).expand(n),
+              np.full(n, a[0]), b[0])]
     for ta, tb, na, nb in cases:
         out = tl.empty((n,), dtype=ta.dtype)
         assert small_binary.run(op, out, ta, tb)
@@ -51,6 +53,14 @@ def test_refuses_what_it_does_not_take():
     assert small_binary.run(add, tl.empty((1 << 16,)), big, big) is False        # threaded
     y = tl.arange(6.0)
     assert small_binary.run(add, y[1:], y[1:], y[:-1]) is False      # partial overlap
+
+
+def test_gradient_of_a_broadcast_times_a_scalar():
+    """sum's backward hands mul an expanded (all strides 0) gradient and the 3 is a 0-dim
+    tensor: both operands are single values."""
+    x = tl.randn(4, 3, requires_grad=True)
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [[3.0] * 3] * 4
 
 
 def test_in_place_and_overlap_through_the_ops():
