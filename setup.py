@@ -24,7 +24,8 @@ NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_
 # reassociates a loop's vector body and its scalar tail differently) and those that test for
 # NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
-EXACT_MATH = {"grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels", "select_kernels"}
+EXACT_MATH = {"grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels", "select_kernels",
+              "small_binary"}
 
 
 def extensions():

@@ -48,8 +48,9 @@ class Node:
 
 # Kernels that answer whether they took the call (a fused fast path for some layouts): the op
 # falls back to a decomposition when they say no. "relu" answers no while recording (its
-# fallback, maximum, fuses); the others run at once, after the pending nodes.
-_DECLINE = {"relu"}
+# fallback, maximum, fuses; so do sigmoid's and the fused backwards' decompositions); the
+# others run at once, after the pending nodes.
+_DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "sgd_update", "sgd_update_multi",
             "adam_update_multi", "adam_update_multi_capturable"}
 

@@ -7,6 +7,7 @@ from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
 
 from tensorlib_cpu import ufunc_threads
+from tensorlib_cpu.small_binary import op_code as _small_op_code, run as _run_small
 
 cdef Py_ssize_t PARALLEL_MIN = ufunc_threads.PARALLEL_MIN
 
@@ -28,6 +29,7 @@ cdef class UfuncKernel:
     integer tensor raises ZeroDivisionError, as in PyTorch (numpy would write 0)."""
     cdef readonly object ufunc
     cdef bint quiet, integer_division, out_keyword
+    cdef int small_op               # small_binary's loop for this ufunc (0: none)
 
     def __init__(self, ufunc, quiet=False, integer_division=False):
         self.ufunc = ufunc
@@ -35,11 +37,14 @@ cdef class UfuncKernel:
         self.integer_division = integer_division
         # numpy deprecates a positional `out` for maximum/minimum only
         self.out_keyword = ufunc in (np.maximum, np.minimum)
+        self.small_op = 0 if integer_division or not quiet else _small_op_code(ufunc)
 
     def __repr__(self):
         return f"<cpu kernel {self.ufunc.__name__}>"
 
     def __call__(self, TensorImpl out, TensorImpl a, TensorImpl b=None):
+        if self.small_op and b is not None and _run_small(self.small_op, out, a, b):
+            return
         if self.integer_division:
             divisor = host_array(b)
             if divisor.dtype.kind in "iub" and not divisor.all():

@@ -3,12 +3,24 @@ by the node (recording._fit), so these formulas work at the output's shape."""
 import math
 
 import tensorlib
+from tensorlib._C.factory import empty
 from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 
 
 def _is_tensor(x):
     return isinstance(x, tensorlib.Tensor)
+
+
+def _fused_backward(op, g, y):
+    """g * f'(x) from f's output y in one pass of a backend's fused kernel `op`; None where
+    the backend has none, declines the layout, or the gradient must stay differentiable
+    (create_graph)."""
+    kernel = g._device._kernels.get(op)
+    if kernel is None or tensorlib.is_grad_enabled():
+        return None
+    out = empty(g._sizes, g._dtype, g._device)
+    return out if kernel(out, g, y) else None
 
 
 @formula("add")
@@ -178,7 +190,9 @@ def cosh(ctx, g):
 
 @formula("tanh", save_output=True)
 def tanh(ctx, g):
-    return (g * conj(1 - ctx.out * ctx.out),)
+    y = ctx.out
+    fused = _fused_backward("tanh_backward", g, y)
+    return (fused if fused is not None else g * conj(1 - y * y),)
 
 
 @formula("erf", save=(0,))
@@ -205,7 +219,8 @@ def where(ctx, g):
 @formula("sigmoid", save_output=True)
 def sigmoid(ctx, g):
     y = ctx.out
-    return (g * conj(y * (1 - y)),)
+    fused = _fused_backward("sigmoid_backward", g, y)
+    return (fused if fused is not None else g * conj(y * (1 - y)),)
 
 
 @formula("relu", save_output=True)

@@ -1,0 +1,72 @@
+"""small_binary (the C loop for add/sub/mul/div of small float tensors) against numpy bit for
+bit, specials included, on the layouts it takes; the others it refuses (False) and the ops
+still answer through numpy."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib_cpu import small_binary
+
+UFUNCS = [np.add, np.subtract, np.multiply, np.true_divide]
+SPECIALS = [0.0, -0.0, 1.0, -3.5, 1e-310, 3e38, np.inf, -np.inf, np.nan, 7.25]
+
+
+def _pair(dtype, n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    k = min(n, len(SPECIALS))
+    a[:k] = np.array(SPECIALS[:k], dtype)
+    b[:k] = np.array(SPECIALS[::-1][:k], dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 4, 10, 1001])
+def test_matches_numpy_bitwise(ufunc, dtype, n):
+    a, b = _pair(dtype, n)
+    op = small_binary.op_code(ufunc)
+    cases = [(tl.from_numpy(a), tl.from_numpy(b), a, b),
+             (tl.from_numpy(a), tl.from_numpy(b[:1].copy()).reshape(()).expand(n), a, b[0]),
+             (tl.from_numpy(a[:1].copy()).expand(n), tl.from_numpy(b), a[0], b),
+             (tl.from_numpy(a[:1].copy()).expand(n), tl.from_numpy(b[:1].copy()).expand(n),
+              np.full(n, a[0]), b[0])]
+    for ta, tb, na, nb in cases:
+        out = tl.empty((n,), dtype=ta.dtype)
+        assert small_binary.run(op, out, ta, tb)
+        with np.errstate(all="ignore"):
+            expected = ufunc(na, nb, dtype=dtype)
+        assert np.array_equal(out.numpy().view(np.uint8), np.asarray(expected).view(np.uint8))
+
+
+def test_refuses_what_it_does_not_take():
+    add = small_binary.op_code(np.add)
+    assert small_binary.op_code(np.maximum) == 0
+    x = tl.arange(12.0)
+    out = tl.empty((6,), dtype=tl.float32)
+    assert small_binary.run(add, out, x.float()[::2], x.float()[1::2]) is False    # strided
+    assert small_binary.run(add, out, x.double()[:6], x.double()[:6]) is False   # dtypes
+    i = tl.arange(6)
+    assert small_binary.run(add, tl.empty((6,), dtype=tl.int64), i, i) is False  # integers
+    big = tl.zeros(1 << 16)
+    assert small_binary.run(add, tl.empty((1 << 16,)), big, big) is False        # threaded
+    y = tl.arange(6.0)
+    assert small_binary.run(add, y[1:], y[1:], y[:-1]) is False      # partial overlap
+
+
+def test_gradient_of_a_broadcast_times_a_scalar():
+    """sum's backward hands mul an expanded (all strides 0) gradient and the 3 is a 0-dim
+    tensor: both operands are single values."""
+    x = tl.randn(4, 3, requires_grad=True)
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [[3.0] * 3] * 4
+
+
+def test_in_place_and_overlap_through_the_ops():
+    y = tl.arange(6.0)
+    y[1:].add_(y[:-1])                  # numpy buffers the overlap: the old values are read
+    assert y.tolist() == [0.0, 1.0, 3.0, 5.0, 7.0, 9.0]
+    z = tl.ones(4)
+    z.mul_(3.0).add_(z)                 # exact overlap runs in the loop
+    assert z.tolist() == [6.0, 6.0, 6.0, 6.0]
