@@ -14,7 +14,12 @@ from tensorlib.ops.linalg import matmul, matrix_norm, norm, vector_norm  # noqa:
 
 
 def vecdot(x, y, *, dim=-1):
-    """sum(x * y, dim), broadcasting (real dtypes: no conjugation)."""
+    """sum(x * y, dim), broadcasting (real dtypes: no conjugation). Two vectors go through
+    vdot in PyTorch, which does not broadcast."""
+    if x.dim() == 1 and y.dim() == 1 and x.shape[0] != y.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
+                           f"[{y.shape[0]}] to have the same number of elements, but got "
+                           f"{x.shape[0]} and {y.shape[0]} elements respectively")
     return (x * y).sum(dim)
 
 

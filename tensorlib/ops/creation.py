@@ -190,11 +190,14 @@ def _checked_integers(values, dtype):
 
 
 def overflows(value, dtype):
-    """Whether integer `value` does not fit `dtype` (PyTorch's c10::overflows: unsigned
-    dtypes accept -max..max, negative values wrapping)."""
+    """Whether number `value` does not fit `dtype` (PyTorch's c10::overflows: for integers,
+    unsigned dtypes accept -max..max, negative values wrapping; a float must lie in the
+    dtype's range, nan and inf never do)."""
     if dtype.is_floating_point or dtype is dt.bool_:
         return False
     info = np.iinfo(dtype.np)
+    if isinstance(value, float):
+        return not info.min <= value <= info.max
     if info.min == 0:
         return value > info.max or value < -int(info.max)
     return value < info.min or value > info.max
