@@ -672,17 +672,19 @@ def sgn(x):
     return where(binary("eq", modulus, 0, TO_BOOL), 0, x / where(modulus == 0, 1, modulus))
 
 
+_SAME_SIZE_INT = {2: dt.int16, 4: dt.int32, 8: dt.int64}
+
+
 def signbit(x):
-    """True where the sign bit is set: negative numbers and -0.0 (a NaN counts as positive:
-    its sign bit is not read)."""
+    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the bit set (the
+    float's bits read as a signed integer of its size)."""
     if x._dtype is dt.bool_ or not (x._dtype.is_floating_point or x._dtype.is_signed):
         return _bool_full(x, False)
-    negative = binary("lt", x, 0, TO_BOOL)
     if not x._dtype.is_floating_point:
-        return negative
-    negative_zero = binary("logical_and", binary("eq", x, 0, TO_BOOL),
-                           binary("lt", reciprocal(x), 0, TO_BOOL), LOGICAL)
-    return binary("logical_or", negative, negative_zero, LOGICAL)
+        return binary("lt", x, 0, TO_BOOL)
+    from tensorlib.ops.shape import view_dtype
+    bits = view_dtype(x, _SAME_SIZE_INT[x._dtype.itemsize])
+    return binary("lt", bits, 0, TO_BOOL)
 
 
 def _check_tensor_pair(name, a, b):
