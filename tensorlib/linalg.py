@@ -27,3 +27,6 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eig
            "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+
+from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
+_out.install(globals(), _out.LINALG_RULE, "linalg.")

@@ -411,6 +411,8 @@ from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.vision import *  # noqa: E402,F401,F403
+from tensorlib.ops import _out  # noqa: E402 - out= where PyTorch's functional takes it
+_out.install(globals(), _out.FUNCTIONAL_RULE, "nn.functional.")
 
 
 def _family_names():
