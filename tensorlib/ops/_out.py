@@ -167,6 +167,9 @@ def _run_into(name, rule, fn, args, kwargs, out):
         kwargs = _factory_kwargs(kwargs, outs[0])
     elif rule == OUT_DTYPE:
         kwargs = _computing_dtype(name, args, kwargs, outs[0])
+    elif name in _LOGICAL_OUT and outs[0]._dtype is dt.uint8 and args and \
+            isinstance(args[0], TensorImpl):
+        args = (args[0].to(dt.uint8),) + tuple(args[1:])   # PyTorch's legacy uint8 all/any
     result = fn(*args, **kwargs)
     results = result if isinstance(result, tuple) else (result,)
     if isinstance(out, TensorImpl) != (not isinstance(result, tuple)) or \

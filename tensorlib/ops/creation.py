@@ -327,8 +327,14 @@ def _check_steps(steps):
         raise RuntimeError("number of steps must be non-negative")
 
 
+def _no_bool_range(name, dtype):
+    if dtype is dt.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
+    _no_bool_range("linspace", dtype)
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
@@ -339,6 +345,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in float64."""
+    _no_bool_range("logspace", dtype)
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     host = np.power(float(base), _linspace_values(start, end, int(steps)))

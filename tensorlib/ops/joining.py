@@ -127,7 +127,8 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
     kept = [t for t in tensors if not _skipped(t)]
-    dim = _v.wrap_dim(dim, kept[0].dim() if kept else 1)
+    # only legacy empty (0,) tensors: PyTorch skips them all, dim unchecked
+    dim = _v.wrap_dim(dim, kept[0].dim()) if kept else 0
     _check_cat_sizes(tensors, kept, dim)
     return _cat(dim, *tensors)
 

@@ -146,6 +146,8 @@ def unsqueeze(x, dim):
 
 @differentiable("narrow")
 def narrow(x, dim, start, length):
+    if length < 0:                        # checked before dim, as PyTorch does
+        raise RuntimeError("narrow(): length must be non-negative.")
     return _v.narrow(x, dim, int(start), length)
 
 

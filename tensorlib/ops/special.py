@@ -368,10 +368,14 @@ def log_ndtr(input):  # noqa: A002
 # ---- elementary combinations ----------------------------------------------------------------
 @differentiable("xlogy")
 def xlogy(input, other):  # noqa: A002
-    """x * log(y), 0 where x == 0 (unless y is nan); x or y may be numbers."""
+    """x * log(y), 0 where x == 0 (unless y is nan); x or y may be numbers (a number does
+    not widen the tensor's dtype)."""
     x = _tensor(input, other if hasattr(other, "device") else None)
     y = _tensor(other, x)
-    return _wide(lambda a, b: where((a == 0) & (b == b), 0.0, a * b.log()), x, y)
+    out = _wide(lambda a, b: where((a == 0) & (b == b), 0.0, a * b.log()), x, y)
+    from tensorlib._C.promotion import result_type
+    dtype = result_type((input, other))
+    return out if not dtype.is_floating_point or out.dtype is dtype else out.to(dtype)
 
 
 @differentiable("xlog1py")

@@ -39,6 +39,15 @@ def _reduction(draw):
         st.booleans())}
 
 
+def _std(draw):
+    """(no half-precision input: torch's std_var_all has no BFloat16 kernel when out's dtype
+    differs, a refusal of its kernel, not of the arguments)"""
+    spec = draw(fi.tensor_specs(dtypes=("float32", "float64", "int64", "bool")))
+    n = max(len(spec[0]), 1)
+    return (fi.Operand(spec=spec), draw(st.integers(-n, n - 1))), {"keepdim": draw(
+        st.booleans())}
+
+
 def _scan(draw):
     return _reduction(draw)[0], {}
 
@@ -90,7 +99,8 @@ NAMESPACED = {**{n: _borrowed(n) for n in ("linalg.det", "linalg.inv", "linalg.s
 STRATEGIES = {**{n: _unary for n in UNARY}, **{n: _binary for n in BINARY},
               **{n: _reduction for n in REDUCTIONS}, **{n: _borrowed(n) for n in BORROWED},
               "sort": _with_dim_kw("sort"), "topk": _with_dim_kw("topk"), "where": _where,
-              "clamp": _clamp, "cumsum": _scan, "cumprod": _scan, **NAMESPACED}
+              "clamp": _clamp, "cumsum": _scan, "cumprod": _scan, **NAMESPACED,
+              "std": _std}
 
 TUPLES = {"max", "min", "median", "sort", "topk",     # (values, indices) outs
           "linalg.cholesky_ex", "linalg.slogdet", "linalg.inv_ex"}
