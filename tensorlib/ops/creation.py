@@ -193,7 +193,7 @@ def overflows(value, dtype):
     """Whether number `value` does not fit `dtype` (PyTorch's c10::overflows: for integers,
     unsigned dtypes accept -max..max, negative values wrapping; a float must lie in the
     dtype's range, nan and inf never do)."""
-    if dtype.is_floating_point or dtype is dt.bool_:
+    if dtype.category >= 2 or dtype is dt.bool_:        # floating, complex
         return False
     info = np.iinfo(dtype.np)
     if isinstance(value, float):
