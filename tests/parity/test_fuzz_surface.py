@@ -15,7 +15,7 @@ from tests.parity import spellings
 from tests.parity.compare import check
 from tests.parity.test_fuzz_ops import (ALL, FLOATS, FUZZ, _conv_args, _dim, _dtype_kw,
                                         _index_values, _loss_input, _class_target,
-                                        _matrix_operand, _pool_args, _shape, _sizes, _tensor,
+                                        _matrix_operand, _shape, _sizes, _tensor,
                                         registrar)
 
 torch = pytest.importorskip("torch")
@@ -31,10 +31,6 @@ def family(names, strategy, **options):
     """Register one strategy for several ops."""
     for name in names:
         op(name, **options)(strategy)
-
-
-def _floats(draw, **kw):
-    return _tensor(draw, dtypes=FLOATS, **kw)
 
 
 # ---- elementwise: one tensor, maybe a parameter ------------------------------------------
@@ -238,8 +234,8 @@ op("polar", method=False)(_complex_args)
 
 @op("view_as_real")
 def _view_as_real_args(draw):
-    x = _tensor(draw, dtypes=FLOATS)
-    return (fi.Operand(spec=x.spec),), {}
+    """A float operand: the call makes the complex tensor from it."""
+    return (_tensor(draw, dtypes=FLOATS),), {}
 
 
 def _view_as_real_call(path):
