@@ -236,6 +236,8 @@ class Tensor(TensorImpl):
         return out
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -329,8 +331,17 @@ class Tensor(TensorImpl):
         return _copy.to_device(self, "cpu")
 
     def type(self, dtype=None):
+        """The type name ("tensorlib.FloatTensor"), or self in `dtype`: a dtype or a type
+        name ("torch.LongTensor" and "tensorlib.LongTensor" both name int64)."""
         if dtype is None:
             return f"tensorlib.{self._dtype.scalar_name}Tensor"
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            match = [d for d in dt.all_dtypes if f"{d.scalar_name}Tensor" == name] \
+                if name.endswith("Tensor") else []
+            if not match:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = match[0]
         return self.to(dtype)
 
     def float(self):
@@ -509,7 +520,7 @@ class Tensor(TensorImpl):
         from tensorlib._C.dispatch import lookup
         if isinstance(value, TensorImpl):
             value = value.item()
-        if type(value) is int:
+        if type(value) in (int, float):
             from tensorlib.ops.creation import overflows
             if overflows(value, self._dtype):
                 raise RuntimeError(f"value cannot be converted to type "

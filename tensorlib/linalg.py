@@ -14,7 +14,12 @@ from tensorlib.ops.linalg import matmul, matrix_norm, norm, vector_norm  # noqa:
 
 
 def vecdot(x, y, *, dim=-1):
-    """sum(x * y, dim), broadcasting (real dtypes: no conjugation)."""
+    """sum(x * y, dim), broadcasting (real dtypes: no conjugation). Two vectors go through
+    vdot in PyTorch, which does not broadcast."""
+    if x.dim() == 1 and y.dim() == 1 and x.shape[0] != y.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
+                           f"[{y.shape[0]}] to have the same number of elements, but got "
+                           f"{x.shape[0]} and {y.shape[0]} elements respectively")
     return (x * y).sum(dim)
 
 
@@ -22,3 +27,6 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eig
            "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+
+from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
+_out.install(globals(), _out.LINALG_RULE, "linalg.")

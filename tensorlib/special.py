@@ -1,7 +1,8 @@
 """tensorlib.special (torch.special). The functions live in tensorlib/ops/special.py (the
 gamma, error-function and Bessel families) and are re-exported here with the aliases
 PyTorch gives them (gammaln = lgamma, psi = digamma, expit = sigmoid, ...)."""
-from tensorlib.ops.pointwise import erf, erfc, exp2, expm1, log1p, round  # noqa: F401,A004
+from tensorlib.ops import pointwise as _pointwise
+from tensorlib.ops.pointwise import erf, erfc, exp2, expm1, log1p  # noqa: F401
 from tensorlib.ops.reduction import log_softmax, logsumexp, softmax  # noqa: F401
 from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
                                    expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
@@ -10,6 +11,11 @@ from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv, 
 
 gammaln = lgamma
 psi = digamma
+
+
+def round(input, *, decimals=0):  # noqa: A001,A002
+    """torch.special.round always passes decimals: integers raise, as PyTorch's."""
+    return _pointwise.round(input, decimals=decimals)
 
 
 def multigammaln(input, p):  # noqa: A002

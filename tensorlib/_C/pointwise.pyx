@@ -218,11 +218,20 @@ def rtruediv_method(self, other):
     return binary("div", other, self, K_TO_FLOAT)
 
 
+cdef bint _is_bool(object x):
+    return type(x) is bool or (isinstance(x, TensorImpl) and (<TensorImpl>x)._dtype.code == BOOL)
+
+
 cdef _check_bool_sub(object a, object b):
-    if isinstance(a, TensorImpl) and isinstance(b, TensorImpl) and \
-            (<TensorImpl>a)._dtype.code == BOOL and (<TensorImpl>b)._dtype.code == BOOL:
+    """PyTorch refuses a bool operand in a subtraction (tensor or Python bool)."""
+    cdef bint a_bool = _is_bool(a), b_bool = _is_bool(b)
+    if a_bool and b_bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
 
 
 def sub_method(self, other):

@@ -68,13 +68,15 @@ cpdef Py_ssize_t numel(tuple sizes):
 
 
 cpdef bint is_contiguous(TensorImpl t):
-    """Row-major contiguous; size-1 dims may have any stride (as in PyTorch)."""
+    """Row-major contiguous; size-1 dims may have any stride, and a tensor without elements
+    is contiguous whatever its strides (as in PyTorch)."""
     cdef Py_ssize_t expected = 1, i, size
     cdef tuple sizes = t._sizes, strides = t._strides
-    for i in range(len(sizes) - 1, -1, -1):
-        size = sizes[i]
+    for size in sizes:
         if size == 0:
             return True
+    for i in range(len(sizes) - 1, -1, -1):
+        size = sizes[i]
         if size != 1:
             if <Py_ssize_t>strides[i] != expected:
                 return False

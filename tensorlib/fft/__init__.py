@@ -139,6 +139,17 @@ def _resize(x, dims, sizes):
     return x
 
 
+def _nonempty(x, dims):
+    """PyTorch's CPU FFT refuses empty input: a transformed dim of size 0, or any other."""
+    for d in dims:
+        if x.shape[d] == 0:
+            raise RuntimeError("Invalid number of data points (0) specified")
+    if x.numel() == 0:
+        raise RuntimeError("FFT of an empty tensor: PyTorch's CPU FFT (MKL) refuses it "
+                           "(Inconsistent configuration parameters)")
+    return x
+
+
 def _c2c(name, forward, kind):
     def transform(input, *args, norm=None, **kwargs):  # noqa: A002
         norm = _check(name, input, norm)
@@ -146,7 +157,7 @@ def _c2c(name, forward, kind):
         sizes, dims = _plan(name, x, kind, args, kwargs)
         if sizes is not None:
             x = _resize(x, dims, sizes)
-        return fft_c2c(x, tuple(dims), norm, forward)
+        return fft_c2c(_nonempty(x, dims), tuple(dims), norm, forward)
     return transform
 
 
@@ -163,6 +174,7 @@ def _r2c(name, kind, hermitian=False):
         sizes, dims = _plan(name, x, kind, args, kwargs)
         if sizes is not None:
             x = _resize(x, dims, sizes)
+        _nonempty(x, dims)
         if hermitian:
             return fft_r2c(x, tuple(dims), DUAL_NORM[norm], True).conj()
         return fft_r2c(x, tuple(dims), norm, True)
@@ -182,6 +194,7 @@ def _c2r(name, kind, hermitian=False):
             raise RuntimeError(f"Invalid number of data points ({last}) specified")
         x = _resize(x, dims, (sizes[:-1] if sizes is not None else [None] * (len(dims) - 1))
                     + [last // 2 + 1])
+        _nonempty(x, dims)
         if hermitian:
             return fft_c2r(x.conj(), tuple(dims), DUAL_NORM[norm], last)
         return fft_c2r(x, tuple(dims), norm, last)

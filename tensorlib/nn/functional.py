@@ -47,6 +47,20 @@ def _inplace(input, fn):  # noqa: A002
     return input.copy_(fn(input))
 
 
+def _floating_kernel(input, kernel):  # noqa: A002
+    """PyTorch's activations without an integer or bool kernel raise NotImplementedError
+    naming it (instead of computing in a promoted float)."""
+    if isinstance(input, TensorImpl) and not input._dtype.is_floating_point and \
+            input._dtype.category != 3:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{input._dtype.scalar_name}'")
+
+
+def _no_bool(input, name):  # noqa: A002
+    if isinstance(input, TensorImpl) and input._dtype is tensorlib.bool:
+        raise RuntimeError(f"Bool inputs not supported for {name}")
+
+
 def _check_tensor(input, name):  # noqa: A002
     if not isinstance(input, TensorImpl):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
@@ -122,9 +136,11 @@ def relu_(input):  # noqa: A002
 
 def threshold(input, threshold, value, inplace=False):  # noqa: A002
     r"""x if x > threshold else value."""
+    if input._dtype is tensorlib.bool:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     if inplace:
         return threshold_(input, threshold, value)
-    return tensorlib.where(input > threshold, input, value)
+    return tensorlib.where(input > threshold, input, value).to(input.dtype)
 
 
 def threshold_(input, threshold_value, value):  # noqa: A002
@@ -133,12 +149,16 @@ def threshold_(input, threshold_value, value):  # noqa: A002
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     r"""x clamped to [min_val, max_val] (gradient 0 outside the open interval)."""
+    _no_bool(input, "hardtanh")
+    if input._dtype is tensorlib.uint8 and min(min_val, max_val) < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
         return hardtanh_(input, min_val, max_val)
-    return tensorlib.where(input <= min_val, min_val,
-                           tensorlib.where(input >= max_val, max_val, input))
+    out = tensorlib.where(input <= min_val, min_val,
+                          tensorlib.where(input >= max_val, max_val, input))
+    return out if out.dtype is input.dtype else out.to(input.dtype)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
@@ -152,6 +172,7 @@ def relu6(input, inplace=False):  # noqa: A002
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
     r"""x if x > 0 else negative_slope * x."""
+    _floating_kernel(input, "leaky_relu_cpu")
     if inplace:
         return leaky_relu_(input, negative_slope)
     return tensorlib.where(input > 0, input, input * negative_slope)
@@ -164,6 +185,7 @@ def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
 @autocast_op("prelu")
 def prelu(input, weight):  # noqa: A002
     r"""x if x > 0 else a * x, with a learned slope per channel (dim 1 of the input)."""
+    _floating_kernel(input, "prelu_cpu")
     if weight.numel() != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")
@@ -186,6 +208,7 @@ def _expm1_neg(x):
 
 def elu(input, alpha=1.0, inplace=False):  # noqa: A002
     r"""x if x > 0 else alpha * (exp(x) - 1)."""
+    _floating_kernel(input, "elu_cpu")
     if inplace:
         return elu_(input, alpha)
     return tensorlib.where(input > 0, input, _expm1_neg(input) * alpha)
@@ -201,6 +224,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):  # noqa: A002
     r"""scale * elu(x, alpha) with PyTorch's constants."""
+    _floating_kernel(input, "elu_cpu")
     if inplace:
         return selu_(input)
     return elu(input, _SELU_ALPHA) * _SELU_SCALE
@@ -212,6 +236,7 @@ def selu_(input):  # noqa: A002
 
 def celu(input, alpha=1.0, inplace=False):  # noqa: A002
     r"""x if x > 0 else alpha * (exp(x / alpha) - 1)."""
+    _floating_kernel(input, "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     if inplace:
@@ -225,6 +250,7 @@ def celu_(input, alpha=1.0):  # noqa: A002
 
 def gelu(input, approximate="none"):  # noqa: A002
     r"""x * Phi(x) (approximate='none'), or PyTorch's tanh approximation."""
+    _floating_kernel(input, "GeluKernelImpl")
     if approximate == "none":
         return input * (tensorlib.erf(input * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
     if approximate == "tanh":
@@ -250,6 +276,7 @@ def tanh(input):  # noqa: A002
 
 def silu(input, inplace=False):  # noqa: A002
     r"""x * sigmoid(x)."""
+    _floating_kernel(input, "silu_cpu")
     if inplace:
         return _inplace(input, silu)
     return input * sigmoid(input)
@@ -258,6 +285,7 @@ def silu(input, inplace=False):  # noqa: A002
 @autocast_op("softplus")
 def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
     r"""log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
+    _floating_kernel(input, "softplus_cpu")
     scaled = input * beta
     linear_part = scaled > threshold
     safe = tensorlib.where(linear_part, 0.0, scaled)
@@ -269,6 +297,7 @@ def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
 
 def mish(input, inplace=False):  # noqa: A002
     r"""x * tanh(softplus(x))."""
+    _floating_kernel(input, "mish_cpu")
     if inplace:
         return _inplace(input, mish)
     return input * tensorlib.tanh(softplus(input))
@@ -286,11 +315,13 @@ def tanhshrink(input):  # noqa: A002
 
 def logsigmoid(input):  # noqa: A002
     r"""log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    _floating_kernel(input, "log_sigmoid_cpu")
     return -softplus(-input)
 
 
 def hardswish(input, inplace=False):  # noqa: A002
     r"""0 if x <= -3, x if x >= 3, x * (x + 3) / 6 otherwise."""
+    _floating_kernel(input, "hardswish_cpu")
     if inplace:
         return _inplace(input, hardswish)
     return tensorlib.where(input <= -3.0, 0.0,
@@ -299,6 +330,7 @@ def hardswish(input, inplace=False):  # noqa: A002
 
 def hardsigmoid(input, inplace=False):  # noqa: A002
     r"""0 if x <= -3, 1 if x >= 3, x / 6 + 1 / 2 otherwise."""
+    _floating_kernel(input, "hardsigmoid_cpu")
     if inplace:
         return _inplace(input, hardsigmoid)
     return tensorlib.where(input <= -3.0, 0.0,
@@ -340,11 +372,13 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
 
 def hardshrink(input, lambd=0.5):  # noqa: A002
     r"""x if |x| > lambd else 0."""
+    _floating_kernel(input, "hardshrink_cpu")
     return tensorlib.where((input > lambd) | (input < -lambd), input, 0)
 
 
 def softshrink(input, lambd=0.5):  # noqa: A002
     r"""x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
+    _floating_kernel(input, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return tensorlib.where(input > lambd, input - lambd,
@@ -353,6 +387,7 @@ def softshrink(input, lambd=0.5):  # noqa: A002
 
 def glu(input, dim=-1):  # noqa: A002
     r"""a * sigmoid(b), where a and b are the two halves of the input along `dim`."""
+    _floating_kernel(input, "glu_cpu")
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     size = input.shape[dim]
@@ -376,6 +411,8 @@ from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.sparse import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.upsampling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.vision import *  # noqa: E402,F401,F403
+from tensorlib.ops import _out  # noqa: E402 - out= where PyTorch's functional takes it
+_out.install(globals(), _out.FUNCTIONAL_RULE, "nn.functional.")
 
 
 def _family_names():

@@ -66,6 +66,15 @@ _RANGES = ("arange", "linspace", "logspace")
 # no out= overload without a dim in PyTorch (torch.sum(x, out=y) is a TypeError)
 _OUT_NEEDS_DIM = ("sum", "prod", "median", "nanmedian")
 RULE = {name: rule for rule, names in _RULES.items() for name in names}
+# the linalg.* and nn.functional.* functions with out= in PyTorch (tensorlib.linalg and
+# nn.functional install them): linalg's results need out's exact dtype, except pinv's and
+# matrix_rank's, which are cast
+LINALG_RULE = {**{name: EXACT for name in (
+    "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "inv_ex", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "qr", "slogdet",
+    "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm")},
+    "pinv": CAST, "matrix_rank": CAST}
+FUNCTIONAL_RULE = {"normalize": CAST}
 
 # ops with bool or index results: no autograd check of their arguments (PyTorch's)
 _NOT_DIFFERENTIABLE = frozenset((
@@ -73,19 +82,20 @@ _NOT_DIFFERENTIABLE = frozenset((
     "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bitwise_not", "all", "any", "argmax", "argmin", "isposinf",
     "isneginf", "signbit", "nonzero", "searchsorted", "bucketize", "isin", "gcd", "lcm",
-    "histogram"))
+    "histogram", "linalg.matrix_rank"))
 # all/any write bool or uint8 only
 _LOGICAL_OUT = {"all": (dt.bool_, dt.uint8), "any": (dt.bool_, dt.uint8)}
 # PyTorch's cat refuses a narrowing out dtype with TypeError (TensorIterator ops: RuntimeError)
 _CAST_ERROR = {"cat": TypeError, "concat": TypeError, "concatenate": TypeError}
 
 
-def install(namespace):
-    """Wrap every function in `namespace` (tensorlib's globals) that takes out= in PyTorch."""
-    for name, rule in RULE.items():
+def install(namespace, rules=None, prefix=""):
+    """Wrap every function in `namespace` (tensorlib's globals, or a namespace module's:
+    `rules` and the `prefix` of its names, "linalg.") that takes out= in PyTorch."""
+    for name, rule in (RULE if rules is None else rules).items():
         fn = namespace.get(name)
         if fn is not None:
-            namespace[name] = with_out(name, rule, fn)
+            namespace[name] = with_out(prefix + name, rule, fn)
 
 
 def with_out(name, rule, fn):
@@ -160,6 +170,9 @@ def _run_into(name, rule, fn, args, kwargs, out):
         kwargs = _factory_kwargs(kwargs, outs[0])
     elif rule == OUT_DTYPE:
         kwargs = _computing_dtype(name, args, kwargs, outs[0])
+    elif name in _LOGICAL_OUT and outs[0]._dtype is dt.uint8 and args and \
+            isinstance(args[0], TensorImpl):
+        args = (args[0].to(dt.uint8),) + tuple(args[1:])   # PyTorch's legacy uint8 all/any
     result = fn(*args, **kwargs)
     results = result if isinstance(result, tuple) else (result,)
     if isinstance(out, TensorImpl) != (not isinstance(result, tuple)) or \

@@ -62,7 +62,7 @@ def view_as_complex(input):  # noqa: A002
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if input._strides[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(s % 2 for s in input._strides[:-1]):
+    if any(s % 2 for s, n in zip(input._strides[:-1], input._sizes) if n != 1):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
                            "dimension")
     if input._offset % 2:
@@ -136,6 +136,13 @@ def conj_physical_(input):  # noqa: A002
 def adjoint(input):  # noqa: A002
     """The conjugate transpose of the last two dims (Tensor.mH); the transpose when real."""
     _check_tensor(input, "adjoint")
+    if input.dim() == 0:
+        import warnings
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().")
+        return conj(input)
+    if input.dim() == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           "matrices. Got 1-D tensor.")
     return conj(input.transpose(-2, -1))
 
 
@@ -212,6 +219,8 @@ def complex(real, imag):  # noqa: A001 - torch.complex
 def polar(abs, angle):  # noqa: A002
     """abs * (cos(angle) + i sin(angle))."""
     _check_tensor(abs, "polar")
+    if abs._dtype in (dt.float16, dt.bfloat16):
+        raise NotImplementedError(f"\"polar_cpu\" not implemented for '{abs._dtype.scalar_name}'")
     if abs._device.type != "cpu":
         raise complex_off_cpu("polar", _WHOLE.get(abs._dtype.name, dt.complex64), abs._device)
     return complex(abs * angle.cos(), abs * angle.sin())

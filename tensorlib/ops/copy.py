@@ -37,10 +37,23 @@ def to_device(x, dev, non_blocking=False):
     return out
 
 
+def check_no_internal_overlap(dst):
+    """PyTorch refuses to write into a tensor whose elements share memory (an expanded
+    tensor with elements)."""
+    if 0 in dst._sizes:
+        return
+    for size, stride in zip(dst._sizes, dst._strides):
+        if stride == 0 and size > 1:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+
+
 def copy_(dst, src, non_blocking=False):
     """Write src into dst (broadcasting src, converting its dtype and device)."""
     if not isinstance(src, TensorImpl):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    check_no_internal_overlap(dst)
     if _grad_mode.is_grad_enabled() and (dst._requires_grad or src._requires_grad):
         from tensorlib.autograd.recording import record_overwrite
         return record_overwrite("copy_", dst,

@@ -219,11 +219,14 @@ def _checked_integers(values, dtype):
 
 
 def overflows(value, dtype):
-    """Whether integer `value` does not fit `dtype` (PyTorch's c10::overflows: unsigned
-    dtypes accept -max..max, negative values wrapping)."""
-    if dtype.is_floating_point or dtype.is_complex or dtype is dt.bool_:
+    """Whether number `value` does not fit `dtype` (PyTorch's c10::overflows: for integers,
+    unsigned dtypes accept -max..max, negative values wrapping; a float must lie in the
+    dtype's range, nan and inf never do)."""
+    if dtype.category >= 2 or dtype is dt.bool_:        # floating, complex
         return False
     info = np.iinfo(dtype.np)
+    if isinstance(value, float):
+        return not info.min <= value <= info.max
     if info.min == 0:
         return value > info.max or value < -int(info.max)
     return value < info.min or value > info.max
@@ -353,8 +356,14 @@ def _check_steps(steps):
         raise RuntimeError("number of steps must be non-negative")
 
 
+def _no_bool_range(name, dtype):
+    if dtype is dt.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
+    _no_bool_range("linspace", dtype)
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
@@ -365,6 +374,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in float64."""
+    _no_bool_range("logspace", dtype)
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     host = np.power(float(base), _linspace_values(start, end, int(steps)))

@@ -221,7 +221,7 @@ def _potrf(a, upper):
     """(factor, info) per matrix of a batch: info 0, or the order of the first leading minor
     that is not positive-definite (LAPACK's potrf)."""
     from scipy.linalg import lapack
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:])
     out = np.zeros_like(flat)
     info = np.zeros(flat.shape[0], np.int32)
     potrf = lapack.get_lapack_funcs("potrf", (a,))          # s/d/c/z by dtype
@@ -626,11 +626,9 @@ def vander(x, *, N=None):
     if x.dim() < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x.shape[-1] if N is None else N
-    if n < 1:
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     ones = tensorlib.ones(tuple(x.shape) + (1,), dtype=x.dtype, device=x.device)
-    if n == 1:
-        return ones
     powers = tensorlib.cumprod(x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)), -1)
     return tensorlib.cat([ones, powers], -1)
 

@@ -127,7 +127,8 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
     kept = [t for t in tensors if not _skipped(t)]
-    dim = _v.wrap_dim(dim, kept[0].dim() if kept else 1)
+    # only legacy empty (0,) tensors: PyTorch skips them all, dim unchecked
+    dim = _v.wrap_dim(dim, kept[0].dim()) if kept else 0
     _check_cat_sizes(tensors, kept, dim)
     return _cat(dim, *tensors)
 
@@ -427,7 +428,8 @@ def flip(input, *args, dims=None):  # noqa: A002
     """Reverse the order along dims (a copy, as in PyTorch)."""
     dims = _int_list(dims, "dims") if dims is not None else _varargs(args, "dims")
     nd = input.dim()
-    return _flip(input, tuple(sorted(_distinct_dims(dims, nd))) if nd else ())
+    dims = _distinct_dims(dims, max(nd, 1))          # (a 0-d tensor takes -1 and 0)
+    return _flip(input, tuple(sorted(dims)) if nd else ())
 
 
 @differentiable("flip")
@@ -545,6 +547,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # no
         return _interleave_index(_repeats_tensor(input, None))
     if dim is None:
         input, dim = reshape(input, (-1,)), 0
+    elif input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _v.wrap_dim(dim, input.dim())
     n = input._sizes[dim] if input.dim() else 1
     if input.dim() == 0:
@@ -690,6 +694,8 @@ def _diag_embed(x, offset, d1, d2):
 
 def trace(input):  # noqa: A002
     """Sum of the main diagonal of a matrix (int64 for integer inputs, like sum)."""
+    if input._dtype is dt.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     return _trace(input)

@@ -226,8 +226,10 @@ def tensordot(a, b, dims=2):
     free_b = [d for d in range(b.dim()) if d not in db]
     k = numel(tuple(a._sizes[d] for d in da))
     out_shape = tuple(a._sizes[d] for d in free_a) + tuple(b._sizes[d] for d in free_b)
-    a2 = a.permute(free_a + da).reshape(-1, k)
-    b2 = b.permute(db + free_b).reshape(k, -1)
+    m = numel(tuple(a._sizes[d] for d in free_a))
+    n = numel(tuple(b._sizes[d] for d in free_b))
+    a2 = a.permute(free_a + da).reshape(m, k)
+    b2 = b.permute(db + free_b).reshape(k, n)
     return matmul(a2, b2).reshape(out_shape)
 
 
@@ -442,6 +444,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     if x.numel() == 0 and ord < 0:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                            f"tensor because the operation does not have an identity")
+    if ord == float("inf") and x.numel() == 0:
+        for d in (dims if dims else range(x.dim())):
+            if x._sizes[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the inf norm on the "
+                                   f"dimension {d} because this dimension is empty and the "
+                                   f"operation does not have an identity")
     if x._dtype.is_complex:          # the norm of the moduli, in the parts' dtype
         x = x.abs()
     return _vector_norm(x, float(ord), dims, bool(keepdim))

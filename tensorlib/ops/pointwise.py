@@ -287,7 +287,23 @@ def abs(x):  # noqa: A001
 
 floor = _no_bool_unary("floor", "floor_vml")
 ceil = _no_bool_unary("ceil", "ceil_vml")
-round = _no_bool_unary("round", "round_vml")  # noqa: A001
+_round = _no_bool_unary("round", "round_vml")
+
+
+def round(x, *, decimals=None):  # noqa: A001
+    """Half to even, to `decimals` digits (negative: to tens, hundreds), as PyTorch's: the
+    scaling is done in x's dtype. Given decimals (even 0), integers raise as PyTorch's."""
+    if decimals is None:
+        return _round(x)
+    if not x._dtype.is_floating_point:
+        raise _not_implemented("round_vml" if decimals == 0 else "round", x._dtype)
+    if decimals == 0:
+        return _round(x)
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return binary("div", _round(binary("mul", x, scale, SAME)), scale, SAME)
+    scale = 10.0 ** -decimals
+    return binary("mul", _round(binary("div", x, scale, SAME)), scale, SAME)
 trunc = _no_bool_unary("trunc", "trunc_vml")
 _sign = _same_unary("sign")
 
@@ -309,8 +325,17 @@ def isnan(x):
     return unary("isnan", x, TO_BOOL)
 
 
+# in place through the out-of-place op: its dtype refusals (no bool or float kernel in
+# PyTorch) and integer division by zero are checked there
+_CHECKED_INPLACE = ("pow", "remainder", "fmod", "floor_divide", "bitwise_and", "bitwise_or",
+                    "bitwise_xor")
+
+
 def inplace(op, kind=SAME):
     """`x.op_(other)`: op written into x (same version-counter bump as every in-place op)."""
+    if op in _CHECKED_INPLACE:
+        return inplace_composite(globals()[op])
+
     def fn(self, other):
         return binary_(op, self, other, kind)
     fn.__name__ = op + "_"
@@ -588,8 +613,17 @@ def lerp(start, end, weight):
                         SAME))
 
 
+def _in_common_dtype(*xs):
+    """addcmul/addcdiv are one kernel over their three tensors in PyTorch: promoted together
+    (a 0-d operand does not widen the others, as it would pairwise)."""
+    from tensorlib._C.promotion import result_type
+    common = result_type(xs)
+    return [x if not _is_tensor(x) or x._dtype is common else x.to(common) for x in xs]
+
+
 @_autocast_op("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    input, tensor1, tensor2 = _in_common_dtype(input, tensor1, tensor2)
     prod_ = binary("mul", tensor1, tensor2, SAME)
     if value != 1:
         prod_ = binary("mul", prod_, value, SAME)
@@ -606,6 +640,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
                            "for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    input, tensor1, tensor2 = _in_common_dtype(input, tensor1, tensor2)
     quot = binary("div", tensor1, tensor2, TO_FLOAT)
     if value != 1:
         quot = binary("mul", quot, value, SAME)
@@ -642,17 +677,19 @@ def sgn(x):
     return where(binary("eq", modulus, 0, TO_BOOL), 0, x / where(modulus == 0, 1, modulus))
 
 
+_SAME_SIZE_INT = {2: dt.int16, 4: dt.int32, 8: dt.int64}
+
+
 def signbit(x):
-    """True where the sign bit is set: negative numbers and -0.0 (a NaN counts as positive:
-    its sign bit is not read)."""
+    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the bit set (the
+    float's bits read as a signed integer of its size)."""
     if x._dtype is dt.bool_ or not (x._dtype.is_floating_point or x._dtype.is_signed):
         return _bool_full(x, False)
-    negative = binary("lt", x, 0, TO_BOOL)
     if not x._dtype.is_floating_point:
-        return negative
-    negative_zero = binary("logical_and", binary("eq", x, 0, TO_BOOL),
-                           binary("lt", reciprocal(x), 0, TO_BOOL), LOGICAL)
-    return binary("logical_or", negative, negative_zero, LOGICAL)
+        return binary("lt", x, 0, TO_BOOL)
+    from tensorlib.ops.shape import view_dtype
+    bits = view_dtype(x, _SAME_SIZE_INT[x._dtype.itemsize])
+    return binary("lt", bits, 0, TO_BOOL)
 
 
 def _check_tensor_pair(name, a, b):
@@ -768,9 +805,18 @@ def equal(a, b):
 
 
 # ---- in-place variants -----------------------------------------------------------------------
+# PyTorch has no bool kernel for these (in place either): the kernel its error names
+_NO_BOOL_KERNEL = {"abs": "abs", "floor": "floor_vml", "ceil": "ceil_vml", "round": "round_vml",
+                   "trunc": "trunc_vml"}
+
+
 def inplace_unary(op, kind=SAME):
     """`x.op_()` for a primitive unary op."""
+    kernel = _NO_BOOL_KERNEL.get(op)
+
     def fn(self):
+        if kernel is not None and self._dtype is dt.bool_:
+            raise _not_implemented(kernel, self._dtype)
         return unary_(op, self, kind)
     fn.__name__ = op + "_"
     return fn
@@ -787,6 +833,8 @@ def inplace_composite(fn):
         return out
 
     def method(self, *args, **kwargs):
+        from tensorlib.ops.copy import check_no_internal_overlap
+        check_no_internal_overlap(self)
         tensors = [self, *args, *kwargs.values()]
         if _grad_enabled() and any(getattr(t, "_requires_grad", False) for t in tensors):
             from tensorlib.autograd.recording import apply_inplace
@@ -813,6 +861,15 @@ def _div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return binary_("div", self, other, TO_FLOAT)
     return inplace_composite(div)(self, other, rounding_mode=rounding_mode)
+
+
+def _float_power_(self, exponent):
+    """In place, float_power's float64 result must be self's dtype."""
+    if self._dtype is not dt.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{self._dtype.scalar_name} but the operation's result requires "
+                           f"dtype Double")
+    return inplace_composite(float_power)(self, exponent)
 
 
 def _neg_(self):
@@ -860,7 +917,7 @@ def _tensor_methods():
                    divide_=_div_, arctan2=atan2, greater=gt, less=lt, greater_equal=ge,
                    less_equal=le, not_equal=ne, arccos=acos, arcsin=asin, arctan=atan,
                    fix=trunc, fix_=methods["trunc_"], subtract_=_sub_,
-                   clamp_=methods["clamp_"], true_divide_=_div_)
+                   clamp_=methods["clamp_"], true_divide_=_div_, float_power_=_float_power_)
     return methods
 
 

@@ -176,8 +176,12 @@ def sum_to_size(x, *size):
         elif n != have:
             raise RuntimeError(f"size {list(target)} is not expandable to size "
                                f"{list(x._sizes)}")
+    if not target and x.dim() == 0:                # PyTorch's sum_to: a full sum then
+        return sum(x)
     if not dims:
         return x.view(target) if x._sizes != target else x
+    if x._dtype.category < 2:                      # integers and bool sum to int64
+        return sum(x, tuple(dims), keepdim=True).view(target)
     out = empty(target, x._dtype, x._device)       # owns its memory (see _reduce)
     lookup("sum", x._device)(out.view(_keep_shape(x._sizes, dims)), x, tuple(dims))
     return out
@@ -457,8 +461,10 @@ def logcumsumexp(x, dim):
     """log(cumsum(exp(x))) by doubling with logaddexp: stable for any spread of values, and
     differentiable through its parts (log2(n) gather + logaddexp steps)."""
     from tensorlib.ops.pointwise import logaddexp, where
+    _dim_arg(x, dim)
     if not x._dtype.is_floating_point:
-        x = x.to(dt.get_default_dtype())
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{x._dtype.scalar_name}'")
     if x.dim() == 0:
         _dim_arg(x, dim)
         return x.clone()
@@ -629,9 +635,10 @@ _METHODS = ("var", "std", "logsumexp", "cumsum", "cumprod", "cummax", "cummin",
 
 
 def _cum_inplace(fn):
+    """x.cumsum_(dim) accumulates in x's own dtype (a bool x: PyTorch has no kernel)."""
     def method(self, dim, *, dtype=None):
         from tensorlib.ops.pointwise import inplace_composite
-        return inplace_composite(fn)(self, dim, dtype=dtype)
+        return inplace_composite(fn)(self, dim, dtype=dtype or self._dtype)
     method.__name__ = fn.__name__ + "_"
     return method
 

@@ -1,5 +1,6 @@
 """Shape ops: views from _C.views, plus the ones that copy only when strides force it
 (reshape, contiguous, flatten) and clone."""
+import tensorlib._C.dtypes as dt
 from tensorlib._C import views as _v
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
@@ -13,11 +14,55 @@ __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze",
            "expand", "ravel"]
 
 
-@differentiable("view")
 def view(x, *shape):
-    if len(shape) == 1 and hasattr(shape[0], "is_floating_point"):
-        raise NotImplementedError("view(dtype) reinterpretation is not supported yet")
+    """x.view(*sizes), or x.view(dtype): the same memory read as another dtype."""
+    if len(shape) == 1 and isinstance(shape[0], dt.dtype):
+        return view_dtype(x, shape[0])
+    return _view_sizes(x, *shape)
+
+
+@differentiable("view")
+def _view_sizes(x, *shape):
     return _v.view(x, sizes_arg(shape))
+
+
+def view_dtype(x, dtype):
+    """The bytes of x reinterpreted as `dtype` (a bitcast, PyTorch's rules): the same shape
+    when the element sizes match; otherwise the last dim (stride 1) is split or merged by
+    their ratio, the other strides and the offset scaled. Not differentiable (as PyTorch's)."""
+    old, new = x._dtype.itemsize, dtype.itemsize
+    what = f"to view {x._dtype.scalar_name} as {dtype.scalar_name} (different element sizes)"
+    if old == new:
+        return _alias(x, x._sizes, x._strides, x._offset, dtype)
+    if x.dim() == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if x._strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {x._strides[-1]}")
+    if new < old:
+        ratio = old // new
+        return _alias(x, x._sizes[:-1] + (x._sizes[-1] * ratio,),
+                      tuple(s * ratio for s in x._strides[:-1]) + (1,), x._offset * ratio,
+                      dtype)
+    ratio = new // old
+    if x._sizes[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                           f"{x._sizes[-1]}")
+    if x._offset % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but "
+                           f"got {x._offset}")
+    for i, s in enumerate(x._strides[:-1]):
+        if s % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {what}, but "
+                               f"got {s}")
+    return _alias(x, x._sizes[:-1] + (x._sizes[-1] // ratio,),
+                  tuple(s // ratio for s in x._strides[:-1]) + (1,), x._offset // ratio, dtype)
+
+
+def _alias(x, sizes, strides, offset, dtype):
+    from tensorlib._C.tensor_impl import wrap
+    out = wrap(x._storage, sizes, strides, offset, dtype)
+    out._base = x if x._base is None else x._base
+    return out
 
 
 @differentiable("reshape")
@@ -106,6 +151,8 @@ def unsqueeze(x, dim):
 
 @differentiable("narrow")
 def narrow(x, dim, start, length):
+    if length < 0:                        # checked before dim, as PyTorch does
+        raise RuntimeError("narrow(): length must be non-negative.")
     return _v.narrow(x, dim, int(start), length)
 
 

@@ -422,9 +422,10 @@ def index_select(input, dim, index):  # noqa: A002
 def _check_source(name, x, dim, index, source):
     n = index.numel()
     src_dim = source._sizes[dim] if source.dim() else 1
-    if n != src_dim:
-        raise RuntimeError(f"{name}(): Number of indices ({n}) should be equal to "
-                           f"source.size(dim) ({src_dim}), for dim: {dim}")
+    if n != src_dim:           # (index_copy's is an IndexError in PyTorch, index_add's not)
+        raise (IndexError if name == "index_copy" else RuntimeError)(
+            f"{name}(): Number of indices ({n}) should be equal to source.size(dim) "
+            f"({src_dim}), for dim: {dim}")
     for d in range(max(x.dim(), source.dim())):
         a = x._sizes[d] if d < x.dim() else 1
         b = source._sizes[d] if d < source.dim() else 1
@@ -509,6 +510,7 @@ def _check_value(name, value):
 def index_fill(input, dim, index, value):  # noqa: A002
     """input with the slices at index along dim set to value (a number or 0-d tensor)."""
     _check_value("index_fill_", value)
+    _check_fits(value, input._dtype)
     if index._dtype is not dt.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     d, index = _prepare_index_op("index_fill", input, dim, index)
@@ -516,6 +518,16 @@ def index_fill(input, dim, index, value):  # noqa: A002
 
 
 # ---- masked_* -------------------------------------------------------------------------------
+def _check_fits(value, dtype):
+    """A Python number written into an integer tensor must fit it (PyTorch's overflow
+    check)."""
+    if type(value) in (int, float):
+        from tensorlib.ops.creation import overflows
+        if overflows(value, dtype):
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{str(dtype).split('.')[-1]}_t without overflow")
+
+
 def _check_mask(name, mask):
     if not isinstance(mask, TensorImpl) or mask._dtype is not dt.bool_:
         got = mask._dtype.scalar_name.lower() if isinstance(mask, TensorImpl) else "none"
@@ -533,6 +545,7 @@ def masked_fill(input, mask, value):  # noqa: A002
     """input with value (a number or 0-d tensor) where mask is True; broadcasts both."""
     _check_mask("masked_fill_", mask)
     _check_value("masked_fill_", value)
+    _check_fits(value, input._dtype)
     return _masked_fill(input, mask, value)
 
 
@@ -782,6 +795,8 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.dim() != 1 or weights._sizes[0] != input._sizes[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if input.numel() == 0:                  # PyTorch: int64 zeros, whatever the weights
+        return _full((int(minlength),), 0, dt.int64, input._device)
     size = max(int(input.amax().item()) + 1 if input.numel() else 0, int(minlength))
     if weights is None:
         dtype, src = dt.int64, _full(input._sizes, 1, dt.int64, input._device)
@@ -931,6 +946,8 @@ def write_inplace(self, compute, *others):
     """self.op_(...): `compute(self)` (the out-of-place op) written into self; one code path
     for every backend. Under autograd, recording.apply_inplace keeps saved values intact and
     hands self the op's history."""
+    from tensorlib.ops.copy import check_no_internal_overlap
+    check_no_internal_overlap(self)
     if _gm.is_grad_enabled() and _requires_grad(self, *others):
         from tensorlib.autograd.recording import apply_inplace
         return apply_inplace(self, compute)

@@ -142,10 +142,12 @@ def _zeta64(s, q):
         fac = fac * (s + k)
         b = b / w
         k += 1.0
-    total = where(s == 1.0, math.inf, total)
+    # Cephes' order: s == 1 is a pole, s < 1 nan, then the poles of q and nan for q <= 0
+    # with a non-integer s (an integer s keeps the series)
+    total = where(q <= 0, where(q == q.floor(), math.inf,
+                                where(s != s.floor(), math.nan, total)), total)
     total = where(s < 1.0, math.nan, total)
-    total = where(q <= 0, where(q == q.floor(), math.inf, math.nan), total)
-    return total
+    return where(s == 1.0, math.inf, total)
 
 
 @differentiable("zeta")
@@ -177,7 +179,7 @@ def polygamma(n, input):  # noqa: A002
 def mvlgamma(input, p):  # noqa: A002
     """Multivariate log-gamma of dimension p: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError("mvlgamma is not implemented for integer types")
+        input = input.to(dt.get_default_dtype())
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     if bool(((input <= (p - 1) / 2)).any()):
@@ -302,6 +304,13 @@ def erfinv(input):  # noqa: A002
     return _wide(_erfinv64, _tensor(input))
 
 
+def _no_half_kernel(name, input):  # noqa: A002
+    """PyTorch has no float16/bfloat16 kernel for these (they compute in float64 here)."""
+    dtype = getattr(input, "dtype", None)
+    if dtype in (dt.float16, dt.bfloat16):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dtype.scalar_name}'")
+
+
 def _ndtri64(p):
     low = p < 0.5
     c = where(low, 2.0 * p, 2.0 - 2.0 * p)       # erfc(x / sqrt2) = c, c in (0, 1]
@@ -315,6 +324,7 @@ def _ndtri64(p):
 def ndtri(input):  # noqa: A002
     """The standard normal quantile (inverse of ndtr), through erfc^-1 so tails keep their
     digits."""
+    _no_half_kernel("ndtri", input)
     return _wide(_ndtri64, _tensor(input))
 
 
@@ -351,16 +361,21 @@ def _log_ndtr64(x):
 @differentiable("log_ndtr")
 def log_ndtr(input):  # noqa: A002
     """log of the standard normal CDF, accurate far into the left tail."""
+    _no_half_kernel("log_ndtr", input)
     return _wide(_log_ndtr64, _tensor(input))
 
 
 # ---- elementary combinations ----------------------------------------------------------------
 @differentiable("xlogy")
 def xlogy(input, other):  # noqa: A002
-    """x * log(y), 0 where x == 0 (unless y is nan); x or y may be numbers."""
+    """x * log(y), 0 where x == 0 (unless y is nan); x or y may be numbers (a number does
+    not widen the tensor's dtype)."""
     x = _tensor(input, other if hasattr(other, "device") else None)
     y = _tensor(other, x)
-    return _wide(lambda a, b: where((a == 0) & (b == b), 0.0, a * b.log()), x, y)
+    out = _wide(lambda a, b: where((a == 0) & (b == b), 0.0, a * b.log()), x, y)
+    from tensorlib._C.promotion import result_type
+    dtype = result_type((input, other))
+    return out if not dtype.is_floating_point or out.dtype is dtype else out.to(dtype)
 
 
 @differentiable("xlog1py")
@@ -389,12 +404,14 @@ def sinc(input):  # noqa: A002
 
 @differentiable("logit")
 def logit(input, eps=None):  # noqa: A002
-    """log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given."""
-    def f(p):
-        if eps is not None:
-            p = p.clamp(eps, 1.0 - eps)
-        return (p / (1.0 - p)).log()
-    return _wide(f, _tensor(input))
+    """log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given: clamped in the
+    result dtype, as PyTorch's (1 - eps rounds there), then computed wide."""
+    p = _tensor(input)
+    if eps is not None:
+        if not p.dtype.is_floating_point:
+            p = p.to(dt.get_default_dtype())
+        p = p.clamp(eps, 1.0 - eps)
+    return _wide(lambda p: (p / (1.0 - p)).log(), p)
 
 
 def expit(input):  # noqa: A002
@@ -505,12 +522,14 @@ def _j64(x, nu):
 def bessel_j0(input):  # noqa: A002
     """Bessel function of the first kind, order 0 (series below |x| = 12, Hankel's
     asymptotic expansion above: ~1e-11 absolute near the switch in float64)."""
+    _no_half_kernel("bessel_j0", input)
     return _wide(lambda x: _j64(x, 0), _tensor(input))
 
 
 @differentiable("bessel_j1")
 def bessel_j1(input):  # noqa: A002
     """Bessel function of the first kind, order 1."""
+    _no_half_kernel("bessel_j1", input)
     return _wide(lambda x: _j64(x, 1), _tensor(input))
 
 

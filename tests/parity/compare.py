@@ -45,6 +45,9 @@ def _same(ours, ref, where, scale=1, tolerance=None):
         for o, r in zip(ours, ref):
             _same(o, r, where, scale, tolerance)
         return
+    if isinstance(ref, torch.dtype):
+        assert str(ours).split(".")[-1] == str(ref).split(".")[-1], f"{where}: {ours} vs {ref}"
+        return
     if not isinstance(ref, torch.Tensor):
         assert ours == ref or (isinstance(ref, float) and math.isnan(ref) and
                                math.isnan(ours)), f"{where}: {ours!r} vs {ref!r}"
@@ -75,7 +78,7 @@ def check(call, args_for, describe, has_number=False, scale=1, any_exception=Fal
         # torch.maximum(t, 0.5)); tensorlib takes the number as a 0-d tensor (and then
         # computes, or rejects the dtypes). The one difference the fuzzer accepts:
         # tensorlib is the wider API there.
-        return
+        return False
     assert ours[0] == ref[0], f"{where}: tensorlib {ours[0]} {ours[1]!r} / torch {ref[0]} " \
                               f"{ref[1]!r}"
     if ref[0] == "raises":
@@ -84,3 +87,4 @@ def check(call, args_for, describe, has_number=False, scale=1, any_exception=Fal
             f"{where}: tensorlib raises {ours[1]}, torch {ref[1]}"
     else:
         _same(ours[1], ref[1], where, scale, tolerance)
+    return ref[0] == "returns"

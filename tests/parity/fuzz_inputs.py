@@ -69,18 +69,23 @@ class Operand:
     """A tensor in an argument recipe: `spec` (shape, dtype, layout, seed) built by `build`,
     or explicit `values` (index tensors, masks) in dtype `dtype`."""
 
-    def __init__(self, spec=None, values=None, dtype=None, requires_grad=False):
+    def __init__(self, spec=None, values=None, dtype=None, requires_grad=False, shape=None):
+        """`shape`: the shape of `values` when nested lists cannot say it (a 0-size dim)."""
         self.spec, self.values, self.dtype, self.requires_grad = spec, values, dtype, requires_grad
+        self.shape = shape
 
     def make(self, module):
         if self.spec is not None:
             t = build(module, self.spec)
         else:
             t = module.tensor(self.values, dtype=getattr(module, self.dtype))
+            if self.shape is not None:
+                t = t.reshape(self.shape)
         return t.requires_grad_() if self.requires_grad else t
 
     def __repr__(self):
-        what = self.spec if self.spec is not None else f"{self.values}:{self.dtype}"
+        what = self.spec if self.spec is not None else \
+            f"{self.values}:{self.dtype}" + (f":{self.shape}" if self.shape else "")
         return f"T{what}" + ("+grad" if self.requires_grad else "")
 
 

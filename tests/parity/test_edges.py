@@ -6,7 +6,22 @@ import tensorlib
 
 torch = pytest.importorskip("torch")
 
+_SIGNED = [1.0, -float("nan"), float("nan"), -0.0, 0.0, -2.5, float("-inf")]
 CASES = {
+    "signbit_negative_nan_float32": lambda m: m.signbit(m.tensor(_SIGNED)),
+    "signbit_negative_nan_float64": lambda m: m.signbit(m.tensor(_SIGNED, dtype=m.float64)),
+    "signbit_negative_nan_float16": lambda m: m.signbit(m.tensor(_SIGNED, dtype=m.float16)),
+    "view_dtype_same_size": lambda m: m.tensor(_SIGNED).view(m.int32),
+    "view_dtype_smaller": lambda m: m.arange(6, dtype=m.float32).reshape(2, 3).view(m.int16),
+    "view_dtype_larger": lambda m: m.arange(8, dtype=m.int32).reshape(2, 4)[:, 2:].view(
+        m.float64),
+    "view_dtype_larger_odd_size": lambda m: m.arange(6, dtype=m.int32).reshape(2, 3).view(
+        m.int64),
+    "view_dtype_larger_odd_offset": lambda m: m.arange(6, dtype=m.int32)[1:5].view(m.int64),
+    "view_dtype_stride_not_1": lambda m: m.arange(6, dtype=m.int32).reshape(2, 3).t().view(
+        m.int8),
+    "view_dtype_0d_other_size": lambda m: m.tensor(1.0).view(m.float64),
+    "view_dtype_0d_same_size": lambda m: m.tensor(1.0).view(m.int32),
     "add_alpha_number": lambda m: m.add(m.tensor([1.0, 2.0]), 3, alpha=2),
     "sub_alpha_number": lambda m: m.sub(m.tensor([1.0, 2.0]), 3, alpha=2),
     "add_alpha_method_int": lambda m: m.tensor([1, 2]).add(3, alpha=2),

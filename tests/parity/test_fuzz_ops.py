@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.parity import fuzz_inputs as fi
+from tests.parity import spellings
 from tests.parity.compare import check
 
 torch = pytest.importorskip("torch")
@@ -22,27 +23,28 @@ FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database
 FLOATS = ("float32", "float64")
 ALL = fi.DTYPES
 OPS = {}            # name -> (strategy of (args, kwargs), call(module, args, kwargs), scale)
+SPELLED = {}        # name -> (its other spellings, the call for a spelling path)
 
 
-def op(name, call=None, scale=1):
-    def register(strategy):
-        OPS[name] = (st.composite(strategy)(), call or _function(name), scale)
-        return strategy
-    return register
+def registrar(ops, spelled):
+    """The decorator that registers fuzz entries into `ops` and `spelled`."""
+    def op(name, via=None, scale=1, method=True, spelled_too=True):
+        """Register a fuzz entry. `via(path)` makes the call for a spelling of the op
+        (default: the function, method or in-place form the path names); `method`: the
+        first argument is a tensor (the method and in-place spellings apply);
+        `spelled_too=False`: no other spellings (the call is not a plain call of the op)."""
+        via = via or spellings.call
+
+        def register(strategy):
+            ops[name] = (st.composite(strategy)(), via(name), scale)
+            if spelled_too:
+                spelled[name] = (spellings.of(name, method), via)
+            return strategy
+        return register
+    return op
 
 
-def _resolve(module, path):
-    for part in path.split("."):
-        module = getattr(module, part)
-    return module
-
-
-def _function(path):
-    return lambda m, args, kwargs: _resolve(m, path)(*args, **kwargs)
-
-
-def _method(name):
-    return lambda m, args, kwargs: getattr(args[0], name)(*args[1:], **kwargs)
+op = registrar(OPS, SPELLED)
 
 
 def _tensor(draw, shape=None, dtypes=ALL, max_dims=3, min_dims=0, max_size=3):
@@ -116,13 +118,13 @@ def _setitem(m, args, kwargs):
     return x
 
 
-@op("getitem", call=_getitem)
+@op("getitem", via=lambda path: _getitem, spelled_too=False)
 def _getitem_args(draw):
     x = _tensor(draw, min_dims=1)
     return (x, draw(_key(_shape(x)))), {}
 
 
-@op("setitem", call=_setitem)
+@op("setitem", via=lambda path: _setitem, spelled_too=False)
 def _setitem_args(draw):
     x = _tensor(draw, min_dims=1)
     value = draw(fi.numbers()) if draw(st.booleans()) else \
@@ -241,10 +243,12 @@ def _narrow_args(draw):
 
 
 # ---- sorting ---------------------------------------------------------------------------------
-def _gathered(name):
+def _gathered(path):
     """(values, what the indices point at): with ties, any of the tied indices is right."""
+    run = spellings.call(path)
+
     def call(m, args, kwargs):
-        values, indices = getattr(m, name)(*args, **kwargs)
+        values, indices = run(m, args, kwargs)
         return values, args[0].gather(kwargs.get("dim", -1), indices)
     return call
 
@@ -261,7 +265,7 @@ def _argsort_args(draw):
     return _sort_args(draw)
 
 
-@op("topk", call=_gathered("topk"))
+@op("topk", via=_gathered)
 def _topk_args(draw):
     x = _tensor(draw)
     ndim = len(_shape(x))
@@ -270,7 +274,7 @@ def _topk_args(draw):
     return (x, draw(st.integers(-1, size + 1))), {"dim": dim, "largest": draw(st.booleans())}
 
 
-@op("kthvalue", call=lambda m, a, k: m.kthvalue(*a, **k).values)
+@op("kthvalue", via=lambda path: lambda m, a, k: spellings.call(path)(m, a, k).values)
 def _kthvalue_args(draw):
     x = _tensor(draw, dtypes=("int64", "float32", "float64", "uint8"))
     ndim = len(_shape(x))
@@ -336,17 +340,17 @@ def _dtype_kw(draw, dtypes=ALL):
     return {} if dtype is None else {"dtype": dtype}
 
 
-@op("zeros")
+@op("zeros", method=False)
 def _zeros_args(draw):
     return (_sizes(draw),), _dtype_kw(draw)
 
 
-@op("ones")
+@op("ones", method=False)
 def _ones_args(draw):
     return _zeros_args(draw)
 
 
-@op("full")
+@op("full", method=False)
 def _full_args(draw):
     return (_sizes(draw), draw(fi.numbers())), _dtype_kw(draw)
 
@@ -354,37 +358,42 @@ def _full_args(draw):
 _RANGE_NUMBERS = st.one_of(st.integers(-4, 6), st.sampled_from([0.5, -2.5, 3.0, 1e-3]))
 
 
-@op("arange")
+@op("arange", method=False)
 def _arange_args(draw):
     args = tuple(draw(st.lists(_RANGE_NUMBERS, min_size=1, max_size=3)))
     return args, _dtype_kw(draw, ("int64", "float32", "float64", "int8", "uint8"))
 
 
-@op("linspace")
+@op("linspace", method=False)
 def _linspace_args(draw):
     return ((draw(_RANGE_NUMBERS), draw(_RANGE_NUMBERS), draw(st.integers(-1, 5))),
             _dtype_kw(draw, ("int64", "float32", "float64")))
 
 
-@op("logspace")
+@op("logspace", method=False)
 def _logspace_args(draw):
     return ((draw(_RANGE_NUMBERS), draw(_RANGE_NUMBERS), draw(st.integers(-1, 5)),
              draw(st.sampled_from([10.0, 2, 0.5]))),
             _dtype_kw(draw, ("float32", "float64")))
 
 
-@op("eye")
+@op("eye", method=False)
 def _eye_args(draw):
     args = (draw(st.integers(-1, 4)),) + tuple(draw(st.lists(st.integers(-1, 4), max_size=1)))
     return args, _dtype_kw(draw)
 
 
-def _shape_and_dtype(m, args, kwargs):
-    t = m.empty_like(*args, **kwargs)
-    return tuple(t.shape), str(t.dtype).split(".")[-1]
+def _shape_and_dtype(path):
+    """What an uninitialized result can be compared by."""
+    run = spellings.call(path)
+
+    def call(m, args, kwargs):
+        t = run(m, args, kwargs)
+        return tuple(t.shape), str(t.dtype).split(".")[-1]
+    return call
 
 
-@op("empty_like", call=_shape_and_dtype)
+@op("empty_like", via=_shape_and_dtype)
 def _empty_like_args(draw):
     return (_tensor(draw),), _dtype_kw(draw)
 
@@ -432,7 +441,7 @@ def _reshape_args(draw):
     return (x, _target_shape(draw, _shape(x))), {}
 
 
-@op("Tensor.view", call=_method("view"))
+@op("Tensor.view")
 def _view_args(draw):
     return _reshape_args(draw)
 
@@ -487,7 +496,7 @@ def _unsqueeze_args(draw):
     return (x, draw(st.integers(-len(_shape(x)) - 2, len(_shape(x)) + 1))), {}
 
 
-@op("Tensor.expand", call=_method("expand"))
+@op("Tensor.expand")
 def _expand_args(draw):
     x = _tensor(draw, shape=tuple(draw(st.lists(st.sampled_from([0, 1, 1, 2]), max_size=2))))
     lead = tuple(draw(st.lists(st.integers(0, 2), max_size=1)))
@@ -496,7 +505,7 @@ def _expand_args(draw):
     return (x, sizes), {}
 
 
-@op("Tensor.repeat", call=_method("repeat"))
+@op("Tensor.repeat")
 def _repeat_args(draw):
     x = _tensor(draw)
     return (x, tuple(draw(st.lists(st.integers(0, 2), max_size=4)))), {}
@@ -570,13 +579,13 @@ def _tensor_list(draw, dims_equal):
     return tensors
 
 
-@op("cat")
+@op("cat", method=False)
 def _cat_args(draw):
     tensors = _tensor_list(draw, dims_equal=True)
     return (tensors, _dim(draw, len(_shape(tensors[0])))), {}
 
 
-@op("stack")
+@op("stack", method=False)
 def _stack_args(draw):
     tensors = _tensor_list(draw, dims_equal=False)
     return (tensors, _dim(draw, len(_shape(tensors[0])) + 1)), {}

@@ -10,7 +10,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.parity import fuzz_inputs as fi
+from tests.parity import test_fuzz_surface as surface
 from tests.parity.compare import TOLERANCE, check
+from tests.parity.spellings import _resolve
 from tests.parity.test_fuzz_ops import FUZZ, OPS
 
 torch = pytest.importorskip("torch")
@@ -37,6 +39,15 @@ def _reduction(draw):
         st.booleans())}
 
 
+def _std(draw):
+    """(no half-precision input: torch's std_var_all has no BFloat16 kernel when out's dtype
+    differs, a refusal of its kernel, not of the arguments)"""
+    spec = draw(fi.tensor_specs(dtypes=("float32", "float64", "int64", "bool")))
+    n = max(len(spec[0]), 1)
+    return (fi.Operand(spec=spec), draw(st.integers(-n, n - 1))), {"keepdim": draw(
+        st.booleans())}
+
+
 def _scan(draw):
     return _reduction(draw)[0], {}
 
@@ -52,8 +63,8 @@ def _clamp(draw):
             draw(st.sampled_from([2, 1.5, None]))), {}
 
 
-def _borrowed(name):
-    return lambda draw: draw(OPS[name][0])
+def _borrowed(name, ops=OPS):
+    return lambda draw: draw(ops[name][0])
 
 
 def _with_dim_kw(name):
@@ -73,12 +84,26 @@ REDUCTIONS = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "ar
 BORROWED = ["matmul", "mm", "bmm", "dot", "outer", "cat", "stack", "index_select", "gather",
             "take", "masked_select", "tril", "triu", "zeros", "ones", "full", "arange",
             "linspace", "logspace", "eye", "searchsorted"]
+# linalg and nn.functional: the decompositions whose results are unique (no sign or order
+# freedom), on the fuzzer's own arguments
+NAMESPACED = {**{n: _borrowed(n) for n in ("linalg.det", "linalg.inv", "linalg.solve",
+                                           "linalg.vector_norm", "linalg.matrix_norm",
+                                           "linalg.norm")},
+              **{n: _borrowed(n, surface.OPS) for n in (
+                  "linalg.cholesky", "linalg.cholesky_ex", "linalg.cross", "linalg.eigvalsh",
+                  "linalg.multi_dot", "linalg.pinv", "linalg.matrix_rank", "linalg.svdvals",
+                  "linalg.vecdot", "linalg.slogdet", "linalg.inv_ex",
+                  "linalg.solve_triangular", "nn.functional.normalize")},
+              "linalg.matmul": _borrowed("matmul"),
+              "linalg.matrix_power": _borrowed("matrix_power", surface.OPS)}
 STRATEGIES = {**{n: _unary for n in UNARY}, **{n: _binary for n in BINARY},
               **{n: _reduction for n in REDUCTIONS}, **{n: _borrowed(n) for n in BORROWED},
               "sort": _with_dim_kw("sort"), "topk": _with_dim_kw("topk"), "where": _where,
-              "clamp": _clamp, "cumsum": _scan, "cumprod": _scan}
+              "clamp": _clamp, "cumsum": _scan, "cumprod": _scan, **NAMESPACED,
+              "std": _std}
 
-TUPLES = {"max", "min", "median", "sort", "topk"}     # (values, indices) outs
+TUPLES = {"max", "min", "median", "sort", "topk",     # (values, indices) outs
+          "linalg.cholesky_ex", "linalg.slogdet", "linalg.inv_ex"}
 # ties make topk's indices ambiguous: its values are compared, and what its indices point at
 GATHERED = {"topk"}
 
@@ -111,7 +136,7 @@ def _make_out(m, spec, ref):
 
 def _reference(name, args, kwargs):
     try:
-        result = getattr(torch, name)(*fi.materialize(torch, args),
+        result = _resolve(torch, name)(*fi.materialize(torch, args),
                                       **fi.materialize(torch, kwargs))
     except Exception:  # noqa: BLE001 - the out= call then raises too; any shape will do
         return None
@@ -136,7 +161,7 @@ def test_out(name, data):
         out = outs[0] if len(outs) == 1 else outs
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = getattr(m, name)(*a, out=out, **k)
+            result = _resolve(m, name)(*a, out=out, **k)
         returned = (result,) if len(outs) == 1 else tuple(result)
         assert all(r is o for r, o in zip(returned, outs)), f"{m.__name__} returned a copy"
         warned = any(issubclass(w.category, UserWarning) and "resized" in str(w.message)

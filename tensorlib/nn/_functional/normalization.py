@@ -240,6 +240,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
     r"""Splits the C channels of an (N, C, *) input into num_groups groups and normalizes
     each (sample, group) over its channels and spatial dims; weight/bias are per channel."""
+    return group_norm_op(input, num_groups, weight, bias, eps, verify_batch=True)
+
+
+def group_norm_op(input, num_groups, weight=None, bias=None, eps=1e-5,  # noqa: A002
+                  verify_batch=False):
+    """torch.group_norm: nn.functional's without its one-value-per-group check."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
@@ -248,8 +254,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A0
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    _verify_batch_size(tensorlib.Size([n_batch * channels // num_groups, num_groups]
-                                      + list(input.shape[2:])))
+    if verify_batch:
+        _verify_batch_size(tensorlib.Size([n_batch * channels // num_groups, num_groups]
+                                          + list(input.shape[2:])))
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None and (t.dim() != 1 or t.numel() != channels):
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "

@@ -358,6 +358,12 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True, divisor_override=None):
     r"""3-D average pooling over (N, C, D, H, W) or (C, D, H, W)."""
+    k = _tuple(kernel_size, 3, "kernel_size")
+    if input.dim() >= 4 and any(n < kk for n, kk in zip(input.shape[-3:], k)):
+        # PyTorch's CPU avg_pool3d wants the unpadded input to hold a window
+        t, h, w = input.shape[-3:]
+        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     return _avg_pool_nd(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override)
 

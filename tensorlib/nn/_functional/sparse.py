@@ -42,6 +42,16 @@ def _padding_idx(padding_idx, num):
     return padding_idx
 
 
+def _check_bag_range(flat, num):
+    """embedding_bag names the offending entry, with a RuntimeError (embedding's is an
+    IndexError)."""
+    bad = ((flat < 0) | (flat >= num)).reshape(-1)
+    if flat.numel() and bad.any().item():
+        i = int(tensorlib.nonzero(bad)[0].item())
+        raise RuntimeError(f"Index {i} of input takes value {flat.reshape(-1)[i].item()} "
+                           f"which is not in the valid range [0, {num})")
+
+
 def _check_range(flat, num):
     if flat.numel() and ((flat < 0) | (flat >= num)).any().item():
         raise IndexError("index out of range in self")
@@ -184,7 +194,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,  # no
     num, dim = weight.shape
     padding_idx = _padding_idx(padding_idx, num)
     flat = input.to(tensorlib.int64)
-    _check_range(flat, num)
+    _check_bag_range(flat, num)
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
     bag, n_bags = _bag_ids(flat.numel(), offsets, include_last_offset)
