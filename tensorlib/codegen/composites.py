@@ -1,6 +1,6 @@
 """Composite kernels of the generated-code GPU backends, written once against a dialect:
 fused softmax / log_softmax and their backward along any dim, 2-D max pooling and its
-backward, layer_norm (inference), cross_entropy with class targets and its backward, and the
+backward, layer_norm and its backward, cross_entropy with class targets and its backward, and the
 fused SGD and Adam/AdamW updates. Each op function takes the same arguments as the CPU
 backend's kernel of the same name (the ops look them up by name) and launches through the
 backend's device adapter (`primitives` documents it); `source(D, key)` writes a program.
@@ -21,7 +21,7 @@ from tensorlib.codegen.cdialect import is_float
 from tensorlib.codegen.primitives import _dk, _dt, _h, _lines, _prod, copy, fill, kernel_name
 from tensorlib.codegen.templates import _decompose
 
-FAMILIES = ("softmax", "softmax_bwd", "layer_norm", "cross_entropy", "cross_entropy_bwd",
+FAMILIES = ("softmax", "softmax_bwd", "layer_norm", "layer_norm_bwd", "cross_entropy", "cross_entropy_bwd",
             "max_pool2d", "max_pool_bwd", "sgd", "adam")
 
 
@@ -103,8 +103,10 @@ def softmax_backward(D, name, log, dt, local):
 
 
 def layer_norm(D, name, dt, local):
-    """out = (x - mean) / sqrt(var + eps) * w + b over rows of length L (contiguous)."""
+    """out = (x - mean) / sqrt(var + eps) * w + b over rows of length L (contiguous); with
+    has_stats, each row's (mean, rstd) also goes to ps (in the compute type) for backward."""
     A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    S = "float32" if dt in ("float16", "bfloat16") else dt
     body = f"""  const int l = {D.local_id(0)};
   const i64 row = {D.group_id(0)};
   {D.local_} {A} sh[{local}];
@@ -121,6 +123,7 @@ def layer_norm(D, name, dt, local):
   }}
   sh[l] = acc;
 {_tree(D, local, "sh[l] = sh[l] + sh[l + s];")}  const {A} rstd = ({A})1 / sqrt(sh[0] / ({A})L + eps);
+  if (has_stats && l == 0) {{ ps[off_s + 2 * row] = mean; ps[off_s + 2 * row + 1] = rstd; }}
   for (i64 t = l; t < L; t += {local}) {{
     {A} v = ({D.load(dt, 'px', 'jx + t')} - mean) * rstd;
     if (has_w) v = v * {D.load(dt, 'pw', 'off_w + t')};
@@ -130,8 +133,42 @@ def layer_norm(D, name, dt, local):
     params = ["const i64 rows", "const i64 L", f"const {A} eps", f"{_ptr(D, dt)} po",
               "const i64 off_o", f"{_ptr(D, dt, True)} px", "const i64 off_x",
               f"{_ptr(D, dt, True)} pw", "const i64 off_w", f"{_ptr(D, dt, True)} pb",
-              "const i64 off_b", "const int has_w", "const int has_b"]
-    return D.program([D.kernel(name, params, body)], (dt,)), (name,)
+              "const i64 off_b", "const int has_w", "const int has_b", f"{_ptr(D, S)} ps",
+              "const i64 off_s", "const int has_stats"]
+    return D.program([D.kernel(name, params, body)], (dt, S)), (name,)
+
+
+def layer_norm_backward(D, name, dt, local):
+    """gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)) per row, gw = g * w, from the
+    forward's saved (mean, rstd)."""
+    A = D.compute("float32" if dt in ("float16", "bfloat16") else dt)
+    S = "float32" if dt in ("float16", "bfloat16") else dt
+    gw = f"{D.load(dt, 'pg', 'jg + t')} * (has_w ? ({A}){D.load(dt, 'pw', 'off_w + t')} : ({A})1)"
+    body = f"""  const int l = {D.local_id(0)};
+  const i64 row = {D.group_id(0)};
+  {D.local_} {A} sa[{local}];
+  {D.local_} {A} sb[{local}];
+  const i64 jx = off_x + row * L, jg = off_g + row * L, ji = off_i + row * L;
+  const {A} mean = ps[off_s + 2 * row], rstd = ps[off_s + 2 * row + 1];
+  {A} a = 0, b = 0;
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} gw = {gw};
+    a += gw;
+    b += gw * (({D.load(dt, 'px', 'jx + t')} - mean) * rstd);
+  }}
+  sa[l] = a; sb[l] = b;
+{_tree(D, local, "sa[l] = sa[l] + sa[l + s]; sb[l] = sb[l] + sb[l + s];")}  const {A} ma = sa[0] / ({A})L, mb = sb[0] / ({A})L;
+  for (i64 t = l; t < L; t += {local}) {{
+    const {A} gw = {gw};
+    const {A} xhat = ({D.load(dt, 'px', 'jx + t')} - mean) * rstd;
+    const {A} v = rstd * (gw - ma - xhat * mb);
+    {D.store(dt, 'pi', 'ji + t', D.convert('v', dt))}
+  }}"""
+    params = ["const i64 rows", "const i64 L", f"{_ptr(D, dt)} pi", "const i64 off_i",
+              f"{_ptr(D, dt, True)} pg", "const i64 off_g", f"{_ptr(D, dt, True)} px",
+              "const i64 off_x", f"{_ptr(D, dt, True)} pw", "const i64 off_w",
+              "const int has_w", f"{_ptr(D, S, True)} ps", "const i64 off_s"]
+    return D.program([D.kernel(name, params, body)], (dt, S)), (name,)
 
 
 def _row_lse(D, A, dt, local):
@@ -324,6 +361,8 @@ def source(D, key):
         return softmax_backward(D, name, *key[1:])
     if family == "layer_norm":
         return layer_norm(D, name, *key[1:])
+    if family == "layer_norm_bwd":
+        return layer_norm_backward(D, name, *key[1:])
     if family == "cross_entropy":
         return cross_entropy(D, name, *key[1:])
     if family == "cross_entropy_bwd":
@@ -350,8 +389,9 @@ def keys():
         for log in (0, 1):
             found += [("softmax", log, dt, n) for n in LOCALS]
             found += [("softmax_bwd", log, dt, n) for n in LOCALS]
-        found += [(family, dt, n) for family in ("layer_norm", "cross_entropy",
-                                                 "cross_entropy_bwd") for n in LOCALS]
+        found += [(family, dt, n) for family in ("layer_norm", "layer_norm_bwd",
+                                                 "cross_entropy", "cross_entropy_bwd")
+                  for n in LOCALS]
         found += [("max_pool2d", dt), ("max_pool_bwd", dt)]
     found += [(family, dt) for family in ("sgd", "adam") for dt in ("float32", "float64")]
     return found
@@ -414,24 +454,50 @@ def _contiguous(t):
     return tmp
 
 
-def layer_norm_kernel(out, x, weight, bias, normalized_ndim, eps):
-    """The fused inference layer_norm (contract in nn/_functional/normalization.py)."""
+def layer_norm_kernel(out, x, weight, bias, normalized_ndim, eps, stats=None):
+    """The fused layer_norm (contracts in nn/_functional/normalization.py): inference, or
+    with `stats` (rows, 2) in the compute dtype, training (each row's mean and rstd)."""
     dt = _dt(x)
     x, weight, bias = _contiguous(x), _contiguous(weight), _contiguous(bias)
     dst = _contiguous(out)
-    dk = _dk(*(t for t in (dst, x, weight, bias) if t is not None))
+    dk = _dk(*(t for t in (dst, x, weight, bias, stats) if t is not None))
     L = _prod(x._sizes[len(x._sizes) - normalized_ndim:])
     rows = _prod(x._sizes) // L if L else 0
     if rows and L:
         local = _local_for(dk, L)
         (k,) = dk.kernels(("layer_norm", dt, local)).values()
         w, b = weight if weight is not None else x, bias if bias is not None else x
+        s = stats if stats is not None else x
         acc = np.float64 if dt == "float64" else np.float32
         dk.launch(k, (rows * local,), (local,), rows, L, acc(eps), _h(dst), dst._offset,
                   _h(x), x._offset, _h(w), w._offset, _h(b), b._offset,
-                  np.int32(weight is not None), np.int32(bias is not None))
+                  np.int32(weight is not None), np.int32(bias is not None), _h(s), s._offset,
+                  np.int32(stats is not None))
     if dst is not out:
         copy(out, dst)
+
+
+def layer_norm_train_kernel(out, stats, x, weight, bias, normalized_ndim, eps):
+    layer_norm_kernel(out, x, weight, bias, normalized_ndim, eps, stats)
+
+
+def layer_norm_backward_kernel(grad_input, grad_out, x, weight, stats, normalized_ndim):
+    """grad_input of layer_norm from the forward's saved (mean, rstd) per row."""
+    dt = _dt(x)
+    x, grad_out, weight = _contiguous(x), _contiguous(grad_out), _contiguous(weight)
+    dst = _contiguous(grad_input)
+    dk = _dk(*(t for t in (dst, grad_out, x, weight, stats) if t is not None))
+    L = _prod(x._sizes[len(x._sizes) - normalized_ndim:])
+    rows = _prod(x._sizes) // L if L else 0
+    if rows and L:
+        local = _local_for(dk, L)
+        (k,) = dk.kernels(("layer_norm_bwd", dt, local)).values()
+        w = weight if weight is not None else x
+        dk.launch(k, (rows * local,), (local,), rows, L, _h(dst), dst._offset, _h(grad_out),
+                  grad_out._offset, _h(x), x._offset, _h(w), w._offset,
+                  np.int32(weight is not None), _h(stats), stats._offset)
+    if dst is not grad_input:
+        copy(grad_input, dst)
 
 
 def cross_entropy_kernel(out, x, target, ignore_index):
@@ -590,6 +656,8 @@ KERNELS = {"softmax": _softmax_forward(False), "log_softmax": _softmax_forward(T
            "softmax_backward": _softmax_backward(False),
            "log_softmax_backward": _softmax_backward(True),
            "max_pool": max_pool, "max_pool_backward": max_pool_backward,
-           "layer_norm": layer_norm_kernel, "cross_entropy": cross_entropy_kernel,
+           "layer_norm": layer_norm_kernel, "layer_norm_train": layer_norm_train_kernel,
+           "layer_norm_backward": layer_norm_backward_kernel,
+           "cross_entropy": cross_entropy_kernel,
            "cross_entropy_backward": cross_entropy_backward_kernel, "sgd_update": sgd_update,
            "adam_update_multi": adam_update_multi}

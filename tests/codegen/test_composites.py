@@ -269,3 +269,62 @@ def test_fused_cross_entropy_checks_targets(fused_cross_entropy):
     x = tl.zeros((2, 3), device=gpu)
     with pytest.raises(IndexError, match="Target 3 is out of bounds"):
         tl.nn.functional.cross_entropy(x, tl.tensor([0, 3], device=gpu))
+
+
+@pytest.fixture
+def fused_layer_norm(gpu):
+    """The gpu's table with the training layer_norm pair in it, for one test."""
+    from tensorlib._C.device import canonical
+    table = canonical(gpu)._kernels
+    saved = {n: table.get(n) for n in ("layer_norm_train", "layer_norm_backward")}
+    table["layer_norm_train"] = C.layer_norm_train_kernel
+    table["layer_norm_backward"] = C.layer_norm_backward_kernel
+    yield gpu
+    for name, kernel in saved.items():
+        if kernel is None:
+            table.pop(name, None)
+        else:
+            table[name] = kernel
+
+
+@pytest.mark.parametrize("shape,norm,affine", [((6, 300), (300,), True), ((4, 5, 33), (5, 33), True),
+                                               ((3, 70), (70,), False), ((50,), (50,), True)])
+def test_training_layer_norm_matches_torch(fused_layer_norm, shape, norm, affine):
+    gpu = fused_layer_norm
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    w, b = (rng.standard_normal(norm).astype(np.float32) for _ in range(2))
+    g = rng.standard_normal(shape).astype(np.float32)
+    x = tl.tensor(a, device=gpu, requires_grad=True)
+    tw, tb = ((tl.tensor(w, device=gpu, requires_grad=True),
+               tl.tensor(b, device=gpu, requires_grad=True)) if affine else (None, None))
+    out = tl.nn.functional.layer_norm(x, norm, tw, tb)
+    out.backward(tl.tensor(g, device=gpu))
+    ta = torch.tensor(a, requires_grad=True)
+    rw, rb = ((torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True))
+              if affine else (None, None))
+    ref = torch.nn.functional.layer_norm(ta, norm, rw, rb)
+    ref.backward(torch.tensor(g))
+    _close(out.detach().cpu().numpy(), ref.detach().numpy(), 1e-4)
+    _close(x.grad.cpu().numpy(), ta.grad.numpy(), 1e-4)
+    if affine:
+        _close(tw.grad.cpu().numpy(), rw.grad.numpy(), 1e-4)
+        _close(tb.grad.cpu().numpy(), rb.grad.numpy(), 1e-4)
+
+
+def test_training_layer_norm_double_backward_runs_through_ops(fused_layer_norm):
+    gpu = fused_layer_norm
+    a = np.random.default_rng(12).standard_normal((3, 8)).astype(np.float32)
+    w = np.random.default_rng(13).standard_normal(8).astype(np.float32)
+    x = tl.tensor(a, device=gpu, requires_grad=True)
+    tw = tl.tensor(w, device=gpu, requires_grad=True)
+    (gx,) = tl.autograd.grad((tl.nn.functional.layer_norm(x, (8,), tw) ** 2).sum(), x,
+                             create_graph=True)
+    gx.sum().backward()
+    ta, rw = torch.tensor(a, requires_grad=True), torch.tensor(w, requires_grad=True)
+    (tg,) = torch.autograd.grad((torch.nn.functional.layer_norm(ta, (8,), rw) ** 2).sum(), ta,
+                                create_graph=True)
+    tg.sum().backward()
+    _close(gx.detach().cpu().numpy(), tg.detach().numpy(), 1e-4)
+    _close(x.grad.cpu().numpy(), ta.grad.numpy(), 1e-4)
+    _close(tw.grad.cpu().numpy(), rw.grad.numpy(), 1e-4)

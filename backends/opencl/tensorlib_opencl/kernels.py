@@ -65,9 +65,11 @@ def register(table, backend):
     # over the whole flat gradient, quadratic in the batch
     table["max_pool_backward"] = C.max_pool_backward
     # one launch per parameter instead of about ten (MLP's Adam step on PoCL: 29 -> 7 ms), and
-    # inference layer_norm in one kernel (1024x1024 on PoCL: 111 -> 23 ms)
+    # layer_norm in one kernel each way (inference at 1024x1024 on PoCL: 111 -> 23 ms)
     table["adam_update_multi"] = C.adam_update_multi
     table["layer_norm"] = C.layer_norm_kernel
+    table["layer_norm_train"] = C.layer_norm_train_kernel
+    table["layer_norm_backward"] = C.layer_norm_backward_kernel
     # cross entropy of class targets in one kernel each way (the path CUDA takes, so the
     # suite exercises it on PoCL)
     table["cross_entropy"] = C.cross_entropy_kernel

@@ -12,13 +12,20 @@ Contracts (outputs first, like every kernel; weight/bias may be None):
 
 * ``layer_norm(out, x, weight, bias, normalized_ndim, eps)``: normalize over the last
   ``normalized_ndim`` dims of x, then ``* weight + bias``.
+* Training, as a pair (used when a gradient is needed and the device has both):
+  ``layer_norm_train(out, stats, x, weight, bias, normalized_ndim, eps)`` also writes each
+  row's (mean, rstd) into ``stats`` (rows, 2) (float32 for 16-bit x); and
+  ``layer_norm_backward(grad_x, grad_out, x, weight, stats, normalized_ndim)``. The weight and
+  bias gradients are reductions in ops; a backward that needs a graph runs in ops.
 * ``rms_norm(out, x, weight, normalized_ndim, eps)``: ``x * rsqrt(mean(x^2) + eps) * weight``.
 * ``batch_norm(out, x, mean, var, weight, bias, eps)``: x is (N, C, *), mean/var/weight/bias
   are (C,): ``(x - mean) * rsqrt(var + eps) * weight + bias`` (eval mode, running stats).
 """
+import math
 import numbers
 
 import tensorlib
+from tensorlib.autograd.function import Function
 from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._autocast import autocast_op
@@ -207,10 +214,56 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         out = tensorlib.empty(input.shape, dtype=input.dtype, device=input.device)
         kernel(out, input, weight, bias, len(shape), eps)
         return out
+    dev = input._device
+    if has_kernel("layer_norm_train", dev) and has_kernel("layer_norm_backward", dev):
+        return _LayerNormFused.apply(input, weight, bias, len(shape), eps)
     dims = tuple(range(-len(shape), 0))
     mean, var = _moments(input, dims)
     out = (input - mean) * tensorlib.rsqrt(var + eps)
     return _affine(out, weight, bias, None)
+
+
+class _LayerNormFused(Function):
+    """layer_norm for training on a device with the fused pair (NOTE [ Fused kernels ])."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, ndim, eps):
+        out = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+        rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
+        stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
+        stats = tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
+        lookup("layer_norm_train", x._device)(out, stats, x, weight, bias, ndim, eps)
+        ctx.save_for_backward(x, weight, stats)
+        ctx.ndim, ctx.eps, ctx.has_bias = ndim, eps, bias is not None
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight, stats = ctx.saved_tensors
+        dims = tuple(range(-ctx.ndim, 0))
+        if tensorlib.is_grad_enabled():           # a graph of the backward: written in ops
+            mean, var = _moments(x, dims)
+            rstd = tensorlib.rsqrt(var + ctx.eps)
+            xhat = (x - mean) * rstd
+            gw = grad_out * weight if weight is not None else grad_out
+            grad_x = rstd * (gw - gw.mean(dims, keepdim=True)
+                             - xhat * (gw * xhat).mean(dims, keepdim=True))
+        else:
+            grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+            lookup("layer_norm_backward", x._device)(grad_x, grad_out, x, weight, stats,
+                                                     ctx.ndim)
+            shape = tuple(x.shape[:x.dim() - ctx.ndim]) + (1,) * ctx.ndim
+            mean = stats[:, 0].reshape(shape).to(x.dtype)
+            rstd = stats[:, 1].reshape(shape).to(x.dtype)
+            xhat = (x - mean) * rstd
+        lead = tuple(range(x.dim() - ctx.ndim))
+
+        def over_rows(t):
+            return t.sum(lead) if lead else t
+        grad_w = over_rows(grad_out * xhat) if weight is not None and \
+            ctx.needs_input_grad[1] else None
+        grad_b = over_rows(grad_out) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b, None, None
 
 
 def _eps_of(dtype):
