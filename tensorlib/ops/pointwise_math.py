@@ -73,22 +73,21 @@ atanh_ = arctanh_ = inplace_composite(atanh)
 
 
 # ---- gcd, lcm --------------------------------------------------------------------------------
-def _check_integral(name, a, b):
-    for x in (a, b):
-        if isinstance(x, TensorImpl) and (x._dtype.category >= 2 or x._dtype is dt.bool_):
-            raise _not_implemented(name, x._dtype)
+def _check_integral(name, dtype):
+    """The promoted dtype must be an integer one (torch has no float or bool kernel)."""
+    if dtype.category >= 2 or dtype is dt.bool_:
+        raise _not_implemented(name, dtype)
 
 
 def gcd(input, other):  # noqa: A002
     """The greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0), by Euclid's
     algorithm on the whole tensor: one remainder per step until every pair is done."""
     _tensor_arg(input, "gcd")
-    _check_integral("gcd", input, other)
-    import tensorlib
-    a, b = tensorlib.broadcast_tensors(input.abs(), tensorlib.as_tensor(other).to(
-        input.device).abs())
     dtype = _promoted(input, other)
-    a, b = a.to(dtype), b.to(dtype)
+    _check_integral("gcd", dtype)
+    import tensorlib
+    a, b = tensorlib.broadcast_tensors(input.to(dtype).abs(), tensorlib.as_tensor(other).to(
+        input.device, dtype).abs())
     while bool((b != 0).any()):
         nonzero = b != 0
         rest = tensorlib.remainder(a, where(nonzero, b, 1))
@@ -101,8 +100,8 @@ def lcm(input, other):  # noqa: A002
     import tensorlib
     g = gcd(input, other)
     other = tensorlib.as_tensor(other).to(input.device)
-    quotient = tensorlib.div(input, where(g == 0, 1, g), rounding_mode="trunc")
-    return where(g == 0, 0, (quotient * other).abs()).to(g.dtype)
+    quotient = tensorlib.div(input.to(g.dtype), where(g == 0, 1, g), rounding_mode="trunc")
+    return where(g == 0, 0, (quotient * other.to(g.dtype)).abs()).to(g.dtype)
 
 
 gcd_ = inplace_composite(gcd)
@@ -139,17 +138,21 @@ def frexp(input):  # noqa: A002
 
 
 def ldexp(input, other):  # noqa: A002
-    """input * 2^other, in floating point (integers give the default float)."""
+    """input * 2^other, as torch's (its promotion: integers give the default float)."""
     import tensorlib
-    x = _floating(_tensor_arg(input, "ldexp"))
-    return x * tensorlib.pow(2.0, other)
+    if isinstance(other, TensorImpl) and other._dtype is dt.bool_ and \
+            isinstance(input, TensorImpl) and input._dtype.is_floating_point:
+        # torch's floating path takes integer exponents only
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    return _tensor_arg(input, "ldexp") * tensorlib.pow(2.0, other)
 
 
 ldexp_ = inplace_composite(ldexp)
 
 
 _FLOAT_LAYOUT = {"float64": (53, -1074, 1.7976931348623157e308),
-                 "float32": (24, -149, 3.4028234663852886e38)}
+                 "float32": (24, -149, 3.4028234663852886e38),
+                 "float16": (11, -24, 65504.0), "bfloat16": (8, -133, 3.3895313892515355e38)}
 
 
 def nextafter(input, other):  # noqa: A002
@@ -157,15 +160,18 @@ def nextafter(input, other):  # noqa: A002
     exponent: the spacing above |x| is 2^(e - p), below a power of two half of it; the
     smallest subnormal from 0. Its gradient is 1 for input and 0 for other, as torch's."""
     _tensor_arg(input, "nextafter")
-    if not isinstance(other, TensorImpl) or other._dtype is not input._dtype:
-        raise RuntimeError(f"nextafter: expected both inputs to be tensors of one dtype, got "
-                           f"{input._dtype} and "
-                           f"{getattr(other, 'dtype', type(other).__name__)}")
+    if not isinstance(other, TensorImpl):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    common = _promoted(input, other)
+    input, other = input.to(common), other.to(common)
     layout = _FLOAT_LAYOUT.get(input._dtype.name)
     if layout is None:
         raise _not_implemented("nextafter", input._dtype)
     digits, tiniest, largest = layout
     x, y = input.detach(), other.detach()
+    if common.itemsize == 2:        # the 16-bit layouts' steps, taken exactly in float32
+        x, y = x.to(dt.float32), y.to(dt.float32)
     e = _exponent(x)
     spacing = (2.0 ** (e - digits)).clamp(min=2.0 ** tiniest)
     a = x.abs()
@@ -177,7 +183,8 @@ def nextafter(input, other):  # noqa: A002
     moved = where(x == 0, where(y > x, tiny, -tiny), moved)
     moved = where(x.isinf(), x.sign() * largest, moved)
     result = where((x == y) | isnan(x) | isnan(y), where(isnan(x), x, y), moved)
-    return where(isfinite(x), result + (input - x), result)    # d/dinput = 1, as torch
+    result = result.to(common)
+    return where(isfinite(input), result + (input - input.detach()), result)  # d/dinput = 1
 
 
 # ---- heaviside, isin -------------------------------------------------------------------------
@@ -205,6 +212,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     x = tensorlib.as_tensor(elements, device=device)
     test = tensorlib.as_tensor(test_elements, device=device).reshape(-1)
     common = _promoted(x, test)
+    if common is dt.bool_ or common.is_complex:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                           f"{common.scalar_name}")
     x, test = x.to(common), test.to(common)
     if test.numel() == 0:
         found = tensorlib.zeros(x.shape, dtype=tensorlib.bool, device=device)

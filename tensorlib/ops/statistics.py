@@ -99,6 +99,9 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     if not isinstance(input, TensorImpl):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    if not isinstance(q, (TensorImpl, float, int)) or isinstance(q, bool):
+        raise TypeError(f"{name}() received an invalid combination of arguments: q must be a "
+                        f"float or a Tensor, not {type(q).__name__}")
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input.dtype not in (dt.float32, dt.float64):

@@ -11,6 +11,10 @@ _IO = "I/O or host memory sharing: no tensor result to compare (tests/test_seria
       "tests/multiprocessing)"
 _AUTOGRAD = "autograd machinery, not a computation (tests/autograd)"
 
+_DEVICE_MEMORY = ("a GPU's memory (CUDA tensors, pinned host buffers, streams): without a GPU "
+                  "both libraries refuse; tests/ops/test_pinned.py checks torch's answers and "
+                  "tests/backends/fake_cuda the CUDA side")
+
 EXCLUDED = {
     **{name: _RANDOM for name in (
         "bernoulli", "multinomial", "normal", "rand", "rand_like", "randint", "randint_like",
@@ -32,6 +36,8 @@ EXCLUDED = {
     **{name: _IO for name in (
         "save", "load", "from_numpy", "Tensor.numpy", "Tensor.data_ptr", "Tensor.untyped_storage",
         "Tensor.share_memory_", "Tensor.is_shared")},
+    **{name: _DEVICE_MEMORY for name in (
+        "Tensor.cuda", "Tensor.pin_memory", "Tensor.is_pinned", "Tensor.record_stream")},
     **{name: _AUTOGRAD for name in (
         "Tensor.backward", "Tensor.register_hook", "Tensor.register_post_accumulate_grad_hook",
         "Tensor.retain_grad")},

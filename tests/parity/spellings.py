@@ -30,6 +30,7 @@ ALIASES = {
     "slogdet": ("linalg.slogdet",), "matrix_power": ("linalg.matrix_power",),
     "pinverse": ("linalg.pinv",), "matmul": ("linalg.matmul",),
     "split": ("split_with_sizes",), "inv": ("inverse",), "pinv": ("pinverse",),
+    "acosh": ("arccosh",), "asinh": ("arcsinh",), "atanh": ("arctanh",),
 }
 _NAMESPACES = ("nn.functional.", "linalg.", "special.", "fft.")
 # names whose copies in other namespaces take other arguments (torch.dropout(input, p,

@@ -1517,11 +1517,10 @@ def _resize_call(path):
     run = spellings.call(path)
 
     def call(m, args, kwargs):
-        x = args[0]
+        had = args[0].numel()                 # before resize_ changes it
         n = int(np.prod(args[1]))
         result, written, same = run(m, args, kwargs)
-        return tuple(written.shape), same, written.reshape(-1)[:min(n, x.numel())] \
-            if n <= x.numel() else None
+        return tuple(written.shape), same, written.reshape(-1)[:n] if n <= had else None
     return call
 
 
@@ -1569,6 +1568,89 @@ def _istft_args(draw):
 
 
 # ---- the test ----------------------------------------------------------------------------
+# ---- the math names of #15's last round ------------------------------------------------
+family(["acosh", "asinh", "atanh", "frexp", "diagflat", "is_neg", "resolve_neg"], _any_unary)
+
+
+def _broadcast_pair(draw, dtypes=ALL):
+    a = _tensor(draw, dtypes=dtypes)
+    shape = _shape(a)
+    other = shape[draw(st.integers(0, len(shape))):] if shape else shape
+    return a, _tensor(draw, shape=other, dtypes=dtypes)
+
+
+family(["gcd", "lcm", "ldexp", "nextafter", "heaviside", "isin"],
+       lambda draw: (_broadcast_pair(draw), {}))
+
+
+@op("diff")
+def _diff_args(draw):
+    x = _tensor(draw, min_dims=1)
+    return (x,), {"n": draw(st.integers(0, 2)), "dim": _dim(draw, len(_shape(x)))}
+
+
+family(["trapezoid", "trapz", "cumulative_trapezoid"],
+       lambda draw: ((_tensor(draw, min_dims=1, dtypes=FLOATS + ("int64",)),),
+                     {"dx": draw(st.sampled_from([1, 0.5]))}))
+family(["cov", "corrcoef"], lambda draw: ((_tensor(draw, max_dims=2, dtypes=FLOATS),), {}),
+       scale=10)
+
+
+@op("quantile")
+def _quantile_args(draw):
+    x = _tensor(draw, min_dims=1, dtypes=("float32", "float64"))
+    q = draw(st.sampled_from([0.5, 0.0, 1.0, [0.25, 0.75]]))
+    return (x, q), {"dim": draw(st.sampled_from([None, 0])),
+                    "interpolation": draw(st.sampled_from(["linear", "lower", "nearest",
+                                                           "midpoint", "higher"]))}
+
+
+op("nanquantile")(_quantile_args)
+
+
+@op("histogram")
+def _histogram_args(draw):
+    return (_tensor(draw, dtypes=("float32", "float64")),), {
+        "bins": draw(st.integers(1, 5))}
+
+
+@op("histogramdd")
+def _histogramdd_args(draw):
+    n = draw(st.integers(1, 4))
+    return (_tensor(draw, shape=(n, draw(st.integers(1, 2))), dtypes=("float32", "float64")),), \
+        {"bins": draw(st.integers(1, 3))}
+
+
+@op("block_diag")
+def _block_diag_args(draw):
+    return tuple(_tensor(draw, max_dims=2, dtypes=("float32", "int64"))
+                 for _ in range(draw(st.integers(1, 3)))), {}
+
+
+@op("renorm")
+def _renorm_args(draw):
+    x = _tensor(draw, min_dims=2, dtypes=FLOATS)
+    return (x, draw(st.sampled_from([1, 2, 3.5])), _dim(draw, len(_shape(x))),
+            draw(st.sampled_from([0.5, 1.0, 5.0]))), {}
+
+
+@op("cholesky_solve", scale=100)
+def _cholesky_solve_args(draw):
+    a = _square(draw, spd=True)
+    b = _tensor(draw, shape=a.shape[:-1] + (draw(st.integers(1, 2)),), dtypes=(a.dtype,))
+    return (b, a), {"upper": draw(st.booleans())}
+
+
+def _cholesky_solve_call(path):
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(
+        m, (args[0], m.linalg.cholesky(args[1], upper=kwargs["upper"])), kwargs)
+
+
+OPS["cholesky_solve"] = (OPS["cholesky_solve"][0], _cholesky_solve_call("cholesky_solve"), 100)
+SPELLED["cholesky_solve"] = (SPELLED["cholesky_solve"][0], _cholesky_solve_call)
+
+
 @pytest.mark.parametrize("name", sorted(OPS))
 @FUZZ_SURFACE
 @given(data=st.data())
