@@ -56,6 +56,19 @@ def suggest(t):
     return contiguous_format
 
 
+def in_layout_of_inputs(out, *inputs):
+    """`out` of a convolution or pooling, channels-last when one of `inputs` (tensors or
+    None) is, as PyTorch's CPU and GPU kernels give (their suggest_memory_format): a layout
+    copy at the end, so the kernels stay NCHW; an NCHW call pays one stride check per
+    input."""
+    for t in inputs:
+        if t is not None and is_channels_last(t) and not is_contiguous(t) and \
+                len(t._sizes) == len(out._sizes):
+            return contiguous_in(out, channels_last if len(out._sizes) == 4
+                                 else channels_last_3d)
+    return out
+
+
 def _check_rank(sizes, fmt):
     rank = 4 if fmt is channels_last else 5
     if len(sizes) != rank:

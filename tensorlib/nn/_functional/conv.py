@@ -38,6 +38,7 @@ from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op
+from tensorlib.ops.memory_format import in_layout_of_inputs
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold"]
@@ -396,7 +397,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
         out = _ops(nd)[0](x, weight, stride, padding, dilation, groups)
         if bias is not None:
             out = out + _bias_view(bias, nd)
-    return out.squeeze(0) if unbatched else out
+    return out.squeeze(0) if unbatched else in_layout_of_inputs(out, x, weight)
 
 
 @autocast_op("conv1d")
@@ -472,7 +473,7 @@ def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_paddi
     out = _ops(nd)[1](x, weight, in_sp, stride, padding, dilation, groups)
     if bias is not None:
         out = out + _bias_view(bias, nd)
-    return out.squeeze(0) if unbatched else out
+    return out.squeeze(0) if unbatched else in_layout_of_inputs(out, x, weight)
 
 
 @autocast_op("conv_transpose1d")
