@@ -179,6 +179,10 @@ def _same_signature(name, rule, fn):
 
 def _run_into(name, rule, fn, args, kwargs, out):
     outs = _out_tensors(name, out)
+    for target in outs:              # an uninitialized parameter refuses first, as PyTorch's
+        refuse = getattr(target._device._allocate, "refuse", None)   # (nn/parameter.py)
+        if refuse is not None:
+            refuse()
     if name in _OUT_NEEDS_DIM and (args[1] if len(args) > 1 else kwargs.get("dim")) is None:
         raise TypeError(f"{name}() with out= needs a dim (there is no out= overload of the "
                         "full reduction)")

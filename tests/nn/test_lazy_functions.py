@@ -24,6 +24,7 @@ _USES = {
     "cat": lambda lib, F, p, x: lib.cat([p, p]),
     "view_then_op": lambda lib, F, p, x: lib.reshape(p, (0,)) * 2,
     "operator": lambda lib, F, p, x: x + p,
+    "out": lambda lib, F, p, x: lib.add(x[:0, 0], 1, out=p),
     "method": lambda lib, F, p, x: p.numel(),
 }
 
