@@ -8,8 +8,10 @@ shape, dtype and strides before it calls a kernel, so each op that runs on primi
 meta tensors unchanged: elementwise, matmul, reductions, views, nn layers, autograd. Reading
 data raises as in PyTorch: copying to another device or to numpy, `item()`, printing shows
 `tensor(..., device='meta', size=...)`, and an op whose output size depends on data
-(nonzero, masked_select) fails where it reads the count. A composite op that looks for a
-fused kernel of its own finds none and takes its decomposition. Modules move off the meta
+(nonzero, masked_select, boolean indexing, unique, bincount) raises PyTorch's
+NotImplementedError (`data_dependent_on_meta`) where it would read the count. A composite op
+that looks for a fused kernel of its own finds none and takes its decomposition. The device
+has no index, as PyTorch's (`meta`, not `meta:0`). Modules move off the meta
 device with `Module.to_empty(device=...)`.
 """
 from tensorlib.backends.interface import PRIMITIVES, Backend
@@ -19,6 +21,19 @@ __all__ = ["backend"]
 NO_DATA = ("Cannot copy out of meta tensor; no data! Please use "
            "tensorlib.nn.Module.to_empty() instead of tensorlib.nn.Module.to() when moving "
            "module from meta to a different device.")
+
+
+def data_dependent_on_meta(op):
+    """PyTorch's NotImplementedError for an operator whose output size depends on the data
+    (it has no meta kernel; nonzero's names the reason itself)."""
+    if op == "nonzero":
+        return NotImplementedError(
+            "The register_meta function for tensorlib.nonzero() raises unimplemented by "
+            "default, as a correct data-independent implementation does not exist: the number "
+            "of nonzero elements of a meta tensor is unknown.")
+    return NotImplementedError(
+        f"aten::{op}: attempted to run this operator with Meta tensors, but there was no fake "
+        f"impl or Meta kernel registered (its output size depends on the data).")
 
 
 def _nothing(*args, **kwargs):

@@ -26,3 +26,6 @@ __all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv",
            "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
            "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
            "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+
+from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
+_out.install(globals(), _out.SPECIAL_RULE, "special.")

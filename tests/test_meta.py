@@ -74,3 +74,37 @@ def test_reading_data_raises_as_torch():
     assert repr(tl.ones(2, dtype=tl.int64, device="meta")) == \
         "tensor(..., device='meta', size=(2,), dtype=tensorlib.int64)"
     assert not tl.accelerator.is_available() or tl.accelerator.current_accelerator().type != "meta"
+
+
+_DATA_DEPENDENT = {
+    "nonzero": lambda lib, x: lib.nonzero(x),
+    "nonzero_method": lambda lib, x: x.nonzero(),
+    "argwhere": lambda lib, x: lib.argwhere(x),
+    "where_one_argument": lambda lib, x: lib.where(x > 0),
+    "bool_index": lambda lib, x: x[x > 0],
+    "masked_select": lambda lib, x: lib.masked_select(x, x > 0),
+    "unique": lambda lib, x: lib.unique(x),
+    "unique_dim": lambda lib, x: lib.unique(x, dim=0),
+    "unique_consecutive": lambda lib, x: lib.unique_consecutive(x),
+    "bincount": lambda lib, x: lib.bincount(x.long().reshape(-1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DATA_DEPENDENT))
+def test_data_dependent_ops_raise_not_implemented_as_torch(name):
+    op = _DATA_DEPENDENT[name]
+    with pytest.raises(NotImplementedError) as theirs:
+        op(torch, torch.ones(3, 2, device="meta"))
+    with pytest.raises(NotImplementedError) as ours:
+        op(tl, tl.ones(3, 2, device="meta"))
+    # torch's text, up to its own names (torch.nonzero -> tensorlib.nonzero)
+    head = str(theirs.value).split(",")[0].replace("torch.", "tensorlib.")
+    assert str(ours.value).startswith(head)
+
+
+def test_meta_device_has_no_index_as_torch():
+    for lib in (tl, torch):
+        x = lib.ones(2, device="meta")
+        assert str(x.device) == "meta" and repr(x.device) == "device(type='meta')"
+        assert repr(lib.device("meta")) == "device(type='meta')"
+        assert x.device == lib.device("meta") and lib.ones(2, device=x.device).is_meta

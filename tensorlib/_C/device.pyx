@@ -71,7 +71,8 @@ cdef class device:
 
 
 cpdef device canonical(object spec):
-    """The device instance tensors carry: backend loaded, index resolved (cpu keeps None)."""
+    """The device instance tensors carry: backend loaded, index resolved (cpu and meta keep
+    None)."""
     cdef device d
     if isinstance(spec, device):
         d = <device>spec
@@ -87,7 +88,7 @@ cpdef device canonical(object spec):
         return <device>found
     kind, idx = key
     backend = _loader.load(kind)            # raises RuntimeError naming what to install
-    if kind == "cpu":
+    if kind == "cpu" or kind == "meta":     # one device, no index (PyTorch's device('meta'))
         idx = None
     else:
         if idx is None:

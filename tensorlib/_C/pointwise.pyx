@@ -29,6 +29,10 @@ cdef device _common_device(TensorImpl a, TensorImpl b):
         return a._device
     if len(a._sizes) == 0 and a._device.type == "cpu":
         return b._device
+    for t in (a, b):        # an uninitialized parameter's device refuses (nn/parameter.py)
+        refuse = getattr(t._device._allocate, "refuse", None)
+        if refuse is not None:
+            refuse()
     raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                        f"two devices, {a._device} and {b._device}!")
 

@@ -27,9 +27,11 @@ def _frequencies(count, n, d, dtype, device, requires_grad, negative):
         raise RuntimeError(f"{'fftfreq' if negative else 'rfftfreq'}: n must be a "
                            f"non-negative integer, got {n}")
     dtype = dtype if dtype is not None else get_default_dtype()
+    if dtype.is_complex:                               # PyTorch's arange has no complex kernel
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype.scalar_name}'")
     if not dtype.is_floating_point:
-        raise RuntimeError(f"{'fftfreq' if negative else 'rfftfreq'} expects a floating point "
-                           f"output dtype, but got dtype={dtype}")
+        raise RuntimeError(f"{'fftfreq' if negative else 'rfftfreq'} requires a floating point "
+                           "or complex dtype")
     k = tensorlib.arange(count, dtype=tensorlib.float64, device=device)
     if negative:
         k = tensorlib.where(k >= (n + 1) // 2, k - n, k)
@@ -219,3 +221,6 @@ irfft, irfft2, irfftn = (_named(_c2r(n, k), n) for n, k in
                          (("irfft", "1d"), ("irfft2", "2d"), ("irfftn", "nd")))
 hfft, hfft2, hfftn = (_named(_c2r(n, k, hermitian=True), n) for n, k in
                       (("hfft", "1d"), ("hfft2", "2d"), ("hfftn", "nd")))
+
+from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
+_out.install(globals(), _out.FFT_RULE, "fft.")

@@ -132,29 +132,81 @@ def _allowed_call():
         _inside_allowed.depth -= 1
 
 
+def _uninitialized_error(name, kind="UninitializedParameter"):
+    return ValueError(f"Attempted to use an uninitialized parameter in {name}. This error "
+                      f"happens when you are using a `LazyModule` or explicitly manipulating "
+                      f"`tensorlib.nn.parameter.{kind}` objects. When using LazyModules Call "
+                      f"`forward` with a dummy batch to initialize the parameters before "
+                      f"calling tensorlib functions")
+
+
 def _uninitialized_use(name):
     def refuse(self, *args, **kwargs):
-        raise ValueError(f"Attempted to use an uninitialized parameter in {name}. This error "
-                         f"happens when you are using a `LazyModule` or explicitly "
-                         f"manipulating `tensorlib.nn.parameter.{type(self).__name__}` "
-                         f"objects. When using LazyModules Call `forward` with a dummy batch "
-                         f"to initialize the parameters before calling tensorlib functions")
+        raise _uninitialized_error(name, type(self).__name__)
     return refuse
+
+
+class _RefusingAllocator:
+    """The allocator of a placeholder's device: an op reading a placeholder allocates its
+    result on the placeholder's device, and that is where it is refused (the methods the
+    mixin allows run inside `_allowed_call` and allocate on the real device). Mismatched
+    device checks (`x + placeholder`) ask `refuse` before they raise their own error."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __call__(self, nbytes, index):
+        if _inside_allowed.depth:
+            return self.device._allocate(nbytes, index)
+        self.refuse()
+
+    def refuse(self):
+        raise _uninitialized_error("a tensorlib function")
+
+
+def _to_placeholder_device(t):
+    """Move `t` (and its storage, which views take their device from) onto the placeholder
+    device of its device."""
+    t._device = t._storage.device = _placeholder_device(t._device)
+
+
+_PLACEHOLDER_DEVICES = {}                 # real device's (type, index) -> placeholder device
+
+
+def _placeholder_device(real):
+    """A device equal to `real` (same type, index, kernels) but a distinct object whose
+    allocator refuses: ops on a placeholder fail with PyTorch's ValueError while tensors on
+    the real device pay nothing (the hot path compares devices by identity)."""
+    if isinstance(real._allocate, _RefusingAllocator):
+        return real
+    placeholder = _PLACEHOLDER_DEVICES.get((real.type, real.index))
+    if placeholder is None:
+        placeholder = tensorlib.device(real.type, real.index)
+        placeholder._kernels, placeholder._backend = real._kernels, real._backend
+        placeholder._release = real._release
+        placeholder._allocate = _RefusingAllocator(real)
+        _PLACEHOLDER_DEVICES[(real.type, real.index)] = placeholder
+    return placeholder
 
 
 class UninitializedTensorMixin:
     r"""A tensor whose shape is not known yet: only moving it (to/cuda/cpu/dtype casts),
     `size`, `copy_` and :meth:`materialize` are allowed; any other Tensor method or operator
-    raises ValueError. Tensors passed to tensorlib functions are not checked (tensorlib has
-    no __torch_function__): lazy modules materialize before their forward uses them."""
+    raises ValueError. Tensors passed to tensorlib functions raise the same ValueError: the
+    placeholder lives on a device of its own whose allocator refuses (`_placeholder_device`).
+    `device` is the real device."""
 
     def materialize(self, shape, device=None, dtype=None):
         r"""Give the tensor its data (uninitialized values of `shape`) and turn it into the
         class it stands for (Parameter or Tensor)."""
-        device = self._device if device is None else device
+        device = self.device if device is None else device
         dtype = self._dtype if dtype is None else dtype
         self.data = tensorlib.empty(shape, device=device, dtype=dtype)
         self.__class__ = self.cls_to_become
+
+    @property
+    def device(self):
+        return self._device._allocate.device
 
     @property
     def shape(self):
@@ -198,6 +250,7 @@ class UninitializedTensorMixin:
         """A moved or cast copy stays uninitialized (as PyTorch's __torch_function__ keeps
         the subclass), so Module.to() on a lazy module keeps its placeholders."""
         obj = _alias(type(self), converted)
+        _to_placeholder_device(obj)
         obj.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_cache"})
         if self.requires_grad:
             tensorlib.Tensor.requires_grad_(obj, True)
@@ -222,6 +275,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
         obj = _alias(cls, tensorlib.empty(0, device=device, dtype=dtype))
+        _to_placeholder_device(obj)
         if requires_grad:
             tensorlib.Tensor.requires_grad_(obj, True)
         return obj
@@ -232,7 +286,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(self.requires_grad, self._device, self._dtype)
+        result = type(self)(self.requires_grad, self.device, self._dtype)
         memo[id(self)] = result
         return result
 
@@ -245,6 +299,7 @@ class UninitializedBuffer(UninitializedTensorMixin, tensorlib.Tensor):
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
         obj = _alias(cls, tensorlib.empty(0, device=device, dtype=dtype))
+        _to_placeholder_device(obj)
         if requires_grad:
             tensorlib.Tensor.requires_grad_(obj, True)
         obj.persistent = persistent

@@ -28,6 +28,9 @@ from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
 
 # how each op's result meets out's dtype (sorted out against torch by tests/parity)
 CAST, OUT_DTYPE, EXACT, FACTORY = "cast", "out_dtype", "exact", "factory"
+# fft results: out must be complex (c2c, r2c) or real floating (c2r) of any width, and is cast;
+# 1-D ihfft alone needs the exact dtype
+COMPLEX_OUT, REAL_OUT, COMPLEX_EXACT = "complex_out", "real_out", "complex_exact"
 
 _RULES = {
     CAST: (
@@ -75,6 +78,19 @@ LINALG_RULE = {**{name: EXACT for name in (
     "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm")},
     "pinv": CAST, "matrix_rank": CAST}
 FUNCTIONAL_RULE = {"normalize": CAST}
+# special.*: every function with out= casts (round needs the exact dtype; softmax and
+# log_softmax take no out=); tensorlib.special installs the ones it has
+SPECIAL_RULE = {**{name: CAST for name in (
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf",
+    "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
+    "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "logit", "logsumexp", "multigammaln",
+    "ndtr", "ndtri", "polygamma", "psi", "sinc", "xlog1py", "xlogy", "zeta")},
+    "round": EXACT}
+FFT_RULE = {**{name: COMPLEX_OUT for name in (
+    "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "rfft2", "rfftn", "ihfft2",
+    "ihfftn")},
+    **{name: REAL_OUT for name in ("irfft", "irfft2", "irfftn", "hfft", "hfft2", "hfftn")},
+    "ihfft": COMPLEX_EXACT, "fftfreq": FACTORY, "rfftfreq": FACTORY}
 
 # ops with bool or index results: no autograd check of their arguments (PyTorch's)
 _NOT_DIFFERENTIABLE = frozenset((
@@ -85,6 +101,10 @@ _NOT_DIFFERENTIABLE = frozenset((
     "histogram", "linalg.matrix_rank"))
 # all/any write bool or uint8 only
 _LOGICAL_OUT = {"all": (dt.bool_, dt.uint8), "any": (dt.bool_, dt.uint8)}
+# exact-dtype ops whose PyTorch kernel words the error this way
+_FOUND_DTYPE_MESSAGE = ("special.round",)
+# logsumexp writes floating (or complex) outs only
+_FLOAT_OUT = ("logsumexp", "special.logsumexp")
 # PyTorch's cat refuses a narrowing out dtype with TypeError (TensorIterator ops: RuntimeError)
 _CAST_ERROR = {"cat": TypeError, "concat": TypeError, "concatenate": TypeError}
 
@@ -159,6 +179,10 @@ def _same_signature(name, rule, fn):
 
 def _run_into(name, rule, fn, args, kwargs, out):
     outs = _out_tensors(name, out)
+    for target in outs:              # an uninitialized parameter refuses first, as PyTorch's
+        refuse = getattr(target._device._allocate, "refuse", None)   # (nn/parameter.py)
+        if refuse is not None:
+            refuse()
     if name in _OUT_NEEDS_DIM and (args[1] if len(args) > 1 else kwargs.get("dim")) is None:
         raise TypeError(f"{name}() with out= needs a dim (there is no out= overload of the "
                         "full reduction)")
@@ -268,15 +292,38 @@ def _check_dtype(name, rule, value, target, position):
         if target._dtype not in _LOGICAL_OUT[name]:
             raise RuntimeError(f"{name} only supports bool tensor for result, got: "
                                f"{target._dtype.scalar_name}")
+    elif name in _FLOAT_OUT and not target._dtype.category >= 2:
+        raise RuntimeError(f"{name.rpartition('.')[2]}(): Expected floating point type for "
+                           f"result tensor, but got: {target._dtype.scalar_name}")
+    elif rule in (COMPLEX_OUT, REAL_OUT, COMPLEX_EXACT):
+        _check_fft_dtype(name, rule, value, target)
     elif rule == CAST or rule == OUT_DTYPE or rule == FACTORY:
         if not dt.can_cast(value._dtype, target._dtype):
             raise _CAST_ERROR.get(name, RuntimeError)(
                 f"result type {value._dtype.scalar_name} can't be cast to the desired output "
                 f"type {target._dtype.scalar_name}")
+    elif value._dtype is not target._dtype and name in _FOUND_DTYPE_MESSAGE:
+        raise RuntimeError(f"Found dtype {target._dtype.scalar_name} but expected "
+                           f"{value._dtype.scalar_name}")
     elif value._dtype is not target._dtype:
         what = "out tensor" if position == 0 else f"out tensor {position}"
         raise RuntimeError(f"{name}(): expected {what} to have dtype {value._dtype.name}, but "
                            f"got {target._dtype.name} instead")
+
+
+def _check_fft_dtype(name, rule, value, target):
+    """PyTorch names the n-d transform its 2-d ones (and ifft2/ifftn) run on."""
+    complex_out = rule != REAL_OUT
+    if target._dtype.is_complex != complex_out or not (complex_out or
+                                                       target._dtype.is_floating_point):
+        base = name.rpartition(".")[2]
+        base = "fftn" if base in ("fft2", "ifft2", "ifftn") else \
+            base[:-1] + "n" if base.endswith("2") else base
+        raise RuntimeError(f"{base} expects a {'complex' if complex_out else 'floating point'} "
+                           f"output tensor, but got {target._dtype.scalar_name}")
+    if rule == COMPLEX_EXACT and value._dtype is not target._dtype:
+        raise RuntimeError(f"Found dtype {target._dtype.scalar_name} but expected "
+                           f"{value._dtype.scalar_name}")
 
 
 def resize_output(t, sizes):

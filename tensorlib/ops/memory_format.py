@@ -56,6 +56,25 @@ def suggest(t):
     return contiguous_format
 
 
+def suggest_for_output(rank, *inputs):
+    """The format of a convolution's or pooling's `rank`-D output, as PyTorch's CPU and GPU
+    kernels choose it (suggest_memory_format): channels-last when one of `inputs` (tensors
+    or None) of that rank is, else contiguous. An NCHW call pays one stride check per
+    input."""
+    for t in inputs:
+        if t is not None and is_channels_last(t) and not is_contiguous(t) and \
+                len(t._sizes) == rank:
+            return channels_last if rank == 4 else channels_last_3d
+    return contiguous_format
+
+
+def in_layout_of_inputs(out, *inputs):
+    """`out` of a convolution or pooling in the format `suggest_for_output` gives: a layout
+    copy at the end when the kernel wrote NCHW (none when it already wrote that format)."""
+    fmt = suggest_for_output(len(out._sizes), *inputs)
+    return out if fmt is contiguous_format else contiguous_in(out, fmt)
+
+
 def _check_rank(sizes, fmt):
     rank = 4 if fmt is channels_last else 5
     if len(sizes) != rank:

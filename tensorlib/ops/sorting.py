@@ -21,6 +21,7 @@ from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast, scalar_tensor
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
+from tensorlib._meta import data_dependent_on_meta
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._where import where as _where
 
@@ -126,9 +127,12 @@ def wrap_index(index, size):
     return _where(index < 0, index + size, index)
 
 
-def mask_positions(mask):
+def mask_positions(mask, op="nonzero"):
     """Row-major flat positions of the True elements of a bool tensor (1-D int64). The count
-    is read with one .item(); the positions are placed by scatter_add at their rank."""
+    is read with one .item(); the positions are placed by scatter_add at their rank. On meta
+    tensors the count is unknown: `op` (PyTorch's operator name) raises NotImplementedError."""
+    if mask._device.type == "meta":
+        raise data_dependent_on_meta(op)
     flat = mask.reshape(-1)
     n = flat.numel()
     if n == 0:
@@ -552,7 +556,7 @@ def masked_fill(input, mask, value):  # noqa: A002
 @differentiable("masked_select")
 def _masked_select(x, mask):
     shape = broadcast_shapes(x._sizes, mask._sizes)
-    pos = mask_positions(mask.expand(shape))
+    pos = mask_positions(mask.expand(shape), "masked_select")
     return _select1d(x.expand(shape).reshape(-1), pos)
 
 
@@ -791,6 +795,8 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
                                   f"'{input._dtype.scalar_name}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
+    if input._device.type == "meta":
+        raise data_dependent_on_meta("bincount")
     if input.dim() != 1 or (input.numel() and (input < 0).any().item()):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.dim() != 1 or weights._sizes[0] != input._sizes[0]):
@@ -843,7 +849,7 @@ def _runs(values):
 def _unique_runs(flat, order, shape, return_inverse, return_counts):
     n = flat.numel()
     start = _runs(flat)
-    starts = mask_positions(start)
+    starts = mask_positions(start, "_unique2" if order is not None else "unique_consecutive")
     out = [_select1d(flat, starts)]
     if return_inverse:
         run_id = _cumsum(start) - 1
@@ -904,7 +910,7 @@ def _unique_dim(input, dim, sort, return_inverse, return_counts):
     start = _full((n,), True, dt.bool_, x._device)
     if n > 1:
         lookup("copy", x._device)(_v.slice(start, 0, 1, n, 1), (rows[1:] != rows[:-1]).any(1))
-    starts = mask_positions(start)
+    starts = mask_positions(start, "unique_dim" if sort else "unique_dim_consecutive")
     values = _index_select(rows, 0, starts).reshape((starts.numel(),) + rest).movedim(0, d)
     out = [values]
     if return_inverse:

@@ -105,3 +105,38 @@ def test_conv_and_pools_on_channels_last_inputs_match_torch(device):
         outs.append((y.detach().cpu().numpy(), inp.grad.cpu().numpy()))
     for got, want in zip(*outs):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+_LAYOUT_OPS = {
+    "conv2d": lambda F, x, w: F.conv2d(x, w, padding=1),
+    "conv2d_bias": lambda F, x, w: F.conv2d(x, w, w[:, 0, 0, 0] * 0 + 1, stride=2),
+    "conv2d_1x1": lambda F, x, w: F.conv2d(x, w[:, :, 1:2, 1:2].contiguous()),
+    "conv_transpose2d": lambda F, x, w: F.conv_transpose2d(x, w.transpose(0, 1)[:, :3] * 1),
+    "max_pool2d": lambda F, x, w: F.max_pool2d(x, 2),
+    "max_pool2d_indices": lambda F, x, w: F.max_pool2d(x, 2, return_indices=True)[1],
+    "avg_pool2d": lambda F, x, w: F.avg_pool2d(x, 3, stride=2, padding=1),
+    "adaptive_avg_pool2d": lambda F, x, w: F.adaptive_avg_pool2d(x, (4, 3)),
+    "adaptive_max_pool2d": lambda F, x, w: F.adaptive_max_pool2d(x, (4, 3)),
+    "lp_pool2d": lambda F, x, w: F.lp_pool2d(x, 2, 2),
+}
+
+
+@pytest.mark.parametrize("layout", ["input", "weight", "neither"])
+@pytest.mark.parametrize("name", sorted(_LAYOUT_OPS))
+def test_conv_and_pool_outputs_take_torch_layout(device, name, layout):
+    """channels-last in (input, or conv's weight) gives channels-last out, as torch's."""
+    x, a, b = _pair((2, 3, 9, 8), seed=3)
+    w = np.random.default_rng(4).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    wa, wb = tl.tensor(w, device=device), torch.tensor(w)
+    a = a.to(device)
+    if layout == "input":
+        a, b = a.contiguous(memory_format=tl.channels_last), b.contiguous(
+            memory_format=torch.channels_last)
+    elif layout == "weight":
+        wa, wb = wa.contiguous(memory_format=tl.channels_last), wb.contiguous(
+            memory_format=torch.channels_last)
+    got, want = _LAYOUT_OPS[name](F, a, wa), _LAYOUT_OPS[name](torch.nn.functional, b, wb)
+    assert got.is_contiguous(memory_format=tl.channels_last) == \
+        want.is_contiguous(memory_format=torch.channels_last)
+    assert got.is_contiguous() == want.is_contiguous()
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-4, atol=1e-4)

@@ -38,6 +38,7 @@ from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op
+from tensorlib.ops.memory_format import empty_in, in_layout_of_inputs, suggest_for_output
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold"]
@@ -133,8 +134,8 @@ def _forward(name, x, w, stride, padding, dilation, groups):
     kernel = w._sizes[2:]
     out_sp = tuple(_conv_out_size(x._sizes[2 + i], kernel[i], stride[i], padding[i],
                                   dilation[i]) for i in range(nd))
-    if has_kernel(name, x._device):
-        out = empty((n, o) + out_sp, x._dtype, x._device)
+    if has_kernel(name, x._device):     # a backend's kernel writes any dense layout
+        out = empty_in((n, o) + out_sp, x._dtype, x._device, suggest_for_output(nd + 2, x, w))
         lookup(name, x._device)(out, x, w, stride, padding, dilation, groups)
         return out
     cols = _im2col(x, kernel, stride, padding, dilation)
@@ -250,7 +251,7 @@ def _conv2d_bias_forward(x, w, b, stride, padding, dilation, groups):
     o = w._sizes[0]
     out_sp = tuple(_conv_out_size(x._sizes[2 + i], w._sizes[2 + i], stride[i], padding[i],
                                   dilation[i]) for i in range(2))
-    out = empty((n, o) + out_sp, x._dtype, x._device)
+    out = empty_in((n, o) + out_sp, x._dtype, x._device, suggest_for_output(4, x, w))
     lookup("conv2d_bias", x._device)(out, x, w, b, stride, padding, dilation, groups)
     return out
 
@@ -396,7 +397,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
         out = _ops(nd)[0](x, weight, stride, padding, dilation, groups)
         if bias is not None:
             out = out + _bias_view(bias, nd)
-    return out.squeeze(0) if unbatched else out
+    return out.squeeze(0) if unbatched else in_layout_of_inputs(out, x, weight)
 
 
 @autocast_op("conv1d")
@@ -472,7 +473,7 @@ def _conv_transpose(nd, name, input, weight, bias, stride, padding, output_paddi
     out = _ops(nd)[1](x, weight, in_sp, stride, padding, dilation, groups)
     if bias is not None:
         out = out + _bias_view(bias, nd)
-    return out.squeeze(0) if unbatched else out
+    return out.squeeze(0) if unbatched else in_layout_of_inputs(out, x, weight)
 
 
 @autocast_op("conv_transpose1d")

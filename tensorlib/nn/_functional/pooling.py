@@ -24,6 +24,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op
+from tensorlib.ops.memory_format import contiguous_in, in_layout_of_inputs, suggest
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
@@ -225,8 +226,8 @@ def _max_pool_nd(nd, name, input, kernel_size, stride, padding, dilation, ceil_m
                                    dilation[i]) for i in range(nd))
     values, indices = _max_pool(x, tables)
     if unbatched:
-        values, indices = values.squeeze(0), indices.squeeze(0)
-    return values, indices
+        return values.squeeze(0), indices.squeeze(0)
+    return in_layout_of_inputs(values, x), in_layout_of_inputs(indices, x)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa
@@ -336,7 +337,7 @@ def _avg_pool_nd(nd, name, input, kernel_size, stride, padding, ceil_mode,  # no
             out = summed / float(div.flat[0])
         else:
             out = summed * tensorlib.tensor(1.0 / div, dtype=x.dtype, device=x.device)
-    return out.squeeze(0) if unbatched else out
+    return out.squeeze(0) if unbatched else in_layout_of_inputs(out, x)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
@@ -430,7 +431,8 @@ def _adaptive_avg(nd, name, input, output_size):  # noqa: A002
             mat[s:e, o] = 1.0 / (e - s)
         a = tensorlib.tensor(mat, dtype=x.dtype, device=x.device)
         x = tensorlib.matmul(x.transpose(axis, -1), a).transpose(axis, -1)
-    return x.contiguous() if x is not input else x.clone()
+    # the input's layout (channels-last stays so, as PyTorch's), in one copy at most
+    return contiguous_in(x if x is not input else x.clone(), suggest(input))
 
 
 def adaptive_avg_pool1d(input, output_size):  # noqa: A002
@@ -457,8 +459,8 @@ def _adaptive_max(nd, name, input, output_size):  # noqa: A002
     tables = tuple(_adaptive_tables(x.shape[2 + i], outs[i]) for i in range(nd))
     values, indices = _max_pool(x, tables)
     if unbatched:
-        values, indices = values.squeeze(0), indices.squeeze(0)
-    return values, indices
+        return values.squeeze(0), indices.squeeze(0)
+    return in_layout_of_inputs(values, x), in_layout_of_inputs(indices, x)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):  # noqa: A002
