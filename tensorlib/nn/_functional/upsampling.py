@@ -5,8 +5,8 @@ host-computed table of source positions (nearest, nearest-exact), or by two (lin
 bilinear, trilinear) or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the
 border) `index_select`s blended with per-position weights, using PyTorch's coordinate
 arithmetic (align_corners, scale_factor used as given unless recompute_scale_factor).
-antialias=True (bilinear, bicubic) is PyTorch's separable antialias filter: a triangle or a
-cubic (A = -0.5, PIL's) stretched by the downscale factor, its weights normalized per output,
+antialias=True (bilinear, bicubic, lanczos) is PyTorch's separable antialias filter: a
+triangle, a cubic (A = -0.5, PIL's) or PIL's Lanczos-3 stretched by the downscale factor, its weights normalized per output,
 applied per dim as a small dense (out, in) matrix by matmul. Everything is composed from
 differentiable ops.
 """
@@ -90,9 +90,12 @@ def _cubic_tables(in_size, out_size, align_corners, scale):
 
 def _aa_filter(mode):
     """(interp_size, filter) of PyTorch's antialias: a triangle for bilinear, the cubic
-    kernel with A = -0.5 (PIL's) for bicubic."""
+    kernel with A = -0.5 (PIL's) for bicubic, PIL's Lanczos-3 (sinc(x) sinc(x / 3) on
+    |x| < 3) for lanczos."""
     if mode == "bilinear":
         return 2, lambda x: np.maximum(1.0 - np.abs(x), 0.0)
+    if mode == "lanczos":
+        return 6, lambda x: np.where(np.abs(x) < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
 
     def cubic(x):
         x = np.abs(x)
@@ -221,8 +224,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     and 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling). align_corners
     (interpolating modes only): the corner pixels' centres of input and output coincide;
     otherwise pixels are areas and out-of-range source coordinates are clamped (PyTorch's
-    convention). antialias (bilinear and bicubic, 4-D): PyTorch's antialias filter, which
-    widens with the downscale factor.
+    convention). antialias (bilinear, bicubic and lanczos, 4-D; lanczos needs it): PyTorch's
+    antialias filter, which widens with the downscale factor.
     """
     if not isinstance(input, TensorImpl):
         raise TypeError(f"interpolate(): argument 'input' must be Tensor, not "
@@ -233,15 +236,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    if mode == "lanczos":
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
     nd = input.dim() - 2
     if mode == "area" and size is None:
         recompute_scale_factor = True
     outs, scales = _output_and_scales(input, nd, size, scale_factor, recompute_scale_factor)
-    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
     supported = nd in (1, 2, 3) and (mode in ("nearest", "nearest-exact", "area")
-                                     or _INTERPOLATING_DIMS.get(mode) == nd)
+                                     or _INTERPOLATING_DIMS.get(mode) == nd
+                                     or (mode == "lanczos" and nd == 2))
     if not supported:
         if mode in _LINEAR_DIMS and nd in (1, 2, 3):
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "

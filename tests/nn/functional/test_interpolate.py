@@ -58,7 +58,9 @@ def test_every_mode_up_and_down_matches_torch(device, mode, nd):
                                 dict(scale_factor=0.3, mode="bilinear", antialias=True),
                                 dict(size=(3, 13), mode="bicubic", antialias=True),
                                 dict(scale_factor=0.5, mode="bicubic", antialias=True,
-                                     align_corners=True)])
+                                     align_corners=True),
+                                dict(size=(3, 17), mode="lanczos", antialias=True),
+                                dict(scale_factor=0.4, mode="lanczos", antialias=True)])
 def test_bicubic_and_antialias_values_and_gradients_on_every_device(device, kw):
     x = np.random.default_rng(1).standard_normal((2, 3, 8, 10)).astype(np.float32)
     xi = tl.tensor(x, device=device, requires_grad=True)
@@ -74,7 +76,8 @@ def test_bicubic_and_antialias_values_and_gradients_on_every_device(device, kw):
 
 @pytest.mark.parametrize("kw", [dict(size=(5, 3), mode="bicubic"),
                                 dict(size=(2, 3), mode="bicubic", antialias=True),
-                                dict(size=(2, 5), mode="bilinear", antialias=True)])
+                                dict(size=(2, 5), mode="bilinear", antialias=True),
+                                dict(size=(3, 9), mode="lanczos", antialias=True)])
 def test_gradcheck(kw):
     x = tl.tensor(np.random.default_rng(2).standard_normal((1, 2, 4, 6)), requires_grad=True)
     assert gradcheck(lambda a: F.interpolate(a, **kw), [x])
@@ -92,6 +95,9 @@ def test_gradcheck(kw):
     ((1, 1, 4, 4), dict(size=3, mode="nearest", align_corners=True)),
     ((1, 1, 4, 4), dict(size=3, mode="cubic")),
     ((1, 1, 4, 4), dict(size=(0, 3), mode="bicubic")),
+    ((1, 1, 4, 4), dict(size=3, mode="lanczos")),
+    ((1, 1, 4, 4), dict(size=3, mode="lanczos", antialias=True, align_corners=True)),
+    ((1, 1, 4), dict(size=3, mode="lanczos", antialias=True)),
 ])
 def test_errors_as_torch(shape, kw):
     got = _outcome(F.interpolate, tl.zeros(shape), kw)
