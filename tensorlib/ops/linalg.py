@@ -4,7 +4,7 @@ import math
 
 from tensorlib._C import views as _views
 from tensorlib._C.broadcast import broadcast_shapes
-from tensorlib._C.dispatch import lookup
+from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl, numel
 from tensorlib.ops._opdef import differentiable
@@ -23,8 +23,25 @@ def _check(a, b):
                            f"{a.dim()}D and {b.dim()}D")
 
 
+def _matrix_product(a, b):
+    """matrix @ matrix (or vector) with the sizes, dtypes and device agreeing and k > 0, on a
+    backend with an `mm` kernel: straight to it, skipping the views and the batch logic (an
+    8x8 product spent ~5 us of its ~9 us there); None for everything else."""
+    sa, sb = a._sizes, b._sizes
+    if len(sa) != 2 or not 0 < len(sb) <= 2 or sa[1] != sb[0] or sa[1] == 0 \
+            or a._device is not b._device or a._dtype is not b._dtype \
+            or not has_kernel("mm", a._device):
+        return None
+    out = empty((sa[0], sb[1]) if len(sb) == 2 else (sa[0],), a._dtype, a._device)
+    lookup("mm", a._device)(out, a, b)
+    return out
+
+
 @differentiable("matmul")
 def matmul(a, b):
+    out = _matrix_product(a, b)
+    if out is not None:
+        return out
     _check(a, b)
     a2 = a.unsqueeze(0) if a.dim() == 1 else a
     b2 = b.unsqueeze(1) if b.dim() == 1 else b
