@@ -385,7 +385,8 @@ _LINEAR = ("as_strided", "cat", "clone", "constant_pad_nd", "cumsum", "diag", "d
            "diagonal", "expand", "flatten", "flip", "gather", "getitem", "index_add",
            "index_copy", "index_put", "index_select", "masked_scatter", "masked_select",
            "narrow", "pad", "permute", "put_along_dim", "repeat", "repeat_interleave",
-           "reshape", "roll", "scatter", "scatter_add", "select", "squeeze", "stack",
+           "reshape", "roll", "scatter", "scatter_add", "select", "split_with_sizes", "squeeze",
+           "stack",
            "sum_to_size", "t", "take_along_dim", "take_flat", "to_copy", "trace", "transpose",
            "tril", "triu", "unfold", "unsqueeze", "view", "im2col", "col2im",
            "view_as_real", "view_as_complex", "conj_physical", "complex")
