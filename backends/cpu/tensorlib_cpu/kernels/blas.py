@@ -62,6 +62,17 @@ def mm(out, a, b):
         matmul_arrays(o[None], av[None], bv[None])
 
 
+def addmm(out, a, b, beta, alpha):
+    """out (m, n) = beta * out + alpha * a @ b, out already holding the broadcast input: one
+    BLAS call (beta onto the output) instead of a product and a separate add pass."""
+    o, av, bv = _h(out), _h(a), _h(b)
+    if not gemm(av, bv, o, alpha, beta):
+        product = np.empty(o.shape, o.dtype)
+        matmul_arrays(product[None], av[None], bv[None])
+        o *= beta
+        o += alpha * product
+
+
 def _matmul(o, av, bv):
     batch, m, k = av.shape
     n = bv.shape[2]
@@ -83,4 +94,4 @@ def _product(a, b, out):
         np.matmul(a, b, out=out)
 
 
-KERNELS = {"matmul": matmul, "mm": mm}
+KERNELS = {"matmul": matmul, "mm": mm, "addmm": addmm}
