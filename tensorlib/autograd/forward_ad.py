@@ -375,6 +375,23 @@ def _softmax(op, args, tangents, kwargs, out):
     return t - (out.exp() * t).sum(dim, keepdim=True)
 
 
+def _addmm(op, args, tangents, kwargs, out):
+    """beta * input + alpha * mat1 @ mat2: beta t_input + alpha (t_1 @ mat2 + mat1 @ t_2)."""
+    input_, mat1, mat2, beta, alpha = args
+    t_in, t1, t2 = tangents[:3]
+    result = None
+    for part in ((t1 @ mat2) if t1 is not None else None,
+                 (mat1 @ t2) if t2 is not None else None):
+        if part is not None:
+            result = part if result is None else result + part
+    if result is not None and alpha != 1:
+        result = result * alpha
+    if t_in is not None:
+        scaled = t_in * beta if beta != 1 else t_in
+        result = scaled.expand(out._sizes) if result is None else result + scaled
+    return result
+
+
 _ELEMENTWISE = ("abs", "acos", "add", "asin", "atan", "atan2", "ceil", "clamp", "cos", "cosh",
                 "div", "erf", "erfc", "exp", "expm1", "floor", "floor_divide", "fmod",
                 "hypot", "log", "log1p", "logaddexp", "masked_fill", "maximum", "minimum",
@@ -385,7 +402,8 @@ _LINEAR = ("as_strided", "cat", "clone", "constant_pad_nd", "cumsum", "diag", "d
            "diagonal", "expand", "flatten", "flip", "gather", "getitem", "index_add",
            "index_copy", "index_put", "index_select", "masked_scatter", "masked_select",
            "narrow", "pad", "permute", "put_along_dim", "repeat", "repeat_interleave",
-           "reshape", "roll", "scatter", "scatter_add", "select", "squeeze", "stack",
+           "reshape", "roll", "scatter", "scatter_add", "select", "split_with_sizes", "squeeze",
+           "stack",
            "sum_to_size", "t", "take_along_dim", "take_flat", "to_copy", "trace", "transpose",
            "tril", "triu", "unfold", "unsqueeze", "view", "im2col", "col2im",
            "view_as_real", "view_as_complex", "conj_physical", "complex")
@@ -399,4 +417,5 @@ JVP_RULES.update({name: _bilinear for name in ("matmul", "mm", "linear", "conv1d
                                                "conv_transpose2d", "conv_transpose3d")})
 JVP_RULES.update({"softmax": _softmax, "log_softmax": _softmax})
 JVP_RULES["conv2d_bias"] = _conv2d_bias
+JVP_RULES["addmm"] = _addmm
 JVP_RULES["alias"] = lambda op, args, tangents, kwargs, out: tangents[0]

@@ -253,11 +253,14 @@ def _need_dims(name, x, what="at least a 1-dimensional tensor"):
         raise RuntimeError(f"{name} expects {what}")
 
 
+@differentiable("split_with_sizes")
 def _pieces(x, dim, sizes):
-    """Consecutive narrow views of the given sizes along dim (differentiable via narrow)."""
+    """Consecutive narrow views of the given sizes along dim, recorded as ONE node whose
+    backward is a single cat of the pieces' gradients (PyTorch's SplitWithSizesBackward),
+    instead of one zero-filled scatter per piece summed together."""
     out, start = [], 0
     for n in sizes:
-        out.append(narrow(x, dim, start, n))
+        out.append(_v.narrow(x, dim, start, n))
         start += n
     return tuple(out)
 

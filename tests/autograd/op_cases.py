@@ -249,7 +249,11 @@ add(Case("matmul", lambda a, b: a @ b, [(3, 4), (4, 2)], gradgrad=True),
     Case("matmul-batch-bcast", lambda a, b: a @ b, [(2, 1, 2, 3), (3, 3, 2)],
          covers=["matmul"], gradgrad=True),
     Case("matmul-vec-batched", lambda a, b: a @ b, [(3,), (2, 3, 2)], covers=["matmul"]),
-    Case("mm", lambda a, b: tl.mm(a, b), [(3, 4), (4, 2)], gradgrad=True))
+    Case("mm", lambda a, b: tl.mm(a, b), [(3, 4), (4, 2)], gradgrad=True),
+    Case("addmm", lambda i, a, b: tl.addmm(i, a, b, beta=0.5, alpha=2), [(2,), (3, 4), (4, 2)],
+         gradgrad=True),
+    Case("addmm-full", lambda i, a, b: tl.addmm(i, a, b), [(3, 2), (3, 4), (4, 2)],
+         covers=["addmm"], gradgrad=True))
 
 # shape ops and views
 add(Case("view", lambda x: x.view(3, 2, 2), [S], layouts=("contiguous", "sliced")),
@@ -272,6 +276,9 @@ add(Case("view", lambda x: x.view(3, 2, 2), [S], layouts=("contiguous", "sliced"
          layouts=("contiguous",)),
     Case("reshape_as", lambda x: x.reshape_as(_ones(4, 3, like=x)), [S], covers=["reshape"]),
     Case("narrow", lambda x: x.narrow(1, 1, 2), [S]),
+    Case("split_with_sizes", lambda x: x.split([1, 2, 1], 1), [S], gradgrad=True),
+    Case("split_with_sizes-some", lambda x: x.split(1, 1)[1] * x.chunk(2, 0)[1].sum(), [S],
+         covers=["split_with_sizes"], gradgrad=True),
     Case("select", lambda x: x.select(0, 1), [S]),
     Case("select-neg", lambda x: x.select(-1, -2), [S], covers=["select"]),
     Case("unfold", lambda x: x.unfold(1, 2, 1), [S]),

@@ -295,7 +295,16 @@ cdef extern from *:
     void fr_combine(const fr_spec* s, int f64, void* out, const double* pv, const char* pn) nogil
 
 
-cdef int _nthreads = max(1, os.cpu_count() or 1)
+def _initial_threads():
+    """OMP_NUM_THREADS when it is a positive integer (its first entry, as PyTorch reads it),
+    else every logical core: a process told to use one thread does."""
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return max(1, os.cpu_count() or 1)
+
+
+cdef int _nthreads = _initial_threads()
 # Below this many input elements a single thread wins (OpenMP wake-up costs microseconds).
 cdef Py_ssize_t PARALLEL_MIN = 32768
 # Reduced runs up to this long are planned as case B (measured crossover ~48-64 floats).

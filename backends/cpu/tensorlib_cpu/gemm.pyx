@@ -37,10 +37,12 @@ from tensorlib_cpu import blas_choice, fastreduce
 
 cnp.import_array()
 
-# Below this many multiply-adds one thread does the whole product (a parallel region costs
-# ~1 us with spinning threads; a 64x64x64 product ~10 us).
+# A product is split over nt threads only when each thread gets at least this many
+# multiply-adds (~30-60 us of float64 work). Smaller shares lost on a shared machine: a
+# thread whose core is busy holds up the whole region (the LSTM's 97x51x204 float64 GEMM took
+# 0.2-1.6 ms on 2 threads against ~60-110 us on one; 1<<16 per product before).
 cdef enum:
-    PARALLEL_MIN_MACS = 1 << 16
+    PARALLEL_MIN_MACS = 1 << 19
 # A batch of products each at least this large runs product by product, each split across
 # the threads; smaller ones run whole, one per thread at a time.
 cdef enum:
@@ -414,7 +416,7 @@ cdef void _split(char ta, char tb, Py_ssize_t batch, int m, int n, int k, real a
 
 
 cdef inline bint _worth_splitting(double macs, int m, int n, int nt) noexcept nogil:
-    return nt > 1 and macs >= PARALLEL_MIN_MACS and max(m, n) >= 2 * _ALIGN
+    return nt > 1 and macs >= <double>PARALLEL_MIN_MACS * nt and max(m, n) >= 2 * _ALIGN
 
 
 cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a, int lda,
@@ -448,7 +450,7 @@ cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, co
     products than threads) are split by rows/columns, each thread taking its part of every
     product; a small total runs on the calling thread."""
     cdef double macs = <double>m * n * k
-    if nt < 2 or macs * batch < PARALLEL_MIN_MACS:
+    if nt < 2 or macs * batch < <double>PARALLEL_MIN_MACS * nt:
         _blas_batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc)
     elif macs < BATCH_SPLIT_MACS and batch >= nt:
         _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
@@ -574,7 +576,7 @@ cdef void _lowp(cblas_lowp_t fn, char ta, char tb, Py_ssize_t batch, int m, int 
     cdef int t, lo, hi, step
     cdef Py_ssize_t i, share, first, last
     cdef bint by_rows = m >= n
-    if nt < 2 or <double>m * n * k * batch < PARALLEL_MIN_MACS:
+    if nt < 2 or <double>m * n * k * batch < <double>PARALLEL_MIN_MACS * nt:
         nt = 1
     if batch < nt and max(m, n) >= 2 * _ALIGN:
         step = _share_step(m if by_rows else n, nt)

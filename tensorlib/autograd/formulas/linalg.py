@@ -30,6 +30,20 @@ def matmul(ctx, g):
     return ga, gb
 
 
+@formula("addmm", save=(1, 2))
+def addmm(ctx, g):
+    """beta * input + alpha * mat1 @ mat2: the node sums g back over input's broadcast dims."""
+    mat1, mat2, beta, alpha = ctx.args[1:]
+    need = ctx.needs_input_grad
+    gi = (g * beta if beta != 1 else g) if need[0] else None
+    ga = g @ conj(mat2).mT if need[1] else None
+    gb = conj(mat1).mT @ g if need[2] else None
+    if alpha != 1:
+        ga = ga * alpha if ga is not None else None
+        gb = gb * alpha if gb is not None else None
+    return gi, ga, gb
+
+
 @formula("vector_norm", save=(0,), save_output=True)
 def vector_norm(ctx, g):
     """d||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1): 0 where the norm is 0 (torch); inf-norms

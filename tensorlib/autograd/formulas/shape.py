@@ -73,6 +73,22 @@ def narrow(ctx, g):
     return (write_back(ctx.args[0], g, lambda p: p.narrow(*ctx.args[1:])),)
 
 
+@formula("split_with_sizes")
+def split_with_sizes(ctx, *grads):
+    """One cat of the pieces' gradients; zeros only for pieces that got none (trailing ones
+    may be missing from grads altogether)."""
+    x, dim, sizes = ctx.args
+    shape = list(x.shape)
+    pieces = []
+    for i, n in enumerate(sizes):
+        g = grads[i] if i < len(grads) else None
+        if g is None:
+            shape[dim] = n
+            g = tensorlib.zeros(shape, dtype=x.dtype, device=x.device)
+        pieces.append(g)
+    return (pieces[0] if len(pieces) == 1 else tensorlib.cat(pieces, dim),)
+
+
 @formula("unfold")
 def unfold(ctx, g):
     return _scatter_back(ctx, g, lambda p: p.unfold(*ctx.args[1:]))

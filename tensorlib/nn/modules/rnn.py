@@ -26,9 +26,7 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 
 # ---- one time step (gi: the input part of the gates, bias_ih included) ----------------------
 def _hidden_gates(h, w_hh, b_hh):
-    if b_hh is None:
-        return tensorlib.matmul(h, w_hh.t())
-    return tensorlib.addmm(b_hh, h, w_hh.t())
+    return F.linear(h, w_hh, b_hh)
 
 
 def _rnn_step(gi, h, w_hh, b_hh, relu):
@@ -57,8 +55,7 @@ def _gru_step(gi, h, w_hh, b_hh):
 
 
 def _input_gates(x, w_ih, b_ih):
-    out = tensorlib.matmul(x, w_ih.t())
-    return out if b_ih is None else out + b_ih
+    return F.linear(x, w_ih, b_ih)
 
 
 # ---- RNN / LSTM / GRU ----------------------------------------------------------------------

@@ -37,7 +37,11 @@ _WIDENED = (np.dtype(np.float16), np.dtype("bfloat16"))
 
 
 def matmul(out, a, b):
-    o, av, bv = _h(out), _h(a), _h(b)
+    matmul_arrays(_h(out), _h(a), _h(b))
+
+
+def matmul_arrays(o, av, bv):
+    """o (B, m, n) = av (B, m, k) @ bv (B, k, n) on host arrays."""
     if o.dtype in _WIDENED:
         wide = np.empty(o.shape, np.float32)
         native = o.dtype.name in _gemm_module.LOW_PRECISION_DTYPES
@@ -46,6 +50,27 @@ def matmul(out, a, b):
         o[...] = wide
         return
     _matmul(o, av, bv)
+
+
+def mm(out, a, b):
+    """out (m, n) = a (m, k) @ b (k, n), or (m,) = (m, k) @ (k,): matmul's fast path for
+    matrices, one BLAS call when the layouts allow, else the batched path's handling."""
+    o, av, bv = _h(out), _h(a), _h(b)
+    if bv.ndim == 1:
+        o, bv = o[:, None], bv[:, None]
+    if not gemm(av, bv, o):          # float32/float64 only; the rest as batched
+        matmul_arrays(o[None], av[None], bv[None])
+
+
+def addmm(out, a, b, beta, alpha):
+    """out (m, n) = beta * out + alpha * a @ b, out already holding the broadcast input: one
+    BLAS call (beta onto the output) instead of a product and a separate add pass."""
+    o, av, bv = _h(out), _h(a), _h(b)
+    if not gemm(av, bv, o, alpha, beta):
+        product = np.empty(o.shape, o.dtype)
+        matmul_arrays(product[None], av[None], bv[None])
+        o *= beta
+        o += alpha * product
 
 
 def _matmul(o, av, bv):
@@ -69,4 +94,4 @@ def _product(a, b, out):
         np.matmul(a, b, out=out)
 
 
-KERNELS = {"matmul": matmul}
+KERNELS = {"matmul": matmul, "mm": mm, "addmm": addmm}
