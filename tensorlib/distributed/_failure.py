@@ -1,6 +1,6 @@
 """A rank that raises ends the whole job: without this, the other ranks would wait in their
 next collective until the timeout (or forever inside MPI). The hooks print the traceback
-under a line naming the rank, then abort the MPI job, which makes mpiexec (and the launcher)
+under a line naming the rank and the error, then abort the MPI job, which makes mpiexec (and the launcher)
 stop every rank and exit non-zero."""
 import sys
 import threading
@@ -12,8 +12,12 @@ _saved = None
 
 
 def _report(rank, exc_type, exc, tb, where):
+    # the message is in the first line, written at once: when every rank fails together,
+    # another rank's abort can end this process before the traceback is out
+    message = str(exc).splitlines()[0] if str(exc) else ""
     sys.stderr.write(f"tensorlib.distributed: rank {rank} raised {exc_type.__name__}"
-                     f"{where}; aborting the job\n")
+                     f"{where}{': ' + message if message else ''}; aborting the job\n")
+    sys.stderr.flush()
     traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
     sys.stderr.flush()
 
