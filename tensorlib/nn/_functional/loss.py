@@ -24,6 +24,7 @@ import tensorlib
 import tensorlib._C.dtypes as dt
 from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.function import Function
 from tensorlib.nn._functional.distance import pairwise_distance
 from tensorlib.ops._autocast import autocast_op
@@ -301,11 +302,10 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
     _check_weight(weight, n_classes)
     if weight is None and label_smoothing == 0 and input.dim() == 2 \
             and _has_fused_cross_entropy(input):
-        safe, ignored = _class_targets(target, ignore_index, n_classes)
-        out = _CrossEntropyRows.apply(input, target.to(tensorlib.int64), ignore_index)
-        if reduction == "mean":
-            return out.sum() / (~ignored).sum().to(input.dtype)
-        return _reduce(out, reduction)
+        if not getattr(lookup("cross_entropy", input._device), "checks_targets", False):
+            _class_targets(target, ignore_index, n_classes)
+        return _CrossEntropyRows.apply(input, target.to(tensorlib.int64), ignore_index,
+                                       reduction)
     logp = _log_softmax(input, class_dim)
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
@@ -329,7 +329,10 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
 
 def _has_fused_cross_entropy(input):  # noqa: A002
     """Whether the device has the fused kernels this call needs: "cross_entropy" (per-row
-    losses of (N, C) logits), and "cross_entropy_backward" when a gradient is needed."""
+    losses of (N, C) logits), and "cross_entropy_backward" when a gradient is needed. Not
+    under forward AD: the decomposition's ops carry the tangents."""
+    if _forward_ad._level is not None:
+        return False
     dev = input._device
     if not has_kernel("cross_entropy", dev):
         return False
@@ -338,33 +341,47 @@ def _has_fused_cross_entropy(input):  # noqa: A002
 
 
 class _CrossEntropyRows(Function):
-    """Per-row cross entropy of logits and class targets in one kernel each way:
-    ``cross_entropy(out, x, target, ignore_index)`` and ``cross_entropy_backward(grad_x,
-    grad_rows, x, target, ignore_index)`` (grad_x = grad_rows * (softmax(x) - onehot), 0 on
-    ignored rows). A backward that itself needs a graph (double backward) is written in
-    tensorlib ops instead."""
+    """Cross entropy of logits and class targets in one kernel each way:
+    ``cross_entropy(out, x, target, ignore_index)`` writes the per-row losses (and may return
+    the number of rows not ignored, the mean's divisor; and check the targets itself, saying
+    so with a ``checks_targets`` attribute) and ``cross_entropy_backward(grad_x, grad_rows, x,
+    target, ignore_index)`` gives grad_x = grad_rows * (softmax(x) - onehot), 0 on ignored
+    rows. The reduction is part of the node, so a scalar loss is one node, not three. A
+    backward that itself needs a graph (double backward) is written in tensorlib ops."""
 
     @staticmethod
-    def forward(ctx, x, target, ignore_index):
-        out = tensorlib.empty(target.shape, dtype=x.dtype, device=x.device)
-        lookup("cross_entropy", x._device)(out, x, target, ignore_index)
+    def forward(ctx, x, target, ignore_index, reduction):
+        rows = tensorlib.empty(target.shape, dtype=x.dtype, device=x.device)
+        kept = lookup("cross_entropy", x._device)(rows, x, target, ignore_index)
         ctx.save_for_backward(x, target)
-        ctx.ignore_index = ignore_index
-        return out
+        ctx.ignore_index, ctx.reduction = ignore_index, reduction
+        if reduction == "none":
+            return rows
+        if reduction == "sum":
+            return rows.sum()
+        if kept is None:
+            kept = (target != ignore_index).sum().to(x.dtype)
+        ctx.kept = kept
+        return rows.sum() / kept
 
     @staticmethod
-    def backward(ctx, grad_rows):
+    def backward(ctx, grad):
         x, target = ctx.saved_tensors
+        if ctx.reduction == "none":
+            grad_rows = grad
+        else:
+            grad_rows = (grad if ctx.reduction == "sum" else grad / ctx.kept).expand(
+                target.shape)
         if tensorlib.is_grad_enabled():
             keep = (target != ctx.ignore_index).to(x.dtype)
             onehot = tensorlib.nn.functional.one_hot(
                 tensorlib.where(target == ctx.ignore_index, 0, target), x.shape[1])
             rows = (grad_rows * keep).unsqueeze(1)
-            return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None
+            return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None, None
         grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
         lookup("cross_entropy_backward", x._device)(grad_x, grad_rows, x, target,
                                                      ctx.ignore_index)
-        return grad_x, None, None
+        return grad_x, None, None, None
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction,  # noqa: A002
