@@ -79,19 +79,8 @@ def _function_sources(fn, sources):
 
 
 def resolve(sources):
-    roots = []
-    for src in sources:
-        kind = src[0]
-        if kind == "obj":
-            roots.append(src[1])
-        elif kind == "global":
-            roots.append(src[1].get(src[2], _ABSENT))
-        else:
-            try:
-                roots.append(src[1].cell_contents)
-            except ValueError:      # an empty cell
-                roots.append(_ABSENT)
-    return roots
+    """The objects `sources` name now (`_ABSENT` for an unbound global or an empty cell)."""
+    return _walk.resolve(sources, _ABSENT)
 
 
 _ABSENT = ("<absent>",)
@@ -117,9 +106,10 @@ def _stateful_classes():
     return _STATEFUL
 
 
-def fingerprint(roots):
-    """The Fingerprint of `roots`, or None when the state is too large to walk. (This runs
-    on every compiled call: the walk is `_walk.walk_roots`, in Cython.)"""
-    found = _walk.walk_roots(roots, _ABSENT, _BUDGET, _SCALAR_TYPES, _OPAQUE_TYPES,
-                             _CONTAINERS, tuple(_stateful_classes()))
+def fingerprint(sources):
+    """The Fingerprint of what `sources` (from `roots_of`) name now, or None when the state
+    is too large to walk. (This runs on every compiled call: the walk is `_walk`, in
+    Cython.)"""
+    found = _walk.walk_sources(sources, _ABSENT, _BUDGET, _SCALAR_TYPES, _OPAQUE_TYPES,
+                               _CONTAINERS, tuple(_stateful_classes()))
     return None if found is None else Fingerprint(*found)
