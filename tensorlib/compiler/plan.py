@@ -87,6 +87,15 @@ def _live_fresh(nodes, slots):
         for t in n.kwargs.values():
             if isinstance(t, TensorImpl) and fresh[index[id(t._storage)]]:
                 _count(counted, t)
+    # a view in the segment refers to its base (`_base`): that reference is the segment's
+    # too (the mask of a ReLU backward, broadcast by `where`, was stored for it)
+    for entry in counted.values():
+        base = entry[0]._base
+        if base is not None:
+            held = counted.get(id(base))
+            if held is not None:
+                held[1] += 1
+        base = held = None
     live = [not f for f in fresh]
     per_storage = {}
     # (plain loops over values: an items()/enumerate() iterator keeps a reference in the
