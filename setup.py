@@ -30,7 +30,7 @@ EXACT_MATH = {"grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels", "
 
 def extensions():
     exts = []
-    for pyx in sorted(glob.glob("tensorlib/_C/*.pyx")):
+    for pyx in sorted(glob.glob("tensorlib/_C/*.pyx") + glob.glob("tensorlib/compiler/*.pyx")):
         name = pyx[:-4].replace(os.sep, ".")
         exts.append(Extension(name, [pyx], include_dirs=[numpy.get_include()],
                               extra_compile_args=["-O2"]))

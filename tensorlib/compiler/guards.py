@@ -11,7 +11,7 @@ and must run its Python.
 import collections
 import types
 
-from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.compiler import _walk
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _BUDGET = 20000                 # entries; a bigger state is not fingerprinted (no replay)
@@ -79,19 +79,8 @@ def _function_sources(fn, sources):
 
 
 def resolve(sources):
-    roots = []
-    for src in sources:
-        kind = src[0]
-        if kind == "obj":
-            roots.append(src[1])
-        elif kind == "global":
-            roots.append(src[1].get(src[2], _ABSENT))
-        else:
-            try:
-                roots.append(src[1].cell_contents)
-            except ValueError:      # an empty cell
-                roots.append(_ABSENT)
-    return roots
+    """The objects `sources` name now (`_ABSENT` for an unbound global or an empty cell)."""
+    return _walk.resolve(sources, _ABSENT)
 
 
 _ABSENT = ("<absent>",)
@@ -117,79 +106,10 @@ def _stateful_classes():
     return _STATEFUL
 
 
-def fingerprint(roots):
-    """The Fingerprint of `roots`, or None when the state is too large to walk. (This runs
-    on every compiled call: scalars and empty containers are handled inline, without a call
-    of `walk` each.)"""
-    Module, Optimizer = _stateful_classes()
-    out, tensors, grads_of, devices = [], set(), {}, {}
-    append = out.append
-    seen = set()
-    scalar_types, opaque_types, containers = _SCALAR_TYPES, _OPAQUE_TYPES, _CONTAINERS
-
-    def values(items):
-        for v in items:
-            t = type(v)
-            if t in scalar_types:
-                append(v)
-            elif t in opaque_types:
-                append(id(v))
-            elif t in containers and not v:
-                append(0)
-            else:
-                walk(v)
-
-    def walk(obj):
-        t = type(obj)
-        if t in scalar_types:
-            append(obj)
-            return
-        if t in opaque_types:               # code, classes, modules: by identity
-            append(id(obj))
-            return
-        oid = id(obj)
-        if oid in seen:
-            append(("@", oid))
-            return
-        seen.add(oid)
-        if isinstance(obj, TensorImpl):
-            tensors.add(oid)
-            devices[id(obj._device)] = obj._device
-            g = obj._grad
-            if g is not None:
-                grads_of[id(g._storage)] = obj
-                ginfo = (g._sizes, g._strides, g._offset, g._dtype)
-            else:
-                ginfo = None
-            append(("T", oid, id(obj._storage), obj._sizes, obj._strides, obj._offset,
-                    obj._dtype, obj._requires_grad, ginfo))
-            return
-        if isinstance(obj, dict):
-            append(len(obj))
-            for k in obj:
-                append(k if type(k) in scalar_types else id(k))
-            values(obj.values())
-            return
-        if t is list or t is tuple:
-            append(len(obj))
-            values(obj)
-            return
-        if isinstance(obj, (Module, Optimizer)):
-            # the attributes' values in insertion order, and how many there are
-            d = obj.__dict__
-            append((t, len(d)))
-            values(d.values())
-            return
-        append(("i", oid))
-
-    for r in roots:
-        if r is _ABSENT:
-            continue
-        if type(r) not in scalar_types and type(r) not in opaque_types and \
-                not isinstance(r, (Module, Optimizer, TensorImpl, dict, list, tuple)) and \
-                isinstance(getattr(r, "__dict__", None), dict):
-            walk(r.__dict__)                # a plain object the code is bound to
-        walk(r)
-        if len(out) > _BUDGET:
-            return None
-    return Fingerprint(tuple(out), tensors, grads_of, list(devices.values()))
+def fingerprint(sources):
+    """The Fingerprint of what `sources` (from `roots_of`) name now, or None when the state
+    is too large to walk. (This runs on every compiled call: the walk is `_walk`, in
+    Cython.)"""
+    found = _walk.walk_sources(sources, _ABSENT, _BUDGET, _SCALAR_TYPES, _OPAQUE_TYPES,
+                               _CONTAINERS, tuple(_stateful_classes()))
+    return None if found is None else Fingerprint(*found)

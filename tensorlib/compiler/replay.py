@@ -513,7 +513,7 @@ class Replayer:
         self.entries.clear()
 
     def _fingerprint(self):
-        return self._guards.fingerprint(self._guards.resolve(self._sources))
+        return self._guards.fingerprint(self._sources)
 
     def lookup(self, signature, tensors):
         """(result, None) for a replayed call; (MISS, learning) to run it through the

@@ -16,6 +16,7 @@ SHAPES = [(64, 33), (7,), (3, 5, 4), (1,), (40000,)]
 STEPS = 5
 
 SGD_CONFIGS = [dict(lr=0.1), dict(lr=0.05, momentum=0.9),
+               dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01),
                dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
                dict(lr=0.02, momentum=0.8, dampening=0.3, weight_decay=0.1, maximize=True)]
 ADAM_CONFIGS = [("Adam", dict(lr=1e-2)), ("Adam", dict(lr=1e-2, weight_decay=0.1, amsgrad=True)),

@@ -1,6 +1,9 @@
 """Host memory for CPU tensors. Small buffers come straight from numpy (malloc reuses them);
-freed buffers of 1 MiB or more wait in a size-keyed pool, because taking fresh pages from the
-OS on every large op costs more than the op (DESIGN.md: PyTorch loses 1.5-3x to this)."""
+freed buffers of 128 KiB or more wait in a size-keyed pool, because taking fresh pages from the
+OS on every large op costs more than the op (DESIGN.md: PyTorch loses 1.5-3x to this). The
+bound is glibc's default mmap threshold: buffers between it and 1 MiB (a CNN's pooled
+activations, its ReLU masks) came back as fresh pages often enough to cost a compiled CNN
+step ~800 page faults."""
 cimport numpy as cnp
 
 from tensorlib._C.tensor_impl cimport TensorImpl
@@ -9,7 +12,7 @@ import threading
 cnp.import_array()
 
 # C constants: release() also runs while the interpreter shuts down, after module globals are gone
-cdef Py_ssize_t POOL_MIN_BYTES = 1 << 20
+cdef Py_ssize_t POOL_MIN_BYTES = 1 << 17
 cdef Py_ssize_t GRANULE = 1 << 16          # pooled sizes are rounded up to 64 KiB
 
 
