@@ -1,4 +1,5 @@
 """Broadcasting of shapes, and collapsing dims so kernels see the fewest dimensions."""
+from tensorlib._C.tensor_impl cimport int_tuple
 
 
 cpdef tuple broadcast_shapes2(tuple a, tuple b):
@@ -25,7 +26,7 @@ def broadcast_shapes(*shapes):
     for s in shapes:
         if isinstance(s, int):
             s = (s,)
-        out = broadcast_shapes2(out, tuple(int(x) for x in s))
+        out = broadcast_shapes2(out, int_tuple(s))
     return out
 
 

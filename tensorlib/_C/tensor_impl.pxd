@@ -28,4 +28,5 @@ cpdef TensorImpl wrap(Storage storage, tuple sizes, tuple strides, Py_ssize_t of
 cpdef tuple contiguous_strides(tuple sizes)
 cpdef bint is_contiguous(TensorImpl t)
 cpdef Py_ssize_t numel(tuple sizes)
+cpdef tuple int_tuple(object values)
 cpdef object host_array(TensorImpl t)

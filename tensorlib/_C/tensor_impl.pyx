@@ -60,6 +60,19 @@ cpdef tuple contiguous_strides(tuple sizes):
     return tuple(out)
 
 
+cpdef tuple int_tuple(object values):
+    """tuple(int(v) for v in values), without a generator for the usual tuple of ints."""
+    cdef Py_ssize_t i, n
+    if type(values) is tuple:
+        n = len(<tuple>values)
+        for i in range(n):
+            if type((<tuple>values)[i]) is not int:
+                break
+        else:
+            return <tuple>values
+    return tuple([int(v) for v in values])
+
+
 cpdef Py_ssize_t numel(tuple sizes):
     cdef Py_ssize_t n = 1
     for s in sizes:

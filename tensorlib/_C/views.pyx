@@ -1,6 +1,6 @@
 """View arithmetic: every function returns a tensor over the same storage (never a copy).
 `reshape`'s copying fallback lives in the ops layer; here only what strides allow."""
-from tensorlib._C.tensor_impl cimport TensorImpl, wrap, contiguous_strides, numel
+from tensorlib._C.tensor_impl cimport TensorImpl, wrap, contiguous_strides, int_tuple, numel
 
 
 cpdef Py_ssize_t wrap_dim(Py_ssize_t dim, Py_ssize_t ndim) except? -1:
@@ -166,7 +166,7 @@ cpdef tuple expand_strides(tuple sizes, tuple strides, tuple target):
 
 
 def expand(TensorImpl t, sizes):
-    cdef tuple target = tuple(int(s) for s in sizes)
+    cdef tuple target = int_tuple(sizes)
     if target == t._sizes:
         return _view(t, t._sizes, t._strides, t._offset)
     new_sizes, new_strides = expand_strides(t._sizes, t._strides, target)

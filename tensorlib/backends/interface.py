@@ -10,11 +10,21 @@ tensors (``tensorlib.Tensor``) with arbitrary strides -- stride 0 for broadcast 
 storage offset -- and write into preallocated outputs given first. The framework has already
 promoted the inputs to one dtype, broadcast them to the output shape and put them on the
 kernel's device, so a kernel does only the arithmetic. Index arguments (gather,
-scatter_add, index_select) are int64 and already checked: 0 <= index < size.
+scatter_add, index_select) are int64 and already checked: 0 <= index < size -- unless the
+kernel has the attribute ``checks_bounds = True``: then the op leaves the check to it (a
+check in the op costs four small ops and a read back to the host), and the kernel raises
+:class:`IndexOutOfBounds` for the first index outside [0, size) in row-major order of the
+index, before scatter_add adds anything.
 """
 
 API_VERSION = 1
 """The plugin API this tensorlib implements; a backend states the one it targets."""
+
+
+class IndexOutOfBounds(IndexError, RuntimeError):
+    """Out-of-range index in gather/scatter/index_*: PyTorch raises RuntimeError there and
+    IndexError when indexing; this is both. Message: "index {i} is out of bounds for
+    dimension {dim} with size {size}"."""
 
 UNARY_OPS = ("abs", "neg", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
              "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "floor", "ceil", "round",

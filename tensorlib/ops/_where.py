@@ -6,6 +6,7 @@ from tensorlib._C.factory import empty, scalar_tensor, cast
 from tensorlib._C.memory_format import empty_in_layout_of
 from tensorlib._C.promotion import result_type
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib._C.views import expand as _expand
 from tensorlib.ops._opdef import differentiable
 
 
@@ -17,7 +18,7 @@ def _operand(x, dtype, device, shape):
             x = x.to(device)
         if x._dtype is not dtype:
             x = cast(x, dtype)
-    return x.expand(shape) if x._sizes != shape else x
+    return _expand(x, shape) if x._sizes != shape else x
 
 
 @differentiable("where")
@@ -38,6 +39,7 @@ def where(condition, input, other):  # noqa: A002
     like = next((x for x in (condition, input, other) if isinstance(x, TensorImpl)
                  and x._sizes == shape and x._device is device), None)
     out = empty(shape, dtype, device) if like is None else empty_in_layout_of(like, dtype)
-    lookup("where", device)(out, condition.expand(shape), _operand(input, dtype, device, shape),
+    cond = _expand(condition, shape) if condition._sizes != shape else condition
+    lookup("where", device)(out, cond, _operand(input, dtype, device, shape),
                             _operand(other, dtype, device, shape))
     return out

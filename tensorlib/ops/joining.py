@@ -12,7 +12,8 @@ import numbers
 import tensorlib._C.dtypes as dt
 from tensorlib._C import views as _v
 from tensorlib._C.broadcast import broadcast_shapes
-from tensorlib._C.dispatch import lookup
+from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib._C.dtypes import promote_types
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.ops._args import sizes_arg
@@ -100,10 +101,10 @@ def _tensor_list(name, tensors):
 
 def _joined_type(tensors):
     """Result dtype (promotion over every input, like torch.cat) and the one device."""
-    from tensorlib._C.dtypes import promote_types
     dtype, device = tensors[0]._dtype, tensors[0]._device
-    for t in tensors[1:]:
-        dtype = promote_types(dtype, t._dtype)
+    for t in tensors:
+        if t._dtype is not dtype:
+            dtype = promote_types(dtype, t._dtype)
         if t._device is not device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {device} and {t._device}!")
@@ -112,23 +113,18 @@ def _joined_type(tensors):
 
 # ------------------------------------------------------------------------------ cat / stack
 
-def _skipped(t):
-    """Legacy rule: 1-D empty tensors are ignored by cat whatever the others' shapes."""
-    return t._sizes == (0,)
-
-
 def cat(tensors, dim=0):
     """Concatenate along an existing dim, promoting dtypes as torch.cat does."""
     tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        if t.dim() == 0:
+        if not t._sizes:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
-    kept = [t for t in tensors if not _skipped(t)]
+    kept = [t for t in tensors if t._sizes != (0,)]     # legacy: 1-D empties are ignored
     # only legacy empty (0,) tensors: PyTorch skips them all, dim unchecked
-    dim = _v.wrap_dim(dim, kept[0].dim()) if kept else 0
+    dim = _v.wrap_dim(dim, len(kept[0]._sizes)) if kept else 0
     _check_cat_sizes(tensors, kept, dim)
     return _cat(dim, *tensors)
 
@@ -136,17 +132,20 @@ def cat(tensors, dim=0):
 def _check_cat_sizes(tensors, kept, dim):
     if not kept:
         return
-    ref = kept[0]
+    ref = kept[0]._sizes
+    before, after = ref[:dim], ref[dim + 1:]
     for i, t in enumerate(tensors):
-        if _skipped(t):
+        sizes = t._sizes
+        if sizes == (0,) or (sizes[:dim] == before and sizes[dim + 1:] == after
+                              and len(sizes) == len(ref)):
             continue
-        if t.dim() != ref.dim():
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} "
-                               f"and {t.dim()}")
-        for d in range(ref.dim()):
-            if d != dim and t._sizes[d] != ref._sizes[d]:
+        if len(sizes) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
+                               f"and {len(sizes)}")
+        for d in range(len(ref)):
+            if d != dim and sizes[d] != ref[d]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
-                                   f"Expected size {ref._sizes[d]} but got size {t._sizes[d]} "
+                                   f"Expected size {ref[d]} but got size {sizes[d]} "
                                    f"for tensor number {i} in the list.")
 
 
@@ -155,12 +154,15 @@ def _cat(dim, *tensors):
     """Each input copied into its narrowed slice of one output (tensors as varargs, so the
     formula returns one gradient per input)."""
     dtype, device = _joined_type(tensors)
-    kept = [t for t in tensors if not _skipped(t)]
+    kept = [t for t in tensors if t._sizes != (0,)]
     if not kept:
         return empty((0,), dtype, device)
     sizes = kept[0]._sizes
     total = sum(t._sizes[dim] for t in kept)
     out = empty(sizes[:dim] + (total,) + sizes[dim + 1:], dtype, device)
+    if has_kernel("cat", device):            # a backend's one-call cat
+        lookup("cat", device)(out, kept, dim)
+        return out
     start = 0
     for t in kept:
         _copy(_v.narrow(out, dim, start, t._sizes[dim]), t)

@@ -9,6 +9,7 @@ from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, bi
                                     unary_)
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
 from tensorlib.ops._opdef import differentiable as _differentiable
+from tensorlib.ops._where import where as _where
 from tensorlib.ops import _autocast
 from tensorlib.ops._autocast import autocast_op as _autocast_op
 
@@ -354,7 +355,6 @@ def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):  # noqa: A002 - torch'
         return nonzero(condition, as_tuple=True)
     if input is _NOT_GIVEN or other is _NOT_GIVEN:
         raise TypeError("where() takes a condition alone, or a condition, input and other")
-    from tensorlib.ops._where import where as _where
     return _where(condition, input, other)
 
 

@@ -6,6 +6,7 @@ from collections import namedtuple
 import tensorlib._C.dtypes as dt
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast
+from tensorlib._C.reductions import reduce as _reduce
 from tensorlib._C.views import wrap_dim
 from tensorlib.ops._args import dims_arg
 from tensorlib.ops._opdef import differentiable
@@ -21,22 +22,6 @@ def _finish(out, dims, keepdim):
     if keepdim or not dims:
         return out
     return out.squeeze(dims)
-
-
-def _reduce(op, x, dim, keepdim, out_dtype):
-    dims = dims_arg(dim, x.dim())
-    src = x if x._dtype is out_dtype else cast(x, out_dtype)
-    kept = _keep_shape(x._sizes, dims)
-    if keepdim or not dims:
-        out = empty(kept, out_dtype, x._device)
-        lookup(op, x._device)(out, src, dims)
-        return out
-    # the result owns its memory (not a view of a keepdim temporary): the kernel writes
-    # through a keepdim-shaped view of it
-    out = empty(tuple(s for i, s in enumerate(x._sizes) if i not in dims), out_dtype,
-                x._device)
-    lookup(op, x._device)(out.view(kept), src, dims)
-    return out
 
 
 def _sum_dtype(x, dtype):

@@ -10,7 +10,9 @@ x[idx] = v), tensorlib defines them: the write that comes last in row-major orde
 wins, and the gradient goes to that element only (so gradcheck holds with duplicates).
 
 Bounds are checked in the op (one device reduction and one .item() per index tensor), so a
-backend's kernels need not check; out-of-range errors are IndexError (for gather/scatter, where
+backend's kernels need not check -- except where the primitive that reads the index as given
+(gather, scatter_add, index_select) has a kernel that checks itself (`checks_bounds`, see
+tensorlib/backends/interface.py); out-of-range errors are IndexError (for gather/scatter, where
 PyTorch raises RuntimeError, the exception is both)."""
 from collections import namedtuple
 
@@ -22,6 +24,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast, scalar_tensor
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
 from tensorlib._meta import data_dependent_on_meta
+from tensorlib.backends.interface import IndexOutOfBounds
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._where import where as _where
 
@@ -31,9 +34,6 @@ kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
 _INDEX_DTYPES = (dt.int32, dt.int64)
 
 
-class IndexOutOfBounds(IndexError, RuntimeError):
-    """Out-of-range index in gather/scatter: PyTorch raises RuntimeError there and IndexError
-    when indexing; this is both."""
 
 
 # ---- small helpers over primitives -------------------------------------------------------
@@ -109,10 +109,13 @@ def _check_index_dtype(name, index, allowed=_INDEX_DTYPES, what="int32/int64"):
         raise RuntimeError(f"{name}(): Expected dtype {what} for index")
 
 
-def check_bounds(index, size, dim, negative=False, exc=IndexError):
+def check_bounds(index, size, dim, negative=False, exc=IndexError, kernel=None):
     """Raise `exc` naming the first index outside [0, size) (or [-size, size)); meta
-    indices have no values to check, as in PyTorch."""
+    indices have no values to check, as in PyTorch. `kernel`: the primitive that will read
+    exactly this index; when its kernel checks bounds itself, nothing is done here."""
     if index.numel() == 0 or index._device.type == "meta":
+        return
+    if kernel is not None and getattr(lookup(kernel, index._device), "checks_bounds", False):
         return
     lo = -size if negative else 0
     bad = (index < lo) | (index >= size)
@@ -225,8 +228,9 @@ def _check_scatter_shapes(name, x, dim, index, src=None):
                                f"larger size than src {src_sizes}")
 
 
-def _prepare(name, x, dim, index, src=None):
-    """Common checks of gather/scatter*: dtypes, shapes, bounds; returns (dim, int64 index)."""
+def _prepare(name, x, dim, index, src=None, kernel=None):
+    """Common checks of gather/scatter*: dtypes, shapes, bounds (left to the primitive
+    `kernel` when it checks them: see check_bounds); returns (dim, int64 index)."""
     _check_index_dtype(name, index)
     _same_device(name, x, index, src)
     if isinstance(src, TensorImpl) and src._dtype is not x._dtype:
@@ -236,7 +240,7 @@ def _prepare(name, x, dim, index, src=None):
         return d, _long(index)
     _check_scatter_shapes(name, x, d, index, src)
     size = x._sizes[d] if x.dim() else 1
-    check_bounds(index, size, d, exc=IndexOutOfBounds)
+    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel=kernel)
     return d, _long(index)
 
 
@@ -254,7 +258,7 @@ def _gather(x, dim, index):
 
 def gather(input, dim, index, *, sparse_grad=False):  # noqa: A002 - torch's names
     """out[i][j] = input[index[i][j]][j] (dim 0): reads along dim at the given indices."""
-    d, index = _prepare("gather", input, dim, index)
+    d, index = _prepare("gather", input, dim, index, kernel="gather")
     return _gather(input, d, index)
 
 
@@ -269,7 +273,7 @@ def _scatter_add(x, dim, index, src):
 
 def scatter_add(input, dim, index, src):  # noqa: A002
     """input with src added at index along dim; repeated indices add up, in row-major order."""
-    d, index = _prepare("scatter_add", input, dim, index, src)
+    d, index = _prepare("scatter_add", input, dim, index, src, kernel="scatter_add")
     return _scatter_add(input, d, index, _narrow_to(src, index._sizes))
 
 
@@ -419,7 +423,7 @@ def index_select(input, dim, index):  # noqa: A002
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
     size = input._sizes[d] if input.dim() else 1
-    check_bounds(index, size, d, exc=IndexOutOfBounds)
+    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel="index_select")
     return _index_select(input, d, _long(index).reshape(-1))
 
 

@@ -25,6 +25,9 @@ import os
 import numpy as np
 
 cimport numpy as cnp
+from libc.stdint cimport int64_t, uint8_t
+from tensorlib._C.dtypes cimport BOOL, FLOAT32, FLOAT64, INT64
+from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 
@@ -350,39 +353,159 @@ def reduce_into(str op, x, tuple axes, out):
         return False
     if not ax.flags.aligned or not ao.flags.aligned:
         return False
-    cdef int nd = ax.ndim, d, e, nred = 0
+    cdef int nd = ax.ndim, d
     if ao.ndim != nd or nd > FR_MAXD:
         if ao.ndim != nd:
             raise ValueError("out must have x's ndim")
         return False
     cdef char red[FR_MAXD]
+    _mark_axes(red, nd, axes)
+    cdef Py_ssize_t isz = ax.itemsize
+    cdef Py_ssize_t shape[FR_MAXD]
+    cdef Py_ssize_t xs[FR_MAXD]
+    cdef Py_ssize_t os[FR_MAXD]
+    for d in range(nd):
+        shape[d] = ax.shape[d]
+        if ao.shape[d] != (1 if red[d] else shape[d]):
+            raise ValueError(f"out shape {out.shape} does not match x {x.shape} reduced over {axes}")
+        xs[d] = ax.strides[d] // isz
+        os[d] = ao.strides[d] // isz
+    cdef int done = _reduce(opc, nd, shape, xs, os, red, cnp.PyArray_DATA(ax),
+                            cnp.PyArray_DATA(ao), dt.type is np.float64)
+    if done == _FILL:
+        ao[...] = 0 if opc == 0 else 1
+    elif done == _COPY:
+        mult = 1.0
+        for d in range(nd):
+            if red[d]:
+                mult *= shape[d]
+        src = x[tuple([slice(0, 1) if red[d] else slice(None) for d in range(nd)])]
+        with np.errstate(all="ignore"):     # like the C path: overflow is silent
+            if opc == 0 and mult != 1.0:
+                np.multiply(src, mult, out=out)
+            elif opc == 1 and mult != 1.0:
+                np.power(src, mult, out=out)
+            else:
+                np.copyto(out, src)
+    return done != _UNHANDLED
+
+
+cdef inline char* _tensor_data(TensorImpl t):
+    return <char*>cnp.PyArray_DATA(<cnp.ndarray>t._storage.handle) + \
+        t._offset * t._dtype.itemsize
+
+
+def reduce_tensor(str op, TensorImpl out, TensorImpl x, tuple axes):
+    """reduce_into on the tensors themselves, without numpy views of them (the per-call cost
+    of a small reduction), plus whole-tensor reductions of contiguous bool and int64 tensors
+    (any/all, counts); False: not handled here (numpy's ufuncs do the rest)."""
+    cdef int opc = _OPS.get(op, -1)
+    if opc < 0:
+        raise ValueError(f"unknown reduction {op!r}")
+    cdef int code = x._dtype.code
+    if (out._dtype is not x._dtype or type(x._storage.handle) is not np.ndarray
+            or type(out._storage.handle) is not np.ndarray):
+        return False
+    cdef int nd = len(x._sizes), d
+    if len(out._sizes) != nd:
+        raise ValueError("out must have x's ndim")
+    if code == BOOL or code == INT64:
+        return len(axes) == nd and _whole(opc, code, x, out)
+    if (code != FLOAT32 and code != FLOAT64) or nd > FR_MAXD:
+        return False
+    cdef char red[FR_MAXD]
+    _mark_axes(red, nd, axes)
+    cdef Py_ssize_t shape[FR_MAXD]
+    cdef Py_ssize_t xs[FR_MAXD]
+    cdef Py_ssize_t os[FR_MAXD]
+    for d in range(nd):
+        shape[d] = x._sizes[d]
+        if <Py_ssize_t>out._sizes[d] != (1 if red[d] else shape[d]):
+            raise ValueError(f"out shape {out._sizes} does not match x {x._sizes} reduced "
+                             f"over {axes}")
+        xs[d] = x._strides[d]
+        os[d] = out._strides[d]
+    return _reduce(opc, nd, shape, xs, os, red, _tensor_data(x), _tensor_data(out),
+                   code == FLOAT64) == _DONE
+
+
+cdef bint _whole(int opc, int code, TensorImpl x, TensorImpl out):
+    """Every element of a contiguous, non-empty bool/int64 tensor reduced to one value; sum
+    wraps around on overflow as numpy's and torch's int64 sums do. False: not handled."""
+    cdef Py_ssize_t n = 1, i
+    for s_ in x._sizes:
+        n *= <Py_ssize_t>s_
+    if n == 0 or not is_contiguous(x) or opc == 1:
+        return False
+    cdef const uint8_t* b
+    cdef const int64_t* v
+    cdef uint8_t bacc
+    cdef int64_t acc
+    if code == BOOL:
+        if opc == 0:
+            return False                  # bool sums are int64: the op casts first
+        b = <const uint8_t*>_tensor_data(x)
+        bacc = b[0] != 0
+        with nogil:
+            if opc == 2:
+                for i in range(n):
+                    bacc |= b[i]
+            else:
+                for i in range(n):
+                    bacc &= b[i] != 0
+        (<uint8_t*>_tensor_data(out))[0] = bacc != 0
+        return True
+    v = <const int64_t*>_tensor_data(x)
+    acc = 0 if opc == 0 else v[0]
+    with nogil:
+        if opc == 0:
+            for i in range(n):
+                acc = <int64_t>(<unsigned long long>acc + <unsigned long long>v[i])
+        elif opc == 2:
+            for i in range(n):
+                acc = v[i] if v[i] > acc else acc
+        else:
+            for i in range(n):
+                acc = v[i] if v[i] < acc else acc
+    (<int64_t*>_tensor_data(out))[0] = acc
+    return True
+
+
+cdef void _mark_axes(char* red, int nd, tuple axes) except *:
+    cdef int d, prev = -1
     for d in range(nd):
         red[d] = 0
-    cdef int prev = -1
     for a in axes:
         d = a
         if d <= prev or d >= nd:
             raise ValueError(f"axes must be sorted, distinct and in range: {axes}")
         red[d] = 1
         prev = d
-    cdef Py_ssize_t isz = ax.itemsize, n
+
+
+cdef enum:
+    _UNHANDLED = 0      # amax/amin over nothing: the caller raises
+    _DONE = 1
+    _FILL = 2           # reduced over nothing: out = 0 (sum) or 1 (prod)
+    _COPY = 3           # nothing left to reduce: out = x times the folded size
+
+
+cdef int _reduce(int opc, int nd, Py_ssize_t* shape, Py_ssize_t* xstr, Py_ssize_t* ostr,
+                 char* red, void* xp, void* op_, int f64) except -1:
+    """Plan and run a reduction; strides in elements. Returns a code above."""
+    cdef int d, e, nred = 0
+    cdef Py_ssize_t n
     cdef bint empty_out = False, empty_red = False
     for d in range(nd):
-        n = ax.shape[d]
-        if ao.shape[d] != (1 if red[d] else n):
-            raise ValueError(f"out shape {out.shape} does not match x {x.shape} reduced over {axes}")
-        if n == 0:
+        if shape[d] == 0:
             if red[d]:
                 empty_red = True
             else:
                 empty_out = True
     if empty_out:
-        return True
+        return _DONE
     if empty_red:
-        if opc >= 2:
-            return False
-        ao[...] = 0 if opc == 0 else 1
-        return True
+        return _UNHANDLED if opc >= 2 else _FILL
 
     # Dims that matter: (size, x stride, out stride, reduced), strides in elements.
     cdef Py_ssize_t ds[FR_MAXD]
@@ -393,31 +516,22 @@ def reduce_into(str op, x, tuple axes, out):
     cdef int m = 0
     cdef double mult = 1.0
     for d in range(nd):
-        n = ax.shape[d]
+        n = shape[d]
         if n == 1:
             continue
-        if red[d] and ax.strides[d] == 0:
+        if red[d] and xstr[d] == 0:
             mult *= n        # every element along it is the same value
             continue
         ds[m] = n
-        dxs[m] = ax.strides[d] // isz
-        dos[m] = 0 if red[d] else ao.strides[d] // isz
+        dxs[m] = xstr[d]
+        dos[m] = 0 if red[d] else ostr[d]
         dr[m] = red[d]
         nred += red[d]
         # Outermost first: larger |stride|; broadcast kept dims outermost of all.
         key[m] = (dxs[m] if dxs[m] >= 0 else -dxs[m]) if dxs[m] != 0 else (<Py_ssize_t>1 << 62)
         m += 1
     if nred == 0:
-        # Nothing left to reduce: out = x (times the folded broadcast size).
-        src = x[tuple([slice(0, 1) if red[d] else slice(None) for d in range(nd)])]
-        with np.errstate(all="ignore"):     # like the C path: overflow is silent
-            if opc == 0 and mult != 1.0:
-                np.multiply(src, mult, out=out)
-            elif opc == 1 and mult != 1.0:
-                np.power(src, mult, out=out)
-            else:
-                np.copyto(out, src)
-        return True
+        return _COPY
 
     # Stable insertion sort by key, descending.
     cdef Py_ssize_t t0, t1, t2, t3
@@ -504,9 +618,6 @@ def reduce_into(str op, x, tuple axes, out):
             raise MemoryError()
     cdef int err = 0
     s.err = &err
-    cdef void* xp = cnp.PyArray_DATA(ax)
-    cdef void* op_ = cnp.PyArray_DATA(ao)
-    cdef int f64 = dt.type is np.float64
     with nogil:
         if nt > 1:
             for t in prange(ntasks, schedule='dynamic', num_threads=nt):
@@ -520,4 +631,4 @@ def reduce_into(str op, x, tuple axes, out):
     free(pn)
     if err:
         raise MemoryError()
-    return True
+    return _DONE

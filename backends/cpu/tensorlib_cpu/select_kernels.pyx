@@ -9,7 +9,8 @@ cimport numpy as cnp
 from cython.parallel cimport prange
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 
-from tensorlib._C.tensor_impl cimport TensorImpl, host_array
+from tensorlib._C.dtypes cimport BOOL
+from tensorlib._C.tensor_impl cimport TensorImpl, host_array, is_contiguous, numel
 
 from tensorlib_cpu import fastreduce
 
@@ -48,38 +49,47 @@ cdef void _where(const uint8_t* c, const bits* a, const bits* b, bits* o, Py_ssi
             o[i] = av if c[i] else bv
 
 
-cdef int _layout(cnp.ndarray x, tuple shape):
-    """1: contiguous with out's shape; 0: one value broadcast everywhere; -1: neither."""
-    if x.ndim == 0 or not any((<object>x).strides):
+cdef int _layout(TensorImpl x, tuple sizes):
+    """1: contiguous with out's sizes; 0: one value broadcast everywhere; -1: neither."""
+    for st in x._strides:
+        if st != 0:
+            break
+    else:
         return 0
-    if (<object>x).shape == shape and x.flags.c_contiguous:
+    if x._sizes == sizes and is_contiguous(x):
         return 1
     return -1
 
 
+cdef inline char* _data(TensorImpl t):
+    return <char*>cnp.PyArray_DATA(<cnp.ndarray>t._storage.handle) + \
+        t._offset * t._dtype.itemsize
+
+
 def where(TensorImpl out, TensorImpl cond, TensorImpl a, TensorImpl b):
     """out = where(cond, a, b) for a contiguous out and cond; a, b of out's dtype, each
-    contiguous or a broadcast value. False (nothing written) for other layouts."""
-    cdef cnp.ndarray o = host_array(out), c = host_array(cond)
-    cdef cnp.ndarray av = host_array(a), bv = host_array(b)
-    shape = (<object>o).shape
-    if (not o.flags.c_contiguous or c.dtype != np.bool_ or av.dtype != o.dtype
-            or bv.dtype != o.dtype or (<object>c).shape != shape or not c.flags.c_contiguous):
+    contiguous or a broadcast value. False (nothing written) for other layouts. Read off the
+    tensors' fields: numpy views of the four operands cost more than a small where."""
+    cdef tuple sizes = out._sizes
+    cdef int size = out._dtype.itemsize
+    if (cond._dtype.code != BOOL or a._dtype is not out._dtype or b._dtype is not out._dtype
+            or cond._sizes != sizes or not is_contiguous(out) or not is_contiguous(cond)
+            or size not in (1, 2, 4, 8)):
         return False
-    cdef int la = _layout(av, shape), lb = _layout(bv, shape)
+    for t in (out, cond, a, b):
+        if type((<TensorImpl>t)._storage.handle) is not np.ndarray:
+            return False
+    cdef int la = _layout(a, sizes), lb = _layout(b, sizes)
     if la < 0 or lb < 0:
         return False
-    cdef Py_ssize_t n = o.size
+    cdef Py_ssize_t n = numel(sizes)
     if n == 0:
         return True
     cdef int nt = fastreduce.get_num_threads() if n >= PARALLEL_MIN else 1
-    cdef const uint8_t* cp = <uint8_t*>cnp.PyArray_DATA(c)
-    cdef void* ap = cnp.PyArray_DATA(av)
-    cdef void* bp = cnp.PyArray_DATA(bv)
-    cdef void* op = cnp.PyArray_DATA(o)
-    cdef int size = o.itemsize
-    if size not in (1, 2, 4, 8):
-        return False
+    cdef const uint8_t* cp = <uint8_t*>_data(cond)
+    cdef void* ap = _data(a)
+    cdef void* bp = _data(b)
+    cdef void* op = _data(out)
     with nogil:
         if size == 1:
             _where[uint8_t](cp, <uint8_t*>ap, <uint8_t*>bp, <uint8_t*>op, n, la, lb, nt)

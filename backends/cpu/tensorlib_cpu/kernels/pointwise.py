@@ -5,6 +5,7 @@ import scipy.special
 
 from tensorlib._C.tensor_impl import host_array as _h
 from tensorlib_cpu import select_kernels
+from tensorlib_cpu.copy_kernels import copy
 from tensorlib_cpu.ufunc_kernels import UfuncKernel
 
 
@@ -14,10 +15,6 @@ def fill(out, value):
         o.fill(value)
     except OverflowError:         # torch wraps out-of-range integers (uint8 + 1000 -> 232)
         o.fill(np.array(value).astype(o.dtype))
-
-
-def copy(out, src):
-    np.copyto(_h(out), _h(src), casting="unsafe")
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -1,16 +1,17 @@
 """Reductions and scans over dims. Float sums/prods/extrema go through our OpenMP kernels
-(numpy's reductions are single-threaded); everything else through numpy."""
+(numpy's reductions are single-threaded), read straight off the tensors so a small one costs
+little more than its loop; everything else through numpy."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
+from tensorlib_cpu.fastreduce import reduce_tensor
 
 
 def _reduction(name, ufunc):
     def kernel(out, x, dims):
-        from tensorlib_cpu.fastreduce import reduce_into
-        xv, o = _h(x), _h(out)
-        if not reduce_into(name, xv, tuple(dims), o):
-            ufunc.reduce(xv, axis=tuple(dims), keepdims=True, out=o)
+        dims = dims if type(dims) is tuple else tuple(dims)
+        if not reduce_tensor(name, out, x, dims):
+            ufunc.reduce(_h(x), axis=dims, keepdims=True, out=_h(out))
     kernel.__name__ = name
     return kernel
 

@@ -1,0 +1,1 @@
+cpdef tuple dims_arg(object dim, Py_ssize_t ndim)

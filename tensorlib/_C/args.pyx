@@ -1,0 +1,30 @@
+"""Argument normalisation shared by the ops (re-exported by tensorlib/ops/_args.py): PyTorch
+accepts sizes as varargs or one sequence, dims as an int, a sequence or None. In C because
+nearly every op call parses one of them."""
+from tensorlib._C.tensor_impl cimport int_tuple
+from tensorlib._C.views cimport wrap_dim
+
+
+def sizes_arg(sizes, name="size"):
+    """(2, 3), ((2, 3),) and ([2, 3],) all mean sizes (2, 3)."""
+    values = sizes
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        values = sizes[0]
+    try:
+        return int_tuple(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of ints, got {values!r}") from None
+
+
+cpdef tuple dims_arg(object dim, Py_ssize_t ndim):
+    """A sorted tuple of distinct non-negative dims; None means all of them."""
+    cdef Py_ssize_t i, n = ndim if ndim > 0 else 1          # a 0-d tensor takes 0 and -1
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (wrap_dim(dim, n),) if ndim else ()
+    cdef list dims = sorted([wrap_dim(d, n) for d in dim])
+    for i in range(1, len(dims)):
+        if dims[i - 1] == dims[i]:
+            raise RuntimeError(f"dim {dims[i]} appears multiple times in the list of dims")
+    return tuple(dims) if ndim else ()
