@@ -217,6 +217,16 @@ MHA_CASES = {
     "bias_kv_zero_attn": dict(add_bias_kv=True, add_zero_attn=True),
     "unbatched": dict(unbatched=True),
     "unbatched_kpm": dict(unbatched=True, kpm="bool", attn="float3d"),
+    # need_weights=False runs q, k, v as views of the projections in the inputs' memory order
+    "batch_first_masks_no_weights": dict(batch_first=True, attn="float3d", kpm="bool",
+                                         need_weights=False),
+    "batch_first_causal": dict(batch_first=True, attn="causal", is_causal=True,
+                               need_weights=False),
+    "batch_first_no_bias": dict(batch_first=True, bias=False, need_weights=False),
+    "cross_bf_no_weights": dict(cross=True, batch_first=True, need_weights=False),
+    "cross_shared_kv": dict(cross=True, shared_kv=True, need_weights=False),
+    "cross_shared_kv_bf": dict(cross=True, shared_kv=True, batch_first=True, kpm="float",
+                               need_weights=False),
 }
 
 
@@ -237,7 +247,7 @@ def test_mha_matches_torch(case):  # noqa: C901
     if c.get("cross"):
         q_t, q = pair(shape(L, E))
         k_t, k = pair(shape(S, c.get("kdim", E)))
-        v_t, v = pair(shape(S, c.get("vdim", E)))
+        v_t, v = (k_t, k) if c.get("shared_kv") else pair(shape(S, c.get("vdim", E)))
         args_t, args = (q_t, k_t, v_t), (q, k, v)
         tgt, src = L, S
     else:
@@ -289,6 +299,26 @@ def test_mha_matches_torch(case):  # noqa: C901
     for a_t, a in zip(args_t, args):
         assert_close(a_t.grad, a.grad)
     assert_param_grads(tm, m)
+
+
+def test_mha_batch_first_float32_step_matches_torch():
+    """A batch-first self-attention training step in float32 (the fused SDPA kernels, the
+    projections in batch-major order): output and every gradient as torch's."""
+    tm, m = make_mha(16, 4, batch_first=True)
+    tm, m = tm.float(), m.float()
+    x = RNG.standard_normal((3, 7, 16)).astype(np.float32)
+    g = RNG.standard_normal((3, 7, 16)).astype(np.float32)
+    xt, xl = torch.tensor(x, requires_grad=True), tensorlib.tensor(x, requires_grad=True)
+    out_t = tm(xt, xt, xt, need_weights=False)[0]
+    out = m(xl, xl, xl, need_weights=False)[0]
+    out_t.backward(torch.tensor(g))
+    out.backward(tensorlib.tensor(g))
+    tol = dict(rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(npy(out), out_t.detach().numpy(), **tol)
+    np.testing.assert_allclose(npy(xl.grad), xt.grad.numpy(), **tol)
+    tp = dict(tm.named_parameters())
+    for name, p in m.named_parameters():
+        np.testing.assert_allclose(npy(p.grad), tp[name].grad.numpy(), err_msg=name, **tol)
 
 
 def test_mha_in_train_mode_with_dropout_is_random_and_eval_is_not():

@@ -12,7 +12,14 @@ of BLOCK elements; each block's total is added in double. float32 rows thus sum 
 within a block, as PyTorch's CPU kernel does, and in double across blocks, so a long row
 loses no more than a short one; float64 rows sum in double throughout. The earlier kernel
 summed every element in double (half the vector width, a convert per element): at 4096x1024
-it was compute-bound inside cache, 0.89x PyTorch."""
+it was compute-bound inside cache, 0.89x PyTorch.
+
+Training (NOTE [ Fused kernels ] in nn/_functional/normalization.py): the same forward also
+writes each row's (mean, rstd); the backward reads them and makes one pass over a row for
+its two sums (of g*w and of g*w*(x - mean), summed as above) and one to write grad_x, and
+`layer_norm_backward_affine` sums grad_weight and grad_bias over the rows (one private row
+of column sums per thread, in double, added in thread order). The decomposition they
+replace took ~20 kernels per layer_norm forward and backward."""
 import numpy as np
 cimport numpy as cnp
 
@@ -79,8 +86,9 @@ cdef extern from *:
         }                                                                                   \\
         return total;                                                                       \\
     }                                                                                       \\
-    static void layer_norm_##T(const T* x, const T* w, const T* b, T* y, Py_ssize_t rows,  \\
-                               Py_ssize_t n, double eps, int nt) {                          \\
+    /* st (rows, 2), when not NULL, gets each row's (mean, rstd) for the backward */       \\
+    static void layer_norm_##T(const T* x, const T* w, const T* b, T* y, T* st,            \\
+                               Py_ssize_t rows, Py_ssize_t n, double eps, int nt) {         \\
         const int stream = (double)rows * n * sizeof(T) >= LN_STREAM_BYTES;                \\
         _Pragma("omp parallel num_threads(nt) if (rows * n > 32768 && rows > 1)")           \\
         {                                                                                   \\
@@ -90,6 +98,7 @@ cdef extern from *:
                 const T* xr = x + r * n; T* yr = y + r * n; Py_ssize_t i, i0 = 0;          \\
                 const T m = (T)(ln_sum_##T(xr, n, 0, 0) / n);                               \\
                 const T rstd = (T)(1.0 / sqrt(ln_sum_##T(xr, n, m, 1) / n + eps));          \\
+                if (st) { st[2 * r] = m; st[2 * r + 1] = rstd; }                            \\
                 if (stream) i0 = ln_stream_##T(xr, w, b, yr, n, m, rstd);                   \\
                 if (w && b) { _Pragma("omp simd") for (i = i0; i < n; i++) yr[i] = (xr[i] - m) * rstd * w[i] + b[i]; } \\
                 else if (w) { _Pragma("omp simd") for (i = i0; i < n; i++) yr[i] = (xr[i] - m) * rstd * w[i]; } \\
@@ -99,59 +108,253 @@ cdef extern from *:
             if (stream) LN_FENCE();                                                         \\
         }                                                                                   \\
     }
+    #define DEFINE_LAYER_NORM_BACKWARD(T)                                                   \\
+    /* a row's sums of g*w and of g*w*(x - m) (w NULL: 1), as ln_sum */                     \\
+    static inline void ln_dots_##T(const T* g, const T* w, const T* x, Py_ssize_t n, T m,  \\
+                                   double* sum_gw, double* sum_gwx) {                       \\
+        double ta = 0, tb = 0;                                                              \\
+        for (Py_ssize_t b = 0; b < n; b += LN_BLOCK) {                                      \\
+            const Py_ssize_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;                       \\
+            T aa[LN_LANES] = {0}, ab[LN_LANES] = {0}; T sa = 0, sb = 0; Py_ssize_t i = b; int l; \\
+            if (w) {                                                                        \\
+                for (; i + LN_LANES <= e; i += LN_LANES)                                    \\
+                    for (l = 0; l < LN_LANES; l++) {                                        \\
+                        T gw = g[i + l] * w[i + l]; aa[l] += gw; ab[l] += gw * (x[i + l] - m); } \\
+                for (; i < e; i++) { T gw = g[i] * w[i]; sa += gw; sb += gw * (x[i] - m); } \\
+            } else {                                                                        \\
+                for (; i + LN_LANES <= e; i += LN_LANES)                                    \\
+                    for (l = 0; l < LN_LANES; l++) {                                        \\
+                        aa[l] += g[i + l]; ab[l] += g[i + l] * (x[i + l] - m); }            \\
+                for (; i < e; i++) { sa += g[i]; sb += g[i] * (x[i] - m); }                 \\
+            }                                                                               \\
+            for (l = 0; l < LN_LANES; l++) { sa += aa[l]; sb += ab[l]; }                    \\
+            ta += sa; tb += sb;                                                             \\
+        }                                                                                   \\
+        *sum_gw = ta; *sum_gwx = tb;                                                        \\
+    }                                                                                       \\
+    /* gx = rstd * (g*w - mean(g*w) - xhat * mean(g*w * xhat)) per row */                   \\
+    static void layer_norm_bwd_##T(const T* g, const T* x, const T* w, const T* st, T* gx, \\
+                                   Py_ssize_t rows, Py_ssize_t n, int nt) {                 \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (rows * n > 32768 && rows > 1)") \\
+        for (Py_ssize_t r = 0; r < rows; r++) {                                             \\
+            const T* gr = g + r * n; const T* xr = x + r * n; T* out = gx + r * n;          \\
+            const T m = st[2 * r], rstd = st[2 * r + 1]; double sgw, sgwx; Py_ssize_t i;     \\
+            ln_dots_##T(gr, w, xr, n, m, &sgw, &sgwx);                                      \\
+            const T ma = (T)(sgw / n), mb = (T)(sgwx * rstd / n);                           \\
+            if (w) { _Pragma("omp simd") for (i = 0; i < n; i++)                            \\
+                out[i] = rstd * (gr[i] * w[i] - ma - (xr[i] - m) * rstd * mb); }             \\
+            else { _Pragma("omp simd") for (i = 0; i < n; i++)                              \\
+                out[i] = rstd * (gr[i] - ma - (xr[i] - m) * rstd * mb); }                    \\
+        }                                                                                   \\
+    }                                                                                       \\
+    /* gw[j] = sum_r g[r, j] * xhat[r, j], gb[j] = sum_r g[r, j] (either may be NULL) */    \\
+    static int layer_norm_affine_##T(const T* g, const T* x, const T* st, T* gw, T* gb,    \\
+                                     Py_ssize_t rows, Py_ssize_t n, int nt) {               \\
+        if (rows * n <= 32768 || rows < 2) nt = 1;                                          \\
+        double* part = (double*)calloc((size_t)nt * 2 * n, sizeof(double));                 \\
+        if (!part) return 0;                                                                \\
+        _Pragma("omp parallel num_threads(nt)")                                             \\
+        {                                                                                   \\
+            const int t = omp_get_thread_num(), k = omp_get_num_threads();                  \\
+            double* pw = part + (size_t)t * 2 * n; double* pb = pw + n;                     \\
+            const Py_ssize_t lo = rows * t / k, hi = rows * (t + 1) / k;                    \\
+            for (Py_ssize_t r = lo; r < hi; r++) {                                          \\
+                const T* gr = g + r * n; const T* xr = x + r * n;                           \\
+                const T m = st[2 * r], rstd = st[2 * r + 1]; Py_ssize_t j;                  \\
+                if (gw) { _Pragma("omp simd") for (j = 0; j < n; j++)                       \\
+                    pw[j] += (double)(gr[j] * ((xr[j] - m) * rstd)); }                      \\
+                if (gb) { _Pragma("omp simd") for (j = 0; j < n; j++) pb[j] += (double)gr[j]; } \\
+            }                                                                               \\
+        }                                                                                   \\
+        for (Py_ssize_t j = 0; j < n; j++) {                                                \\
+            double sw = 0, sb = 0;                                                          \\
+            for (int t = 0; t < nt; t++) { sw += part[(size_t)t * 2 * n + j];               \\
+                                           sb += part[(size_t)t * 2 * n + n + j]; }         \\
+            if (gw) gw[j] = (T)sw;                                                          \\
+            if (gb) gb[j] = (T)sb;                                                          \\
+        }                                                                                   \\
+        free(part);                                                                         \\
+        return 1;                                                                           \\
+    }
+    #include <omp.h>
+    #include <stdlib.h>
     DEFINE_LAYER_NORM(float)
     DEFINE_LAYER_NORM(double)
+    DEFINE_LAYER_NORM_BACKWARD(float)
+    DEFINE_LAYER_NORM_BACKWARD(double)
     """
     void layer_norm_float(const float* x, const float* w, const float* b, float* y,
-                          Py_ssize_t rows, Py_ssize_t n, double eps, int nt) nogil
+                          float* st, Py_ssize_t rows, Py_ssize_t n, double eps, int nt) nogil
     void layer_norm_double(const double* x, const double* w, const double* b, double* y,
-                           Py_ssize_t rows, Py_ssize_t n, double eps, int nt) nogil
+                           double* st, Py_ssize_t rows, Py_ssize_t n, double eps, int nt) nogil
+    void layer_norm_bwd_float(const float* g, const float* x, const float* w,
+                              const float* st, float* gx, Py_ssize_t rows, Py_ssize_t n,
+                              int nt) nogil
+    void layer_norm_bwd_double(const double* g, const double* x, const double* w,
+                               const double* st, double* gx, Py_ssize_t rows, Py_ssize_t n,
+                               int nt) nogil
+    int layer_norm_affine_float(const float* g, const float* x, const float* st, float* gw,
+                                float* gb, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
+    int layer_norm_affine_double(const double* g, const double* x, const double* st,
+                                 double* gw, double* gb, Py_ssize_t rows, Py_ssize_t n,
+                                 int nt) nogil
 
 
 cdef bint _dense(cnp.ndarray a, object dtype):
     return a.dtype == dtype and a.flags.c_contiguous
 
 
-def layer_norm(TensorImpl out, TensorImpl x, weight, bias, int normalized_ndim, double eps):
-    """The `layer_norm` kernel; falls back to numpy for layouts the C loop does not take."""
-    cdef cnp.ndarray xv = host_array(x), ov = host_array(out)
-    cdef cnp.ndarray wv = host_array(weight) if weight is not None else None
-    cdef cnp.ndarray bv = host_array(bias) if bias is not None else None
-    cdef Py_ssize_t n = 1, rows
-    cdef void* xp
-    cdef void* op_
-    cdef void* wp
-    cdef void* bp
-    cdef int nt
-    for s in (<object>xv).shape[xv.ndim - normalized_ndim:]:
+cdef Py_ssize_t _row_length(cnp.ndarray a, int normalized_ndim):
+    cdef Py_ssize_t n = 1
+    for s in (<object>a).shape[a.ndim - normalized_ndim:]:
         n *= s
-    rows = xv.size // n if n else 0
-    dt = xv.dtype
-    if (dt.type in (np.float32, np.float64) and _dense(xv, dt) and _dense(ov, dt)
-            and (wv is None or _dense(wv, dt)) and (bv is None or _dense(bv, dt)) and n > 0):
-        nt = fastreduce.get_num_threads()
-        xp, op_ = cnp.PyArray_DATA(xv), cnp.PyArray_DATA(ov)
-        wp = cnp.PyArray_DATA(wv) if wv is not None else NULL
-        bp = cnp.PyArray_DATA(bv) if bv is not None else NULL
-        if dt.type is np.float32:
-            with nogil:
-                layer_norm_float(<float*>xp, <float*>wp, <float*>bp, <float*>op_, rows, n, eps, nt)
-        else:
-            with nogil:
-                layer_norm_double(<double*>xp, <double*>wp, <double*>bp, <double*>op_, rows, n,
-                                  eps, nt)
+    return n
+
+
+cdef object _compute_dtype(object dt):
+    """The dtype the C loops run in: float32/float64 as they are, 16-bit floats in float32."""
+    return np.dtype(np.float64) if dt.type is np.float64 else np.dtype(np.float32)
+
+
+cdef cnp.ndarray _as_dense(a, object dtype):
+    return None if a is None else np.ascontiguousarray(a, dtype=dtype)
+
+
+cdef inline void* _data(cnp.ndarray a):
+    return NULL if a is None else cnp.PyArray_DATA(a)
+
+
+cdef void _forward(cnp.ndarray xv, cnp.ndarray wv, cnp.ndarray bv, cnp.ndarray ov,
+                   cnp.ndarray sv, Py_ssize_t rows, Py_ssize_t n, double eps):
+    """The C forward over dense arrays of one compute dtype; sv None: no statistics."""
+    cdef int nt = fastreduce.get_num_threads()
+    cdef void* xp = _data(xv)
+    cdef void* wp = _data(wv)
+    cdef void* bp = _data(bv)
+    cdef void* op_ = _data(ov)
+    cdef void* sp = _data(sv)
+    if xv.dtype.type is np.float32:
+        with nogil:
+            layer_norm_float(<float*>xp, <float*>wp, <float*>bp, <float*>op_, <float*>sp,
+                             rows, n, eps, nt)
+    else:
+        with nogil:
+            layer_norm_double(<double*>xp, <double*>wp, <double*>bp, <double*>op_,
+                              <double*>sp, rows, n, eps, nt)
+
+
+cdef void _normalize(TensorImpl out, TensorImpl stats, TensorImpl x, weight, bias,
+                     int normalized_ndim, double eps):
+    """Dense float32/float64 operands run in place; others through dense copies in the
+    compute dtype (16-bit floats in float32), the result then cast into `out`."""
+    cdef cnp.ndarray xv = host_array(x), ov = host_array(out)
+    cdef cnp.ndarray sv = host_array(stats) if stats is not None else None
+    cdef Py_ssize_t n = _row_length(xv, normalized_ndim)
+    cdef Py_ssize_t rows = xv.size // n if n else 0
+    if rows == 0 or n == 0:
         return
-    axes = tuple(range(xv.ndim - normalized_ndim, xv.ndim))
-    acc = np.float64 if dt.type is np.float64 else np.float32
-    xa = xv.astype(acc, copy=False)
-    mean = xa.mean(axis=axes, keepdims=True)
-    var = ((xa - mean) ** 2).mean(axis=axes, keepdims=True)
-    y = (xa - mean) / np.sqrt(var + eps)
-    if wv is not None:
-        y = y * wv
-    if bv is not None:
-        y = y + bv
-    ov[...] = y
+    acc = _compute_dtype(xv.dtype)
+    cdef cnp.ndarray xd = _as_dense(xv, acc)
+    cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
+    cdef cnp.ndarray bd = _as_dense(host_array(bias) if bias is not None else None, acc)
+    cdef cnp.ndarray od = ov if _dense(ov, acc) else np.empty((<object>xv).shape, acc)
+    cdef cnp.ndarray sd = None
+    if sv is not None:
+        sd = sv if _dense(sv, acc) else np.empty((rows, 2), acc)
+    _forward(xd, wd, bd, od, sd, rows, n, eps)
+    if od is not ov:
+        ov[...] = od
+    if sd is not None and sd is not sv:
+        sv[...] = sd
 
 
-KERNELS = {"layer_norm": layer_norm}
+def layer_norm(TensorImpl out, TensorImpl x, weight, bias, int normalized_ndim, double eps):
+    """The `layer_norm` kernel (inference)."""
+    _normalize(out, None, x, weight, bias, normalized_ndim, eps)
+
+
+def layer_norm_train(TensorImpl out, TensorImpl stats, TensorImpl x, weight, bias,
+                     int normalized_ndim, double eps):
+    """The `layer_norm_train` kernel: `layer_norm`, and each row's (mean, rstd) in stats."""
+    _normalize(out, stats, x, weight, bias, normalized_ndim, eps)
+
+
+def layer_norm_backward(TensorImpl grad_x, TensorImpl grad_out, TensorImpl x, weight,
+                        TensorImpl stats, int normalized_ndim):
+    """The `layer_norm_backward` kernel: grad_x from the forward's (mean, rstd) per row."""
+    cdef cnp.ndarray xv = host_array(x), gxv = host_array(grad_x)
+    cdef Py_ssize_t n = _row_length(xv, normalized_ndim)
+    cdef Py_ssize_t rows = xv.size // n if n else 0
+    cdef int nt = fastreduce.get_num_threads()
+    if rows == 0 or n == 0:
+        return
+    acc = _compute_dtype(xv.dtype)
+    cdef cnp.ndarray xd = _as_dense(xv, acc), gd = _as_dense(host_array(grad_out), acc)
+    cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
+    cdef cnp.ndarray sd = _as_dense(host_array(stats), acc)
+    cdef cnp.ndarray od = gxv if _dense(gxv, acc) else np.empty((<object>xv).shape, acc)
+    cdef void* xp = _data(xd)
+    cdef void* gp = _data(gd)
+    cdef void* wp = _data(wd)
+    cdef void* sp = _data(sd)
+    cdef void* op_ = _data(od)
+    if acc.type is np.float32:
+        with nogil:
+            layer_norm_bwd_float(<float*>gp, <float*>xp, <float*>wp, <float*>sp, <float*>op_,
+                                 rows, n, nt)
+    else:
+        with nogil:
+            layer_norm_bwd_double(<double*>gp, <double*>xp, <double*>wp, <double*>sp,
+                                  <double*>op_, rows, n, nt)
+    if od is not gxv:
+        gxv[...] = od
+
+
+def layer_norm_backward_affine(grad_weight, grad_bias, TensorImpl grad_out, TensorImpl x,
+                               TensorImpl stats, int normalized_ndim):
+    """The `layer_norm_backward_affine` kernel: grad_weight = sum over rows of grad_out *
+    xhat and grad_bias = sum of grad_out (either output may be None)."""
+    cdef cnp.ndarray xv = host_array(x)
+    cdef Py_ssize_t n = _row_length(xv, normalized_ndim)
+    cdef Py_ssize_t rows = xv.size // n if n else 0
+    cdef int nt = fastreduce.get_num_threads(), ok
+    acc = _compute_dtype(xv.dtype)
+    cdef cnp.ndarray gwv = host_array(grad_weight) if grad_weight is not None else None
+    cdef cnp.ndarray gbv = host_array(grad_bias) if grad_bias is not None else None
+    cdef cnp.ndarray gwd = None
+    cdef cnp.ndarray gbd = None
+    if gwv is not None:
+        gwd = gwv if _dense(gwv, acc) else np.empty(n, acc)
+    if gbv is not None:
+        gbd = gbv if _dense(gbv, acc) else np.empty(n, acc)
+    if rows == 0 or n == 0:
+        for a in (gwv, gbv):
+            if a is not None:
+                a[...] = 0
+        return
+    cdef cnp.ndarray xd = _as_dense(xv, acc), gd = _as_dense(host_array(grad_out), acc)
+    cdef cnp.ndarray sd = _as_dense(host_array(stats), acc)
+    cdef void* xp = _data(xd)
+    cdef void* gp = _data(gd)
+    cdef void* sp = _data(sd)
+    cdef void* wp = _data(gwd)
+    cdef void* bp = _data(gbd)
+    if acc.type is np.float32:
+        with nogil:
+            ok = layer_norm_affine_float(<float*>gp, <float*>xp, <float*>sp, <float*>wp,
+                                         <float*>bp, rows, n, nt)
+    else:
+        with nogil:
+            ok = layer_norm_affine_double(<double*>gp, <double*>xp, <double*>sp, <double*>wp,
+                                          <double*>bp, rows, n, nt)
+    if not ok:
+        raise MemoryError(f"layer_norm_backward_affine: {nt} x {2 * n} partial sums")
+    if gwd is not None and gwd is not gwv:
+        gwv[...] = gwd.reshape((<object>gwv).shape)
+    if gbd is not None and gbd is not gbv:
+        gbv[...] = gbd.reshape((<object>gbv).shape)
+
+
+KERNELS = {"layer_norm": layer_norm, "layer_norm_train": layer_norm_train,
+           "layer_norm_backward": layer_norm_backward,
+           "layer_norm_backward_affine": layer_norm_backward_affine}

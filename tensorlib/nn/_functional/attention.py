@@ -231,25 +231,115 @@ def _linear2d(x, w, b):
 
 
 def _in_projection_packed(q, k, v, w, b=None):
-    """q, k, v projected by the packed (3E, E_in) weight, with one matmul when q is k is v."""
+    """q, k, v projected by the packed (3E, E_in) weight, with one matmul when q is k is v;
+    the pieces are views split from one product (one node: its backward is one cat)."""
     E = q.shape[-1]
     if k is v:
         if q is k:
-            proj = _linear2d(q, w, b).unflatten(-1, (3, E))
-            return proj.select(-2, 0), proj.select(-2, 1), proj.select(-2, 2)
+            return _linear2d(q, w, b).split(E, -1)
         w_q, w_kv = w.split([E, E * 2])
         b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
         q_proj = _linear2d(q, w_q, b_q)
-        kv = _linear2d(k, w_kv, b_kv).unflatten(-1, (2, E))
-        return q_proj, kv.select(-2, 0), kv.select(-2, 1)
+        return (q_proj, *_linear2d(k, w_kv, b_kv).split(E, -1))
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
     return _linear2d(q, w_q, b_q), _linear2d(k, w_k, b_k), _linear2d(v, w_v, b_v)
 
 
+def _projections(query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+                 q_proj_weight, k_proj_weight, v_proj_weight):
+    """The in-projections of query, key and value (any leading dims)."""
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        return _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    for name, w in (("q_proj_weight", q_proj_weight), ("k_proj_weight", k_proj_weight),
+                    ("v_proj_weight", v_proj_weight)):
+        if w is None:
+            raise AssertionError(f"use_separate_proj_weight is True but {name} is None")
+    b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    return (_linear2d(query, q_proj_weight, b_q), _linear2d(key, k_proj_weight, b_k),
+            _linear2d(value, v_proj_weight, b_v))
+
+
+def _batch_major(*tensors):
+    """Whether (L, N, E) inputs are transposed views of batch-first (N, L, E) data."""
+    return all(t.shape[1] > 1 and t.transpose(0, 1).is_contiguous() for t in tensors)
+
+
+def _attention_in_views(query, key, value, num_heads, projections, attn_mask, dropout_p,
+                        is_causal, out_proj_weight, out_proj_bias):
+    """Multi-head attention without weights, bias_k/v, zero attention or static k/v:
+    (L, N, E) inputs projected in their memory order (batch-first data stays batch-first:
+    no copy of the input, and the projection's gradient is one GEMM operand as it comes),
+    each projection split into heads as a (N, H, L, hd) view for SDPA. attn_mask: None or
+    broadcastable to (N, H, L, S). Returns (L, N, E)."""
+    batch_major = _batch_major(query, key, value)
+    if batch_major:
+        same_qk, same_kv = key is query, value is key
+        query = query.transpose(0, 1)
+        key = query if same_qk else key.transpose(0, 1)
+        value = key if same_kv else value.transpose(0, 1)
+    q, k, v = projections(query, key, value)
+
+    def heads(t):
+        t = t.unflatten(-1, (num_heads, -1))
+        return t.transpose(1, 2) if batch_major else t.permute(1, 2, 0, 3)
+    out = scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask, dropout_p,
+                                       is_causal)
+    out = out.transpose(1, 2) if batch_major else out.permute(2, 0, 1, 3)
+    rows, embed = out.shape[0] * out.shape[1], out.shape[2] * out.shape[3]
+    out = _F().linear(out.reshape(rows, embed), out_proj_weight, out_proj_bias)
+    out = out.reshape(tuple(q.shape[:2]) + (out.shape[-1],))
+    return out.transpose(0, 1) if batch_major else out
+
+
 def _pad_last(mask):
     """(..., S) -> (..., S + 1), the new column 0 (not masked)."""
     return tensorlib.constant_pad_nd(mask, (0, 1), 0.0)
+
+
+def _checked_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads):
+    """A float attn_mask as (1 or N * H, L, S), after PyTorch's shape checks."""
+    if attn_mask is None:
+        return None
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is "
+                               f"{tensorlib.Size(attn_mask.shape)}, but should be "
+                               f"{(tgt_len, src_len)}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is "
+                               f"{tensorlib.Size(attn_mask.shape)}, but should be "
+                               f"{(bsz * num_heads, tgt_len, src_len)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+
+def _merge_padding(attn_mask, key_padding_mask, bsz, num_heads, src_len):
+    """attn_mask (1 or N * H, L, S) plus the float key_padding_mask (N, S) of each head."""
+    if key_padding_mask is None:
+        return attn_mask
+    if key_padding_mask.shape[0] != bsz:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                             f"{key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+    key_padding_mask = key_padding_mask.reshape(bsz, 1, 1, src_len) \
+        .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+    return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+
+def _sdpa_mask(attn_mask, bsz, num_heads, src_len):
+    """The merged (1 or N * H, L, S) mask as SDPA takes it: (1 or N, H, L, S)."""
+    if attn_mask is None:
+        return None
+    if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+        return attn_mask.unsqueeze(0)
+    return attn_mask.reshape(bsz, num_heads, -1, src_len)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,  # noqa: C901
@@ -310,34 +400,21 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
                              f"{tuple(value.shape)}")
 
-    if not use_separate_proj_weight:
-        if in_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
-    else:
-        for name, w in (("q_proj_weight", q_proj_weight), ("k_proj_weight", k_proj_weight),
-                        ("v_proj_weight", v_proj_weight)):
-            if w is None:
-                raise AssertionError(f"use_separate_proj_weight is True but {name} is None")
-        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-        q = _linear2d(query, q_proj_weight, b_q)
-        k = _linear2d(key, k_proj_weight, b_k)
-        v = _linear2d(value, v_proj_weight, b_v)
+    def projections(q_in, k_in, v_in):
+        return _projections(q_in, k_in, v_in, in_proj_weight, in_proj_bias,
+                            use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                            v_proj_weight)
 
-    if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is "
-                                   f"{tensorlib.Size(attn_mask.shape)}, but should be "
-                                   f"{(tgt_len, src_len)}.")
-            attn_mask = attn_mask.unsqueeze(0)
-        elif attn_mask.dim() == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 3D attn_mask is "
-                                   f"{tensorlib.Size(attn_mask.shape)}, but should be "
-                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    attn_mask = _checked_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads)
+    if (not need_weights and bias_k is None and bias_v is None and static_k is None
+            and static_v is None and not add_zero_attn):
+        attn_mask = _merge_padding(attn_mask, key_padding_mask, bsz, num_heads, src_len)
+        out = _attention_in_views(query, key, value, num_heads, projections,
+                                  _sdpa_mask(attn_mask, bsz, num_heads, src_len),
+                                  dropout_p if training else 0.0, is_causal, out_proj_weight,
+                                  out_proj_bias)
+        return (out if is_batched else out.squeeze(1)), None
+    q, k, v = projections(query, key, value)
 
     if bias_k is not None and bias_v is not None:
         if static_k is not None:
@@ -388,16 +465,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = _pad_last(key_padding_mask)
 
     src_len = k.shape[1]
-    if key_padding_mask is not None:
-        if key_padding_mask.shape[0] != bsz:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{key_padding_mask.shape[0]}")
-        if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
-        key_padding_mask = key_padding_mask.reshape(bsz, 1, 1, src_len) \
-            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
-        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    attn_mask = _merge_padding(attn_mask, key_padding_mask, bsz, num_heads, src_len)
 
     if not training:
         dropout_p = 0.0
@@ -424,11 +492,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             weights = weights.squeeze(0)
         return out, weights
 
-    if attn_mask is not None:
-        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
-            attn_mask = attn_mask.unsqueeze(0)
-        else:
-            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
+    attn_mask = _sdpa_mask(attn_mask, bsz, num_heads, src_len)
     q = q.reshape(bsz, num_heads, tgt_len, head_dim)
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)

@@ -16,7 +16,10 @@ Contracts (outputs first, like every kernel; weight/bias may be None):
   ``layer_norm_train(out, stats, x, weight, bias, normalized_ndim, eps)`` also writes each
   row's (mean, rstd) into ``stats`` (rows, 2) (float32 for 16-bit x); and
   ``layer_norm_backward(grad_x, grad_out, x, weight, stats, normalized_ndim)``. The weight and
-  bias gradients are reductions in ops; a backward that needs a graph runs in ops.
+  bias gradients are reductions in ops, or, where the device also has it,
+  ``layer_norm_backward_affine(grad_weight, grad_bias, grad_out, x, stats, normalized_ndim)``
+  (sums over the rows of grad_out * xhat and of grad_out; either output may be None). A
+  backward that needs a graph runs in ops.
 * ``rms_norm(out, x, weight, normalized_ndim, eps)``: ``x * rsqrt(mean(x^2) + eps) * weight``.
 * ``batch_norm(out, x, mean, var, weight, bias, eps)``: x is (N, C, *), mean/var/weight/bias
   are (C,): ``(x - mean) * rsqrt(var + eps) * weight + bias`` (eval mode, running stats).
@@ -215,7 +218,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         kernel(out, input, weight, bias, len(shape), eps)
         return out
     dev = input._device
-    if has_kernel("layer_norm_train", dev) and has_kernel("layer_norm_backward", dev):
+    if (input._dtype.is_floating_point and has_kernel("layer_norm_train", dev)
+            and has_kernel("layer_norm_backward", dev)):
         return _LayerNormFused.apply(input, weight, bias, len(shape), eps)
     dims = tuple(range(-len(shape), 0))
     mean, var = _moments(input, dims)
@@ -249,9 +253,16 @@ class _LayerNormFused(Function):
             grad_x = rstd * (gw - gw.mean(dims, keepdim=True)
                              - xhat * (gw * xhat).mean(dims, keepdim=True))
         else:
-            grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
-            lookup("layer_norm_backward", x._device)(grad_x, grad_out, x, weight, stats,
-                                                     ctx.ndim)
+            grad_x = None
+            if ctx.needs_input_grad[0]:
+                grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+                lookup("layer_norm_backward", x._device)(grad_x, grad_out, x, weight, stats,
+                                                         ctx.ndim)
+            if has_kernel("layer_norm_backward_affine", x._device):
+                need_w = weight is not None and ctx.needs_input_grad[1]
+                need_b = ctx.has_bias and ctx.needs_input_grad[2]
+                return (grad_x, *_affine_grads_fused(grad_out, x, stats, ctx.ndim, need_w,
+                                                     need_b), None, None)
             shape = tuple(x.shape[:x.dim() - ctx.ndim]) + (1,) * ctx.ndim
             mean = stats[:, 0].reshape(shape).to(x.dtype)
             rstd = stats[:, 1].reshape(shape).to(x.dtype)
@@ -264,6 +275,17 @@ class _LayerNormFused(Function):
             ctx.needs_input_grad[1] else None
         grad_b = over_rows(grad_out) if ctx.has_bias and ctx.needs_input_grad[2] else None
         return grad_x, grad_w, grad_b, None, None
+
+
+def _affine_grads_fused(grad_out, x, stats, ndim, need_w, need_b):
+    """(grad_weight, grad_bias) of layer_norm by the device's `layer_norm_backward_affine`."""
+    shape = tuple(x.shape[x.dim() - ndim:])
+    grad_w = tensorlib.empty(shape, dtype=x.dtype, device=x.device) if need_w else None
+    grad_b = tensorlib.empty(shape, dtype=x.dtype, device=x.device) if need_b else None
+    if need_w or need_b:
+        lookup("layer_norm_backward_affine", x._device)(grad_w, grad_b, grad_out, x, stats,
+                                                        ndim)
+    return grad_w, grad_b
 
 
 def _eps_of(dtype):

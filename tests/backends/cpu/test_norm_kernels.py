@@ -62,3 +62,86 @@ def test_layer_norm_kernel_streamed_output_equals_the_cached_one(dtype, shape):
                                           torch.tensor(b)).numpy()
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(big, want, rtol=tol * 10, atol=tol * 10)
+
+
+# ---- training: layer_norm_train, layer_norm_backward, layer_norm_backward_affine ----------
+def _train_pair(x, normalized, w, b, g, layout):
+    """(tensorlib, torch) outputs and gradients of a training layer_norm; layout
+    'transposed' feeds a non-contiguous x, 'expanded' a broadcast grad_out."""
+    def run(lib, fn):
+        xs = lib.tensor(x.swapaxes(0, 1).copy()).transpose(0, 1) if layout == "transposed" \
+            else lib.tensor(x)
+        xs.requires_grad_(True)
+        ws = None if w is None else lib.tensor(w).requires_grad_(True)
+        bs = None if b is None else lib.tensor(b).requires_grad_(True)
+        out = fn(xs, normalized, ws, bs, eps=1e-5)
+        grad = lib.tensor(g[:1]).expand(*x.shape) if layout == "expanded" else lib.tensor(g)
+        out.backward(grad)
+        return [out.detach()] + [t.grad for t in (xs, ws, bs) if t is not None], out
+    return (run(tl, F.layer_norm), run(torch, torch.nn.functional.layer_norm))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+@pytest.mark.parametrize("shape,normalized", [((6, 300), (300,)), ((4, 5, 33), (5, 33)),
+                                               ((1, 7), (7,)), ((64, 8, 96), (96,))])
+def test_training_layer_norm_matches_torch(dtype, affine, layout, shape, normalized):
+    """The fused training pair against torch: output and the gradients of x, weight, bias
+    (the last shape is large enough to split rows across threads)."""
+    r = np.random.default_rng(4)
+    x = (r.standard_normal(shape) * 3 + 1).astype(dtype)
+    w = r.standard_normal(normalized).astype(dtype) if affine in ("both", "weight") else None
+    b = r.standard_normal(normalized).astype(dtype) if affine in ("both", "bias") else None
+    g = r.standard_normal(shape).astype(dtype)
+    (got, out), (want, _) = _train_pair(x, normalized, w, b, g, layout)
+    assert out.grad_fn.name() == "_LayerNormFusedBackward"
+    tol = 2e-5 if dtype == "float32" else 1e-11
+    for a, e in zip(got, want):
+        assert str(a.dtype).endswith(dtype)
+        scale = max(1.0, float(np.abs(e.numpy()).max()))
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=tol, atol=tol * scale)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_training_layer_norm_16_bit_runs_in_float32(dtype):
+    r = np.random.default_rng(5)
+    x, g = (r.standard_normal((8, 40)).astype(np.float32) for _ in range(2))
+    w, b = (r.standard_normal(40).astype(np.float32) for _ in range(2))
+
+    def run(lib):
+        dt = getattr(lib, dtype)
+        xs = lib.tensor(x).to(dt).requires_grad_(True)
+        ws, bs = (lib.tensor(a).to(dt).requires_grad_(True) for a in (w, b))
+        out = lib.nn.functional.layer_norm(xs, (40,), ws, bs)
+        out.backward(lib.tensor(g).to(dt))
+        return [t.float().numpy() for t in (out.detach(), xs.grad, ws.grad, bs.grad)], out
+    got, out = run(tl)
+    want, ref = run(torch)
+    assert out.dtype == getattr(tl, dtype)
+    for a, e in zip(got, want):
+        np.testing.assert_allclose(a, e, rtol=5e-2, atol=5e-2 * max(1, np.abs(e).max()))
+
+
+def test_training_layer_norm_gradcheck_and_double_backward():
+    """gradcheck through the fused kernels; a backward that builds a graph runs in ops."""
+    r = np.random.default_rng(6)
+    x = tl.tensor(r.standard_normal((3, 4, 5)), requires_grad=True)
+    w = tl.tensor(r.standard_normal(5), requires_grad=True)
+    b = tl.tensor(r.standard_normal(5), requires_grad=True)
+    fn = lambda a, c, d: F.layer_norm(a, (5,), c, d)  # noqa: E731
+    assert tl.autograd.gradcheck(fn, (x, w, b))
+    assert tl.autograd.gradgradcheck(fn, (x, w, b))
+
+
+def test_training_layer_norm_only_weight_needs_grad():
+    """x without requires_grad: no grad_x is computed; the weight's and bias' still are."""
+    r = np.random.default_rng(7)
+    x = r.standard_normal((10, 6))
+    w, b = r.standard_normal(6), r.standard_normal(6)
+    tw, tb = tl.tensor(w, requires_grad=True), tl.tensor(b, requires_grad=True)
+    F.layer_norm(tl.tensor(x), (6,), tw, tb).sum().backward()
+    rw, rb = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+    torch.nn.functional.layer_norm(torch.tensor(x), (6,), rw, rb).sum().backward()
+    np.testing.assert_allclose(tw.grad.numpy(), rw.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(tb.grad.numpy(), rb.grad.numpy(), rtol=1e-10, atol=1e-10)
