@@ -85,6 +85,36 @@ def test_batched_and_broadcast_batches(threads, batch, m, k, n):
         np.testing.assert_allclose(c, a.astype(np.float64) @ shared, rtol=1e-4, atol=1e-4)
 
 
+def _batch_operand(rng, batch, rows, cols, layout, dtype):
+    """(batch, rows, cols) stored as `layout`: C order, each matrix column-major, or padded
+    rows inside a padded batch (no dim contiguous over the whole array)."""
+    if layout == "transposed":
+        return rng.standard_normal((batch, cols, rows)).astype(dtype).transpose(0, 2, 1)
+    if layout == "padded":
+        return rng.standard_normal((batch + 1, rows, cols + 3)).astype(dtype)[1:, :, :cols]
+    return rng.standard_normal((batch, rows, cols)).astype(dtype)
+
+
+# whole products per thread (64 of them); 5 and 3 large ones: whole products and the
+# leftover split by rows (m >= n) or by columns across 2 or 3 threads; 3 tiny ones: one thread
+@pytest.mark.parametrize("batch,m,k,n", [(64, 16, 16, 16), (5, 130, 100, 120),
+                                         (3, 40, 200, 200), (3, 8, 9, 10)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout_a,layout_b", [("contiguous", "contiguous"),
+                                               ("transposed", "padded"),
+                                               ("padded", "transposed")])
+def test_batched_partitions_dtypes_and_layouts(threads, dtype, batch, m, k, n, layout_a,
+                                                layout_b):
+    rng = np.random.default_rng(batch * 1000 + m)
+    a = _batch_operand(rng, batch, m, k, layout_a, dtype)
+    b = _batch_operand(rng, batch, k, n, layout_b, dtype)
+    c = np.full((batch, m, n), np.nan, dtype)
+    assert gemm_batched(a, b, c)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=tol,
+                               atol=tol)
+
+
 @pytest.mark.parametrize("batch,m,k,n", [(4, 3, 5, 7), (2, 70, 40, 50), (1, 64, 64, 64)])
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
 def test_low_precision_accumulates_in_float32(threads, dtype, batch, m, k, n):

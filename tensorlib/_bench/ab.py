@@ -1,0 +1,162 @@
+"""`python -m tensorlib._bench.ab --only gemm,bmm`: tensorlib and PyTorch taken in turns, for
+figures that survive a machine shared with other jobs.
+
+`tensorlib-bench` times each library once, one after the other, so a burst of load from
+another process lands on one side only (on the shared 2-core AMD EPYC the same GEMM row
+moved by 0.67-1.05x between runs). Here each side keeps one worker process (each library
+in its own process, as there): PyTorch, tensorlib, and any tensorlib variants given as
+environment settings (`--variant TENSORLIB_BLAS=mkl`). Round after round, the driver asks
+each worker in turn for the best of `--reps` calls of one workload, and keeps each side's
+best over all rounds, so every side is sampled through the same spells of load. With
+`--threads 1` the clock is the worker thread's CPU time (time.thread_time), which waiting
+for a busy core does not stretch; with more threads it is wall time (threads wait for each
+other). Ratios are torch's time / the side's (above 1: faster than torch)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+__all__ = ["main", "alternate", "serve"]
+
+
+def _sides(variants, torch):
+    """(label, library, extra environment) per worker: torch first, then tensorlib as it is,
+    then one per variant ("NAME=VALUE[,NAME=VALUE]")."""
+    sides = [("torch", "torch", {})] if torch else []
+    sides.append(("tensorlib", "tensorlib", {}))
+    for spec in variants:
+        env = dict(item.split("=", 1) for item in spec.split(",") if item)
+        sides.append((f"tensorlib[{spec}]", "tensorlib", env))
+    return sides
+
+
+class _Worker:
+    """One `serve` process: a line "NAME REPS" in, the best of REPS calls (seconds) out."""
+
+    def __init__(self, library, env, threads):
+        full = dict(os.environ, OMP_NUM_THREADS=str(threads), **env)
+        self.proc = subprocess.Popen([sys.executable, "-m", "tensorlib._bench.ab", "--serve",
+                                      library], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, env=full)
+        self._expect("ready")
+
+    def _expect(self, what):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"a benchmark worker exited (rc {self.proc.wait()}) before "
+                               f"answering {what!r}")
+        return line
+
+    def best(self, name, reps):
+        self.proc.stdin.write(f"{name} {reps}\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self._expect(name))
+        if isinstance(answer, str):
+            raise RuntimeError(f"{name}: {answer}")
+        return answer
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def alternate(names, rounds=8, reps=5, threads=None, variants=(), torch=True, pause=0.02):
+    """{name: {side label: best seconds}} over `rounds` turns through every side."""
+    threads = threads or len(os.sched_getaffinity(0))
+    workers = {}
+    try:
+        for label, library, env in _sides(variants, torch):
+            workers[label] = _Worker(library, env, threads)
+        best = {name: {} for name in names}
+        for _ in range(rounds):
+            for name in names:
+                for label, worker in workers.items():
+                    seconds = worker.best(name, reps)
+                    best[name][label] = min(best[name].get(label, seconds), seconds)
+                    time.sleep(pause)      # let the last side's spinning threads go idle
+        return best
+    finally:
+        for worker in workers.values():
+            worker.close()
+
+
+def serve(library):
+    """The worker loop: prepare each workload once (checking its result), then time it."""
+    import importlib
+
+    from tensorlib._bench.registry import workloads
+    module = importlib.import_module(library)
+    threads = int(os.environ["OMP_NUM_THREADS"])
+    module.set_num_threads(threads)
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    by_name = {w.name: w for w in workloads()}
+    steps = {}
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, reps = line.split()
+        try:
+            if name not in steps:
+                step, check = by_name[name].prepare(library, module, module.device("cpu"))
+                wrong = check()
+                if wrong:
+                    raise RuntimeError(wrong)
+                steps[name] = step
+            step = steps[name]
+            step()
+            best = float("inf")
+            for _ in range(int(reps)):
+                start = clock()
+                step()
+                best = min(best, clock() - start)
+            print(json.dumps(best), flush=True)
+        except Exception as exc:   # the driver reports it and stops
+            print(json.dumps(f"{type(exc).__name__}: {exc}"), flush=True)
+
+
+def _table(best):
+    lines = []
+    for name, sides in best.items():
+        ref = sides.get("torch")
+        cells = []
+        for label, seconds in sides.items():
+            ratio = f" ({ref / seconds:.2f}x)" if ref and label != "torch" else ""
+            cells.append(f"{label} {seconds * 1e6:.1f} us{ratio}")
+        lines.append(f"{name:30s} " + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m tensorlib._bench.ab", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", help="workload names or families (gemm, bmm, conv2d, ...)")
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--reps", type=int, default=5, help="calls per turn (the best is kept)")
+    p.add_argument("--threads", type=int, help="threads per library (default: the cores)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE[,...]",
+                   help="another tensorlib worker with these environment settings")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--serve", metavar="LIBRARY", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.serve:
+        serve(args.serve)
+        return 0
+    from tensorlib._bench.registry import workloads
+    wanted = set((args.only or "").split(","))
+    needed = {"tensorlib"} if args.no_torch else {"tensorlib", "torch"}
+    names = [w.name for w in workloads() if w.mode == "eager" and needed <= set(w.libraries)
+             and (not args.only or any(w.matches(x) for x in wanted))]
+    if not names:
+        p.error(f"no workload matches --only {args.only!r}")
+    best = alternate(names, args.rounds, args.reps, args.threads, args.variant,
+                     not args.no_torch)
+    threads = args.threads or len(os.sched_getaffinity(0))
+    clock = "thread CPU time" if threads == 1 else "wall time"
+    print(f"{threads} thread(s), {clock}, best of {args.rounds} rounds x {args.reps} calls")
+    print(_table(best))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""`python -m tensorlib._bench.ab`: the alternating driver's result structure, its table and
+its errors (timings are never asserted)."""
+import importlib.util
+
+import pytest
+
+from tensorlib._bench import ab
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def test_every_side_gets_a_best_time_per_workload(capsys):
+    best = ab.alternate(["small_add"], rounds=2, reps=1, threads=1,
+                        variants=["TENSORLIB_BLAS=openblas"], torch=HAVE_TORCH)
+    sides = (["torch"] if HAVE_TORCH else []) + ["tensorlib", "tensorlib[TENSORLIB_BLAS=openblas]"]
+    assert list(best) == ["small_add"] and list(best["small_add"]) == sides
+    assert all(0 < s < 1 for s in best["small_add"].values())
+    assert ab.main(["--only", "small_add", "--rounds", "1", "--reps", "1", "--threads", "1",
+                    "--no-torch"]) == 0
+    out = capsys.readouterr().out
+    assert "thread CPU time" in out and "small_add" in out
+
+
+def test_a_failing_workload_and_an_unknown_name_are_errors():
+    with pytest.raises(RuntimeError, match="no_such_workload: KeyError"):
+        ab.alternate(["no_such_workload"], rounds=1, reps=1, threads=1, torch=False)
+    with pytest.raises(SystemExit):
+        ab.main(["--only", "no_such_workload"])
