@@ -34,10 +34,10 @@ cdef class _Walk:
             t = type(v)
             if self.scalar(t):
                 self.out.append(v)
+            elif (t is dict or t is list or t is tuple or t in self.containers) and not v:
+                self.out.append(0)          # an empty container (most of a module's hooks)
             elif t in self.opaque_types:
                 self.out.append(id(v))
-            elif t in self.containers and not v:
-                self.out.append(0)
             else:
                 self.walk(v)
 

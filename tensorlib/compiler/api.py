@@ -115,6 +115,10 @@ class CompiledFunction:
         state = (_grad_mode.is_grad_enabled(),
                  self._module.training if self._module is not None else None,
                  _replay.ambient())      # inference mode and autocast, as Dynamo's guards
+        if not self._dynamic_marked:
+            full = (_arg_signature(args, False), _arg_signature(kwargs, False), state)
+            if full in self.signatures:     # its sizes were checked when it was new
+                return full
         static = (_arg_signature(args, True), _arg_signature(kwargs, True), state)
         if not self._dynamic_marked and self.dynamic is not False:
             sizes = tuple(t._sizes for t in _flatten((args, kwargs), []))
@@ -125,7 +129,7 @@ class CompiledFunction:
                                    f"marking them dynamic")
         if self._dynamic_marked:
             return static
-        return (_arg_signature(args, False), _arg_signature(kwargs, False), state)
+        return full
 
     def _admit(self, args, kwargs):
         """False when the call must run eagerly (past the cache limit)."""

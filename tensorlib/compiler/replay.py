@@ -488,11 +488,21 @@ def _incoming(grad_outputs, k, meta):
 _DEAD = "dead"
 
 
+_AMP = []
+
+
 def ambient():
-    """Process state that changes what a call records without showing in its arguments."""
-    from tensorlib.amp import autocast_mode as amp
-    return (_grad_mode.is_inference_mode_enabled(), tuple(sorted(amp._enabled.items())),
-            tuple(sorted((k, str(v)) for k, v in amp._dtype.items())))
+    """Process state that changes what a call records without showing in its arguments.
+    (On every compiled call: autocast's module is imported once, its empty tables cost
+    nothing.)"""
+    if not _AMP:
+        from tensorlib.amp import autocast_mode
+        _AMP.append(autocast_mode)
+    amp = _AMP[0]
+    enabled, dtypes = amp._enabled, amp._dtype
+    return (_grad_mode.is_inference_mode_enabled(),
+            tuple(sorted(enabled.items())) if enabled else (),
+            tuple(sorted((k, str(v)) for k, v in dtypes.items())) if dtypes else ())
 
 
 class Replayer:
@@ -526,7 +536,7 @@ class Replayer:
             return MISS, None
         layouts = tuple((t._sizes, t._strides, t._offset, t._dtype, t._device,
                          t._requires_grad, t._grad_fn is not None) for t in tensors)
-        key = (signature, layouts, ambient(), fp.key)
+        key = (signature, layouts, fp.key)       # the signature holds `ambient()`
         entry = self.entries.get(key)
         if isinstance(entry, Program):
             result = entry.run(tensors)
