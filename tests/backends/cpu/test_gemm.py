@@ -15,8 +15,9 @@ from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision
 
 HAVE_MKL = blas_choice.find_mkl() is not None
 
+# (130, 40, 300): wider than tall, split by rows on 2 threads and by columns on 3
 SHAPES = [(1, 1, 1), (1, 5, 7), (7, 1, 3), (3, 4, 1), (33, 17, 65), (64, 64, 64), (200, 30, 7),
-          (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2)]
+          (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2), (130, 40, 300)]
 
 
 @pytest.fixture(params=["mkl", "openblas", "scipy"], autouse=True)
