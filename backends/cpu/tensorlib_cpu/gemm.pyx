@@ -43,10 +43,22 @@ cnp.import_array()
 # 0.2-1.6 ms on 2 threads against ~60-110 us on one; 1<<16 per product before).
 cdef enum:
     PARALLEL_MIN_MACS = 1 << 19
+# A batch of products each at least this large runs product by product, each split across
+# the threads; smaller ones run whole, one per thread at a time.
+cdef enum:
+    BATCH_SPLIT_MACS = 1 << 19
 # Shares of a split output are multiples of this many rows/columns (OpenBLAS's register
 # blocking), so no thread gets a ragged edge it computes slowly.
 cdef enum:
     _ALIGN = 16
+# A product is split by rows of C (each thread a contiguous block of C and of A) when each
+# thread gets at least this many, even where C is wider than tall; by columns only below.
+# Rows won on the 2-core AMD EPYC, alternating with torch (best of 16 rounds, wall time):
+# 784x128x512 590-770 us against 768-1119 by columns, 512x128x784 579-821 against 712-867,
+# 128x512x256 203-205 against 216-229, 256^3 234 against 290; columns won where each
+# thread would get fewer rows (64x512x2048: 906 against 1254 us).
+cdef enum:
+    _MIN_SPLIT_ROWS = 64
 
 # ---- which BLAS ---------------------------------------------------------------------------
 ctypedef void (*sgemm64_t)(const char*, const char*, const int64_t*, const int64_t*,
@@ -388,10 +400,10 @@ cdef void _split(char ta, char tb, Py_ssize_t batch, int m, int n, int k, real a
                  const real* a, Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb,
                  real beta, real* c, Py_ssize_t sc, int ldc, int nt) noexcept nogil:
     """`batch` products (one when batch == 1; alpha/beta only then) split over nt threads
-    along the longer output side: each thread computes its rows (or columns) of every
-    product, in one batched call where the library has one."""
+    by rows of the output (by columns when it is short and wide): each thread computes its
+    rows (or columns) of every product, in one batched call where the library has one."""
     cdef int t, lo, hi
-    cdef bint by_rows = m >= n
+    cdef bint by_rows = m >= n or m >= <int>_MIN_SPLIT_ROWS * nt
     cdef int step = _share_step(m if by_rows else n, nt)
     with parallel(num_threads=nt):
         t = openmp.omp_get_thread_num()
@@ -426,8 +438,8 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
 cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                  Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                  Py_ssize_t sc, int ldc, int nt) noexcept nogil:
-    """Each thread runs its share of whole products (one batched call on MKL, a loop of
-    single products elsewhere)."""
+    """Many small products: each thread runs its share of whole products (one batched call
+    on MKL)."""
     cdef int t
     cdef Py_ssize_t share = (batch + nt - 1) // nt, lo, hi
     with parallel(num_threads=nt):
@@ -442,25 +454,19 @@ cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const 
 cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                      Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                      Py_ssize_t sc, int ldc, int nt) noexcept nogil:
-    """Whole products per thread for the part of the batch that divides evenly over the
-    threads: each thread one batched call on its own operands, so no right operand is
-    packed by every thread and no product is cut into thin slices (on the 2-core AMD EPYC
-    a 64 x 128^3 bmm took the same 2.08-2.09 ms either way, at torch's speed); the
-    batch % nt products left over are split by rows/columns when that is worth a region,
-    so no thread idles while another runs an extra whole product. A small total runs on
-    the calling thread."""
+    """Small products run whole, a share of the batch per thread; large ones (or fewer
+    products than threads) are split by rows/columns, each thread taking its part of every
+    product; a small total runs on the calling thread."""
     cdef double macs = <double>m * n * k
-    cdef Py_ssize_t rest = batch % nt if nt > 1 else 0, whole = batch - rest
     if nt < 2 or macs * batch < <double>PARALLEL_MIN_MACS * nt:
         _blas_batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc)
-    elif rest and not _worth_splitting(macs * rest, m, n, nt):
+    elif macs < BATCH_SPLIT_MACS and batch >= nt:
         _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
+    elif _worth_splitting(macs * batch, m, n, nt):
+        _split(ta, tb, batch, m, n, k, <real>1, a, sa, lda, b, sb, ldb, <real>0, c, sc, ldc,
+               nt)
     else:
-        if whole:
-            _batch(ta, tb, whole, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
-        if rest:
-            _split(ta, tb, rest, m, n, k, <real>1, a + whole * sa, sa, lda, b + whole * sb,
-                   sb, ldb, <real>0, c + whole * sc, sc, ldc, nt)
+        _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
 
 
 def _c_layout(cnp.ndarray c):
@@ -533,8 +539,8 @@ cdef bint _batch_layout(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, char* ta, c
 
 def gemm_batched(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
     """c[i] = a[i] @ b[i] for 3-D arrays (stride-0 batches allowed in a and b); False (nothing
-    written) where gemm would refuse. Each thread runs whole products; only a leftover of
-    fewer products than threads is split across them (see _run_batch)."""
+    written) where gemm would refuse. Small products run whole on each thread, large ones
+    split across the threads (see _run_batch)."""
     if a.ndim != 3 or b.ndim != 3 or c.ndim != 3:
         return False
     if not (a.dtype == b.dtype == c.dtype) or a.dtype.type not in (np.float32, np.float64):

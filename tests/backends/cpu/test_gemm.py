@@ -15,8 +15,9 @@ from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision
 
 HAVE_MKL = blas_choice.find_mkl() is not None
 
+# (130, 40, 300): wider than tall, split by rows on 2 threads and by columns on 3
 SHAPES = [(1, 1, 1), (1, 5, 7), (7, 1, 3), (3, 4, 1), (33, 17, 65), (64, 64, 64), (200, 30, 7),
-          (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2)]
+          (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2), (130, 40, 300)]
 
 
 @pytest.fixture(params=["mkl", "openblas", "scipy"], autouse=True)
@@ -95,9 +96,9 @@ def _batch_operand(rng, batch, rows, cols, layout, dtype):
     return rng.standard_normal((batch, rows, cols)).astype(dtype)
 
 
-# whole products per thread (64 of them); 5 and 3 large ones: whole products and the
-# leftover split by rows (m >= n) or by columns across 2 or 3 threads; 3 tiny ones: one thread
-@pytest.mark.parametrize("batch,m,k,n", [(64, 16, 16, 16), (5, 130, 100, 120),
+# 64 small products: whole ones per thread; 5 and 3 large ones: each split by rows or (short
+# and wide) by columns across 2 or 3 threads; 3 tiny ones: one thread
+@pytest.mark.parametrize("batch,m,k,n", [(64, 32, 32, 32), (5, 130, 100, 120),
                                          (3, 40, 200, 200), (3, 8, 9, 10)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout_a,layout_b", [("contiguous", "contiguous"),

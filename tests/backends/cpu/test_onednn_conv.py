@@ -90,6 +90,35 @@ def test_paths_agree_and_channels_last_input():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [CASES[0], CASES[1]])
+def test_gradients_of_a_reduced_output(path, case, dtype, reduce):
+    """The output gradient of conv(x).sum() / .mean() is a scalar expanded (stride 0): both
+    gradient kernels take it through a pooled dense copy; the results equal torch's."""
+    xs, ws, *args = case
+    x, w, _ = _inputs(xs, ws, *args, seed=9)
+    grads = []
+    for module in (tl, torch):
+        tx = module.tensor(x.astype(dtype), requires_grad=True)
+        tw = module.tensor(w.astype(dtype), requires_grad=True)
+        getattr(module.nn.functional.conv2d(tx, tw, None, *args), reduce)().backward()
+        grads.append([tx.grad.detach().numpy(), tw.grad.detach().numpy()])
+    for name, a, r in zip(("input grad", "weight grad"), *grads):
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_pooled_dense_copies_only_what_is_not_dense():
+    dense = tl.randn(2, 3, 4, 5)
+    assert onednn_conv._pooled_dense(dense) is dense
+    channels_last = dense.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    assert onednn_conv._pooled_dense(channels_last) is channels_last
+    expanded = tl.tensor(2.5).expand(2, 3, 4, 5)
+    copy = onednn_conv._pooled_dense(expanded)
+    assert copy is not expanded and copy.is_contiguous()
+    np.testing.assert_array_equal(copy.numpy(), np.full((2, 3, 4, 5), 2.5, np.float32))
+
+
 def test_conv_transpose_with_output_padding(path):
     """The input gradient kernel for an input size the output does not fully cover."""
     rng = np.random.default_rng(5)
