@@ -81,8 +81,10 @@ def linear(input, weight, bias=None):  # noqa: A002
         if input.dim() > 2 and input.is_contiguous():
             # rows of a contiguous N-D input as one 2-D product (forward and backward), as
             # torch folds it: the N-D matmul would run a batch of small GEMMs instead
-            rows = tensorlib.ops.linalg.linear(input.reshape(-1, input.shape[-1]), weight, bias)
-            return rows.reshape(tuple(input.shape[:-1]) + (rows.shape[-1],))
+            lead = tuple(input.shape[:-1])
+            rows = tensorlib.ops.linalg.linear(input.reshape(math.prod(lead), input.shape[-1]),
+                                               weight, bias)
+            return rows.reshape(lead + (rows.shape[-1],))
         return tensorlib.ops.linalg.linear(input, weight, bias)
     out = tensorlib.matmul(input, weight.t() if weight.dim() == 2 else weight)
     if bias is not None:

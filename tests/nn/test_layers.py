@@ -63,6 +63,37 @@ def test_linear_gradcheck():
     assert gradcheck(lambda x, w: F.linear(x, w), (x, w))
 
 
+@pytest.mark.parametrize("shape,layout", [((2, 3, 4), "contiguous"), ((2, 2, 3, 4), "contiguous"),
+                                          ((3, 2, 4), "transposed"), ((0, 3, 4), "contiguous")])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_on_nd_input_matches_torch(shape, layout, bias):
+    """A contiguous N-D input runs as one 2-D product (rows), a strided one as a batched
+    matmul: the same values and gradients as torch's either way, an empty batch included."""
+    x = RNG.standard_normal(shape)
+    w = RNG.standard_normal((5, shape[-1]))
+    b = RNG.standard_normal(5) if bias else None
+    g = RNG.standard_normal(shape[:-1] + (5,))
+
+    def run(lib):
+        xs = lib.tensor(x)
+        if layout == "transposed":
+            xs = lib.tensor(x.swapaxes(0, 1).copy()).transpose(0, 1)
+        xs.requires_grad_(True)
+        ws = lib.tensor(w, requires_grad=True)
+        bs = lib.tensor(b, requires_grad=True) if bias else None
+        out = lib.nn.functional.linear(xs, ws, bs)
+        out.backward(lib.tensor(g))
+        return [out.detach(), xs.grad, ws.grad] + ([bs.grad] if bias else [])
+    for got, want in zip(run(tensorlib), run(torch)):
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_linear_nd_shape_error_names_the_rows():
+    with pytest.raises(RuntimeError, match="6x4 and 3x5"):
+        F.linear(tensorlib.randn(2, 3, 4), tensorlib.randn(5, 3))
+
+
 def test_bilinear_forward_matches_numpy_and_torch():
     m = nn.Bilinear(3, 4, 2).double()
     x1, x2 = RNG.standard_normal((5, 3)), RNG.standard_normal((5, 4))

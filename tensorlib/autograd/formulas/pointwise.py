@@ -225,7 +225,15 @@ def sigmoid(ctx, g):
 
 @formula("relu", save_output=True)
 def relu(ctx, g):
-    return (tensorlib.where(tensorlib.gt(ctx.out, 0), g, 0.0),)
+    """g where the output is > 0 (a NaN output passes g, as torch's threshold_backward), in
+    one pass of the backend's `relu_backward(out, grad, y)` where it has one."""
+    y = ctx.out
+    kernel = g._device._kernels.get("relu_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled() and g._dtype is y._dtype:
+        out = empty(g._sizes, g._dtype, g._device)
+        kernel(out, g, y)
+        return (out,)
+    return (tensorlib.where(tensorlib.le(y, 0), 0.0, g),)
 
 
 @formula("erfc", save=(0,))

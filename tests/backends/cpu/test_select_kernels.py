@@ -1,4 +1,4 @@
-"""select_kernels (branch-free where and relu) against numpy, bit for bit, on every dtype
+"""select_kernels (branch-free where, relu and its backward) against numpy, bit for bit, on every dtype
 width and operand layout they take, refusing (False) the layouts they do not."""
 import numpy as np
 import pytest
@@ -52,3 +52,30 @@ def test_relu_matches_torch_semantics(dtype, n):
     np.testing.assert_array_equal(out.numpy(), expected)
     assert tl.relu(tl.from_numpy(x)[::2]).numpy().tolist() == pytest.approx(
         expected[::2].tolist(), nan_ok=True)    # strided input: the general path
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [5, 1 << 17])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast_grad"])
+def test_relu_backward_matches_torch(dtype, n, layout):
+    """The gradient of relu as torch's threshold_backward: 0 where the output is <= 0 (-0.0
+    included), the incoming gradient elsewhere, NaN outputs included; every layout."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(2 * n).astype(dtype)
+    x[:5] = [np.nan, -np.inf, np.inf, -0.0, 0.0]
+    g = rng.standard_normal(2 * n).astype(dtype)
+
+    def grad_of(lib):
+        xs = lib.tensor(x)[::2] if layout == "strided" else lib.tensor(x[:n])
+        xs.requires_grad_(True)
+        gs = lib.tensor(g[:1]).expand(n) if layout == "broadcast_grad" else lib.tensor(g[:n])
+        lib.relu(xs).backward(gs)
+        return xs.grad.numpy()
+    np.testing.assert_array_equal(grad_of(tl), grad_of(torch))
+
+
+def test_relu_backward_gradgrad():
+    """With create_graph the formula stays in tensor ops (differentiable again)."""
+    x = tl.tensor(np.array([-1.5, 0.5, 2.0, -0.25]), requires_grad=True)
+    assert tl.autograd.gradgradcheck(tl.relu, (x,))
