@@ -424,7 +424,8 @@ def index_select(input, dim, index):  # noqa: A002
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
     size = input._sizes[d] if input.dim() else 1
-    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel="index_select")
+    rest = numel(input._sizes[:d] + input._sizes[d + 1:])      # an empty output runs no kernel
+    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel="index_select" if rest else None)
     return _index_select(input, d, _long(index).reshape(-1))
 
 

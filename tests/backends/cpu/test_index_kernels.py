@@ -119,3 +119,11 @@ def test_gradients_through_the_kernels():
     assert tl.autograd.gradcheck(lambda t: t.gather(1, index), (x,))
     src = tl.randn(2, 3, dtype=tl.float64, requires_grad=True)
     assert tl.autograd.gradcheck(lambda a, b: a.scatter_add(1, index, b), (x, src))
+
+
+def test_empty_output_still_checks_the_index():
+    with pytest.raises(IndexOutOfBounds, match="index -1 is out of bounds for dimension 1 "
+                                               "with size 3"):
+        tl.zeros(0, 3).index_select(-1, tl.tensor([-1, -2]))
+    empty = tl.zeros(0, 3).gather(1, tl.zeros(0, 1, dtype=tl.int64) + 3)  # no index: no check
+    assert empty.shape == (0, 1)
