@@ -5,7 +5,7 @@ import numpy as np
 import tensorlib._C.dtypes as dt
 from tensorlib._C import pointwise as _pw
 from tensorlib._C.tensor_impl import TensorImpl, set_tensor_class, host_array, is_contiguous, numel
-from tensorlib._C.views import wrap_dim
+from tensorlib._C.views import alias as _alias, wrap_dim
 from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._size import Size
 from tensorlib._tensor_str import tensor_repr
@@ -231,9 +231,7 @@ class Tensor(TensorImpl):
         self._cache = None
 
     def detach(self):
-        out = _s.as_strided.__wrapped__(self, self._sizes, self._strides, self._offset)
-        out._base = None
-        return out
+        return _alias(self)
 
     def detach_(self):
         if self._base is not None:

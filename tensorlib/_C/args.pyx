@@ -22,7 +22,8 @@ cpdef tuple dims_arg(object dim, Py_ssize_t ndim):
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (wrap_dim(dim, n),) if ndim else ()
+        i = wrap_dim(dim, n)                # checked even on a 0-d tensor
+        return (i,) if ndim else ()
     cdef list dims = sorted([wrap_dim(d, n) for d in dim])
     for i in range(1, len(dims)):
         if dims[i - 1] == dims[i]:

@@ -13,6 +13,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_REFCNT
 from tensorlib._C.dtypes cimport dtype
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
+from tensorlib._C.views cimport alias
 from tensorlib._C.grad_mode cimport grad_enabled
 from tensorlib._C import grad_mode as _state
 
@@ -81,15 +82,16 @@ cdef class SavedTensor:
 
     An output of the owner node is kept as a history-free alias, so that the tensor ->
     grad_fn -> saved tensor cycle does not keep outputs alive until the garbage collector
-    runs; unpacking gives back an alias whose grad_fn is the owner (for create_graph)."""
+    runs; unpacking gives back an alias whose grad_fn is the owner (for create_graph). The
+    owner is not kept here but handed to unpack by the node: a node <-> saved tensor cycle
+    left every graph to the cyclic collector, whose full passes took a third of an LSTM
+    training step."""
     cdef public object tensor
     cdef public Py_ssize_t version
-    cdef public object owner
     cdef public object output_nr
 
-    def __init__(self, TensorImpl t, owner, output_nr=None):
+    def __init__(self, TensorImpl t, output_nr=None):
         self.version = t._storage.version
-        self.owner = owner
         self.output_nr = None
         self.tensor = t
         if output_nr is not None:
@@ -99,13 +101,14 @@ cdef class SavedTensor:
         t = self.tensor
         if t is None or self.output_nr is not None:
             return
-        alias = t.detach()
-        alias._requires_grad = False
-        self.tensor = alias
+        self.tensor = alias(t)
         self.output_nr = output_nr
 
-    cpdef unpack(self):
+    cpdef unpack(self, owner=None):
+        """The saved tensor; `owner`, the node that saved it, names it in errors and is the
+        grad_fn of an unpacked output."""
         cdef TensorImpl t = self.tensor
+        cdef TensorImpl out
         if t is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -114,8 +117,9 @@ cdef class SavedTensor:
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward.")
         if t._storage.version != self.version:
+            owner_name = owner.name() if owner is not None else "an autograd node"
             if self.output_nr is not None:
-                made_by = f", which is output {self.output_nr} of {self.owner.name()}"
+                made_by = f", which is output {self.output_nr} of {owner_name}"
             elif t._grad_fn is not None:
                 made_by = f", which is output {t._output_nr} of {t._grad_fn.name()}"
             else:
@@ -124,12 +128,12 @@ cdef class SavedTensor:
                 f"one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [tensorlib.{t._dtype.scalar_name}Tensor "
                 f"{list(t._sizes)}]{made_by}, is at version {t._storage.version}; expected "
-                f"version {self.version} instead. The op that saved it: {self.owner.name()}. "
+                f"version {self.version} instead. The op that saved it: {owner_name}. "
                 f"Hint: enable anomaly detection to find the forward op that made it.")
         if self.output_nr is not None:
-            out = t.detach()
-            out._requires_grad = True
-            out._grad_fn = self.owner
+            out = alias(t)
+            out._requires_grad = owner is not None
+            out._grad_fn = owner
             out._output_nr = self.output_nr
             return out
         return t
@@ -140,6 +144,8 @@ cdef class Node:
     """A grad_fn. Subclasses implement `backward(*grad_outputs) -> grads per input`."""
     cdef public tuple next_functions
     cdef public long long _sequence_nr
+    # Made on first registration (an empty list per node was a tenth of the objects a graph
+    # gives the cyclic collector to track):
     cdef public dict _pre_hooks      # output_nr -> [tensor hooks]; None -> [node pre-hooks]
     cdef public list _hooks          # fn(grad_inputs, grad_outputs), run after backward
     cdef public bint _released
@@ -152,8 +158,6 @@ cdef class Node:
         self.next_functions = ()
         _sequence += 1
         self._sequence_nr = _sequence
-        self._pre_hooks = {}
-        self._hooks = []
         if _anomaly_on:
             self._forward_trace = traceback.format_stack()
 
@@ -166,15 +170,23 @@ cdef class Node:
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) after this node's backward; may return new grads."""
         from tensorlib.utils.hooks import RemovableHandle
+        if self._hooks is None:
+            self._hooks = []
         self._hooks.append(fn)
         return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) before this node's backward; may return new grad_outputs."""
         from tensorlib.utils.hooks import RemovableHandle
-        hooks = self._pre_hooks.setdefault(None, [])
+        hooks = self.pre_hooks_for(None)
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
+
+    def pre_hooks_for(self, output_nr):
+        """The list of pre-hooks for one output (None: the node's own), made if missing."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return self._pre_hooks.setdefault(output_nr, [])
 
     def release(self):
         """Free saved tensors (called after backward unless retain_graph)."""
@@ -328,10 +340,10 @@ cdef inline void _check_not_inference(TensorImpl t) except *:
                            "can make a clone to get a normal tensor and use it in autograd.")
 
 
-cdef object _held_tensor(OpNode node, TensorImpl t, bint saved):
+cdef object _held_tensor(TensorImpl t, bint saved):
     if saved:
         _check_not_inference(t)
-        return SavedTensor(t, node)
+        return SavedTensor(t)
     return _meta(t)
 
 
@@ -362,7 +374,7 @@ cdef class OpNode(Node):
                 edges.append(e)
                 m = _meta(t)
                 metas.append(m)
-                held.append(_held_tensor(self, t, True) if saved else m)
+                held.append(_held_tensor(t, True) if saved else m)
                 needs.append(e[0] is not None)
                 counts.append(1)
             elif isinstance(a, (list, tuple)) and a and all(isinstance(x, TensorImpl)
@@ -373,7 +385,7 @@ cdef class OpNode(Node):
                     e = edge(x)
                     edges.append(e)
                     metas.append(_meta(<TensorImpl>x))
-                    group.append(_held_tensor(self, <TensorImpl>x, saved))
+                    group.append(_held_tensor(<TensorImpl>x, saved))
                     any_needed = any_needed or e[0] is not None
                 held.append(group)
                 needs.append(any_needed)
@@ -394,7 +406,7 @@ cdef class OpNode(Node):
         self._needs = tuple(needs)
         if f.save_output:
             outs = out if isinstance(out, tuple) else (out,)
-            self._saved_out = [SavedTensor(o, self, output_nr=i) for i, o in enumerate(outs)]
+            self._saved_out = [SavedTensor(o, output_nr=i) for i, o in enumerate(outs)]
 
     def release(self):
         self._released = True
@@ -411,11 +423,11 @@ cdef class OpNode(Node):
 
     cdef Context _context(self):
         cdef Context ctx = Context.__new__(Context)
-        ctx.args = tuple([_unpack(h) for h in self._held])
+        ctx.args = tuple([_unpack(h, self) for h in self._held])
         ctx.kwargs = self._kwargs
         ctx.needs_input_grad = self._needs
         if self._saved_out is not None:
-            outs = [(<SavedTensor>s).unpack() for s in self._saved_out]
+            outs = [(<SavedTensor>s).unpack(self) for s in self._saved_out]
             ctx.out = outs[0] if len(outs) == 1 else tuple(outs)
         return ctx
 
@@ -434,11 +446,11 @@ cdef class OpNode(Node):
                       for g, m in zip(flat, self._metas)])
 
 
-cdef object _unpack(object h):
+cdef object _unpack(object h, Node owner):
     if isinstance(h, SavedTensor):
-        return (<SavedTensor>h).unpack()
+        return (<SavedTensor>h).unpack(owner)
     if isinstance(h, list):
-        return [_unpack(x) for x in h]
+        return [_unpack(x, owner) for x in h]
     return h
 
 

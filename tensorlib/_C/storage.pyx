@@ -1,6 +1,9 @@
 """Storage: one backend buffer shared by a tensor and all of its views."""
+cimport cython
 
-cdef class Storage:
+
+@cython.no_gc        # its fields (a backend handle, the device, the allocator's release) never
+cdef class Storage:  # lead back to it: the cyclic collector need not track every buffer
     """A backend buffer handle, its size in bytes and its device; views share one Storage."""
 
     def __init__(self, handle, Py_ssize_t nbytes, device dev, release=None):

@@ -18,6 +18,11 @@ cdef TensorImpl _view(TensorImpl t, tuple sizes, tuple strides, Py_ssize_t offse
     return out
 
 
+cpdef TensorImpl alias(TensorImpl t):
+    """A new tensor over t's memory, with t's sizes and strides and no history (detach)."""
+    return wrap(t._storage, t._sizes, t._strides, t._offset, t._dtype)
+
+
 def as_strided(TensorImpl t, sizes, strides, storage_offset=None):
     cdef Py_ssize_t offset = t._offset if storage_offset is None else storage_offset
     sizes = tuple(int(s) for s in sizes)

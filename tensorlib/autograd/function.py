@@ -25,7 +25,7 @@ class FunctionCtx(Node):
         return f"{self._fn_cls.__name__}Backward"
 
     def save_for_backward(self, *tensors):
-        self._saved = [SavedTensor(t, self) if isinstance(t, TensorImpl) else t
+        self._saved = [SavedTensor(t) if isinstance(t, TensorImpl) else t
                        for t in tensors]
 
     @property
@@ -33,7 +33,7 @@ class FunctionCtx(Node):
         """The tensors given to save_for_backward, checked against in-place writes."""
         if self._saved is None:
             return ()
-        return tuple(s.unpack() if isinstance(s, SavedTensor) else s for s in self._saved)
+        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in self._saved)
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable.update(id(t) for t in tensors)

@@ -13,7 +13,7 @@ def register_tensor_hook(t, hook):
         t._hooks.append(hook)
         accumulator(t)
         return RemovableHandle(t._hooks, hook)
-    hooks = t._grad_fn._pre_hooks.setdefault(t._output_nr, [])
+    hooks = t._grad_fn.pre_hooks_for(t._output_nr)
     # retain_grad's store runs after every tensor hook, whenever it was registered (as in
     # PyTorch), so .grad holds the gradient the hooks produced
     at = len(hooks)
@@ -44,4 +44,4 @@ def retain_grad(t):
         g = grad.detach()
         t._grad = g.clone() if t._grad is None else t._grad + g
     store._retains_grad = True
-    t._grad_fn._pre_hooks.setdefault(t._output_nr, []).append(store)
+    t._grad_fn.pre_hooks_for(t._output_nr).append(store)

@@ -113,9 +113,9 @@ def check_bounds(index, size, dim, negative=False, exc=IndexError, kernel=None):
     """Raise `exc` naming the first index outside [0, size) (or [-size, size)); meta
     indices have no values to check, as in PyTorch. `kernel`: the primitive that will read
     exactly this index; when its kernel checks bounds itself, nothing is done here."""
-    if index.numel() == 0 or index._device.type == "meta":
-        return
     if kernel is not None and getattr(lookup(kernel, index._device), "checks_bounds", False):
+        return
+    if index.numel() == 0 or index._device.type == "meta":
         return
     lo = -size if negative else 0
     bad = (index < lo) | (index >= size)
@@ -209,22 +209,23 @@ def _narrow_to(src, shape):
 
 # ---- gather / scatter ----------------------------------------------------------------------
 def _check_scatter_shapes(name, x, dim, index, src=None):
-    if index.dim() != x.dim() and not (index.dim() <= 1 and x.dim() <= 1):
+    nd, xs = len(index._sizes), x._sizes
+    if nd != len(xs) and not (nd <= 1 and len(xs) <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
-    if src is not None and index.dim() != src.dim() and not (index.dim() <= 1 and src.dim() <= 1):
+    if src is not None and nd != len(src._sizes) and not (nd <= 1 and len(src._sizes) <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for d in range(index.dim()):
-        too_big = (d != dim and index._sizes[d] > x._sizes[d]) or (
+    for d in range(nd):
+        too_big = (d != dim and index._sizes[d] > xs[d]) or (
             src is not None and index._sizes[d] > src._sizes[d])
         if too_big and name == "gather":
             raise RuntimeError(f"Size does not match at dimension {d} expected index "
                                f"{list(index._sizes)} to be no larger than self "
-                               f"{list(x._sizes)} apart from dimension {dim}")
+                               f"{list(xs)} apart from dimension {dim}")
         if too_big:
             src_sizes = list(src._sizes) if src is not None else []
             raise RuntimeError(f"Expected index {list(index._sizes)} to be no larger than self "
-                               f"{list(x._sizes)} apart from dimension {dim} and to be no "
+                               f"{list(xs)} apart from dimension {dim} and to be no "
                                f"larger size than src {src_sizes}")
 
 
@@ -235,23 +236,23 @@ def _prepare(name, x, dim, index, src=None, kernel=None):
     _same_device(name, x, index, src)
     if isinstance(src, TensorImpl) and src._dtype is not x._dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
-    d = _v.wrap_dim(dim, max(x.dim(), 1))
-    if index.numel() == 0:                   # PyTorch checks no shapes against an empty index
+    d = _v.wrap_dim(dim, max(len(x._sizes), 1))
+    if numel(index._sizes) == 0:             # PyTorch checks no shapes against an empty index
         return d, _long(index)
     _check_scatter_shapes(name, x, d, index, src)
-    size = x._sizes[d] if x.dim() else 1
+    size = x._sizes[d] if x._sizes else 1
     check_bounds(index, size, d, exc=IndexOutOfBounds, kernel=kernel)
     return d, _long(index)
 
 
 def _as1d(x):
-    return x.view((1,)) if x.dim() == 0 else x
+    return x if x._sizes else x.view((1,))
 
 
 @differentiable("gather")
 def _gather(x, dim, index):
     out = empty(index._sizes, x._dtype, x._device)
-    if index.numel():
+    if numel(index._sizes):
         lookup("gather", x._device)(_as1d(out), _as1d(x), dim, _as1d(index))
     return out
 
@@ -423,7 +424,8 @@ def index_select(input, dim, index):  # noqa: A002
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{index.numel()} value(s)")
     size = input._sizes[d] if input.dim() else 1
-    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel="index_select")
+    rest = numel(input._sizes[:d] + input._sizes[d + 1:])      # an empty output runs no kernel
+    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel="index_select" if rest else None)
     return _index_select(input, d, _long(index).reshape(-1))
 
 

@@ -40,13 +40,18 @@ cdef inline char* _data(TensorImpl t):
 
 cdef int _layout(TensorImpl t, tuple sizes):
     """1: contiguous with out's sizes; 0: one value everywhere (0-dim or all strides 0, a
-    broadcast Python scalar); -1: neither."""
+    broadcast Python scalar); 2: rows of a 2-D out's sizes, each contiguous, at any row
+    stride (an LSTM's gates: column blocks of one matrix); -1: none of these."""
     if t._sizes == sizes and is_contiguous(t):
         return 1
     for s in t._strides:
         if s != 0:
-            return -1
-    return 0
+            break
+    else:
+        return 0
+    if len(sizes) == 2 and t._sizes == sizes and t._strides[1] == 1:
+        return 2
+    return -1
 
 
 cdef void _loop(int op, const real* a, bint a_full, const real* b, bint b_full, real* o,
@@ -100,8 +105,9 @@ cdef void _loop(int op, const real* a, bint a_full, const real* b, bint b_full, 
 
 def run(int op, TensorImpl out, TensorImpl a, TensorImpl b):
     """out = a op b; False (nothing written) unless out is contiguous float32/float64 below
-    SMALL_MAX elements and a, b have its dtype, each contiguous with its shape or a single
-    broadcast value (read once, before the loop), overlapping out exactly or not at all."""
+    SMALL_MAX elements and a, b have its dtype, each contiguous with its shape, a 2-D view of
+    contiguous rows, or a single broadcast value (read once, before the loop), overlapping
+    out exactly or not at all."""
     if op == NONE or b is None:
         return False
     cdef int code = out._dtype.code
@@ -123,11 +129,29 @@ def run(int op, TensorImpl out, TensorImpl a, TensorImpl b):
     cdef char* ap = _data(a)
     cdef char* bp = _data(b)
     cdef char* op_ = _data(out)
-    if (a._storage is out._storage and la and ap != op_) or (b._storage is out._storage and lb
-                                                       and bp != op_):
+    if (a._storage is out._storage and la and (ap != op_ or la == 2)) or (
+            b._storage is out._storage and lb and (bp != op_ or lb == 2)):
         return False                    # a partial overlap: numpy buffers it, a loop would not
-    if code == FLOAT32:
-        _loop(op, <float*>ap, la, <float*>bp, lb, <float*>op_, n)
-    else:
-        _loop(op, <double*>ap, la, <double*>bp, lb, <double*>op_, n)
+    if la != 2 and lb != 2:
+        if code == FLOAT32:
+            _loop(op, <float*>ap, la, <float*>bp, lb, <float*>op_, n)
+        else:
+            _loop(op, <double*>ap, la, <double*>bp, lb, <double*>op_, n)
+        return True
+    cdef Py_ssize_t rows = sizes[0], cols = sizes[1], r
+    cdef Py_ssize_t sa = _row_stride(a, la, cols), sb = _row_stride(b, lb, cols)
+    for r in range(rows):
+        if code == FLOAT32:
+            _loop(op, <float*>ap + r * sa, la != 0, <float*>bp + r * sb, lb != 0,
+                  <float*>op_ + r * cols, cols)
+        else:
+            _loop(op, <double*>ap + r * sa, la != 0, <double*>bp + r * sb, lb != 0,
+                  <double*>op_ + r * cols, cols)
     return True
+
+
+cdef inline Py_ssize_t _row_stride(TensorImpl t, int layout, Py_ssize_t cols):
+    """Elements from one row of t to the next in the row loop (0: a broadcast value)."""
+    if layout == 2:
+        return t._strides[0]
+    return cols if layout == 1 else 0

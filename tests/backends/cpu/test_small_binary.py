@@ -70,3 +70,34 @@ def test_in_place_and_overlap_through_the_ops():
     z = tl.ones(4)
     z.mul_(3.0).add_(z)                 # exact overlap runs in the loop
     assert z.tolist() == [6.0, 6.0, 6.0, 6.0]
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_strided_views_bitwise(ufunc, dtype):
+    """Column blocks of one matrix (an LSTM's gates): rows contiguous at a longer stride,
+    against a contiguous operand, a broadcast value and another block."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((7, 12)).astype(dtype)
+    m[0, :len(SPECIALS)] = np.array(SPECIALS, dtype)
+    c = rng.standard_normal((7, 3)).astype(dtype)
+    tm, tc = tl.from_numpy(m), tl.from_numpy(c)
+    op = small_binary.op_code(ufunc)
+    cases = [(tm[:, 3:6], tc, m[:, 3:6], c), (tc, tm[:, 6:9], c, m[:, 6:9]),
+             (tm[:, 0:3], tm[:, 9:12], m[:, 0:3], m[:, 9:12]),
+             (tm[:, 3:6], tl.tensor(2.5, dtype=tm.dtype).expand(7, 3), m[:, 3:6], dtype(2.5))]
+    for ta, tb, na, nb in cases:
+        out = tl.empty((7, 3), dtype=tm.dtype)
+        assert small_binary.run(op, out, ta, tb)
+        with np.errstate(all="ignore"):
+            expected = ufunc(na, nb, dtype=dtype)
+        assert np.array_equal(out.numpy().view(np.uint8), expected.view(np.uint8))
+
+
+def test_row_strided_into_its_own_storage_is_refused():
+    m = tl.arange(24.0).reshape(4, 6)
+    add = small_binary.op_code(np.add)
+    assert small_binary.run(add, m[:, :3].contiguous(), m[:, :3], m[:, 3:]) is True
+    flat = tl.arange(24.0)
+    out = flat[:12].view(4, 3)
+    assert small_binary.run(add, out, flat.view(4, 6)[:, 3:], flat.view(4, 6)[:, 3:]) is False

@@ -13,8 +13,7 @@ def _positions(index, dim):
     return tuple(grid)
 
 
-def gather(out, x, dim, index):
-    index_kernels.gather(out, x, dim, index)
+gather = index_kernels.gather
 
 
 def scatter_add(out, dim, index, src):

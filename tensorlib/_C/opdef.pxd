@@ -1,0 +1,1 @@
+cpdef bint requires_grad(tuple args)

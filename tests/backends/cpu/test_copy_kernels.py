@@ -1,0 +1,117 @@
+"""The CPU cat kernel and the small-copy C loop (copy_kernels), the reductions and where read
+straight off the tensors: against torch on every layout they take and those they hand to
+numpy (other dtypes, overlapping memory)."""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib_cpu import copy_kernels, fastreduce
+
+torch = pytest.importorskip("torch")
+
+
+def _both(shape, dtype="float64", seed=0):
+    values = np.random.default_rng(seed).standard_normal(shape)
+    return tl.tensor(values, dtype=getattr(tl, dtype)), torch.tensor(values,
+                                                                    dtype=getattr(torch, dtype))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_cat_layouts(dim):
+    parts = [_both((3, 4, 5), seed=s) for s in range(3)]
+    ours = [parts[0][0], parts[1][0].transpose(0, 2).contiguous().transpose(0, 2),
+            parts[2][0][:, :, :]]
+    theirs = [p[1] for p in parts]
+    assert np.array_equal(tl.cat(ours, dim).numpy(), torch.cat(theirs, dim).numpy())
+    # a strided piece, narrowed along the joined dim
+    a, ta = _both((6, 4, 10))
+    assert np.array_equal(tl.cat([a[::2, :, ::2], ours[0]], dim).numpy(),
+                          torch.cat([ta[::2, :, ::2], theirs[0]], dim).numpy())
+
+
+def test_cat_promotes_and_skips_legacy_empties():
+    a, ta = _both((2, 3), "float32")
+    b, tb = _both((2, 3), "int64")
+    assert np.array_equal(tl.cat([a, b, tl.zeros(0)], 0).numpy(),
+                          torch.cat([ta, tb, torch.zeros(0)], 0).numpy())
+    for dtype in ("bool", "int8", "float16", "complex128"):
+        x = tl.ones(2, 2, dtype=getattr(tl, dtype))
+        assert tl.cat([x, x], 1).tolist() == [[x[0, 0].item()] * 4] * 2
+
+
+def test_cat_errors_unchanged():
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 1. "
+                                           "Expected size 2 but got size 3 for tensor number 1"):
+        tl.cat([tl.zeros(2, 2), tl.zeros(3, 2)], 1)
+    with pytest.raises(RuntimeError, match="Tensors must have same number of dimensions: got 2 "
+                                           "and 1"):
+        tl.cat([tl.zeros(2, 2), tl.zeros(2)], 0)
+    with pytest.raises(RuntimeError, match="zero-dimensional tensor \\(at position 1\\)"):
+        tl.cat([tl.zeros(2), tl.zeros(())], 0)
+
+
+def test_small_copies_and_overlap():
+    a, ta = _both((5, 6))
+    out = tl.empty(6, 5, dtype=tl.float64)
+    copy_kernels.copy(out, a.t())
+    assert np.array_equal(out.numpy(), ta.t().numpy())
+    y = tl.arange(8.0)
+    y[1:].copy_(y[:-1].clone())
+    assert y.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    z = tl.arange(8.0)
+    z[1:].copy_(z[:-1])                  # overlapping memory: numpy's buffered copy
+    assert z.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    s = tl.tensor(3.5)
+    t = tl.tensor(0.0)
+    t.copy_(s)
+    assert t.item() == 3.5
+    i = tl.tensor([1, 2, 3], dtype=tl.int32)
+    assert tl.zeros(3).copy_(i).tolist() == [1.0, 2.0, 3.0]     # a cast: numpy
+
+
+def test_reduce_tensor_whole_bool_and_int64():
+    m = tl.tensor([[False, False], [False, True]])
+    assert m.any().item() is True and m.all().item() is False
+    assert m.t().any().item() is True                          # strided: numpy's ufunc
+    assert tl.zeros(3, dtype=tl.bool).any().item() is False
+    assert tl.ones(3, dtype=tl.bool).all().item() is True
+    big = tl.tensor([2 ** 62, 2 ** 62, 2 ** 62, 5])
+    assert big.sum().item() == torch.tensor([2 ** 62] * 3 + [5]).sum().item()   # wraps
+    assert big.amax().item() == 2 ** 62 and big.amin().item() == 5
+    assert fastreduce.reduce_tensor("sum", tl.empty((1, 1), dtype=tl.int64),
+                                    tl.tensor([[1, 2], [3, 4]]).t(), (0, 1)) is False
+
+
+@pytest.mark.parametrize("dims", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_on_views(dims, keepdim):
+    x, tx = _both((7, 9), "float32")
+    for ours, theirs in ((x, tx), (x.t(), tx.t()), (x[::2, 1::3], tx[::2, 1::3])):
+        for name in ("sum", "amax", "amin", "mean"):
+            kw = {} if dims is None else {"dim": dims, "keepdim": keepdim}
+            got = getattr(ours, name)(**kw).numpy()
+            want = getattr(theirs, name)(**kw).numpy()
+            assert got.shape == want.shape
+            assert np.allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_dims_and_sizes_errors_unchanged():
+    x = tl.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        x.sum((1, -1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.sum(2)
+    with pytest.raises(TypeError, match="size must be a sequence of ints"):
+        x.view(None, 2)
+
+
+def test_where_layouts():
+    c = tl.tensor([[True, False, True], [False, True, False]])
+    a, ta = _both((2, 3))
+    b, tb = _both((3, 2), seed=1)
+    tc = torch.tensor(c.tolist())
+    assert np.array_equal(tl.where(c, a, b.t()).numpy(), torch.where(tc, ta, tb.t()).numpy())
+    assert np.array_equal(tl.where(c, a, 0.5).numpy(), torch.where(tc, ta, 0.5).numpy())
+    assert np.array_equal(tl.where(c.t(), b, a.t()).numpy(),
+                          torch.where(tc.t(), tb, ta.t()).numpy())
+    assert tl.where(c[0], 1, 2).tolist() == [1, 2, 1]
