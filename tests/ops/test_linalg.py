@@ -11,6 +11,7 @@ rng = np.random.default_rng(3)
 @pytest.mark.parametrize("a_shape, b_shape", [
     ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
     ((5, 2, 3), (5, 3, 4)), ((1, 2, 3), (4, 3, 2)), ((2, 1, 2, 3), (3, 3, 2)), ((2, 0), (0, 3)),
+    ((2, 3, 4, 5), (5, 6)), ((0, 2, 3), (3, 4)), ((3, 0, 2), (2, 4)), ((2, 3, 0), (0, 4)),
 ])
 def test_matmul_shapes(a_shape, b_shape, device):
     a = rng.standard_normal(a_shape).astype(np.float32)
@@ -19,6 +20,24 @@ def test_matmul_shapes(a_shape, b_shape, device):
     expected = a.astype(np.float64) @ b.astype(np.float64)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_matmul_of_a_stack_by_a_matrix_and_its_gradients(transposed):
+    """A contiguous N-D @ 2-D runs as one 2-D product over the rows; a strided one batches."""
+    a = rng.standard_normal((3, 4, 5))
+    b = rng.standard_normal((5, 2))
+    ta = tl.tensor(a.transpose(1, 0, 2).copy() if transposed else a, requires_grad=True)
+    x = ta.transpose(0, 1) if transposed else ta
+    tb = tl.tensor(b, requires_grad=True)
+    out = x @ tb
+    np.testing.assert_allclose(out.detach().numpy(), a @ b, rtol=1e-12)
+    g = rng.standard_normal((3, 4, 2))
+    out.backward(tl.tensor(g))
+    grad_a = g @ b.T
+    np.testing.assert_allclose(ta.grad.numpy(), grad_a.transpose(1, 0, 2) if transposed
+                               else grad_a, rtol=1e-12)
+    np.testing.assert_allclose(tb.grad.numpy(), np.einsum("bij,bik->jk", a, g), rtol=1e-12)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
