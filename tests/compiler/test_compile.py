@@ -10,6 +10,7 @@ import pytest
 
 import tensorlib as tl
 import tensorlib.nn.functional as F
+from tensorlib._C.dispatch import has_kernel
 from tensorlib.compiler import plan as _plan
 
 from tests.compiler.models import ZOO, make
@@ -350,7 +351,10 @@ def test_a_relu_backward_stores_its_gradient_but_not_its_mask(device):
     model(x).sum().backward()
     _close(got, model[0].weight.grad, rtol=0, atol=0)
     specs = [s for p in _plan._PLANS.values() for s in p.fused_specs]
-    backward = [s for s in specs if [st.op for st in s.steps] == ["gt", "where"]]
+    if has_kernel("relu_backward", x._device):    # one kernel: the mask never exists
+        assert not any(s.operands[st[0]][0] == "bool" for s in specs for st in s.stores)
+        return
+    backward = [s for s in specs if [st.op for st in s.steps] == ["le", "where"]]
     assert backward and all(len(s.stores) == 1 and s.operands[s.stores[0][0]][0] == "float32"
                             for s in backward)
 
