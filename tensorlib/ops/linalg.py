@@ -53,14 +53,6 @@ def matmul(a, b):
                                f"vec ({k2})" if b.dim() == 1 else
                                f"size mismatch, got input ({k}), mat ({k2}x{n})")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {k2}x{n})")
-    if b.dim() == 2 and a.dim() > 2 and k and a.is_contiguous() \
-            and has_kernel("mm", a._device):
-        # a contiguous stack of matrices times one matrix is one 2-D product over all its
-        # rows, as torch folds it (a batch of small GEMMs over an expanded b ran ~15% slower)
-        out = empty(a._sizes[:-1] + (n,), a._dtype, a._device)
-        rows = numel(a._sizes[:-1])
-        lookup("mm", a._device)(_views.view(out, (rows, n)), _views.view(a, (rows, k)), b)
-        return out
     batch = broadcast_shapes(a2._sizes[:-2], b2._sizes[:-2])
     nbatch = numel(batch)
     shape = batch + ((m,) if a.dim() > 1 else ()) + ((n,) if b.dim() > 1 else ())

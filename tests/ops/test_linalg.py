@@ -24,7 +24,7 @@ def test_matmul_shapes(a_shape, b_shape, device):
 
 @pytest.mark.parametrize("transposed", [False, True])
 def test_matmul_of_a_stack_by_a_matrix_and_its_gradients(transposed):
-    """A contiguous N-D @ 2-D runs as one 2-D product over the rows; a strided one batches."""
+    """N-D @ 2-D (one product over all the rows in the CPU kernel), contiguous or strided."""
     a = rng.standard_normal((3, 4, 5))
     b = rng.standard_normal((5, 2))
     ta = tl.tensor(a.transpose(1, 0, 2).copy() if transposed else a, requires_grad=True)

@@ -110,6 +110,22 @@ cdef bint _first_bad(walk* w, const int64_t* ip, int64_t* bad) noexcept nogil:
     return False
 
 
+cdef inline void _advance(walk* w, Py_ssize_t* pos, Py_ssize_t* io, Py_ssize_t* po,
+                          Py_ssize_t* qo) noexcept nogil:
+    """Step the outer dims' odometer (every dim but the last) by one, moving the index,
+    output/source and self offsets along."""
+    cdef int d = w.nd - 2
+    while d >= 0:
+        pos[d] += 1
+        io[0] += w.istr[d]; po[0] += w.pstr[d]; qo[0] += w.qstr[d]
+        if pos[d] < w.shape[d]:
+            return
+        io[0] -= w.istr[d] * w.shape[d]; po[0] -= w.pstr[d] * w.shape[d]
+        qo[0] -= w.qstr[d] * w.shape[d]
+        pos[d] = 0
+        d -= 1
+
+
 cdef void _gather(walk* w, const int64_t* ip, const item* xp, item* op) noexcept nogil:
     cdef Py_ssize_t pos[MAXD]
     cdef int last = w.nd - 1, d
@@ -121,16 +137,7 @@ cdef void _gather(walk* w, const int64_t* ip, const item* xp, item* op) noexcept
     for o in range(outer):
         for j in range(inner):
             op[po + j * sp] = xp[qo + j * sq + ip[io + j * si] * qd]
-        d = last - 1
-        while d >= 0:
-            pos[d] += 1
-            io += w.istr[d]; po += w.pstr[d]; qo += w.qstr[d]
-            if pos[d] < w.shape[d]:
-                break
-            io -= w.istr[d] * w.shape[d]; po -= w.pstr[d] * w.shape[d]
-            qo -= w.qstr[d] * w.shape[d]
-            pos[d] = 0
-            d -= 1
+        _advance(w, pos, &io, &po, &qo)
 
 
 cdef void _scatter_add(walk* w, const int64_t* ip, const number* sp_, number* op) noexcept nogil:
@@ -149,16 +156,7 @@ cdef void _scatter_add(walk* w, const int64_t* ip, const number* sp_, number* op
                 op[t] = <number>(<uint64_t>op[t] + <uint64_t>sp_[po + j * sp])
             else:
                 op[t] = op[t] + sp_[po + j * sp]
-        d = last - 1
-        while d >= 0:
-            pos[d] += 1
-            io += w.istr[d]; po += w.pstr[d]; qo += w.qstr[d]
-            if pos[d] < w.shape[d]:
-                break
-            io -= w.istr[d] * w.shape[d]; po -= w.pstr[d] * w.shape[d]
-            qo -= w.qstr[d] * w.shape[d]
-            pos[d] = 0
-            d -= 1
+        _advance(w, pos, &io, &po, &qo)
 
 
 cdef int _check(walk* w, TensorImpl index, int dim) except -1:
