@@ -89,6 +89,26 @@ def test_linear_with_bias_is_one_node_and_matches_torch(device):
                                    atol=1e-4)
 
 
+@pytest.mark.parametrize("in_features,out_features", [(0, 3), (3, 0), (0, 0)])
+def test_linear_with_an_empty_feature_dim_gives_torch_gradients(in_features, out_features,
+                                                                 device):
+    """A 0-size feature dim: the output is the bias (or empty) and every gradient has its
+    parameter's shape, as torch's; reshape(-1, 0) would be ambiguous in the formula."""
+    x = tl.ones((2, 4, in_features), device=device, requires_grad=True)
+    w = tl.ones((out_features, in_features), device=device, requires_grad=True)
+    bias = tl.ones(out_features, device=device, requires_grad=True)
+    out = tl.nn.functional.linear(x, w, bias)
+    out.sum().backward()
+    tx, tw, tbias = (torch.ones(tuple(v.shape), requires_grad=True) for v in (x, w, bias))
+    expected = torch.nn.functional.linear(tx, tw, tbias)
+    expected.sum().backward()
+    assert tuple(out.shape) == tuple(expected.shape)
+    np.testing.assert_array_equal(out.detach().cpu().numpy(), expected.detach().numpy())
+    for mine, theirs in ((x, tx), (w, tw), (bias, tbias)):
+        assert tuple(mine.grad.shape) == tuple(theirs.grad.shape)
+        np.testing.assert_array_equal(mine.grad.cpu().numpy(), theirs.grad.numpy())
+
+
 def test_split_records_one_node_and_cats_its_gradient(device):
     x = tl.tensor(rng.standard_normal((3, 10)), dtype=tl.float32, device=device,
                   requires_grad=True)

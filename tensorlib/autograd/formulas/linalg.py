@@ -73,9 +73,10 @@ def vector_norm(ctx, g):
 def linear(ctx, g):
     x, weight = ctx.args[0], ctx.args[1]
     has_bias = len(ctx.args) > 2 and ctx.args[2] is not None
-    rows = g.reshape(-1, g.shape[-1])
+    lead = math.prod(g.shape[:-1])  # not -1: a 0-size last dim leaves -1 ambiguous
+    rows = g.reshape(lead, g.shape[-1])
     gx = g @ conj(weight) if ctx.needs_input_grad[0] else None
-    gw = rows.mT @ conj(x).reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
+    gw = rows.mT @ conj(x).reshape(lead, x.shape[-1]) if ctx.needs_input_grad[1] else None
     if not has_bias:
         return gx, gw
     return gx, gw, (rows.sum(0) if ctx.needs_input_grad[2] else None)
