@@ -10,11 +10,12 @@ their formulas can read them back from ctx.args.
 import numbers
 
 import tensorlib._C.dtypes as dt
+from tensorlib._C import joining as _j
 from tensorlib._C import views as _v
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import has_kernel, lookup
-from tensorlib._C.dtypes import promote_types
 from tensorlib._C.factory import empty
+from tensorlib._C.joining import tensor_list as _tensor_list
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.ops._args import sizes_arg
 from tensorlib.ops._opdef import differentiable
@@ -87,81 +88,23 @@ def _distinct_dims(dims, nd):
     return out
 
 
-def _tensor_list(name, tensors):
-    """The list argument of cat/stack: a sequence of tensors (TypeError otherwise)."""
-    if isinstance(tensors, TensorImpl) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, TensorImpl):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
-    return list(tensors)
-
-
-def _joined_type(tensors):
-    """Result dtype (promotion over every input, like torch.cat) and the one device."""
-    dtype, device = tensors[0]._dtype, tensors[0]._device
-    for t in tensors:
-        if t._dtype is not dtype:
-            dtype = promote_types(dtype, t._dtype)
-        if t._device is not device:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {device} and {t._device}!")
-    return dtype, device
-
-
 # ------------------------------------------------------------------------------ cat / stack
 
 def cat(tensors, dim=0):
     """Concatenate along an existing dim, promoting dtypes as torch.cat does."""
     tensors = _tensor_list("cat", tensors)
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    for i, t in enumerate(tensors):
-        if not t._sizes:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                               f"concatenated")
-    kept = [t for t in tensors if t._sizes != (0,)]     # legacy: 1-D empties are ignored
-    # only legacy empty (0,) tensors: PyTorch skips them all, dim unchecked
-    dim = _v.wrap_dim(dim, len(kept[0]._sizes)) if kept else 0
-    _check_cat_sizes(tensors, kept, dim)
-    return _cat(dim, *tensors)
-
-
-def _check_cat_sizes(tensors, kept, dim):
-    if not kept:
-        return
-    ref = kept[0]._sizes
-    before, after = ref[:dim], ref[dim + 1:]
-    for i, t in enumerate(tensors):
-        sizes = t._sizes
-        if sizes == (0,) or (sizes[:dim] == before and sizes[dim + 1:] == after
-                              and len(sizes) == len(ref)):
-            continue
-        if len(sizes) != len(ref):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
-                               f"and {len(sizes)}")
-        for d in range(len(ref)):
-            if d != dim and sizes[d] != ref[d]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. "
-                                   f"Expected size {ref[d]} but got size {sizes[d]} "
-                                   f"for tensor number {i} in the list.")
+    return _cat(_j.cat_dim(tensors, dim), *tensors)
 
 
 @differentiable("cat")
 def _cat(dim, *tensors):
     """Each input copied into its narrowed slice of one output (tensors as varargs, so the
     formula returns one gradient per input)."""
-    dtype, device = _joined_type(tensors)
-    kept = [t for t in tensors if t._sizes != (0,)]
+    out, kept = _j.cat_output(dim, tensors)
     if not kept:
-        return empty((0,), dtype, device)
-    sizes = kept[0]._sizes
-    total = sum(t._sizes[dim] for t in kept)
-    out = empty(sizes[:dim] + (total,) + sizes[dim + 1:], dtype, device)
-    if has_kernel("cat", device):            # a backend's one-call cat
-        lookup("cat", device)(out, kept, dim)
+        return out
+    if has_kernel("cat", out._device):        # a backend's one-call cat
+        lookup("cat", out._device)(out, kept, dim)
         return out
     start = 0
     for t in kept:
@@ -181,19 +124,16 @@ def concatenate(tensors, axis=0):
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim."""
     tensors = _tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape = tensors[0]._sizes
-    dim = _v.wrap_dim(dim, len(shape) + 1)
-    for i, t in enumerate(tensors):
-        if t._sizes != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(shape)} at entry 0 and {list(t._sizes)} at entry {i}")
-    return _stack(dim, *tensors)
+    return _stack(_j.stack_dim(tensors, dim), *tensors)
 
 
 @differentiable("stack")
 def _stack(dim, *tensors):
+    """One output written by the backend's stack kernel, else a cat of unsqueezed views."""
+    if has_kernel("stack", tensors[0]._device):
+        out = _j.stack_output(dim, tensors)
+        lookup("stack", out._device)(out, list(tensors), dim)
+        return out
     return _cat(dim, *[_v.unsqueeze(t, dim) for t in tensors])
 
 

@@ -1,8 +1,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-"""cat as one kernel, and small same-dtype copies: C loops over any strides, rows by memcpy.
-As a copy primitive per input, a cat of four small pieces paid four numpy views of the slices
-and four np.copyto calls, several times its memory traffic; a small copy's numpy views and
-np.copyto cost ~2 us before the first byte moves."""
+"""cat and stack as one kernel each, and small same-dtype copies: C loops over any strides,
+rows by memcpy. As a copy primitive per input, a cat of four small pieces paid four numpy
+views of the slices and four np.copyto calls, several times its memory traffic; a small
+copy's numpy views and np.copyto cost ~2 us before the first byte moves."""
 import numpy as np
 
 cimport numpy as cnp
@@ -74,45 +74,86 @@ cdef void _copy(int nd, const Py_ssize_t* shape, char* src, const Py_ssize_t* ss
             d -= 1
 
 
-def cat(TensorImpl out, list tensors, int dim):
-    """out = tensors joined along dim. Each has out's shape but along dim, where their sizes
-    add up to out's; a legacy empty (0,) tensor is skipped. An input of another dtype than
-    out's is converted by numpy."""
-    cdef int nd = len(out._sizes), d, size = out._dtype.itemsize
-    if nd == 0 or nd > MAXD:
-        raise ValueError(f"cat: a {nd}-dim output")
+cdef int _coalesce(int nd, Py_ssize_t* shape, Py_ssize_t* ss, Py_ssize_t* ds) noexcept nogil:
+    """Merge dims that both sides step through as one (row-major runs) and drop size-1 dims,
+    in place; returns the new number of dims (at least 1). A cat along dim 0 of contiguous
+    pieces becomes one memcpy per piece instead of one per row."""
+    cdef int d, k = 0
+    for d in range(nd):
+        if shape[d] == 1 and nd > 1:
+            continue
+        if k > 0 and ss[k - 1] == ss[d] * shape[d] and ds[k - 1] == ds[d] * shape[d]:
+            shape[k - 1] *= shape[d]
+            ss[k - 1], ds[k - 1] = ss[d], ds[d]
+            continue
+        shape[k], ss[k], ds[k] = shape[d], ss[d], ds[d]
+        k += 1
+    if k == 0:
+        shape[0], k = 1, 1
+    return k
+
+
+cdef void _place(TensorImpl out, TensorImpl t, int dim, Py_ssize_t start, bint stacked) except *:
+    """Copy t into out at offset `start` along dim. t has out's sizes but along dim (cat), or
+    out's sizes without dim (stack: t counts as size 1 there). Another dtype than out's, or
+    memory numpy does not own, is converted by numpy."""
+    cdef int nd = len(out._sizes), d, k, size = out._dtype.itemsize
     cdef Py_ssize_t shape[MAXD]
     cdef Py_ssize_t ss[MAXD]
     cdef Py_ssize_t ds[MAXD]
-    cdef Py_ssize_t start = 0, n, count
-    cdef TensorImpl t
-    cdef char* base = _data(out)
-    cdef char* src
+    cdef Py_ssize_t count = 1
+    if len(t._sizes) != nd - stacked:
+        raise ValueError(f"{'stack' if stacked else 'cat'}: an input of {len(t._sizes)} dims "
+                         f"for a {nd}-dim output")
     for d in range(nd):
         ds[d] = <Py_ssize_t>out._strides[d] * size
+        if stacked and d == dim:
+            shape[d], ss[d] = 1, 0
+            continue
+        k = d - 1 if stacked and d > dim else d
+        shape[d] = t._sizes[k]
+        ss[d] = <Py_ssize_t>t._strides[k] * size
+        count *= shape[d]
+    if not count:
+        return
+    cdef char* dst = _data(out) + start * ds[dim]
+    cdef char* src
+    if t._dtype is out._dtype and type(t._storage.handle) is np.ndarray:
+        src = _data(t)
+        with nogil:
+            _copy(_coalesce(nd, shape, ss, ds), shape, src, ss, dst, ds, size)
+        return
+    sizes = tuple([shape[d] for d in range(nd)])
+    part = wrap(out._storage, sizes, out._strides,
+                out._offset + start * <Py_ssize_t>out._strides[dim], out._dtype)
+    np.copyto(host_array(part), host_array(t).reshape(sizes), casting="unsafe")
+
+
+def cat(TensorImpl out, list tensors, int dim):
+    """out = tensors joined along dim. Each has out's shape but along dim, where their sizes
+    add up to out's; a legacy empty (0,) tensor is skipped."""
+    cdef int nd = len(out._sizes)
+    if nd == 0 or nd > MAXD:
+        raise ValueError(f"cat: a {nd}-dim output")
+    cdef Py_ssize_t start = 0
+    cdef TensorImpl t
     for obj in tensors:
         t = <TensorImpl>obj
         if t._sizes == (0,):
             continue
-        if len(t._sizes) != nd:
-            raise ValueError("cat: inputs must have the output's number of dims")
-        count = 1
-        for d in range(nd):
-            shape[d] = t._sizes[d]
-            count *= shape[d]
-        n = shape[dim]
-        if count:
-            if t._dtype is out._dtype and type(t._storage.handle) is np.ndarray:
-                for d in range(nd):
-                    ss[d] = <Py_ssize_t>t._strides[d] * size
-                src = _data(t)
-                with nogil:
-                    _copy(nd, shape, src, ss, base + start * ds[dim], ds, size)
-            else:
-                part = wrap(out._storage, t._sizes, out._strides,
-                            out._offset + start * <Py_ssize_t>out._strides[dim], out._dtype)
-                np.copyto(host_array(part), host_array(t), casting="unsafe")
-        start += n
+        _place(out, t, dim, start, False)
+        start += t._sizes[dim]
+
+
+def stack(TensorImpl out, list tensors, int dim):
+    """out = tensors joined along a new dim: each has out's shape without dim, and out's size
+    there is their number (no unsqueezed view per input)."""
+    cdef int nd = len(out._sizes)
+    if nd == 0 or nd > MAXD:
+        raise ValueError(f"stack: a {nd}-dim output")
+    cdef Py_ssize_t i
+    for i in range(len(tensors)):
+        _place(out, <TensorImpl>tensors[i], dim, i, True)
 
 
 cdef Py_ssize_t SMALL_COPY = 1 << 16     # elements: above, numpy's copy loops are as good
@@ -162,7 +203,7 @@ cdef bint _copy_tensor(TensorImpl out, TensorImpl src):
     if not _disjoint(nd, shape, sp, ss, dp, ds, size):
         return False
     with nogil:
-        _copy(nd, shape, sp, ss, dp, ds, size)
+        _copy(_coalesce(nd, shape, ss, ds), shape, sp, ss, dp, ds, size)
     return True
 
 
@@ -172,4 +213,4 @@ def copy(TensorImpl out, TensorImpl src):
         np.copyto(host_array(out), host_array(src), casting="unsafe")
 
 
-KERNELS = {"cat": cat}
+KERNELS = {"cat": cat, "stack": stack}

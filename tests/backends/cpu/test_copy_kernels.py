@@ -3,6 +3,8 @@ straight off the tensors: against torch on every layout they take and those they
 numpy (other dtypes, overlapping memory)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib_cpu import copy_kernels, fastreduce
@@ -27,6 +29,50 @@ def test_cat_layouts(dim):
     a, ta = _both((6, 4, 10))
     assert np.array_equal(tl.cat([a[::2, :, ::2], ours[0]], dim).numpy(),
                           torch.cat([ta[::2, :, ::2], theirs[0]], dim).numpy())
+
+
+def _layout(x, perm, step, ones):
+    """x permuted, strided along its first dim and with size-1 dims inserted at `ones`: the
+    runs the copy loop may merge, and those it must not."""
+    x = x.permute(*perm)[::step]
+    for d in ones:
+        x = x.unsqueeze(min(d, x.dim()))
+    return x
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), data=st.data())
+def test_copy_cat_and_stack_on_any_layout(shape, data):
+    """copy, cat and stack (the C loop with merged dims) equal torch's on permuted, strided
+    views with size-1 dims, along every dim."""
+    perm = data.draw(st.permutations(range(len(shape))))
+    step = data.draw(st.integers(1, 2))
+    ones = data.draw(st.lists(st.integers(0, len(shape)), max_size=2))
+    pieces = [_both(tuple(shape), seed=s) for s in range(3)]
+    ours = [_layout(p[0], perm, step, ones) for p in pieces]
+    theirs = [_layout(p[1], perm, step, ones) for p in pieces]
+    out = tl.empty(*ours[0].shape, dtype=tl.float64)
+    copy_kernels.copy(out, ours[0])
+    assert np.array_equal(out.numpy(), theirs[0].numpy())
+    for dim in range(ours[0].dim()):
+        assert np.array_equal(tl.cat(ours, dim).numpy(), torch.cat(theirs, dim).numpy())
+    for dim in range(ours[0].dim() + 1):
+        assert np.array_equal(tl.stack(ours, dim).numpy(), torch.stack(theirs, dim).numpy())
+
+
+def test_stack_promotes_and_keeps_gradients():
+    a, ta = _both((2, 3), "float32")
+    b, tb = _both((2, 3), "int64")
+    assert np.array_equal(tl.stack([a, b], 1).numpy(), torch.stack([ta, tb], 1).numpy())
+    x = tl.ones(2, 3, requires_grad=True)
+    y = tl.ones(2, 3, requires_grad=True)
+    out = tl.stack([x, y * 2], 2)
+    assert type(out.grad_fn).__name__ == "StackBackward0"
+    (out * tl.arange(2.0)).sum().backward()
+    assert x.grad.tolist() == [[0.0] * 3] * 2 and y.grad.tolist() == [[2.0] * 3] * 2
+    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but "
+                                           r"got \[2, 3\] at entry 0 and \[3\] at entry 1"):
+        tl.stack([x, tl.ones(3)])
 
 
 def test_cat_promotes_and_skips_legacy_empties():
