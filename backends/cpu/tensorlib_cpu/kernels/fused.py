@@ -13,6 +13,8 @@ def _last(a, dim):
 
 def _forward(log):
     def kernel(out, x, dim):
+        if _fused.forward_tensor(out, x, dim, log):
+            return
         xv, o = _h(x), _h(out)
         last = dim in (-1, xv.ndim - 1)
         src = xv if last else _last(xv, dim)
@@ -32,6 +34,8 @@ def _forward(log):
 
 def _backward(log):
     def kernel(grad_input, grad, y, dim):
+        if _fused.backward_tensor(grad_input, grad, y, dim, log):
+            return
         gv, yv, o = _h(grad), _h(y), _h(grad_input)
         last = dim in (-1, yv.ndim - 1)
         g = np.ascontiguousarray(gv) if last else _last(gv, dim)
