@@ -18,6 +18,7 @@ from collections import namedtuple
 
 import tensorlib._C.dtypes as dt
 from tensorlib._C import grad_mode as _gm
+from tensorlib._C import scatter_args as _scatter_args
 from tensorlib._C import views as _v
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
@@ -208,41 +209,14 @@ def _narrow_to(src, shape):
 
 
 # ---- gather / scatter ----------------------------------------------------------------------
-def _check_scatter_shapes(name, x, dim, index, src=None):
-    nd, xs = len(index._sizes), x._sizes
-    if nd != len(xs) and not (nd <= 1 and len(xs) <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as "
-                           f"{'input' if name == 'gather' else 'self'} tensor")
-    if src is not None and nd != len(src._sizes) and not (nd <= 1 and len(src._sizes) <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for d in range(nd):
-        too_big = (d != dim and index._sizes[d] > xs[d]) or (
-            src is not None and index._sizes[d] > src._sizes[d])
-        if too_big and name == "gather":
-            raise RuntimeError(f"Size does not match at dimension {d} expected index "
-                               f"{list(index._sizes)} to be no larger than self "
-                               f"{list(xs)} apart from dimension {dim}")
-        if too_big:
-            src_sizes = list(src._sizes) if src is not None else []
-            raise RuntimeError(f"Expected index {list(index._sizes)} to be no larger than self "
-                               f"{list(xs)} apart from dimension {dim} and to be no "
-                               f"larger size than src {src_sizes}")
+def _index_bounds(index, size, dim):
+    check_bounds(index, size, dim, exc=IndexOutOfBounds)
 
 
 def _prepare(name, x, dim, index, src=None, kernel=None):
     """Common checks of gather/scatter*: dtypes, shapes, bounds (left to the primitive
     `kernel` when it checks them: see check_bounds); returns (dim, int64 index)."""
-    _check_index_dtype(name, index)
-    _same_device(name, x, index, src)
-    if isinstance(src, TensorImpl) and src._dtype is not x._dtype:
-        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
-    d = _v.wrap_dim(dim, max(len(x._sizes), 1))
-    if numel(index._sizes) == 0:             # PyTorch checks no shapes against an empty index
-        return d, _long(index)
-    _check_scatter_shapes(name, x, d, index, src)
-    size = x._sizes[d] if x._sizes else 1
-    check_bounds(index, size, d, exc=IndexOutOfBounds, kernel=kernel)
-    return d, _long(index)
+    return _scatter_args.prepare(name, x, dim, index, src, kernel, _index_bounds)
 
 
 def _as1d(x):
