@@ -513,8 +513,7 @@ class Replayer:
 
     def __init__(self, fn, module):
         from tensorlib.compiler import guards
-        self._guards = guards
-        self._sources = guards.roots_of(fn, module)
+        self._guard = guards.Guard(guards.roots_of(fn, module))
         self._module = module
         self.entries = {}
         self.replayed = 0               # calls that ran as a replay (for tests and logs)
@@ -523,7 +522,7 @@ class Replayer:
         self.entries.clear()
 
     def _fingerprint(self):
-        return self._guards.fingerprint(self._sources)
+        return self._guard.fingerprint()
 
     def lookup(self, signature, tensors):
         """(result, None) for a replayed call; (MISS, learning) to run it through the
