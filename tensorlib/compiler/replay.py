@@ -186,7 +186,6 @@ class _Kernels:
                 for k, sizes, strides, offset, dt in self.views]
 
 
-
 def _build_kernels(log, binder):
     steps, key = [], []
     for fn, args, kwargs in _steps(log):
