@@ -140,8 +140,10 @@ def binary_expr(d, op, in_dt, out_dt):
         return "((x0 != 0) != (x1 != 0))", ()
     if op in ("maximum", "minimum"):
         cmp = ">" if op == "maximum" else "<"
-        pick = f"(x0 {cmp} x1 ? x0 : x1)"
-        return (f"(isnan(x0) ? x0 : (isnan(x1) ? x1 : {pick}))" if f else pick), ()
+        # NaN wins: x0 when it is NaN; when only x1 is, the comparison is false and picks
+        # it. Two compares and a blend where three isnan tests took seven vector ops.
+        return (f"(((x0 {cmp} x1) | (x0 != x0)) ? x0 : x1)" if f else
+                f"(x0 {cmp} x1 ? x0 : x1)"), ()
     if op == "div":
         if f:
             return "(x0 / x1)", ()

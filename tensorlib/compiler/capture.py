@@ -62,6 +62,12 @@ class _Recorder:
     def __init__(self, capture, op, kernel, device_type):
         self.capture, self.op, self.kernel, self.device_type = capture, op, kernel, device_type
 
+    def __getattr__(self, name):
+        # what a kernel says about itself (cross_entropy's `checks_targets`: it raises on a
+        # bad target when it runs, so the op need not read the targets into Python, which
+        # would break the graph)
+        return getattr(self.kernel, name)
+
     def __call__(self, *args, **kwargs):
         op = self.op
         if op in _DECLINE:

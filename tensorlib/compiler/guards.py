@@ -7,6 +7,10 @@ have a .grad, with its layout), containers by length, anything else by identity.
 with equal fingerprints read the same Python state; a fingerprint that changes while a call
 runs means the call has Python side effects (a step counter, a new buffer, an appended list)
 and must run its Python.
+
+A `Guard` keeps the last walk's snapshot (`_walk.Snapshot`: dict version tags, list items,
+tensor layouts): while nothing it lists has changed, the fingerprint is the last one, found
+in a few microseconds instead of a walk (20-30 us on a small MLP and its SGD state).
 """
 import collections
 import types
@@ -17,15 +21,33 @@ _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _BUDGET = 20000                 # entries; a bigger state is not fingerprinted (no replay)
 
 
-class Fingerprint:
-    """`key` (hashable), `tensors` (ids of the tensors seen: guarded by identity) and
-    `grads_of` (id of a .grad's storage -> the tensor that holds that .grad) and `devices`
-    (those of the tensors seen: a recording must record their kernels too)."""
-    __slots__ = ("key", "tensors", "grads_of", "devices")
+class Key:
+    """A fingerprint's key with its hash computed once: a reused fingerprint's key costs
+    nothing to hash or to compare (by identity) when the replay looks up its programs."""
+    __slots__ = ("items", "_hash")
 
-    def __init__(self, key, tensors, grads_of, devices):
-        self.key, self.tensors, self.grads_of = key, tensors, grads_of
-        self.devices = devices
+    def __init__(self, items):
+        self.items, self._hash = items, hash(items)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or (type(other) is Key and self._hash == other._hash and
+                                 self.items == other.items)
+
+
+class Fingerprint:
+    """`key` (a `Key`), `tensors` (ids of the tensors seen: guarded by identity),
+    `grads_of` (id of a .grad's storage -> the tensor that holds that .grad), `devices`
+    (those of the tensors seen: a recording must record their kernels too) and `snapshot`
+    (what would change the key; None where it cannot be taken)."""
+    __slots__ = ("key", "tensors", "grads_of", "devices", "snapshot")
+
+    def __init__(self, key, tensors, grads_of, devices, snapshot=None):
+        self.key = key if type(key) is Key else Key(key)
+        self.tensors, self.grads_of, self.devices = tensors, grads_of, devices
+        self.snapshot = snapshot
 
 
 def _code_names(code, out):
@@ -113,3 +135,23 @@ def fingerprint(sources):
     found = _walk.walk_sources(sources, _ABSENT, _BUDGET, _SCALAR_TYPES, _OPAQUE_TYPES,
                                _CONTAINERS, tuple(_stateful_classes()))
     return None if found is None else Fingerprint(*found)
+
+
+class Guard:
+    """The fingerprint of one compiled callable's sources, walked again only when the last
+    walk's snapshot says something it saw has changed."""
+    __slots__ = ("sources", "_last")
+
+    def __init__(self, sources):
+        self.sources, self._last = sources, None
+
+    def fingerprint(self):
+        last = self._last
+        if last is not None and last.snapshot.unchanged(_ABSENT):
+            # the same key and tensors; the .grads are looked up again (new ones may have the
+            # walked layouts)
+            return Fingerprint(last.key, last.tensors, last.snapshot.grads_of(), last.devices,
+                               last.snapshot)
+        fp = fingerprint(self.sources)
+        self._last = fp if fp is not None and fp.snapshot is not None else None
+        return fp

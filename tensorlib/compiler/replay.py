@@ -130,35 +130,38 @@ class _Binder:
 
 
 class _Step:
-    """One kernel call with the positions where the replay's views go."""
-    __slots__ = ("fn", "args", "direct", "nested", "kwargs", "kw")
+    """One kernel call of a program: its kernel and argument templates (a `_View` where the
+    replay's view goes)."""
+    __slots__ = ("fn", "args", "kwargs")
 
     def __init__(self, fn, args, kwargs):
-        self.fn = fn
-        self.args = list(args)
-        self.direct = [(i, a.i) for i, a in enumerate(args) if isinstance(a, _View)]
-        self.nested = [(i, type(a), [(j, x.i) for j, x in enumerate(a) if isinstance(x, _View)])
-                       for i, a in enumerate(args)
-                       if isinstance(a, (list, tuple)) and any(isinstance(x, _View) for x in a)]
-        self.kwargs = dict(kwargs)
-        self.kw = [(k, v.i) for k, v in kwargs.items() if isinstance(v, _View)]
+        self.fn, self.args, self.kwargs = fn, tuple(args), dict(kwargs)
 
-    def run(self, views):
-        args = self.args[:]
-        for i, v in self.direct:
-            args[i] = views[v]
-        for i, kind, inner in self.nested:
-            lst = list(args[i])
-            for j, v in inner:
-                lst[j] = views[v]
-            args[i] = lst if kind is list else tuple(lst)
-        if self.kw:
-            kwargs = dict(self.kwargs)
-            for k, v in self.kw:
-                kwargs[k] = views[v]
-            self.fn(*args, **kwargs)
-        else:
-            self.fn(*args, **self.kwargs)
+
+def _straight_line(steps):
+    """The steps as one generated Python function `run(v)` that calls each kernel with its
+    views (`v[i]`) and constants in place: no per-step loop over argument templates (what a
+    replayed small model spends its time on besides the kernels; Inductor's wrapper code does
+    the same)."""
+    env, lines = {}, []
+
+    def expr(a, name):
+        if isinstance(a, _View):
+            return f"v[{a.i}]"
+        if isinstance(a, (list, tuple)) and any(isinstance(x, _View) for x in a):
+            items = ", ".join(expr(x, f"{name}_{j}") for j, x in enumerate(a))
+            return f"[{items}]" if isinstance(a, list) else f"({items},)"
+        env[name] = a
+        return name
+
+    for n, st in enumerate(steps):
+        env[f"k{n}"] = st.fn
+        args = [expr(a, f"c{n}_{i}") for i, a in enumerate(st.args)]
+        args += [f"{k}={expr(a, f'c{n}_{k}')}" for k, a in st.kwargs.items()]
+        lines.append(f"    k{n}({', '.join(args)})")
+    source = "def run(v):\n" + ("\n".join(lines) if lines else "    pass") + "\n"
+    exec(compile(source, "<tensorlib.compile replay>", "exec"), env)
+    return env["run"]
 
 
 class _Kernels:
@@ -168,6 +171,7 @@ class _Kernels:
         self.kinds = binder.kinds
         self.views = binder.views
         self.steps = steps
+        self.run = _straight_line(steps)        # run(views)
         self.key = key
         used = {v[0] for v in binder.views}
         self.new = [(k, kind[1], kind[2]) for k, kind in enumerate(binder.kinds)
@@ -180,10 +184,6 @@ class _Kernels:
             storages[k] = Storage(dev._allocate(nbytes, dev.index), nbytes, dev, dev._release)
         return [wrap(storages[k], sizes, strides, offset, dt)
                 for k, sizes, strides, offset, dt in self.views]
-
-    def run(self, views):
-        for s in self.steps:
-            s.run(views)
 
 
 def _build_kernels(log, binder):
@@ -513,8 +513,7 @@ class Replayer:
 
     def __init__(self, fn, module):
         from tensorlib.compiler import guards
-        self._guards = guards
-        self._sources = guards.roots_of(fn, module)
+        self._guard = guards.Guard(guards.roots_of(fn, module))
         self._module = module
         self.entries = {}
         self.replayed = 0               # calls that ran as a replay (for tests and logs)
@@ -523,7 +522,7 @@ class Replayer:
         self.entries.clear()
 
     def _fingerprint(self):
-        return self._guards.fingerprint(self._sources)
+        return self._guard.fingerprint()
 
     def lookup(self, signature, tensors):
         """(result, None) for a replayed call; (MISS, learning) to run it through the

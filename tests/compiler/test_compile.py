@@ -370,3 +370,41 @@ def test_a_mask_seen_through_a_returned_view_is_stored(device):
         want, want_mask = f(x, g)
         _close(got, want, rtol=0, atol=0)
         np.testing.assert_array_equal(_np(got_mask), _np(want_mask))
+
+
+def test_large_outputs_stream_around_the_cache_and_equal_the_plain_loop(monkeypatch):
+    """Past STREAM_MIN_BYTES the CPU kernel computes blocks and writes them out with
+    non-temporal stores: the plain loop's values (bitwise for exact arithmetic; exp within
+    its vector variant's ulps, which may differ in a loop's scalar tail), with two outputs and
+    a partial last block; an output that is not 16-byte aligned (an in-place write at offset
+    1) keeps the plain loop."""
+    cg = pytest.importorskip("tensorlib_cpu.codegen")
+
+    def f(x):
+        y = x * 2 + 1
+        return y.relu().exp(), y * 3
+
+    def g(x):
+        x[1:].mul_(2).add_(1)
+        return x
+    x = tl.randn(3 * cg.STREAM_BLOCK + 7)
+    got = {}
+    for threshold in (1 << 62, 1):
+        monkeypatch.setattr(cg, "STREAM_MIN_BYTES", threshold)
+        tl.compiler.reset()
+        ff, gg = tl.compile(f), tl.compile(g)
+        for _ in range(3):
+            outs = [_np(t) for t in ff(x)]
+            inplace = _np(gg(x.clone()))
+        got[threshold] = outs + [inplace]
+    sources = "".join(cg.BUILDER.loaded)
+    if "_mm_stream_si128" in cg._STREAM_HELPER and os.uname().machine == "x86_64":
+        assert "tl_stream(p" in sources
+    plain, streamed = got[1 << 62], got[1]
+    np.testing.assert_allclose(streamed[0], plain[0], rtol=1e-6)
+    np.testing.assert_array_equal(streamed[1], plain[1])
+    np.testing.assert_array_equal(streamed[2], plain[2])
+    want = x.clone()
+    want[1:].mul_(2).add_(1)
+    np.testing.assert_array_equal(got[1][2], _np(want))
+    np.testing.assert_allclose(got[1][0], _np(f(x)[0]), rtol=1e-5)

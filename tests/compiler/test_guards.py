@@ -70,3 +70,68 @@ def test_a_bound_plain_object_is_walked():
         assert g(x).tolist() == [3.0] * 3
     s.factor = 5.0
     assert g(x).tolist() == [5.0] * 3
+
+
+SCALE = 2.0
+
+
+def test_a_guard_reuses_its_fingerprint_until_anything_walked_changes():
+    import collections
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    opt = tl.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    table = collections.OrderedDict(a=1, b=2)
+    box = [1.0]
+
+    def f(x):
+        return model(x) * SCALE * box[0] + len(table)
+    guard = guards.Guard(guards.roots_of(f, None))
+    opt_guard = guards.Guard(guards.roots_of(opt.step, None))
+
+    def check(g, changed):
+        before = g._last
+        got = g.fingerprint()
+        assert got.key == guards.fingerprint(g.sources).key       # always a walk's key
+        assert (got.key is not before.key) == changed
+        assert g.fingerprint().key is got.key                     # unchanged: reused
+
+    guard.fingerprint()
+    opt_guard.fingerprint()
+    check(guard, False)
+    model.train(False)                              # a flag: a dict's version
+    check(guard, True)
+    box[0] = 3.0                                    # a list item
+    check(guard, True)
+    table.move_to_end("a")                          # an OrderedDict's order
+    check(guard, True)
+    model[0].register_forward_hook(lambda *a: None)  # an empty hook dict fills
+    check(guard, True)
+    model[2].weight.grad = tl.zeros(2, 4)           # a .grad appears
+    check(guard, True)
+    model[2].weight.grad = tl.ones(2, 4)            # another .grad, same layout: same key
+    check(guard, False)
+    model[2].weight.data = tl.zeros(2, 4)           # a parameter's storage
+    check(guard, True)
+    global SCALE
+    SCALE = 4.0                                     # a rebound global
+    try:
+        check(guard, True)
+    finally:
+        SCALE = 2.0
+    check(guard, True)
+    opt.param_groups[0]["lr"] = 0.05                # a hyperparameter in a list of dicts
+    check(opt_guard, True)
+    opt.state[model[0].weight]["momentum_buffer"] = tl.zeros(4, 3)   # optimizer state
+    check(opt_guard, True)
+    check(opt_guard, False)
+
+
+def test_a_changed_closure_cell_is_seen():
+    factor = 2.0
+
+    def f(x):
+        return x * factor
+    guard = guards.Guard(guards.roots_of(f, None))
+    first = guard.fingerprint().key
+    assert guard.fingerprint().key is first
+    factor = 3.0                                    # noqa: F841 - read by f through its cell
+    assert guard.fingerprint().key != first

@@ -249,3 +249,26 @@ def test_incoming_gradients_of_any_layout_reach_the_replayed_backward():
         ((x @ w).tanh().t() * weights).sum().backward()
         _close(got, w.grad, atol=1e-5)
     assert f.replayed_calls >= 1
+
+
+def test_a_loss_inside_the_compiled_call_replays_with_its_backward(device):
+    # cross_entropy's fused kernels check the targets themselves (`checks_targets`): the
+    # loss records without reading them into Python, so model + loss replay as one program
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 4)).to(device)
+    twin = copy.deepcopy(model)
+    loss_of = tl.compile(lambda x, y: F.cross_entropy(model(x), y))
+    for _ in range(4):
+        x, y = tl.randn(5, 6, device=device), tl.randint(0, 4, (5,), device=device)
+        model.zero_grad()
+        twin.zero_grad()
+        got = loss_of(x, y)
+        got.backward()
+        want = F.cross_entropy(twin(x), y)
+        want.backward()
+        _close(got, want)
+        for p, q in zip(model.parameters(), twin.parameters()):
+            _close(p.grad, q.grad, atol=1e-6)
+    if device == "cpu":                 # the CPU has the fused kernels
+        assert loss_of.graph_breaks == [] and loss_of.replayed_calls >= 1
+    with pytest.raises(IndexError):
+        loss_of(x, tl.tensor([0, 1, 2, 3, 4], device=device))

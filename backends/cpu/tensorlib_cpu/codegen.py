@@ -16,11 +16,38 @@ import tempfile
 import threading
 
 from tensorlib.codegen.cache import DiskCache, make_key
-from tensorlib.codegen.cdialect import CDialect
+from tensorlib.codegen.cdialect import DTYPES, CDialect
 from tensorlib.codegen.fused import body
 from tensorlib_cpu.hostmem import fill_pointers
 
 PARALLEL_MIN = 1 << 15      # elements below which a fused kernel runs on one thread
+STREAM_BLOCK = 1024         # elements a streaming kernel computes into a local block
+
+
+def _last_level_cache_bytes():
+    """The size of the largest CPU cache sysfs lists (0 where it lists none)."""
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    best = 0
+    try:
+        entries = [e for e in os.listdir(root) if e.startswith("index")]
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            with open(os.path.join(root, entry, "size")) as f:
+                text = f.read().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            best = max(best, int(text.rstrip("KMG")) * scale)
+        except (OSError, ValueError):
+            continue
+    return best
+
+
+# A kernel that moves more than 3/4 of the last-level cache (glibc's memcpy rule for
+# non-temporal stores) writes its contiguous outputs around the cache: what it writes would
+# not stay cached for a consumer anyway, and a plain store first reads each line it writes
+# (on the 4M-float chain, 48 MB of traffic instead of 32).
+STREAM_MIN_BYTES = _last_level_cache_bytes() * 3 // 4
 
 _PREAMBLE = """#include <math.h>
 #include <stdint.h>
@@ -55,6 +82,61 @@ def _vector_math_decls():
             params = ", ".join([t] * args)
             lines.append(f'extern {t} {fn}{suffix}({params}) __attribute__((__simd__("notinbranch")));')
     return "\n".join(lines) + "\n"
+
+
+_STREAM_HELPER = """#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <string.h>
+/* copy a computed block out with non-temporal stores; dst is 16-byte aligned */
+static inline void tl_stream(void* dst, const void* src, i64 nbytes) {
+  char* d = (char*)dst;
+  const char* s = (const char*)src;
+  i64 k = 0;
+  for (; k + 16 <= nbytes; k += 16)
+    _mm_stream_si128((__m128i*)(d + k), _mm_load_si128((const __m128i*)(s + k)));
+  if (k < nbytes) memcpy(d + k, s + k, (size_t)(nbytes - k));
+}
+#endif
+"""
+
+
+def _streaming(spec, loop_body, d, flat_loads):
+    """The flat loop with stores into per-thread blocks streamed out (`STREAM_MIN_BYTES`):
+    taken at run time when the kernel moves that much and its outputs are 16-byte aligned;
+    empty where the spec has no contiguous outputs or the machine lists no cache."""
+    stored = sorted({n for n, _ in spec.stores})
+    if not STREAM_MIN_BYTES or not stored or \
+            any(spec.operands[n][1] != "c" for n in stored):
+        return ""
+    per_element = sum(DTYPES[dt][1] // 8 for dt, inner in spec.operands if inner != "b")
+    body_lines = loop_body.splitlines()
+    for k in stored:
+        body_lines = [re.sub(rf"^(\s*)p{k}\[i\] = ", rf"\1t{k}[j] = ", ln) for ln in body_lines]
+    aligned = " && ".join(f"(((u64)(uintptr_t)p{k}) & 15) == 0" for k in stored)
+    blocks = "".join(f"      {d.storage(spec.operands[k][0])} t{k}[{STREAM_BLOCK}] "
+                     f"__attribute__((aligned(64)));\n" for k in stored)
+    outs = "".join(f"        tl_stream(p{k} + blk, t{k}, m * (i64)sizeof(t{k}[0]));\n"
+                   for k in stored)
+    inner = "\n".join("    " + ln for ln in body_lines)   # the body, four columns deeper
+    return f"""#if defined(__SSE2__)
+    if (n * {per_element} >= {STREAM_MIN_BYTES} && {aligned}) {{
+{flat_loads}      #pragma omp parallel num_threads(nt)
+      {{
+{blocks}      #pragma omp for schedule(static)
+      for (i64 blk = 0; blk < n; blk += {STREAM_BLOCK}) {{
+        const i64 m = n - blk < {STREAM_BLOCK} ? n - blk : {STREAM_BLOCK};
+        #pragma omp simd
+        for (i64 j = 0; j < m; ++j) {{
+          const i64 i = blk + j;
+{inner}
+        }}
+{outs}      }}
+      _mm_sfence();
+      }}
+      return;
+    }}
+#endif
+"""
 
 
 class HostC(CDialect):
@@ -104,15 +186,18 @@ def source(spec):
                           for k, (_, inner) in enumerate(spec.operands) if inner == "s")
     row_ptrs = "".join(f"      {d.storage(dt)}* const p{k} = P{k} + o{k};\n"
                        for k, (dt, _) in enumerate(spec.operands))
+    streaming = _streaming(spec, loop_body, d, row_loads)
     # tgmath after the declarations: the shared templates write exp(x), which must be expf
-    # for a float x (as OpenCL C's overloads are)
-    return f"""{_PREAMBLE}{_vector_math_decls()}#include <tgmath.h>
+    # for a float x (as OpenCL C's overloads are). The flat loop's `if` names `parallel`: a
+    # bare `if` also applies to `simd` (OpenMP 5), and a false one made loops under
+    # PARALLEL_MIN elements scalar.
+    return f"""{_PREAMBLE}{_vector_math_decls()}{_STREAM_HELPER if streaming else ""}#include <tgmath.h>
 {helpers}
 void tl_fused(const i64 nd, const i64* sizes, const i64* st, void** ptrs, const double* sc,
               const int nt) {{
 {ptrs}  if (nd <= 1) {{
     const i64 n = nd ? sizes[0] : 1;
-{flat_strides}{flat_ptrs}{flat_loads}    #pragma omp parallel for simd num_threads(nt) if(n >= {PARALLEL_MIN}) schedule(static)
+{flat_strides}{flat_ptrs}{streaming}{flat_loads}    #pragma omp parallel for simd num_threads(nt) if(parallel: n >= {PARALLEL_MIN}) schedule(static)
     for (i64 i = 0; i < n; ++i) {{
 {loop_body}
     }}
@@ -231,21 +316,23 @@ BUILDER = Builder()
 
 class FusedKernel:
     """A built fused kernel bound to one iteration shape: call it with the operand tensors
-    (CPU tensors, in the spec's operand order)."""
-    __slots__ = ("fn", "nd", "sizes", "strides", "ptrs", "address", "threads", "nops",
-                 "scalars")
+    (CPU tensors, in the spec's operand order). Its tables are passed by address (ints):
+    ctypes converts a ctypes array argument in ~1 us, an int in a tenth of that."""
+    __slots__ = ("fn", "nd", "tables", "sizes", "strides", "address", "scalars",
+                 "scalar_address", "threads", "nops")
 
     def __init__(self, spec, sizes, strides):
         from tensorlib_cpu import fastreduce
         self.fn = BUILDER.load(source(spec))
         self.nd = len(sizes)
         self.nops = len(spec.operands)
-        self.sizes = (ctypes.c_int64 * max(1, self.nd))(*sizes)
         flat = [s for st in strides for s in st]
-        self.strides = (ctypes.c_int64 * max(1, len(flat)))(*flat)
-        self.ptrs = (ctypes.c_void_p * self.nops)()
-        self.address = ctypes.addressof(self.ptrs)
         self.scalars = (ctypes.c_double * max(1, sum(st.op == "fill" for st in spec.steps)))()
+        self.tables = ((ctypes.c_int64 * max(1, self.nd))(*sizes),
+                       (ctypes.c_int64 * max(1, len(flat)))(*flat),
+                       (ctypes.c_void_p * self.nops)(), self.scalars)   # held: addresses
+        self.sizes, self.strides, self.address, self.scalar_address = \
+            (ctypes.addressof(t) for t in self.tables)
         self.threads = fastreduce.get_num_threads
 
     def __call__(self, tensors, scalars=()):
@@ -253,7 +340,8 @@ class FusedKernel:
         sc = self.scalars
         for k, v in enumerate(scalars):
             sc[k] = v
-        self.fn(self.nd, self.sizes, self.strides, self.ptrs, sc, self.threads())
+        self.fn(self.nd, self.sizes, self.strides, self.address, self.scalar_address,
+                self.threads())
 
 
 def fused_kernel(spec, sizes, strides):
