@@ -20,6 +20,7 @@ carry this node as their history, so second derivatives are right. Under forward
 composite runs (its ops carry the tangents).
 """
 import tensorlib
+from tensorlib._C.factory import empty
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
@@ -57,10 +58,10 @@ def _fused_op(igates, hgates, c):
     if hidden < 0 or tuple(igates.shape) != (rows, 4 * hidden) \
             or tuple(hgates.shape) != (rows, 4 * hidden):
         raise _Declined
-    h_new = tensorlib.empty((rows, hidden), dtype=c.dtype, device=c.device)
-    c_new = tensorlib.empty((rows, hidden), dtype=c.dtype, device=c.device)
-    act = tensorlib.empty((rows, 4 * hidden), dtype=c.dtype, device=c.device)
-    if not c._device._kernels["lstm_cell"](h_new, c_new, act, igates, hgates, c):
+    dt, dev = c._dtype, c._device
+    h_new, c_new = empty((rows, hidden), dt, dev), empty((rows, hidden), dt, dev)
+    act = empty((rows, 4 * hidden), dt, dev)
+    if not dev._kernels["lstm_cell"](h_new, c_new, act, igates, hgates, c):
         raise _Declined
     return h_new, c_new, act
 
@@ -72,9 +73,8 @@ def _fused_grad(ctx, grad_h=None, grad_c=None, grad_act=None):
     want_c = ctx.needs_input_grad[2]
     kernel = c._device._kernels.get("lstm_cell_backward")
     if kernel is not None and grad_act is None and not tensorlib.is_grad_enabled():
-        grad_gates = tensorlib.empty(act.shape, dtype=c.dtype, device=c.device)
-        grad_c_old = tensorlib.empty(c.shape, dtype=c.dtype, device=c.device) \
-            if want_c else None
+        grad_gates = empty(act._sizes, c._dtype, c._device)
+        grad_c_old = empty(c._sizes, c._dtype, c._device) if want_c else None
         if kernel(grad_gates, grad_c_old, _dense(grad_h, c), _dense(grad_c, c), c, c_new, act):
             return grad_gates, grad_gates, grad_c_old
     grad_gates, grad_c_old = _grad_in_ops(grad_h, grad_c, grad_act, c, c_new, act)
