@@ -8,10 +8,11 @@ False, having written nothing, for dtypes or layouts it does not take (then the 
 path runs):
 
 * ``lstm_cell(h_out, c_out, act, igates, hgates, c)``: igates, hgates (N, 4H) and c (N, H)
-  read by rows; writes h', c' (N, H) and the activated gates act = (i, f, g, o) (N, 4H).
-* ``lstm_cell_backward(grad_gates, grad_c, grad_h, grad_c_new, c, c_new, act)``: the
-  gradient of the pre-activation gates (N, 4H) and, unless grad_c is None, of c (N, H), from
-  the gradients of h' and c' (either may be None: zero).
+  read by rows; writes h', c' (N, H) and act = (i, f, g, o, tanh(c')) (N, 5H), the
+  activated gates and the cell's tanh, which the backward reads.
+* ``lstm_cell_backward(grad_gates, grad_c, grad_h, grad_c_new, c, act)``: the gradient of
+  the pre-activation gates (N, 4H) and, unless grad_c is None, of c (N, H), from the
+  gradients of h' and c' (either may be None: zero).
 
 The fused op is one autograd node with three outputs (h', c', act); its backward is the
 backward kernel. A backward that must itself be differentiable (create_graph=True), or one
@@ -60,7 +61,7 @@ def _fused_op(igates, hgates, c):
         raise _Declined
     dt, dev = c._dtype, c._device
     h_new, c_new = empty((rows, hidden), dt, dev), empty((rows, hidden), dt, dev)
-    act = empty((rows, 4 * hidden), dt, dev)
+    act = empty((rows, 5 * hidden), dt, dev)
     if not dev._kernels["lstm_cell"](h_new, c_new, act, igates, hgates, c):
         raise _Declined
     return h_new, c_new, act
@@ -69,15 +70,15 @@ def _fused_op(igates, hgates, c):
 @formula("lstm_cell_fused", save=(2,), save_output=True)
 def _fused_grad(ctx, grad_h=None, grad_c=None, grad_act=None):
     c = ctx.args[2]
-    _, c_new, act = ctx.out
+    act = ctx.out[2]
     want_c = ctx.needs_input_grad[2]
     kernel = c._device._kernels.get("lstm_cell_backward")
     if kernel is not None and grad_act is None and not tensorlib.is_grad_enabled():
-        grad_gates = empty(act._sizes, c._dtype, c._device)
+        grad_gates = empty(ctx.args[0].shape, c._dtype, c._device)
         grad_c_old = empty(c._sizes, c._dtype, c._device) if want_c else None
-        if kernel(grad_gates, grad_c_old, _dense(grad_h, c), _dense(grad_c, c), c, c_new, act):
+        if kernel(grad_gates, grad_c_old, _dense(grad_h, c), _dense(grad_c, c), c, act):
             return grad_gates, grad_gates, grad_c_old
-    grad_gates, grad_c_old = _grad_in_ops(grad_h, grad_c, grad_act, c, c_new, act)
+    grad_gates, grad_c_old = _grad_in_ops(grad_h, grad_c, grad_act, c, act)
     return grad_gates, grad_gates, (grad_c_old if want_c else None)
 
 
@@ -88,18 +89,20 @@ def _dense(grad, like):
     return grad.to(like.dtype).contiguous()
 
 
-def _grad_in_ops(grad_h, grad_c, grad_act, c, c_new, act):
-    """The backward in tensorlib ops, differentiable again (c_new and act carry the node)."""
-    i, f, g, o = act.split(c.shape[-1], -1)
+def _grad_in_ops(grad_h, grad_c, grad_act, c, act):
+    """The backward in tensorlib ops, differentiable again (act carries the node)."""
+    i, f, g, o, t = act.split(c.shape[-1], -1)
     zero = tensorlib.zeros((), dtype=c.dtype, device=c.device)
     dh = grad_h if grad_h is not None else zero
-    t = tensorlib.tanh(c_new)
-    dc = dh * o * (1 - t * t)
+    dt = dh * o
+    if grad_act is not None:
+        a_i, a_f, a_g, a_o, a_t = grad_act.split(c.shape[-1], -1)
+        dt = dt + a_t
+    dc = dt * (1 - t * t)
     if grad_c is not None:
         dc = dc + grad_c
     d_i, d_f, d_g, d_o = dc * g, dc * c, dc * i, dh * t
     if grad_act is not None:
-        a_i, a_f, a_g, a_o = grad_act.split(c.shape[-1], -1)
         d_i, d_f, d_g, d_o = d_i + a_i, d_f + a_f, d_g + a_g, d_o + a_o
     grad_gates = tensorlib.cat([d_i * i * (1 - i), d_f * f * (1 - f), d_g * (1 - g * g),
                                 d_o * o * (1 - o)], -1)

@@ -24,12 +24,11 @@ def _reference(ig, hg, c):
     act = np.concatenate([_sigmoid(i), _sigmoid(f), np.tanh(g), _sigmoid(o)], axis=1)
     i, f, g, o = np.split(act, 4, axis=1)
     c_new = f * c + i * g
-    return o * np.tanh(c_new), c_new, act
+    return o * np.tanh(c_new), c_new, np.concatenate([act, np.tanh(c_new)], axis=1)
 
 
-def _reference_backward(gh, gc, c, c_new, act):
-    i, f, g, o = np.split(act, 4, axis=1)
-    t = np.tanh(c_new)
+def _reference_backward(gh, gc, c, act):
+    i, f, g, o, t = np.split(act, 5, axis=1)
     dc = gh * o * (1 - t * t) + gc
     grad_gates = np.concatenate([dc * g * i * (1 - i), dc * c * f * (1 - f),
                                  dc * i * (1 - g * g), gh * t * o * (1 - o)], axis=1)
@@ -58,7 +57,8 @@ def test_forward_matches_numpy(dtype, tol):
     # the input gates as a row-strided view (a column block of a wider matrix)
     wide = tl.from_numpy(np.concatenate([ig, ig], axis=1)).narrow(1, ig.shape[1], ig.shape[1])
     t_c = tl.from_numpy(c)
-    h_out, c_out, act = (_empty(c.shape, t_c), _empty(c.shape, t_c), _empty(ig.shape, t_c))
+    h_out, c_out = _empty(c.shape, t_c), _empty(c.shape, t_c)
+    act = _empty((c.shape[0], 5 * c.shape[1]), t_c)
     assert rk.lstm_cell(h_out, c_out, act, wide, tl.from_numpy(hg), t_c)
     for got, want in zip((h_out, c_out, act), _reference(ig, hg, c)):
         np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
@@ -68,7 +68,7 @@ def test_forward_matches_numpy(dtype, tol):
 @pytest.mark.parametrize("given", ["both", "h only", "c only", "no grad_c"])
 def test_backward_matches_numpy(dtype, tol, given):
     ig, hg, c = _inputs(dtype)
-    _, c_new, act = (x.astype(dtype) for x in _reference(ig, hg, c))
+    act = _reference(ig, hg, c)[2].astype(dtype)
     rng = np.random.default_rng(1)
     gh = rng.standard_normal(c.shape).astype(dtype)
     gc = rng.standard_normal(c.shape).astype(dtype)
@@ -76,10 +76,10 @@ def test_backward_matches_numpy(dtype, tol, given):
     grad_gates, grad_c = _empty(ig.shape, t(c)), _empty(c.shape, t(c))
     assert rk.lstm_cell_backward(grad_gates, None if given == "no grad_c" else grad_c,
                                  None if given == "c only" else t(gh),
-                                 None if given == "h only" else t(gc), t(c), t(c_new), t(act))
+                                 None if given == "h only" else t(gc), t(c), t(act))
     want_gates, want_c = _reference_backward(0 * gh if given == "c only" else gh,
                                              0 * gc if given == "h only" else gc,
-                                             c, c_new, act)
+                                             c, act)
     np.testing.assert_allclose(grad_gates.numpy(), want_gates, rtol=tol, atol=tol)
     if given != "no grad_c":
         np.testing.assert_allclose(grad_c.numpy(), want_c, rtol=tol, atol=tol)
@@ -87,7 +87,8 @@ def test_backward_matches_numpy(dtype, tol, given):
 
 def test_kernels_refuse_what_they_do_not_take():
     ig, hg, c = (tl.from_numpy(x) for x in _inputs(np.float64))
-    h_out, c_out, act = _empty(c.shape, c), _empty(c.shape, c), _empty(ig.shape, c)
+    h_out, c_out = _empty(c.shape, c), _empty(c.shape, c)
+    act = _empty((c.shape[0], 5 * c.shape[1]), c)
     strided_cols = tl.from_numpy(np.zeros((7, 40)))[:, ::2]
     assert not rk.lstm_cell(h_out, c_out, act, strided_cols, hg, c)          # column stride
     assert not rk.lstm_cell(h_out, c_out, act, ig.float(), hg, c)            # mixed dtypes
@@ -95,7 +96,8 @@ def test_kernels_refuse_what_they_do_not_take():
     assert not rk.lstm_cell(h_out.t().contiguous().t(), c_out, act, ig, hg, c)
     assert not rk.lstm_cell(h_out.long(), c_out.long(), act.long(), ig.long(), hg.long(),
                             c.long())
-    assert not rk.lstm_cell_backward(act, None, c.t(), None, c, c, act)    # strided grad
+    assert not rk.lstm_cell(h_out, c_out, ig, ig, hg, c)                   # act too narrow
+    assert not rk.lstm_cell_backward(ig, None, c.t(), None, c, act)        # strided grad
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
