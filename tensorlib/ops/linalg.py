@@ -186,10 +186,11 @@ def _fusable(input, mat1, mat2, beta):  # noqa: A002
 def _fused_addmm(input, mat1, mat2, beta, alpha):  # noqa: A002
     """The product written onto input broadcast to its shape: one pass over the output, not
     a product and then an add pass."""
-    out = empty((mat1._sizes[0], mat2._sizes[1]), mat1._dtype, mat1._device)
+    dev = mat1._device
+    out = empty((mat1._sizes[0], mat2._sizes[1]), mat1._dtype, dev)
     _broadcast(input, out)
-    out.copy_(input)
-    lookup("addmm", mat1._device)(out, mat1, mat2, beta, alpha)
+    lookup("copy", dev)(out, _views.expand(input, out._sizes))    # (copy_'s checks hold)
+    lookup("addmm", dev)(out, mat1, mat2, beta, alpha)
     return out
 
 

@@ -126,6 +126,12 @@ S = (3, 4)
 CASES = []
 
 
+def _lstm_h_plus_c(ig, hg, c):
+    from tensorlib.nn._functional.lstm_cell import lstm_pointwise
+    h_new, c_new = lstm_pointwise(ig, hg, c)
+    return h_new + 0.5 * c_new
+
+
 def add(*cases):
     CASES.extend(cases)
 
@@ -219,6 +225,9 @@ add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
     Case("grid_sample-fused", lambda x, g: tl.nn.functional.grid_sample(
         x, g.tanh(), "bilinear", "reflection", False), [(1, 2, 4, 3), (1, 3, 2, 2)],
         covers=["grid_sampler_2d_fused"], gradgrad=True),
+    # the CPU's fused LSTM cell op (strided layouts it declines take the composite path)
+    Case("lstm_cell-fused", lambda ig, hg, c: _lstm_h_plus_c(ig, hg, c),
+         [(3, 8), (3, 8), (3, 2)], covers=["lstm_cell_fused"], gradgrad=True),
     Case("log_softmax", lambda x: tl.log_softmax(x, -1), [S], gradgrad=True),
     Case("log_softmax-dim0", lambda x: tl.log_softmax(x, 0), [S], covers=["log_softmax"]),
     Case("logsumexp-dims", lambda x: tl.logsumexp(x, (0, 1), keepdim=True), [S],

@@ -427,8 +427,23 @@ cdef inline bint _worth_splitting(double macs, int m, int n, int nt) noexcept no
     return nt > 1 and macs >= <double>PARALLEL_MIN_MACS * nt and max(m, n) >= 2 * _ALIGN
 
 
+cdef extern from "skinny_gemm.h":
+    int skinny_gemm_float(char ta, char tb, int m, int n, int k, float alpha, const float* a,
+                          int lda, const float* b, int ldb, float beta, float* c,
+                          int ldc) nogil
+    int skinny_gemm_double(char ta, char tb, int m, int n, int k, double alpha,
+                           const double* a, int lda, const double* b, int ldb, double beta,
+                           double* c, int ldc) nogil
+
+
 cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a, int lda,
                const real* b, int ldb, real beta, real* c, int ldc, int nt) noexcept nogil:
+    # a dimension of 1 (outer products, matrix-vector): vector loops, see skinny_gemm.h
+    if real is float:
+        if skinny_gemm_float(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+            return
+    elif skinny_gemm_double(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        return
     if _worth_splitting(<double>m * n * k, m, n, nt):
         _split(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc, nt)
     else:

@@ -6,7 +6,8 @@ and output shapes are PyTorch's, so torch weights load one to one.
 
 The math is composed from tensorlib ops: the input projection of a whole layer is one matmul
 over the sequence, then each time step costs one addmm with the hidden weights plus the gate
-pointwise ops; autograd comes from the ops. A PackedSequence input runs each step on the
+pointwise ops (for the LSTM one fused op where the backend has the kernels, see
+nn/_functional/lstm_cell.py); autograd comes from the ops. A PackedSequence input runs each step on the
 sequences still running at that step, so h_n/c_n hold each sequence's last valid state.
 """
 import math
@@ -16,6 +17,7 @@ import warnings
 import tensorlib
 from tensorlib.nn import functional as F
 from tensorlib.nn._functional.attention import _dropout
+from tensorlib.nn._functional.lstm_cell import lstm_pointwise
 from tensorlib.nn import init
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
@@ -35,11 +37,7 @@ def _rnn_step(gi, h, w_hh, b_hh, relu):
 
 
 def _lstm_step(gi, h, c, w_hh, b_hh, w_hr):
-    gates = gi + _hidden_gates(h, w_hh, b_hh)
-    hs = c.shape[-1]
-    i, f, g, o = gates.split(hs, -1)
-    c = tensorlib.sigmoid(f) * c + tensorlib.sigmoid(i) * tensorlib.tanh(g)
-    h = tensorlib.sigmoid(o) * tensorlib.tanh(c)
+    h, c = lstm_pointwise(gi, _hidden_gates(h, w_hh, b_hh), c)
     if w_hr is not None:
         h = tensorlib.matmul(h, w_hr.t())
     return h, c

@@ -1,7 +1,7 @@
 """Every kernel the CPU backend provides, by op name: the one list of what it implements."""
 from tensorlib_cpu import (activation_kernels, attention_kernels, conv_kernels, copy_kernels,
                            grid_kernels, loss_kernels, norm_kernels, onednn_conv, optim_kernels,
-                           pool_kernels, select_kernels)
+                           pool_kernels, rnn_kernels, select_kernels)
 from tensorlib_cpu.kernels import blas, fused, indexing, pointwise, random, reduction
 
 
@@ -9,6 +9,6 @@ def register(table):
     # activation_kernels last: its tanh replaces pointwise's numpy one
     for module in (pointwise, reduction, blas, indexing, random, fused, attention_kernels,
                    conv_kernels, grid_kernels, onednn_conv, loss_kernels, norm_kernels,
-                   optim_kernels, pool_kernels, select_kernels, copy_kernels,
+                   optim_kernels, pool_kernels, rnn_kernels, select_kernels, copy_kernels,
                    activation_kernels):
         table.update(module.KERNELS)
