@@ -24,6 +24,12 @@ tensorlib primitives, so it runs on every backend:
     T: the weight times the gradient gives columns, scattered back by col2im: one strided
        `add` per kernel offset into a zero-padded buffer, then the padding is cropped.
 
+Outside a graph of the backward (no create_graph), the gradients of a 2-D convolution are one
+call of the device's ``conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding,
+dilation, groups)`` where it has one (each output None when not wanted): the CPU's reads the
+output gradient into oneDNN's layout once for both gradients and sums the bias gradient in
+the weight gradient's pass.
+
 The ops take zero padding only, symmetric per dim, as normalised int tuples; padding modes
 ('reflect', 'replicate', 'circular') and the asymmetric padding of ``padding='same'`` with an
 even effective kernel are applied by F.pad before.
@@ -210,6 +216,11 @@ def _register_formulas(nd):
     @formula(fname, save=(0, 1))
     def fwd_grad(ctx, g):
         x, w, stride, padding, dilation, groups = ctx.args
+        if nd == 2 and _backward_in_one(x):
+            gx, gw, _ = _conv2d_grads(x, w, g, (ctx.needs_input_grad[0],
+                                                ctx.needs_input_grad[1], False), stride,
+                                      padding, dilation, groups)
+            return gx, gw, None, None, None, None
         f_op, t_op, w_op = _ops(nd)
         gx = gw = None
         if ctx.needs_input_grad[0]:
@@ -265,9 +276,30 @@ def _fuses_bias(x):
     return has_kernel("conv2d_bias", x._device) and has_kernel("conv2d", x._device)
 
 
+def _backward_in_one(x):
+    """Whether a 2-D convolution's gradients are one `conv2d_backward` call: the device has
+    it and no graph of the backward is recorded (the three ops carry double backward)."""
+    return not tensorlib.is_grad_enabled() and has_kernel("conv2d_backward", x._device)
+
+
+def _conv2d_grads(x, w, g, needs, stride, padding, dilation, groups):
+    """(grad_x, grad_w, grad_b) of a 2-D convolution by the device's conv2d_backward; needs:
+    which of the three are wanted (the others are None)."""
+    gx = empty(x._sizes, g._dtype, g._device) if needs[0] else None
+    gw = empty(w._sizes, g._dtype, g._device) if needs[1] else None
+    gb = empty((w._sizes[0],), g._dtype, g._device) if needs[2] else None
+    if needs[0] or needs[1] or needs[2]:
+        lookup("conv2d_backward", x._device)(gx, gw, gb, x, g, w, stride, padding, dilation,
+                                             groups)
+    return gx, gw, gb
+
+
 @formula("conv2d_bias", save=(0, 1))
 def _conv2d_bias_grad(ctx, g):
     x, w, b, stride, padding, dilation, groups = ctx.args
+    if _backward_in_one(x):
+        return _conv2d_grads(x, w, g, ctx.needs_input_grad[:3], stride, padding, dilation,
+                             groups) + (None, None, None, None)
     f_op, t_op, w_op = _ops(2)
     gx = gw = gb = None
     if ctx.needs_input_grad[0]:
