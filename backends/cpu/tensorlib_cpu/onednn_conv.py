@@ -39,12 +39,10 @@ def _dense(a):
 
 
 def _readable(a):
-    """a itself when oneDNN can describe it (float32 strides, none negative: any view,
+    """Whether oneDNN can describe a float32 array as it is (no stride negative: any view,
     a broadcast output gradient's stride 0 included, is read by the reorder into oneDNN's
-    own layout), else a C copy."""
-    if all(s >= 0 and s % 4 == 0 for s in a.strides):
-        return a
-    return np.ascontiguousarray(a)
+    own layout)."""
+    return all(s >= 0 and s % 4 == 0 for s in a.strides)
 
 
 def _pooled_dense(t):
@@ -249,14 +247,16 @@ def _make_backward(lib, shapes, g, w, x, gx, gw, stride, padding, dilation, grou
     return plan
 
 
-def _signature(a):
-    return None if a is None else (a.shape, a.strides)
+def _signature(t):
+    """What a plan depends on of a tensor (None: absent): its sizes and element strides."""
+    return None if t is None else (t._sizes, t._strides)
 
 
 def _cached(key, build):
-    """The plan for key (built on first use; None where oneDNN has no implementation)."""
-    plan = _plans.get(key)
-    if plan is None and key not in _plans:
+    """The plan for key, built on first use by build() (None where oneDNN should not or
+    cannot run the case: then the caller falls back, and the answer is cached too)."""
+    plan = _plans.get(key, _UNSEEN)
+    if plan is _UNSEEN:
         try:
             plan = build()
         except OneDNNError:
@@ -269,13 +269,16 @@ def _cached(key, build):
     return plan
 
 
-def _float32(*arrays):
-    """Whether every given array is non-empty float32 (oneDNN's dtype here)."""
-    return all(a is None or (a.dtype == np.float32 and a.size) for a in arrays)
+_UNSEEN = object()
 
 
-def _host(t):
-    return None if t is None else host_array(t)
+def _eligible(results, operands):
+    """Whether oneDNN takes these host arrays: all float32 and non-empty, the results dense
+    (C order or channels-last), the operands readable in place (see _readable)."""
+    arrays = results + operands
+    return (all(a.dtype == np.float32 and a.size for a in arrays)
+            and all(_dense(a) is a for a in results)
+            and all(_readable(a) for a in operands))
 
 
 # Input channels below which im2col stays faster than oneDNN for a gradient. Measured on one
@@ -288,22 +291,26 @@ MIN_CHANNELS = {"fwd": 1, "data": 4, "wgt": 2}
 
 
 def _forward_on_onednn(out, x, w, b, stride, padding, dilation, groups):
-    """out = conv2d(x, w) (+ b) on oneDNN; False when it cannot (the caller falls back)."""
+    """out = conv2d(x, w) (+ b) on oneDNN; False when it cannot (the caller falls back).
+    A cached plan is found from the tensors' sizes and strides alone, before any array is
+    looked at: the checks ran when it was made."""
     lib = onednn.library()
     if lib is None:
         return False
-    y, xa, wa, ba = host_array(out), host_array(x), host_array(w), _host(b)
-    if not _float32(y, xa, wa, ba) or _dense(y) is not y:
-        return False
-    xa, wa = _readable(xa), _readable(wa)
-    ba = None if ba is None else np.ascontiguousarray(ba)
-    key = ("fwd", _signature(xa), _signature(wa), _signature(ba), _signature(y),
+    key = ("fwd", x._dtype, _signature(x), _signature(w), _signature(b), _signature(out),
            tuple(stride), tuple(padding), tuple(dilation), groups)
-    plan = _cached(key, lambda: _make_forward(lib, xa, wa, ba, y, stride, padding, dilation,
-                                              groups))
+    arrays = (host_array(x), host_array(w)) + (() if b is None else (host_array(b),)) + (
+        host_array(out),)
+
+    def build():
+        if not _eligible(arrays[-1:], arrays[:-1]):
+            return None
+        return _make_forward(lib, arrays[0], arrays[1], None if b is None else arrays[2],
+                             arrays[-1], stride, padding, dilation, groups)
+    plan = _cached(key, build)
     if plan is None:
         return False
-    plan.run((xa, wa, y) if ba is None else (xa, wa, ba, y), out._device)
+    plan.run(arrays, out._device)
     return True
 
 
@@ -314,31 +321,33 @@ def _backward_on_onednn(gx, gw, x, g, w, stride, padding, dilation, groups):
     lib = onednn.library()
     if lib is None:
         return False, False
-    out_x, out_w = _host(gx), _host(gw)
-    xa, ga, wa = _host(x), host_array(g), _host(w)
-    if not _float32(out_x, out_w, xa, ga, wa) or any(
-            a is not None and _dense(a) is not a for a in (out_x, out_w)):
+    channels = (gx if gx is not None else x)._sizes[1]
+    if channels < MIN_CHANNELS["data"]:
+        gx = None
+    if channels < MIN_CHANNELS["wgt"]:
+        gw = None
+    if gx is None and gw is None:
         return False, False
-    x_shape = (out_x if out_x is not None else xa).shape
-    w_shape = (out_w if out_w is not None else wa).shape
-    if out_x is not None and x_shape[1] < MIN_CHANNELS["data"]:
-        out_x = None
-    if out_w is not None and x_shape[1] < MIN_CHANNELS["wgt"]:
-        out_w = None
-    if out_x is None and out_w is None:
-        return False, False
-    ga = _readable(ga)
-    wa = _readable(wa) if out_x is not None else None
-    xa = _readable(xa) if out_w is not None else None
-    key = ("bwd",) + tuple(_signature(a) for a in (ga, wa, xa, out_x, out_w)) + (
-        tuple(stride), tuple(padding), tuple(dilation), groups)
-    shapes = (x_shape, w_shape, ga.shape)
-    plan = _cached(key, lambda: _make_backward(lib, shapes, ga, wa, xa, out_x, out_w, stride,
-                                               padding, dilation, groups))
+    w = w if gx is not None else None
+    x = x if gw is not None else None
+    key = ("bwd", g._dtype, _signature(g), _signature(w), _signature(x), _signature(gx),
+           _signature(gw), tuple(stride), tuple(padding), tuple(dilation), groups)
+    ga, wa, xa, gxa, gwa = (None if t is None else host_array(t) for t in (g, w, x, gx, gw))
+    operands = tuple(a for a in (ga, wa, xa) if a is not None)
+    results = tuple(a for a in (gxa, gwa) if a is not None)
+
+    def build():
+        if not _eligible(results, operands):
+            return None
+        shapes = ((gxa if gxa is not None else xa).shape,
+                  (gwa if gwa is not None else wa).shape, ga.shape)
+        return _make_backward(lib, shapes, ga, wa, xa, gxa, gwa, stride, padding, dilation,
+                              groups)
+    plan = _cached(key, build)
     if plan is None:
         return False, False
-    plan.run(tuple(a for a in (ga, wa, xa, out_x, out_w) if a is not None), g._device)
-    return out_x is not None, out_w is not None
+    plan.run(operands + results, g._device)
+    return gx is not None, gw is not None
 
 
 def _bias_grad(out, g):

@@ -351,11 +351,11 @@ def _check_common(name, input, weight, bias, nd, transposed=False):  # noqa: A00
 
 
 def _check_params(stride, padding, dilation, groups, output_padding=None):
-    if any(s <= 0 for s in stride):
+    if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
+    if min(padding) < 0:
         raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
+    if min(dilation) <= 0:
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
@@ -379,7 +379,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
     stride = _ntuple(stride, nd, "stride")
     dilation = _ntuple(dilation, nd, "dilation")
     groups = int(groups)
-    kernel = tuple(weight.shape[2:])
+    kernel = weight._sizes[2:]        # _sizes (tuples), not .shape: ~1 us per look-up
     x, unbatched = _batched(input, nd)
     extra = None
     if isinstance(padding, str):
@@ -399,26 +399,27 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
     else:
         padding = _ntuple(padding, nd, "padding")
     _check_params(stride, padding, dilation, groups)
-    c = x.shape[1]
-    o = weight.shape[0]
+    c = x._sizes[1]
+    o = weight._sizes[0]
     if o % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
                            f"{groups} at dimension 0, but got weight of size "
                            f"{list(weight.shape)} instead")
-    if c != weight.shape[1] * groups:
+    if c != weight._sizes[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(x.shape)} to have {weight.shape[1] * groups} "
                            f"channels, but got {c} channels instead")
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != o):
+    if bias is not None and bias._sizes != (o,):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                            f"1-dimensional with {o} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
     if extra is not None:
         from tensorlib.ops.joining import pad
         x = pad(x, extra)
-    padded = tuple(x.shape[2 + i] + 2 * padding[i] for i in range(nd))
-    eff = tuple(dilation[i] * (kernel[i] - 1) + 1 for i in range(nd))
-    if any(eff[i] > padded[i] for i in range(nd)):
+    sizes = x._sizes
+    padded = [sizes[2 + i] + 2 * padding[i] for i in range(nd)]
+    eff = [dilation[i] * (kernel[i] - 1) + 1 for i in range(nd)]
+    if any(e > p for e, p in zip(eff, padded)):
         raise RuntimeError(f"Calculated padded input size per channel: "
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "
