@@ -20,7 +20,7 @@ from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import host_array
 from tensorlib_cpu import conv_kernels, onednn
 from tensorlib_cpu.onednn import Descriptor, Memory, OneDNNError, Primitive
-from tensorlib_cpu.onednn_exec import Executor
+from tensorlib_cpu.onednn_exec import Executor, set_threads
 
 __all__ = ["KERNELS", "MIN_CHANNELS", "conv2d", "conv2d_backward", "conv2d_bias",
            "conv2d_weight_grad", "conv_transpose2d", "describe"]
@@ -257,6 +257,7 @@ def _cached(key, build):
     cannot run the case: then the caller falls back, and the answer is cached too)."""
     plan = _plans.get(key, _UNSEEN)
     if plan is _UNSEEN:
+        set_threads(onednn.library().threads())     # the count it will run on
         try:
             plan = build()
         except OneDNNError:
@@ -390,17 +391,15 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
     """The input, weight and bias gradients of conv2d for output gradient g, each output
     None when not wanted, in one call: on oneDNN the output gradient is read into its layout
     once for both convolutions (a broadcast one with no copy); what stays on im2col (few
-    input channels, other dtypes, no oneDNN) shares one dense copy of g."""
+    input channels, other dtypes, no oneDNN) reads g as it is for the input gradient and
+    through a pooled dense copy for the weight gradient."""
     done_x, done_w = _backward_on_onednn(grad_x, grad_w, x, g, w, stride, padding, dilation,
                                          groups)
-    if (grad_x is not None and not done_x) or (grad_w is not None and not done_w):
-        dense_g = _pooled_dense(g)
-        if grad_x is not None and not done_x:
-            conv_kernels.conv_transpose2d(grad_x, dense_g, w, stride, padding, dilation,
-                                          groups)
-        if grad_w is not None and not done_w:
-            conv_kernels.conv2d_weight_grad(grad_w, _pooled_dense(x), dense_g, stride,
-                                            padding, dilation, groups)
+    if grad_x is not None and not done_x:
+        conv_kernels.conv_transpose2d(grad_x, g, w, stride, padding, dilation, groups)
+    if grad_w is not None and not done_w:
+        conv_kernels.conv2d_weight_grad(grad_w, _pooled_dense(x), _pooled_dense(g), stride,
+                                        padding, dilation, groups)
     if grad_b is not None:
         _bias_grad(grad_b, g)
 
@@ -408,8 +407,7 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
 def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
     """out (N, C, H, W) = conv2d's input gradient for output gradient g, on oneDNN if it can."""
     if not _backward_on_onednn(out, None, None, g, w, stride, padding, dilation, groups)[0]:
-        conv_kernels.conv_transpose2d(out, _pooled_dense(g), w, stride, padding, dilation,
-                                      groups)
+        conv_kernels.conv_transpose2d(out, g, w, stride, padding, dilation, groups)
 
 
 def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):

@@ -22,6 +22,13 @@ ctypedef int (*execute_fn)(void* primitive, void* stream, int nargs, void* args)
 ctypedef int (*wait_fn)(void* stream) noexcept nogil
 
 
+def set_threads(int n):
+    """omp_set_num_threads(n) on the calling thread (n > 0), as Executor.run does: oneDNN
+    splits a primitive's work for the thread count it sees when the primitive is made."""
+    if n > 0:
+        omp_set_num_threads(n)
+
+
 class ExecutionError(RuntimeError):
     """A oneDNN call failed while running a plan (onednn.OneDNNError derives from it)."""
 
