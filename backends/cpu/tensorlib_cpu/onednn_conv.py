@@ -1,13 +1,15 @@
-"""2-D convolution (also with its bias added in the same pass), its input gradient and its
-weight gradient on oneDNN, for float32, with the im2col + GEMM kernels of conv_kernels as the
-fallback (other dtypes, no oneDNN, TENSORLIB_ONEDNN=0, the few-channel gradients where
-im2col measured faster, or a case oneDNN declines).
+"""2-D convolution (also with its bias added in the same pass) and its gradients on oneDNN,
+for float32, with the im2col + GEMM kernels of conv_kernels as the fallback (other dtypes, no
+oneDNN, TENSORLIB_ONEDNN=0, the few-channel gradients where im2col measured faster, or a case
+oneDNN declines).
 
-One plan per (op, shapes, layouts, stride, padding, dilation, groups) is cached: the primitive
-and the reorders between the caller's layout (NCHW, or channels-last as given) and the one
-oneDNN chose (format `any`: its blocked layouts, whose kernels are the fast ones). The kernels
-have the dispatch table's signature ``kernel(out, x, w_or_g, stride, padding, dilation,
-groups)``, as conv_kernels'."""
+One plan per (op, sizes and strides of every tensor, stride, padding, dilation, groups) is
+cached: the primitives and the reorders between the caller's layout (any non-negative
+strides: NCHW, channels-last, a broadcast output gradient) and the ones oneDNN chose (format
+`any`: its blocked layouts, whose kernels are the fast ones). `conv2d_backward` computes the
+input, weight and bias gradients in one call, with the output gradient reordered once for
+both convolutions. The other kernels have the dispatch table's signature ``kernel(out, x,
+w_or_g, stride, padding, dilation, groups)``, as conv_kernels'."""
 import ctypes
 from collections import OrderedDict
 
