@@ -50,7 +50,7 @@ def _readable(a):
 def _pooled_dense(t):
     """t when its memory is dense (C order or channels-last), else a C-order copy in a tensor
     from the backend's memory pool. The output gradient of a convolution whose result was
-    summed or averaged is a scalar expanded (stride 0); the im2col gradient kernels copy it,
+    summed or averaged is a scalar expanded (stride 0); the im2col weight gradient copies it,
     and into fresh numpy memory each call those copies took ~1,000 page faults per 4 MiB
     (3,900 per forward+backward step of the 3->32 benchmark convolution, ~2 ms of a 4 ms step
     on the shared AMD EPYC). The pool hands the same pages back."""

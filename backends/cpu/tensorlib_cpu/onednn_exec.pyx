@@ -100,7 +100,7 @@ cdef class Executor:
             base = <char*>cnp.PyArray_DATA(scratch)
             base += (64 - <uintptr_t>base % 64) % 64
         for i in range(self.n_users):
-            status = self.set_handle(self.users[i], cnp.PyArray_DATA(<cnp.ndarray>arrays[i]))
+            status = self.set_handle(self.users[i], cnp.PyArray_DATA(<cnp.ndarray?>arrays[i]))
             if status:
                 raise ExecutionError(f"dnnl_memory_set_data_handle failed with status {status}")
         for i in range(self.n_inners):
