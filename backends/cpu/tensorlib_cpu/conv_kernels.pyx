@@ -158,17 +158,19 @@ def _rows_to_batch(const real[:, ::1] res, real[:, :, ::1] out, Py_ssize_t n0, P
                 out[n0 + n, o, l] = res[o, n * L + l]
 
 
-def _batch_to_rows(const real[:, :, ::1] g, real[:, ::1] res, Py_ssize_t n0, Py_ssize_t nb,
+def _batch_to_rows(const real[:, :, :, :] g, real[:, ::1] res, Py_ssize_t n0, Py_ssize_t nb,
                    int nt):
-    """res[o, n*L:(n+1)*L] = g[n0 + n, o, :]."""
-    cdef Py_ssize_t O = g.shape[1], L = g.shape[2]
-    cdef Py_ssize_t t, n, o, l
+    """res[o, n*L + i*ow + j] = g[n0 + n, o, i, j], for g with any strides: a broadcast
+    output gradient (stride 0, from y.sum()) is read as it is, with no dense copy first."""
+    cdef Py_ssize_t O = g.shape[1], oh = g.shape[2], ow = g.shape[3], L = oh * ow
+    cdef Py_ssize_t t, n, o, i, j
     with nogil:
         for t in prange(nb * O, schedule='dynamic', num_threads=nt):
             n = t // O
             o = t % O
-            for l in range(L):
-                res[o, n * L + l] = g[n0 + n, o, l]
+            for i in range(oh):
+                for j in range(ow):
+                    res[o, n * L + i * ow + j] = g[n0 + n, o, i, j]
 
 
 # ---- a direct weight gradient for thin convolutions -------------------------------------------
@@ -346,7 +348,6 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
         _direct_wgrad(xa, ga, acc.reshape(o_arr.shape), padding, dilation, nt)
         o_arr[...] = acc.reshape(o_arr.shape)
         return
-    g3 = ga.reshape(n, o, big_l)
     nb_max = _chunk(n, rows + o, big_l)
     for n0 in range(0, n, nb_max):
         nb = min(nb_max, n - n0)
@@ -354,7 +355,7 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
         gt = np.empty((o, nb * big_l), dt)
         _im2col(xa, cols, n0, nb, kh, kw, stride[0], stride[1], padding[0], padding[1],
                 dilation[0], dilation[1], oh, ow, nt)
-        _batch_to_rows(g3, gt, n0, nb, nt)
+        _batch_to_rows(ga, gt, n0, nb, nt)
         for gi in range(groups):
             a = gt[gi * og:(gi + 1) * og]
             b = cols[gi * rg:(gi + 1) * rg].T
@@ -366,7 +367,7 @@ def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
     """out (N, C, H, W) = the adjoint of conv2d in its input: col2im(W^T @ g)."""
     o_arr = host_array(out)
     dt = _work_dtype(o_arr.dtype)
-    ga = _prep(host_array(g), dt)
+    ga = host_array(g).astype(dt, copy=False)     # any strides (_batch_to_rows reads them)
     wa = _prep(host_array(w), dt)
     n, o = ga.shape[:2]
     oh, ow = ga.shape[2:]
@@ -383,14 +384,13 @@ def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
         res_all[...] = 0
     else:
         nt = _threads()
-        g3 = ga.reshape(n, o, big_l)
         w2 = wa.reshape(o, rg)
         nb_max = _chunk(n, rows + o, big_l)
         for n0 in range(0, n, nb_max):
             nb = min(nb_max, n - n0)
             gt = np.empty((o, nb * big_l), dt)
             cols = np.empty((rows, nb * big_l), dt)
-            _batch_to_rows(g3, gt, n0, nb, nt)
+            _batch_to_rows(ga, gt, n0, nb, nt)
             for gi in range(groups):
                 _product(w2[gi * og:(gi + 1) * og].T, gt[gi * og:(gi + 1) * og],
                          cols[gi * rg:(gi + 1) * rg])

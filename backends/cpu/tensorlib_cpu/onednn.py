@@ -14,12 +14,12 @@ import glob
 import os
 import threading
 
-import numpy as np
 
 from tensorlib_cpu import blas_choice, fastreduce
+from tensorlib_cpu.onednn_exec import ExecutionError
 
-__all__ = ["ENV", "Descriptor", "Library", "Memory", "OneDNNError", "Primitive", "buffer",
-           "describe", "find", "library", "use"]
+__all__ = ["ENV", "Descriptor", "Library", "Memory", "OneDNNError", "Primitive", "describe",
+           "find", "library", "use"]
 
 ENV = "TENSORLIB_ONEDNN"
 
@@ -45,7 +45,7 @@ _P = ctypes.c_void_p
 _PP = ctypes.POINTER(ctypes.c_void_p)
 
 
-class OneDNNError(RuntimeError):
+class OneDNNError(ExecutionError):
     """A oneDNN call returned a status other than success (the caller falls back)."""
 
 
@@ -109,17 +109,6 @@ def find():
     return None
 
 
-def _omp_set_num_threads():
-    """omp_set_num_threads of the libgomp oneDNN's OpenMP build runs on (None elsewhere)."""
-    try:
-        fn = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int]
-    fn.restype = None
-    return fn
-
-
 class Library:
     """The loaded libdnnl: its functions (attributes named as in C without `dnnl_`), one CPU
     engine and one in-order stream. `call(name, *args)` raises OneDNNError on a failure."""
@@ -136,23 +125,26 @@ class Library:
         if v.major != 3:
             raise OSError(f"{path} is oneDNN {self.version_string}; tensorlib binds the 3.x API")
         self.openmp = v.cpu_runtime == 2          # DNNL_RUNTIME_OMP
-        self._set_threads = _omp_set_num_threads() if self.openmp else None
         self.engine = _P()
         self.call("engine_create", ctypes.byref(self.engine), ENGINE_CPU, 0)
         self.stream = _P()
         self.call("stream_create", ctypes.byref(self.stream), self.engine, STREAM_IN_ORDER)
         self.lock = threading.Lock()
+        # for onednn_exec.Executor: the per-call functions, by address
+        self.run_functions = tuple(ctypes.cast(getattr(self._dll, f"dnnl_{name}"), _P).value
+                                   for name in ("memory_set_data_handle", "primitive_execute",
+                                                "stream_wait"))
 
     def call(self, name, *args):
         status = getattr(self, name)(*args)
         if status != 0:
             raise OneDNNError(f"dnnl_{name} failed with status {status}")
 
-    def sync_threads(self):
-        """Runs oneDNN's OpenMP regions on the backend's thread count (set_num_threads); the
-        OpenMP setting is per calling thread, so it is set on every call (well under 1 us)."""
-        if self._set_threads is not None:
-            self._set_threads(fastreduce.get_num_threads())
+    def threads(self):
+        """The OpenMP thread count oneDNN's regions are to run on: the backend's
+        (set_num_threads); 0 for a build on its own thread pool. The OpenMP setting is per
+        calling thread, so the executor sets it on every call (well under 1 us)."""
+        return fastreduce.get_num_threads() if self.openmp else 0
 
 
 class Descriptor:
@@ -231,6 +223,11 @@ class Primitive:
         self._args = (_ExecArg * len(args))(*[_ExecArg(a, m.handle) for a, m in args])
         self._nargs = len(args)
 
+    def step(self):
+        """(primitive handle, address of its argument array, argument count), for
+        onednn_exec.Executor (which keeps this object alive)."""
+        return self.primitive.value, ctypes.addressof(self._args), self._nargs
+
     @classmethod
     def reorder(cls, lib, src, dst):
         """A layout conversion from Memory src to Memory dst."""
@@ -299,7 +296,3 @@ def describe():
     runtime = "OpenMP" if lib.openmp else "its own thread pool"
     return f"oneDNN {lib.version_string} ({lib.path}, {runtime})"
 
-
-def buffer(nbytes):
-    """Scratch float32 storage of at least nbytes, for a reordered argument."""
-    return np.empty(max(1, (nbytes + 3) // 4), np.float32)

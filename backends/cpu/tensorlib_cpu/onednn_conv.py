@@ -1,13 +1,15 @@
-"""2-D convolution (also with its bias added in the same pass), its input gradient and its
-weight gradient on oneDNN, for float32, with the im2col + GEMM kernels of conv_kernels as the
-fallback (other dtypes, no oneDNN, TENSORLIB_ONEDNN=0, the few-channel gradients where
-im2col measured faster, or a case oneDNN declines).
+"""2-D convolution (also with its bias added in the same pass) and its gradients on oneDNN,
+for float32, with the im2col + GEMM kernels of conv_kernels as the fallback (other dtypes, no
+oneDNN, TENSORLIB_ONEDNN=0, the few-channel gradients where im2col measured faster, or a case
+oneDNN declines).
 
-One plan per (op, shapes, layouts, stride, padding, dilation, groups) is cached: the primitive
-and the reorders between the caller's layout (NCHW, or channels-last as given) and the one
-oneDNN chose (format `any`: its blocked layouts, whose kernels are the fast ones). The kernels
-have the dispatch table's signature ``kernel(out, x, w_or_g, stride, padding, dilation,
-groups)``, as conv_kernels'."""
+One plan per (op, sizes and strides of every tensor, stride, padding, dilation, groups) is
+cached: the primitives and the reorders between the caller's layout (any non-negative
+strides: NCHW, channels-last, a broadcast output gradient) and the ones oneDNN chose (format
+`any`: its blocked layouts, whose kernels are the fast ones). `conv2d_backward` computes the
+input, weight and bias gradients in one call, with the output gradient reordered once for
+both convolutions. The other kernels have the dispatch table's signature ``kernel(out, x,
+w_or_g, stride, padding, dilation, groups)``, as conv_kernels'."""
 import ctypes
 from collections import OrderedDict
 
@@ -15,13 +17,15 @@ import numpy as np
 
 from tensorlib._C import views as _v
 from tensorlib._C.dispatch import lookup
+from tensorlib._C.dtypes import float32
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import host_array
 from tensorlib_cpu import conv_kernels, onednn
 from tensorlib_cpu.onednn import Descriptor, Memory, OneDNNError, Primitive
+from tensorlib_cpu.onednn_exec import Executor, set_threads
 
-__all__ = ["KERNELS", "MIN_CHANNELS", "conv2d", "conv2d_bias", "conv2d_weight_grad",
-           "conv_transpose2d", "describe"]
+__all__ = ["KERNELS", "MIN_CHANNELS", "conv2d", "conv2d_backward", "conv2d_bias",
+           "conv2d_weight_grad", "conv_transpose2d", "describe"]
 
 # Plans kept (oldest dropped first): each holds a primitive, its reorders and descriptors.
 CACHE_SIZE = 128
@@ -29,19 +33,27 @@ _plans = OrderedDict()
 
 
 def _dense(a):
-    """a itself when oneDNN can read it in place (C order or channels-last), else a C copy."""
+    """a itself when it is C order or channels-last, else a C copy (the im2col kernels and a
+    result's layout)."""
     if a.flags.c_contiguous or (a.ndim == 4 and a.transpose(0, 2, 3, 1).flags.c_contiguous):
         return a
     return np.ascontiguousarray(a)
 
 
+def _readable(a):
+    """Whether oneDNN can describe a float32 array as it is (no stride negative: any view,
+    a broadcast output gradient's stride 0 included, is read by the reorder into oneDNN's
+    own layout)."""
+    return all(s >= 0 and s % 4 == 0 for s in a.strides)
+
+
 def _pooled_dense(t):
     """t when its memory is dense (C order or channels-last), else a C-order copy in a tensor
     from the backend's memory pool. The output gradient of a convolution whose result was
-    summed or averaged is a scalar expanded (stride 0); both gradient kernels copy it, and
-    into fresh numpy memory each call those copies took ~1,000 page faults per 4 MiB (3,900
-    per forward+backward step of the 3->32 benchmark convolution, ~2 ms of a 4 ms step on
-    the shared AMD EPYC). The pool hands the same pages back."""
+    summed or averaged is a scalar expanded (stride 0); the im2col weight gradient copies it,
+    and into fresh numpy memory each call those copies took ~1,000 page faults per 4 MiB
+    (3,900 per forward+backward step of the 3->32 benchmark convolution, ~2 ms of a 4 ms step
+    on the shared AMD EPYC). The pool hands the same pages back."""
     a = host_array(t)
     if a.size == 0 or _dense(a) is a:
         return t
@@ -51,8 +63,14 @@ def _pooled_dense(t):
 
 
 def _layout(a):
-    """(shape, element strides) of a dense float32 array."""
-    return tuple(a.shape), tuple(s // 4 for s in a.strides)
+    """(shape, element strides) of a float32 array; a size-1 dim gets the stride C order
+    would give it (it is never stepped along), so that an unsqueezed input matches oneDNN's
+    plain layout and is read in place."""
+    shape, strides = tuple(a.shape), [s // 4 for s in a.strides]
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] == 1:
+            strides[i] = strides[i + 1] * shape[i + 1] if i + 1 < len(shape) else 1
+    return shape, tuple(strides)
 
 
 def _weights_shape(w_shape, groups):
@@ -64,11 +82,10 @@ def _weights_shape(w_shape, groups):
 
 def _weights_layout(w, groups):
     """A weight (O, C/G, kh, kw) as oneDNN's grouped (G, O/G, C/G, kh, kw) when groups > 1."""
+    shape, strides = _layout(w)
     if groups == 1:
-        return _layout(w)
-    shape = _weights_shape(w.shape, groups)
-    strides = tuple(s // 4 for s in w.strides)
-    return shape, (shape[1] * strides[0],) + strides
+        return shape, strides
+    return _weights_shape(shape, groups), (shape[0] // groups * strides[0],) + strides
 
 
 def _geometry(x_shape, w_shape, y_shape, stride, padding, dilation):
@@ -79,126 +96,192 @@ def _geometry(x_shape, w_shape, y_shape, stride, padding, dilation):
             onednn.dims(right))
 
 
+# Scratch copies start on a cache line.
+_ALIGN = 64
+
+
 class _Plan:
-    """A convolution primitive and the reorders around it. `inputs`/`outputs`: (argument id,
-    the caller's Memory, the query for the primitive's own layout, None: as given) in the
-    order `run` takes arrays."""
+    """Primitives run in order on one set of memories: the caller's arrays (its roles, in the
+    order `run` takes them; the first `inputs` are read, the rest written) and scratch copies
+    in the layouts the primitives chose, each filled by one reorder before the primitives run
+    or copied back by one after. Two primitives that take a role in the same layout share its
+    copy: the backward reorders the output gradient once for both gradients. The scratch is a
+    tensor from the backend's memory pool per call (no fresh pages), and the per-call work is
+    onednn_exec's, in C."""
 
-    def __init__(self, lib, pd, inputs, outputs):
+    def __init__(self, lib, users, inputs):
         self.lib = lib
-        self._user = []
-        self._inner = []
-        self._before, self._after = [], []
-        args = []
+        self._users = users
+        self._inputs = inputs
+        self._copies = []            # (role, Memory, byte offset into the scratch)
+        self._before, self._steps, self._after = [], [], []
+        self.nbytes = 0
+        self._executor = None
+
+    def _memory(self, pd, role, query):
+        user = self._users[role]
+        if query is None:
+            return user
+        chosen = Memory.chosen(self.lib, pd, query)
+        if chosen.same_as(user):
+            return user
+        for r, copy, _ in self._copies:
+            if r == role and copy.same_as(chosen):
+                return copy
+        self._copies.append((role, chosen, self.nbytes))
+        self.nbytes += -(-chosen.nbytes // _ALIGN) * _ALIGN
+        if role < self._inputs:
+            self._before.append(Primitive.reorder(self.lib, user, chosen))
+        else:
+            self._after.append(Primitive.reorder(self.lib, chosen, user))
+        return chosen
+
+    def add(self, pd, args):
+        """One primitive from descriptor pd (destroyed here). args: (argument id, role,
+        query for the layout pd chose, or None: the caller's own)."""
         try:
-            for i, (arg, user, query) in enumerate(inputs + outputs):
-                inner = user if query is None else Memory.chosen(lib, pd, query)
-                if inner.same_as(user):
-                    inner = user
-                elif i < len(inputs):
-                    self._before.append(Primitive.reorder(lib, user, inner))
-                else:
-                    self._after.append(Primitive.reorder(lib, inner, user))
-                self._user.append(user)
-                self._inner.append(inner)
-                args.append((arg, inner))
+            bound = [(arg, self._memory(pd, role, query)) for arg, role, query in args]
         except Exception:
-            lib.primitive_desc_destroy(pd)
+            self.lib.primitive_desc_destroy(pd)
             raise
-        self.primitive = Primitive(lib, pd, args)
+        self._steps.append(Primitive(self.lib, pd, bound))
 
-    def run(self, *arrays):
-        scratch = []
+    def impls(self):
+        """The implementation oneDNN chose for each primitive (reorders excluded)."""
+        return [step.impl for step in self._steps]
+
+    def reorders(self):
+        """(reorders before, reorders after) the primitives."""
+        return len(self._before), len(self._after)
+
+    def run(self, arrays, device):
+        """arrays: one per role, in order."""
+        if self._executor is None:
+            steps = self._before + self._steps + self._after
+            self._executor = Executor(
+                self.lib.run_functions, self.lib.stream.value,
+                [m.handle.value for m in self._users], [(m.handle.value, offset)
+                                                        for _, m, offset in self._copies],
+                [step.step() for step in steps], (self._users, self._copies, steps))
+        scratch = (empty(((self.nbytes + _ALIGN + 3) // 4,), float32, device)
+                   if self.nbytes else None)
         with self.lib.lock:
-            for a, user, inner in zip(arrays, self._user, self._inner):
-                user.bind(a.ctypes.data)
-                if inner is not user:
-                    scratch.append(onednn.buffer(inner.nbytes))
-                    inner.bind(scratch[-1].ctypes.data)
-            self.lib.sync_threads()
-            for step in self._before:
-                step.run()
-            self.primitive.run()
-            for step in self._after:
-                step.run()
-            self.lib.call("stream_wait", self.lib.stream)
+            self._executor.run(arrays, None if scratch is None else host_array(scratch),
+                               self.lib.threads())
 
 
-def _descriptors(lib, x, w, y, groups):
+def _descriptors(lib, x_shape, w_shape, y_shape, groups):
     """Format `any` for the input, weight and output: oneDNN's blocked layouts (nChw8c on
     AVX2). Measured against the caller's own NCHW layout on one thread: 0.5-0.9x the time
     for every op of the two benchmark convolutions, reorders included."""
-    return (Descriptor.any(lib, x.shape), Descriptor.any(lib, _weights_shape(w.shape, groups)),
-            Descriptor.any(lib, y.shape))
+    return (Descriptor.any(lib, x_shape), Descriptor.any(lib, _weights_shape(w_shape, groups)),
+            Descriptor.any(lib, y_shape))
 
 
-def _forward_pd(lib, x, w, y, user_b, groups, geometry):
-    """The training forward descriptor (also the hint of both backward descriptors)."""
-    src, wgt, dst = _descriptors(lib, x, w, y, groups)
+def _forward_pd(lib, shapes, bias_md, groups, geometry):
+    """The training forward descriptor (also the hint of the backward descriptors)."""
+    src, wgt, dst = _descriptors(lib, *shapes, groups)
     pd = ctypes.c_void_p()
     lib.call("convolution_forward_primitive_desc_create", ctypes.byref(pd), lib.engine,
-             onednn.FORWARD_TRAINING, onednn.CONVOLUTION_DIRECT, src.md, wgt.md,
-             None if user_b is None else user_b.md, dst.md, *geometry, None)
+             onednn.FORWARD_TRAINING, onednn.CONVOLUTION_DIRECT, src.md, wgt.md, bias_md,
+             dst.md, *geometry, None)
     return pd
 
 
-def _make_plan(kind, lib, x, w, y, b, stride, padding, dilation, groups):
-    """x, w, y: the input, weight and output arrays (whichever of them is the result); b: the
-    bias of a forward convolution, or None."""
+def _users(lib, named, groups):
+    """The caller's Memory per present array of (name, array) pairs, and each name's role."""
+    users, roles = [], {}
+    for name, a in named:
+        if a is not None:
+            roles[name] = len(users)
+            layout = _weights_layout(a, groups) if name in ("w", "gw") else _layout(a)
+            users.append(Memory.strided(lib, *layout))
+    return users, roles
+
+
+def _make_forward(lib, x, w, b, y, stride, padding, dilation, groups):
+    """y = conv2d(x, w) (+ b): roles x, w, (b), y."""
+    users, roles = _users(lib, [("x", x), ("w", w), ("b", b), ("y", y)], groups)
+    plan = _Plan(lib, users, len(users) - 1)
     geometry = _geometry(x.shape, w.shape, y.shape, stride, padding, dilation)
-    user_x = Memory.strided(lib, *_layout(x))
-    user_w = Memory.strided(lib, *_weights_layout(w, groups))
-    user_y = Memory.strided(lib, *_layout(y))
-    user_b = None if b is None else Memory.strided(lib, *_layout(b))
-    fwd = _forward_pd(lib, x, w, y, user_b if kind == "fwd" else None, groups, geometry)
-    if kind == "fwd":
-        bias = [] if b is None else [(onednn.ARG_BIAS, user_b, None)]
-        return _Plan(lib, fwd, [(onednn.ARG_SRC, user_x, onednn.QUERY_SRC_MD),
-                                (onednn.ARG_WEIGHTS, user_w, onednn.QUERY_WEIGHTS_MD)] + bias,
-                     [(onednn.ARG_DST, user_y, onednn.QUERY_DST_MD)])
+    pd = _forward_pd(lib, (x.shape, w.shape, y.shape),
+                     None if b is None else users[roles["b"]].md, groups, geometry)
+    args = [(onednn.ARG_SRC, roles["x"], onednn.QUERY_SRC_MD),
+            (onednn.ARG_WEIGHTS, roles["w"], onednn.QUERY_WEIGHTS_MD)]
+    if b is not None:
+        args.append((onednn.ARG_BIAS, roles["b"], None))
+    plan.add(pd, args + [(onednn.ARG_DST, roles["y"], onednn.QUERY_DST_MD)])
+    return plan
+
+
+def _make_backward(lib, shapes, g, w, x, gx, gw, stride, padding, dilation, groups):
+    """The gradients of y = conv2d(x, w) for output gradient g: gx (needs w) and gw (needs x);
+    roles g, (w), (x), then (gx), (gw). Both primitives read g in the same blocked layout, so
+    it is reordered once. The bias gradient is not taken here: oneDNN's, summed inside the
+    weight gradient's pass, cost 0.24-0.71 ms more on the two benchmark convolutions (one
+    thread, AMD EPYC), where the backend's sum takes 0.09-0.21 ms (see _bias_grad)."""
+    users, roles = _users(lib, [("g", g), ("w", w), ("x", x), ("gx", gx), ("gw", gw)], groups)
+    plan = _Plan(lib, users, sum(name in roles for name in ("g", "w", "x")))
+    geometry = _geometry(*shapes, stride, padding, dilation)
+    fwd = _forward_pd(lib, shapes, None, groups, geometry)
     try:
-        src, wgt, dst = _descriptors(lib, x, w, y, groups)
-        pd = ctypes.c_void_p()
-        if kind == "data":
+        if gx is not None:
+            src, wgt, dst = _descriptors(lib, *shapes, groups)
+            pd = ctypes.c_void_p()
             lib.call("convolution_backward_data_primitive_desc_create", ctypes.byref(pd),
                      lib.engine, onednn.CONVOLUTION_DIRECT, src.md, wgt.md, dst.md, *geometry,
                      fwd, None)
-            return _Plan(lib, pd, [(onednn.ARG_DIFF_DST, user_y, onednn.QUERY_DIFF_DST_MD),
-                                   (onednn.ARG_WEIGHTS, user_w, onednn.QUERY_WEIGHTS_MD)],
-                         [(onednn.ARG_DIFF_SRC, user_x, onednn.QUERY_DIFF_SRC_MD)])
-        lib.call("convolution_backward_weights_primitive_desc_create", ctypes.byref(pd),
-                 lib.engine, onednn.CONVOLUTION_DIRECT, src.md, wgt.md, None, dst.md,
-                 *geometry, fwd, None)
-        return _Plan(lib, pd, [(onednn.ARG_SRC, user_x, onednn.QUERY_SRC_MD),
-                               (onednn.ARG_DIFF_DST, user_y, onednn.QUERY_DIFF_DST_MD)],
-                     [(onednn.ARG_DIFF_WEIGHTS, user_w, onednn.QUERY_DIFF_WEIGHTS_MD)])
+            plan.add(pd, [(onednn.ARG_DIFF_DST, roles["g"], onednn.QUERY_DIFF_DST_MD),
+                          (onednn.ARG_WEIGHTS, roles["w"], onednn.QUERY_WEIGHTS_MD),
+                          (onednn.ARG_DIFF_SRC, roles["gx"], onednn.QUERY_DIFF_SRC_MD)])
+        if gw is not None:
+            src, wgt, dst = _descriptors(lib, *shapes, groups)
+            pd = ctypes.c_void_p()
+            lib.call("convolution_backward_weights_primitive_desc_create", ctypes.byref(pd),
+                     lib.engine, onednn.CONVOLUTION_DIRECT, src.md, wgt.md, None, dst.md,
+                     *geometry, fwd, None)
+            plan.add(pd, [(onednn.ARG_SRC, roles["x"], onednn.QUERY_SRC_MD),
+                          (onednn.ARG_DIFF_DST, roles["g"], onednn.QUERY_DIFF_DST_MD),
+                          (onednn.ARG_DIFF_WEIGHTS, roles["gw"],
+                           onednn.QUERY_DIFF_WEIGHTS_MD)])
     finally:
         lib.primitive_desc_destroy(fwd)
+    return plan
 
 
-def _plan(kind, lib, x, w, y, b, stride, padding, dilation, groups):
-    """The cached plan, or None where oneDNN has no implementation for the case."""
-    key = (kind, x.shape, x.strides, w.shape, w.strides, y.shape, y.strides, b is None,
-           tuple(stride), tuple(padding), tuple(dilation), groups)
-    plan = _plans.get(key)
-    if plan is None and key not in _plans:
+def _signature(t):
+    """What a plan depends on of a tensor (None: absent): its sizes and element strides."""
+    return None if t is None else (t._sizes, t._strides)
+
+
+def _cached(key, build):
+    """The plan for key, built on first use by build() (None where oneDNN should not or
+    cannot run the case: then the caller falls back, and the answer is cached too)."""
+    plan = _plans.get(key, _UNSEEN)
+    if plan is _UNSEEN:
+        set_threads(onednn.library().threads())     # the count it will run on
         try:
-            plan = _make_plan(kind, lib, x, w, y, b, stride, padding, dilation, groups)
+            plan = build()
         except OneDNNError:
             plan = None
         _plans[key] = plan
         while len(_plans) > CACHE_SIZE:
             _plans.popitem(last=False)
+    else:
+        _plans.move_to_end(key)
     return plan
 
 
-def _arrays(*tensors):
-    """The host arrays of the tensors, in a layout oneDNN reads, or None when not all are
-    non-empty float32 (those stay on im2col)."""
-    arrays = [host_array(t) for t in tensors]
-    if any(a.dtype != np.float32 or a.size == 0 for a in arrays):
-        return None
-    return arrays
+_UNSEEN = object()
+
+
+def _eligible(results, operands):
+    """Whether oneDNN takes these host arrays: all float32 and non-empty, the results dense
+    (C order or channels-last), the operands readable in place (see _readable)."""
+    arrays = results + operands
+    return (all(a.dtype == np.float32 and a.size for a in arrays)
+            and all(_dense(a) is a for a in results)
+            and all(_readable(a) for a in operands))
 
 
 # Input channels below which im2col stays faster than oneDNN for a gradient. Measured on one
@@ -210,57 +293,130 @@ def _arrays(*tensors):
 MIN_CHANNELS = {"fwd": 1, "data": 4, "wgt": 2}
 
 
-def _run(kind, arrays, order, stride, padding, dilation, groups):
-    """Runs one op on oneDNN; False when it cannot or should not (the caller falls back).
-    arrays: the result first (written in place, so it must already be dense), then the
-    operands; order: where x, w, y (and a forward's bias) are among them."""
+def _forward_on_onednn(out, x, w, b, stride, padding, dilation, groups):
+    """out = conv2d(x, w) (+ b) on oneDNN; False when it cannot (the caller falls back).
+    A cached plan is found from the tensors' sizes and strides alone, before any array is
+    looked at: the checks ran when it was made."""
     lib = onednn.library()
-    if lib is None or arrays is None or _dense(arrays[0]) is not arrays[0]:
+    if lib is None:
         return False
-    dense = [arrays[0]] + [_dense(a) for a in arrays[1:]]
-    x, w, y = (dense[i] for i in order[:3])
-    b = dense[order[3]] if len(order) > 3 else None
-    if x.shape[1] < MIN_CHANNELS[kind]:
-        return False
-    plan = _plan(kind, lib, x, w, y, b, stride, padding, dilation, groups)
+    key = ("fwd", x._dtype, _signature(x), _signature(w), _signature(b), _signature(out),
+           tuple(stride), tuple(padding), tuple(dilation), groups)
+    arrays = (host_array(x), host_array(w)) + (() if b is None else (host_array(b),)) + (
+        host_array(out),)
+
+    def build():
+        if not _eligible(arrays[-1:], arrays[:-1]):
+            return None
+        return _make_forward(lib, arrays[0], arrays[1], None if b is None else arrays[2],
+                             arrays[-1], stride, padding, dilation, groups)
+    plan = _cached(key, build)
     if plan is None:
         return False
-    if kind == "fwd":
-        plan.run(x, w, *([] if b is None else [b]), y)
-    elif kind == "data":
-        plan.run(y, w, x)
-    else:
-        plan.run(x, y, w)
+    plan.run(arrays, out._device)
     return True
+
+
+def _backward_on_onednn(gx, gw, x, g, w, stride, padding, dilation, groups):
+    """The gradients (either may be None) that oneDNN should compute, computed there: returns
+    which of (gx, gw) it wrote. g may have any strides (a summed output's gradient is a
+    broadcast scalar): the reorder into oneDNN's layout reads it as it is, with no copy."""
+    lib = onednn.library()
+    if lib is None:
+        return False, False
+    channels = (gx if gx is not None else x)._sizes[1]
+    if channels < MIN_CHANNELS["data"]:
+        gx = None
+    if channels < MIN_CHANNELS["wgt"]:
+        gw = None
+    if gx is None and gw is None:
+        return False, False
+    w = w if gx is not None else None
+    x = x if gw is not None else None
+    key = ("bwd", g._dtype, _signature(g), _signature(w), _signature(x), _signature(gx),
+           _signature(gw), tuple(stride), tuple(padding), tuple(dilation), groups)
+    ga, wa, xa, gxa, gwa = (None if t is None else host_array(t) for t in (g, w, x, gx, gw))
+    operands = tuple(a for a in (ga, wa, xa) if a is not None)
+    results = tuple(a for a in (gxa, gwa) if a is not None)
+
+    def build():
+        if not _eligible(results, operands):
+            return None
+        shapes = ((gxa if gxa is not None else xa).shape,
+                  (gwa if gwa is not None else wa).shape, ga.shape)
+        return _make_backward(lib, shapes, ga, wa, xa, gxa, gwa, stride, padding, dilation,
+                              groups)
+    plan = _cached(key, build)
+    if plan is None:
+        return False, False
+    plan.run(operands + results, g._device)
+    return gx is not None, gw is not None
+
+
+def _bias_grad(out, g):
+    """out (O,) = g summed over the batch and space, by the backend's sum kernel (what
+    g.sum((0, 2, 3)) runs). Over the dims where g is broadcast (stride 0: a summed or
+    averaged output's gradient is one scalar everywhere) the sum is a product by their
+    size (float32 and float64): one rounding instead of one per term, and no pass over the
+    broadcast."""
+    repeated = 1
+    if host_array(out).dtype in (np.float32, np.float64):
+        sizes, strides = g._sizes, g._strides
+        for d in (0, 2, 3):
+            if strides[d] == 0 and sizes[d] > 1:
+                repeated *= sizes[d]
+                g = _v.narrow(g, d, 0, 1)
+    o, s = out._sizes[0], out._strides[0]
+    target = _v.as_strided(out, (1, o, 1, 1), (o * s, s, s, s), out._offset)
+    lookup("sum", g._device)(target, g, (0, 2, 3))
+    if repeated > 1:
+        a = host_array(out)
+        np.multiply(a, repeated, out=a)
 
 
 def conv2d(out, x, w, stride, padding, dilation, groups):
     """out (N, O, oh, ow) = conv2d(x, w) on oneDNN, else conv_kernels.conv2d."""
-    if not _run("fwd", _arrays(out, x, w), (1, 2, 0), stride, padding, dilation, groups):
+    if not _forward_on_onednn(out, x, w, None, stride, padding, dilation, groups):
         conv_kernels.conv2d(out, x, w, stride, padding, dilation, groups)
 
 
 def conv2d_bias(out, x, w, b, stride, padding, dilation, groups):
     """out = conv2d(x, w) + b[:, None, None]: oneDNN adds the bias as it writes the output
     (one pass over it fewer); otherwise conv2d, then the backend's add."""
-    if not _run("fwd", _arrays(out, x, w, b), (1, 2, 0, 3), stride, padding, dilation, groups):
+    if not _forward_on_onednn(out, x, w, b, stride, padding, dilation, groups):
         conv2d(out, x, w, stride, padding, dilation, groups)
         column = _v.as_strided(b, (1, b._sizes[0], 1, 1), (0, b._strides[0], 0, 0), b._offset)
         lookup("add", out._device)(out, out, column)
 
 
+def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, groups):
+    """The input, weight and bias gradients of conv2d for output gradient g, each output
+    None when not wanted, in one call: on oneDNN the output gradient is read into its layout
+    once for both convolutions (a broadcast one with no copy); what stays on im2col (few
+    input channels, other dtypes, no oneDNN) reads g as it is for the input gradient and
+    through a pooled dense copy for the weight gradient."""
+    done_x, done_w = _backward_on_onednn(grad_x, grad_w, x, g, w, stride, padding, dilation,
+                                         groups)
+    if grad_x is not None and not done_x:
+        conv_kernels.conv_transpose2d(grad_x, g, w, stride, padding, dilation, groups)
+    if grad_w is not None and not done_w:
+        conv_kernels.conv2d_weight_grad(grad_w, _pooled_dense(x), _pooled_dense(g), stride,
+                                        padding, dilation, groups)
+    if grad_b is not None:
+        _bias_grad(grad_b, g)
+
+
 def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
     """out (N, C, H, W) = conv2d's input gradient for output gradient g, on oneDNN if it can."""
-    g = _pooled_dense(g)
-    if not _run("data", _arrays(out, g, w), (0, 2, 1), stride, padding, dilation, groups):
+    if not _backward_on_onednn(out, None, None, g, w, stride, padding, dilation, groups)[0]:
         conv_kernels.conv_transpose2d(out, g, w, stride, padding, dilation, groups)
 
 
 def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
     """out (O, C/G, kh, kw) = conv2d's weight gradient, on oneDNN if it can."""
-    x, g = _pooled_dense(x), _pooled_dense(g)
-    if not _run("wgt", _arrays(out, x, g), (1, 0, 2), stride, padding, dilation, groups):
-        conv_kernels.conv2d_weight_grad(out, x, g, stride, padding, dilation, groups)
+    if not _backward_on_onednn(None, out, x, g, None, stride, padding, dilation, groups)[1]:
+        conv_kernels.conv2d_weight_grad(out, _pooled_dense(x), _pooled_dense(g), stride,
+                                        padding, dilation, groups)
 
 
 def describe():
@@ -273,5 +429,5 @@ def describe():
             f"{MIN_CHANNELS['wgt']}); {fallback} otherwise")
 
 
-KERNELS = {"conv2d": conv2d, "conv2d_bias": conv2d_bias,
+KERNELS = {"conv2d": conv2d, "conv2d_bias": conv2d_bias, "conv2d_backward": conv2d_backward,
            "conv2d_weight_grad": conv2d_weight_grad, "conv_transpose2d": conv_transpose2d}

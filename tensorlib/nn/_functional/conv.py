@@ -24,6 +24,12 @@ tensorlib primitives, so it runs on every backend:
     T: the weight times the gradient gives columns, scattered back by col2im: one strided
        `add` per kernel offset into a zero-padded buffer, then the padding is cropped.
 
+Outside a graph of the backward (no create_graph), the gradients of a 2-D convolution are one
+call of the device's ``conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding,
+dilation, groups)`` where it has one (each output None when not wanted): the CPU's reads the
+output gradient into oneDNN's layout once for both gradients and sums the bias gradient in
+the weight gradient's pass.
+
 The ops take zero padding only, symmetric per dim, as normalised int tuples; padding modes
 ('reflect', 'replicate', 'circular') and the asymmetric padding of ``padding='same'`` with an
 even effective kernel are applied by F.pad before.
@@ -210,6 +216,11 @@ def _register_formulas(nd):
     @formula(fname, save=(0, 1))
     def fwd_grad(ctx, g):
         x, w, stride, padding, dilation, groups = ctx.args
+        if nd == 2 and _backward_in_one(x):
+            gx, gw, _ = _conv2d_grads(x, w, g, (ctx.needs_input_grad[0],
+                                                ctx.needs_input_grad[1], False), stride,
+                                      padding, dilation, groups)
+            return gx, gw, None, None, None, None
         f_op, t_op, w_op = _ops(nd)
         gx = gw = None
         if ctx.needs_input_grad[0]:
@@ -265,9 +276,30 @@ def _fuses_bias(x):
     return has_kernel("conv2d_bias", x._device) and has_kernel("conv2d", x._device)
 
 
+def _backward_in_one(x):
+    """Whether a 2-D convolution's gradients are one `conv2d_backward` call: the device has
+    it and no graph of the backward is recorded (the three ops carry double backward)."""
+    return not tensorlib.is_grad_enabled() and has_kernel("conv2d_backward", x._device)
+
+
+def _conv2d_grads(x, w, g, needs, stride, padding, dilation, groups):
+    """(grad_x, grad_w, grad_b) of a 2-D convolution by the device's conv2d_backward; needs:
+    which of the three are wanted (the others are None)."""
+    gx = empty(x._sizes, g._dtype, g._device) if needs[0] else None
+    gw = empty(w._sizes, g._dtype, g._device) if needs[1] else None
+    gb = empty((w._sizes[0],), g._dtype, g._device) if needs[2] else None
+    if needs[0] or needs[1] or needs[2]:
+        lookup("conv2d_backward", x._device)(gx, gw, gb, x, g, w, stride, padding, dilation,
+                                             groups)
+    return gx, gw, gb
+
+
 @formula("conv2d_bias", save=(0, 1))
 def _conv2d_bias_grad(ctx, g):
     x, w, b, stride, padding, dilation, groups = ctx.args
+    if _backward_in_one(x):
+        return _conv2d_grads(x, w, g, ctx.needs_input_grad[:3], stride, padding, dilation,
+                             groups) + (None, None, None, None)
     f_op, t_op, w_op = _ops(2)
     gx = gw = gb = None
     if ctx.needs_input_grad[0]:
@@ -319,11 +351,11 @@ def _check_common(name, input, weight, bias, nd, transposed=False):  # noqa: A00
 
 
 def _check_params(stride, padding, dilation, groups, output_padding=None):
-    if any(s <= 0 for s in stride):
+    if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
+    if min(padding) < 0:
         raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
+    if min(dilation) <= 0:
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
@@ -347,7 +379,7 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
     stride = _ntuple(stride, nd, "stride")
     dilation = _ntuple(dilation, nd, "dilation")
     groups = int(groups)
-    kernel = tuple(weight.shape[2:])
+    kernel = weight._sizes[2:]        # _sizes (tuples), not .shape: ~1 us per look-up
     x, unbatched = _batched(input, nd)
     extra = None
     if isinstance(padding, str):
@@ -367,26 +399,27 @@ def _conv(nd, name, input, weight, bias, stride, padding, dilation, groups):  # 
     else:
         padding = _ntuple(padding, nd, "padding")
     _check_params(stride, padding, dilation, groups)
-    c = x.shape[1]
-    o = weight.shape[0]
+    c = x._sizes[1]
+    o = weight._sizes[0]
     if o % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
                            f"{groups} at dimension 0, but got weight of size "
                            f"{list(weight.shape)} instead")
-    if c != weight.shape[1] * groups:
+    if c != weight._sizes[1] * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(x.shape)} to have {weight.shape[1] * groups} "
                            f"channels, but got {c} channels instead")
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != o):
+    if bias is not None and bias._sizes != (o,):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                            f"1-dimensional with {o} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
     if extra is not None:
         from tensorlib.ops.joining import pad
         x = pad(x, extra)
-    padded = tuple(x.shape[2 + i] + 2 * padding[i] for i in range(nd))
-    eff = tuple(dilation[i] * (kernel[i] - 1) + 1 for i in range(nd))
-    if any(eff[i] > padded[i] for i in range(nd)):
+    sizes = x._sizes
+    padded = [sizes[2 + i] + 2 * padding[i] for i in range(nd)]
+    eff = [dilation[i] * (kernel[i] - 1) + 1 for i in range(nd)]
+    if any(e > p for e, p in zip(eff, padded)):
         raise RuntimeError(f"Calculated padded input size per channel: "
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than "

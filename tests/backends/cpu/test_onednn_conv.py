@@ -65,7 +65,7 @@ def test_forward_and_gradients_match_torch(path, xs, ws, stride, padding, dilati
     ref = _run(torch, x, w, gy, *args, b=b)
     for name, a, r in zip(("output", "input grad", "weight grad", "bias grad"), got, ref):
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4, err_msg=name)
-    ran = onednn_conv._plans
+    ran = [plan for plan in onednn_conv._plans.values() if plan is not None]
     assert bool(ran) == (path == "onednn")      # the forced path is the one that ran
 
 
@@ -94,8 +94,9 @@ def test_paths_agree_and_channels_last_input():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", [CASES[0], CASES[1]])
 def test_gradients_of_a_reduced_output(path, case, dtype, reduce):
-    """The output gradient of conv(x).sum() / .mean() is a scalar expanded (stride 0): both
-    gradient kernels take it through a pooled dense copy; the results equal torch's."""
+    """The output gradient of conv(x).sum() / .mean() is a scalar expanded (stride 0): oneDNN
+    reads it as it is, im2col through a pooled dense copy, and the bias gradient is a
+    product; the results equal torch's."""
     xs, ws, *args = case
     x, w, _ = _inputs(xs, ws, *args, seed=9)
     grads = []
@@ -132,11 +133,13 @@ def test_conv_transpose_with_output_padding(path):
 
 
 def test_plans_are_cached_per_shape(path):
+    """One plan for the forward, one for both gradients (conv2d_backward), reused."""
     x, w, gy = _inputs((2, 8, 7, 7), (4, 8, 3, 3), 1, 1, 1, 1)
     _run(tl, x, w, gy, 1, 1, 1, 1)
     count = len(onednn_conv._plans)
     _run(tl, x, w, gy, 1, 1, 1, 1)
-    assert len(onednn_conv._plans) == count == (3 if path == "onednn" else 0)
+    assert len(onednn_conv._plans) == count == (2 if path == "onednn" else 0)
+    assert all(onednn_conv._plans.values())
 
 
 def test_float64_gradcheck_stays_on_im2col(path):
@@ -145,7 +148,7 @@ def test_float64_gradcheck_stays_on_im2col(path):
     w = tl.tensor(rng.standard_normal((4, 2, 3, 3)), requires_grad=True)
     assert tl.autograd.gradcheck(
         lambda a, b: tl.nn.functional.conv2d(a, b, stride=2, padding=1, groups=2), (x, w))
-    assert not onednn_conv._plans
+    assert not any(onednn_conv._plans.values())     # float64: declined (cached as None)
 
 
 def test_environment_switch_turns_it_off():
@@ -155,3 +158,102 @@ def test_environment_switch_turns_it_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout
     assert out.startswith("True") and "TENSORLIB_ONEDNN=0" in out
+
+
+def _output_gradient(kind, shape, rng):
+    """An output gradient of `shape` given dense, as a broadcast scalar (stride 0: what
+    y.sum() sends back) or as a strided view (every other column of a wider tensor)."""
+    if kind == "dense":
+        return rng.standard_normal(shape).astype(np.float32), lambda m, a: m.tensor(a)
+    if kind == "broadcast":
+        return np.full(shape, 0.3, np.float32), lambda m, a: m.tensor(0.3).expand(*shape)
+    wide = rng.standard_normal(shape[:3] + (2 * shape[3],)).astype(np.float32)
+    return wide[..., ::2], lambda m, a: m.tensor(wide)[..., ::2]
+
+
+@pytest.mark.parametrize("needs", [(True, True, True), (True, False, False),
+                                   (False, True, False), (False, False, True),
+                                   (True, False, True)])
+@pytest.mark.parametrize("g_kind", ["dense", "broadcast", "strided"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[2]])
+def test_backward_kernel_computes_what_is_asked(path, case, g_kind, needs):
+    """conv2d_backward(grad_x, grad_w, grad_b, x, g, w, ...) against torch's
+    convolution_backward with the same output mask; unwanted outputs are None."""
+    xs, ws, stride, padding, dilation, groups = case
+    x, w, gy = _inputs(xs, ws, stride, padding, dilation, groups, seed=11)
+    g_ref, make_g = _output_gradient(g_kind, gy.shape, np.random.default_rng(12))
+    st, pd, dl = (v if isinstance(v, tuple) else (v, v) for v in (stride, padding, dilation))
+    outs = [tl.empty(*xs) if needs[0] else None, tl.empty(*ws) if needs[1] else None,
+            tl.empty(ws[0]) if needs[2] else None]
+    onednn_conv.conv2d_backward(*outs, tl.tensor(x), make_g(tl, g_ref), tl.tensor(w), st, pd,
+                                dl, groups)
+    ref = torch.ops.aten.convolution_backward(
+        torch.tensor(np.ascontiguousarray(g_ref)), torch.tensor(x), torch.tensor(w),
+        [ws[0]], list(st), list(pd), list(dl), False, [0, 0], groups, list(needs))
+    for name, got, want, wanted in zip(("grad_x", "grad_w", "grad_b"), outs, ref, needs):
+        if wanted:      # (torch's oneDNN path may fill an unwanted one too)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4,
+                                       err_msg=name)
+
+
+def test_output_gradient_is_reordered_once_for_both_gradients():
+    if onednn.find() is None:
+        pytest.skip("oneDNN is not installed")
+    before = onednn.library() is not None
+    onednn.use(True)
+    onednn_conv._plans.clear()
+    try:
+        x, w, gy = _inputs((2, 16, 9, 9), (24, 16, 3, 3), 1, 1, 1, 1)
+        _run(tl, x, w, gy, 1, 1, 1, 1)
+        (plan,) = [p for k, p in onednn_conv._plans.items() if k[0] == "bwd"]
+        assert len(plan.impls()) == 2                  # input and weight gradients
+        g_copies = [copy for role, copy, _ in plan._copies if role == 0]
+        assert len(g_copies) <= 1
+    finally:
+        onednn.use(before)
+
+
+def test_bias_gradient_of_a_broadcast_output_gradient():
+    """Summed over broadcast dims the bias gradient is value * count: exact to one rounding,
+    where a sum of 2*5*7 terms of 0.1 rounds at each."""
+    g = tl.tensor(0.1).expand(2, 3, 5, 7)
+    out = tl.empty(3)
+    onednn_conv._bias_grad(out, g)
+    np.testing.assert_array_equal(out.numpy(), np.full(3, np.float32(0.1) * np.float32(70)))
+    partly = tl.tensor(np.arange(3, dtype=np.float32)).reshape(1, 3, 1, 1).expand(2, 3, 5, 7)
+    onednn_conv._bias_grad(out, partly)
+    np.testing.assert_allclose(out.numpy(), np.arange(3) * 70.0, rtol=1e-6)
+    dense = tl.tensor(np.random.default_rng(1).standard_normal((2, 3, 5, 7)).astype(np.float32))
+    onednn_conv._bias_grad(out, dense)
+    np.testing.assert_allclose(out.numpy(), dense.numpy().sum((0, 2, 3)), rtol=1e-5)
+
+
+def test_double_backward_goes_through_the_three_ops(path):
+    """With create_graph the gradients are recorded ops (not the one backward kernel), so a
+    second derivative matches torch's."""
+    x, w, _ = _inputs((2, 8, 6, 6), (5, 8, 3, 3), 1, 1, 1, 1, seed=4)
+    b = np.linspace(-1, 1, 5, dtype=np.float32)
+    results = []
+    for m in (tl, torch):
+        tx, tw = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
+        y = m.nn.functional.conv2d(tx, tw, m.tensor(b, requires_grad=True), 1, 1)
+        (gx,) = m.autograd.grad((y * y).sum(), tx, create_graph=True)
+        (gw,) = m.autograd.grad(gx.square().sum(), tw)
+        results.append(gw.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-3, atol=1e-3)
+
+
+def test_executor_checks_the_array_count():
+    if onednn.find() is None:
+        pytest.skip("oneDNN is not installed")
+    before = onednn.library() is not None
+    onednn.use(True)
+    onednn_conv._plans.clear()
+    try:
+        y = tl.nn.functional.conv2d(tl.randn(1, 4, 5, 5), tl.randn(2, 4, 3, 3))
+        assert y.shape == (1, 2, 3, 3)
+        (plan,) = [p for p in onednn_conv._plans.values() if p is not None]
+        with pytest.raises(ValueError, match="takes 3 arrays, got 1"):
+            plan._executor.run((np.zeros(3, np.float32),), None, 1)
+    finally:
+        onednn.use(before)
