@@ -47,10 +47,12 @@ cdef enum:
 # multiply-adds (one product when it is larger), so tiny products cost one claim per chunk.
 cdef enum:
     BATCH_CHUNK_MACS = 1 << 17
-# Shares of a split output are multiples of this many rows/columns (OpenBLAS's register
-# blocking), so no thread gets a ragged edge it computes slowly.
+# Shares of a split output are multiples of this many rows/columns, a multiple of OpenBLAS's
+# register blocking for float64 and of half of it for float32, whose 8-row edge costs no
+# more than its share: on one thread 384, 392 and 400 rows of 784x128x512 took 549-558,
+# 560-575 and 571-582 us. 16 split 784 rows 400/384, so one thread ran ~2% longer.
 cdef enum:
-    _ALIGN = 16
+    _ALIGN = 8
 # A product is split by rows of C (each thread a contiguous block of C and of A) when each
 # thread gets at least this many, even where C is wider than tall; by columns only below.
 # Rows won on the 2-core AMD EPYC, alternating with torch (best of 16 rounds, wall time):
