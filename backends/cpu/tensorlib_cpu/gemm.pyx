@@ -12,13 +12,13 @@ wake, as PyTorch's do.
 The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
 - MKL from the `mkl` wheel (libmkl_rt, its ILP64 `cblas_*_64` entry points), switched to its
   sequential threading layer: each OpenMP thread calls it on its share, as with OpenBLAS. Its
-  strided-batched GEMM runs a thread's whole share of a batch in one call, and its
+  strided-batched GEMM runs each chunk of a batch a thread takes in one call, and its
   bf16/fp16 GEMMs (float32 accumulation) are used for those dtypes whenever it is installed,
   whichever library runs float32/float64;
 - numpy's own OpenBLAS (0.3.31 here: 10-26% faster on the thin products of small
   convolutions than scipy's 0.3.30), switched to one thread for the duration of each product
   and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
-  the products of each thread's share (the unprefixed `cblas_sgemm_batch_strided` it exports
+  the products of each chunk a thread takes (the unprefixed `cblas_sgemm_batch_strided` it exports
   is not part of its scipy-openblas interface);
 - scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
 import ctypes
