@@ -460,7 +460,9 @@ cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, co
     that divides over the threads; the batch % nt products left over (all of them when
     there are fewer products than threads) are split by rows/columns when that is worth a
     region, so no thread idles while another runs an extra whole product. A small total
-    runs on the calling thread."""
+    runs on the calling thread. Measured on one thread (CPU time, AMD EPYC): a thread's half
+    of a 64x128^3 batch took 2.43-2.77 ms as 32 whole products against 2.78-2.91 as the top
+    rows of all 64 (each B packed by both threads); 16x256^3 3.9 against 4.3 ms."""
     cdef double macs = <double>m * n * k
     cdef Py_ssize_t rest = batch % nt if nt > 1 else 0, whole = batch - rest
     if nt < 2 or macs * batch < <double>PARALLEL_MIN_MACS * nt:
