@@ -12,13 +12,13 @@ wake, as PyTorch's do.
 The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
 - MKL from the `mkl` wheel (libmkl_rt, its ILP64 `cblas_*_64` entry points), switched to its
   sequential threading layer: each OpenMP thread calls it on its share, as with OpenBLAS. Its
-  strided-batched GEMM runs a thread's whole share of a batch in one call, and its
+  strided-batched GEMM runs each chunk of a batch a thread takes in one call, and its
   bf16/fp16 GEMMs (float32 accumulation) are used for those dtypes whenever it is installed,
   whichever library runs float32/float64;
 - numpy's own OpenBLAS (0.3.31 here: 10-26% faster on the thin products of small
   convolutions than scipy's 0.3.30), switched to one thread for the duration of each product
   and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
-  the products of each thread's share (the unprefixed `cblas_sgemm_batch_strided` it exports
+  the products of each chunk a thread takes (the unprefixed `cblas_sgemm_batch_strided` it exports
   is not part of its scipy-openblas interface);
 - scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
 import ctypes
@@ -43,14 +43,16 @@ cnp.import_array()
 # 0.2-1.6 ms on 2 threads against ~60-110 us on one; 1<<16 per product before).
 cdef enum:
     PARALLEL_MIN_MACS = 1 << 19
-# A batch of products each at least this large runs product by product, each split across
-# the threads; smaller ones run whole, one per thread at a time.
+# Whole products of a batch are handed to the threads in chunks of at least this many
+# multiply-adds (one product when it is larger), so tiny products cost one claim per chunk.
 cdef enum:
-    BATCH_SPLIT_MACS = 1 << 19
-# Shares of a split output are multiples of this many rows/columns (OpenBLAS's register
-# blocking), so no thread gets a ragged edge it computes slowly.
+    BATCH_CHUNK_MACS = 1 << 17
+# Shares of a split output are multiples of this many rows/columns, a multiple of OpenBLAS's
+# register blocking for float64 and of half of it for float32, whose 8-row edge costs no
+# more than its share: on one thread 384, 392 and 400 rows of 784x128x512 took 549-558,
+# 560-575 and 571-582 us. 16 split 784 rows 400/384, so one thread ran ~2% longer.
 cdef enum:
-    _ALIGN = 16
+    _ALIGN = 8
 # A product is split by rows of C (each thread a contiguous block of C and of A) when each
 # thread gets at least this many, even where C is wider than tall; by columns only below.
 # Rows won on the 2-core AMD EPYC, alternating with torch (best of 16 rounds, wall time):
@@ -453,35 +455,40 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
 cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                  Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                  Py_ssize_t sc, int ldc, int nt) noexcept nogil:
-    """Many small products: each thread runs its share of whole products (one batched call
-    on MKL)."""
-    cdef int t
-    cdef Py_ssize_t share = (batch + nt - 1) // nt, lo, hi
-    with parallel(num_threads=nt):
-        t = openmp.omp_get_thread_num()
-        lo = t * share
-        hi = min(batch, lo + share)
-        if lo < hi:
-            _blas_batch(ta, tb, hi - lo, m, n, k, a + lo * sa, sa, lda, b + lo * sb, sb, ldb,
-                        c + lo * sc, sc, ldc)
+    """Whole products, handed out in chunks of at least BATCH_CHUNK_MACS multiply-adds to
+    whichever thread is free (one batched call per chunk on MKL): a thread whose core is
+    taken by another process leaves its products to the others instead of holding up the
+    region, and no operand is packed twice."""
+    cdef double macs = <double>m * n * k
+    cdef Py_ssize_t chunk = max(1, <Py_ssize_t>(BATCH_CHUNK_MACS / macs))
+    cdef Py_ssize_t chunks = (batch + chunk - 1) // chunk, u, lo
+    for u in prange(chunks, schedule="dynamic", chunksize=1, num_threads=nt, nogil=True):
+        lo = u * chunk
+        _blas_batch(ta, tb, min(chunk, batch - lo), m, n, k, a + lo * sa, sa, lda,
+                    b + lo * sb, sb, ldb, c + lo * sc, sc, ldc)
 
 
 cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                      Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                      Py_ssize_t sc, int ldc, int nt) noexcept nogil:
-    """Small products run whole, a share of the batch per thread; large ones (or fewer
-    products than threads) are split by rows/columns, each thread taking its part of every
-    product; a small total runs on the calling thread."""
+    """Whole products on whichever thread is free (see _batch) for the part of the batch
+    that divides over the threads; the batch % nt products left over (all of them when
+    there are fewer products than threads) are split by rows/columns when that is worth a
+    region, so no thread idles while another runs an extra whole product. A small total
+    runs on the calling thread. Measured on one thread (CPU time, AMD EPYC): a thread's half
+    of a 64x128^3 batch took 2.43-2.77 ms as 32 whole products against 2.78-2.91 as the top
+    rows of all 64 (each B packed by both threads); 16x256^3 3.9 against 4.3 ms."""
     cdef double macs = <double>m * n * k
+    cdef Py_ssize_t rest = batch % nt if nt > 1 else 0, whole = batch - rest
     if nt < 2 or macs * batch < <double>PARALLEL_MIN_MACS * nt:
         _blas_batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc)
-    elif macs < BATCH_SPLIT_MACS and batch >= nt:
+    elif not (rest and _worth_splitting(macs * rest, m, n, nt)):
         _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
-    elif _worth_splitting(macs * batch, m, n, nt):
-        _split(ta, tb, batch, m, n, k, <real>1, a, sa, lda, b, sb, ldb, <real>0, c, sc, ldc,
-               nt)
     else:
-        _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
+        if whole:
+            _batch(ta, tb, whole, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
+        _split(ta, tb, rest, m, n, k, <real>1, a + whole * sa, sa, lda, b + whole * sb, sb,
+               ldb, <real>0, c + whole * sc, sc, ldc, nt)
 
 
 def _c_layout(cnp.ndarray c):

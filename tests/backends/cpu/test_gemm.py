@@ -96,10 +96,13 @@ def _batch_operand(rng, batch, rows, cols, layout, dtype):
     return rng.standard_normal((batch, rows, cols)).astype(dtype)
 
 
-# 64 small products: whole ones per thread; 5 and 3 large ones: each split by rows or (short
-# and wide) by columns across 2 or 3 threads; 3 tiny ones: one thread
-@pytest.mark.parametrize("batch,m,k,n", [(64, 32, 32, 32), (5, 130, 100, 120),
-                                         (3, 40, 200, 200), (3, 8, 9, 10)])
+# 64 and 63 small products: whole ones in chunks of 4 to whichever thread is free (63: a
+# short last chunk); 5 and 3 large ones: whole ones for the part that divides over the
+# threads, the rest each split by rows or (short and wide) by columns across 2 or 3
+# threads; 3 tiny ones: one thread
+@pytest.mark.parametrize("batch,m,k,n", [(64, 32, 32, 32), (63, 32, 32, 32),
+                                         (5, 130, 100, 120), (3, 40, 200, 200),
+                                         (3, 8, 9, 10)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout_a,layout_b", [("contiguous", "contiguous"),
                                                ("transposed", "padded"),
