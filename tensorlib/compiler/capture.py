@@ -51,8 +51,8 @@ class Node:
 # fallback, maximum, fuses; so do sigmoid's and the fused backwards' decompositions); the
 # others run at once, after the pending nodes.
 _DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward"}
-_RUN_NOW = {"max_pool", "max_pool_backward", "sgd_update", "sgd_update_multi",
-            "adam_update_multi", "adam_update_multi_capturable"}
+_RUN_NOW = {"max_pool", "max_pool_backward", "lstm_cell", "lstm_cell_backward", "sgd_update",
+            "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable"}
 
 
 class _Recorder:

@@ -408,3 +408,32 @@ def test_large_outputs_stream_around_the_cache_and_equal_the_plain_loop(monkeypa
     want[1:].mul_(2).add_(1)
     np.testing.assert_array_equal(got[1][2], _np(want))
     np.testing.assert_allclose(got[1][0], _np(f(x)[0]), rtol=1e-5)
+
+
+def test_a_compiled_lstm_step_runs_the_fused_cell_both_ways():
+    """The fused cell kernels answer whether they took the call, so capture runs them at
+    once: the compiled step gives eager's values bit for bit (the composite it would
+    otherwise fall back to rounds differently)."""
+    tl.manual_seed(0)
+    cell = tl.nn.LSTMCell(3, 5).double()
+    x = tl.randn(4, 3, dtype=tl.float64)
+    h0, c0 = tl.randn(4, 5, dtype=tl.float64), tl.randn(4, 5, dtype=tl.float64)
+    if not has_kernel("lstm_cell", x._device):
+        pytest.skip("the CPU backend has no fused LSTM cell kernel")
+
+    def step(x, h, c):
+        h1, c1 = cell(x, (h, c))
+        return (h1 * h1 + c1).sum()
+
+    compiled = tl.compile(step)
+    for _ in range(3):                                   # capture, then replays
+        cell.zero_grad()
+        want = step(x, h0, c0)
+        want.backward()
+        eager_grads = [p.grad.clone() for p in cell.parameters()]
+        cell.zero_grad()
+        got = compiled(x, h0, c0)
+        got.backward()
+        assert got.item() == want.item()
+        for p, g in zip(cell.parameters(), eager_grads):
+            assert np.array_equal(p.grad.numpy(), g.numpy())
