@@ -302,8 +302,9 @@ def _forward_on_onednn(out, x, w, b, stride, padding, dilation, groups):
         return False
     key = ("fwd", x._dtype, _signature(x), _signature(w), _signature(b), _signature(out),
            tuple(stride), tuple(padding), tuple(dilation), groups)
-    arrays = (host_array(x), host_array(w)) + (() if b is None else (host_array(b),)) + (
-        host_array(out),)
+    # the bias dense: the convolution reads a strided bias memory as if it were dense
+    bias = () if b is None else (np.ascontiguousarray(host_array(b)),)
+    arrays = (host_array(x), host_array(w)) + bias + (host_array(out),)
 
     def build():
         if not _eligible(arrays[-1:], arrays[:-1]):

@@ -257,3 +257,17 @@ def test_executor_checks_the_array_count():
             plan._executor.run((np.zeros(3, np.float32),), None, 1)
     finally:
         onednn.use(before)
+
+
+@pytest.mark.parametrize("padding", ["same", 1])
+def test_a_strided_bias_is_read_by_its_strides(padding):
+    """conv2d_bias on oneDNN with a bias view (b[::2]): the convolution reads its bias
+    memory as dense, so the kernel hands it a dense copy (it used the wrong elements)."""
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 5, 4), (4, 3, 2, 3),
+                                                                    (8,)))
+    got = tl.nn.functional.conv2d(tl.tensor(x), tl.tensor(w), tl.tensor(b)[::2],
+                                  padding=padding)
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b)[::2],
+                                      padding=padding)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
