@@ -22,19 +22,9 @@ cdef extern from *:
     #include <math.h>
     #include <stdint.h>
     #include <string.h>
+    #include "fastmath_guards.h"
     #define PAR_MIN 65536
-    /* Built with -ffast-math (for libmvec), which folds x != x to false: NaN is tested on
-       the bits, and exp never sees an argument past its overflow (whose inf fast-math does
-       not promise to handle): beyond it sigmoid is 0 (the exact value is below the smallest
-       normal number), so that sigmoid(NaN) is NaN and sigmoid(-inf) is 0. */
-    static inline int nan_float(float x) {
-        uint32_t u; memcpy(&u, &x, 4); return (u & 0x7fffffffu) > 0x7f800000u; }
-    static inline int nan_double(double x) {
-        uint64_t u; memcpy(&u, &x, 8);
-        return (u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
-    static const float EXP_MAX_float = 88.7f;
-    static const double EXP_MAX_double = 709.0;
-    #define DEFINE_ACT(T, EXP, TANH)                                                        \\
+    #define DEFINE_ACT(T, TANH)                                                             \\
     static void sigmoid_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows, Py_ssize_t n, \\
                             int nt) {                                                       \\
         Py_ssize_t r, i;                                                                    \\
@@ -43,10 +33,7 @@ cdef extern from *:
             const T* xr = x + r * sx; T* yr = y + r * n;                                    \\
             _Pragma("omp simd")                                                             \\
             for (i = 0; i < n; i++) {                                                       \\
-                T v = -xr[i];                                                               \\
-                int under = v > EXP_MAX_##T;                                                \\
-                T r = (T)1 / ((T)1 + EXP(under ? EXP_MAX_##T : v));                         \\
-                yr[i] = nan_##T(xr[i]) ? xr[i] : (under ? (T)0 : r);                        \\
+                yr[i] = safe_sigmoid_##T(xr[i]);                                            \\
             }                                                                               \\
         }                                                                                   \\
     }                                                                                       \\
@@ -80,8 +67,8 @@ cdef extern from *:
             for (i = 0; i < n; i++) orow[i] = gr[i] * ((T)1 - yr[i] * yr[i]);               \\
         }                                                                                   \\
     }
-    DEFINE_ACT(float, expf, tanhf)
-    DEFINE_ACT(double, exp, tanh)
+    DEFINE_ACT(float, tanhf)
+    DEFINE_ACT(double, tanh)
     """
     Py_ssize_t PAR_MIN
     void sigmoid_float(const float* x, Py_ssize_t sx, float* y, Py_ssize_t rows, Py_ssize_t n,

@@ -24,33 +24,15 @@ cdef extern from *:
     #include <stdint.h>
     #include <string.h>
     #define LSTM_PAR_MIN 32768
-    /* Built with -ffast-math (for libmvec's vector exp/expm1/tanhf), which folds x != x to
-       false and does not promise inf: NaN is tested on the bits and passed through, and exp
-       and expm1 never see an argument past their overflow (the sigmoid is 0 there, tanh is
-       +-1 for |x| > 20), so NaN and inf give PyTorch's values (as activation_kernels.pyx). */
-    static inline int lstm_nan_float(float x) {
-        uint32_t u; memcpy(&u, &x, 4); return (u & 0x7fffffffu) > 0x7f800000u; }
-    static inline int lstm_nan_double(double x) {
-        uint64_t u; memcpy(&u, &x, 8);
-        return (u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
-    static const float LSTM_EXP_MAX_float = 88.7f;
-    static const double LSTM_EXP_MAX_double = 709.0;
-    static inline float lstm_sig_float(float x) {
-        float v = -x; int under = v > LSTM_EXP_MAX_float;
-        float r = 1.0f / (1.0f + expf(under ? LSTM_EXP_MAX_float : v));
-        return lstm_nan_float(x) ? x : (under ? 0.0f : r); }
-    static inline double lstm_sig_double(double x) {
-        double v = -x; int under = v > LSTM_EXP_MAX_double;
-        double r = 1.0 / (1.0 + exp(under ? LSTM_EXP_MAX_double : v));
-        return lstm_nan_double(x) ? x : (under ? 0.0 : r); }
-    static inline float lstm_tanh_float(float x) { return lstm_nan_float(x) ? x : tanhf(x); }
+    #include "fastmath_guards.h"    /* nan_T, safe_sigmoid_T */
+    static inline float lstm_tanh_float(float x) { return nan_float(x) ? x : tanhf(x); }
     /* libmvec's vector tanh takes ~1.8x its vector expm1 here; tanh x = e / (e + 2) with
        e = expm1(2x) keeps the relative accuracy near 0 that 1 - 2 / (exp(2x) + 1) loses */
     static inline double lstm_tanh_double(double x) {
         double v = 2.0 * x;
         v = v > 40.0 ? 40.0 : (v < -40.0 ? -40.0 : v);
         double e = expm1(v);
-        return lstm_nan_double(x) ? x : e / (e + 2.0); }
+        return nan_double(x) ? x : e / (e + 2.0); }
 
     #define DEFINE_LSTM(T)                                                                    \\
     /* act = (sig(i), sig(f), tanh(g), sig(o), tanh(c')) of ig + hg (N, 5H);                 \\
@@ -64,11 +46,11 @@ cdef extern from *:
             const T* a = ig + r * sig_; const T* b = hg + r * shg; const T* cr = c + r * sc;  \\
             T* A = act + r * 5 * H; T* hr = h_out + r * H; T* co = c_out + r * H;             \\
             _Pragma("omp simd")                                                               \\
-            for (j = 0; j < 2 * H; j++) A[j] = lstm_sig_##T(a[j] + b[j]);                     \\
+            for (j = 0; j < 2 * H; j++) A[j] = safe_sigmoid_##T(a[j] + b[j]);                     \\
             _Pragma("omp simd")                                                               \\
             for (j = 0; j < H; j++) {                                                         \\
                 A[2 * H + j] = lstm_tanh_##T(a[2 * H + j] + b[2 * H + j]);                    \\
-                A[3 * H + j] = lstm_sig_##T(a[3 * H + j] + b[3 * H + j]);                     \\
+                A[3 * H + j] = safe_sigmoid_##T(a[3 * H + j] + b[3 * H + j]);                     \\
             }                                                                                 \\
             _Pragma("omp simd")                                                               \\
             for (j = 0; j < H; j++) {                                                         \\
