@@ -258,6 +258,71 @@ def _direct_wgrad(cnp.ndarray xa, cnp.ndarray ga, cnp.ndarray gw, padding, dilat
         raise MemoryError("conv2d: out of memory for a weight-gradient work plane")
 
 
+# ---- a direct forward for few input channels (direct_conv.h) -------------------------------
+cdef extern from "direct_conv.h":
+    int DIRECT_CONV_SIMD
+    int DC_OB
+    void direct_conv_pack(const float* w, float* pack, Py_ssize_t O, Py_ssize_t G,
+                          Py_ssize_t K) noexcept nogil
+    int direct_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
+                      Py_ssize_t sxn, Py_ssize_t sxc, Py_ssize_t sxh, Py_ssize_t sxw,
+                      const float* pack, Py_ssize_t O, Py_ssize_t G, int kh, int kw,
+                      const float* bias, float* out, Py_ssize_t son, Py_ssize_t soc,
+                      Py_ssize_t soy, Py_ssize_t oh, Py_ssize_t ow, int sh, int ph, int pw,
+                      int dh, int dw, int nt) noexcept nogil
+
+# Whether direct_conv.h was built with its kernel (AVX2 and FMA); conv2d_direct declines if not.
+DIRECT_CONV_AVAILABLE = bool(DIRECT_CONV_SIMD)
+# Input channels per group up to which the forward takes direct_conv.h rather than oneDNN
+# (with at least DC_OB output channels per group: a depthwise convolution would fill a
+# quarter of each register tile, and oneDNN's depthwise kernel took 0.6x its time).
+DIRECT_FWD_MAX_CHANNELS = 8
+# Multiply-adds per thread below which fewer threads run it: waking a second thread costs
+# more than a small convolution's work (and, on a loaded machine, waits for a core).
+DIRECT_MACS_PER_THREAD = 1 << 18
+
+
+def conv2d_direct(out, x, w, b, stride, padding, dilation, int groups):
+    """out (N, O, oh, ow) = conv2d(x, w) (+ b when not None) by direct_conv.h, for float32
+    with at most DIRECT_FWD_MAX_CHANNELS input channels and at least DC_OB output channels
+    per group, width stride 1 and an output whose rows are contiguous (NCHW); returns whether it ran (False: nothing
+    written, the caller takes another kernel)."""
+    if not DIRECT_CONV_AVAILABLE or stride[1] != 1:
+        return False
+    cdef cnp.ndarray oa = host_array(out)
+    cdef cnp.ndarray xa = host_array(x)
+    if (oa.dtype != np.float32 or xa.dtype != np.float32 or oa.size == 0 or xa.size == 0
+            or oa.strides[3] != 4 or xa.shape[1] // groups > DIRECT_FWD_MAX_CHANNELS
+            or oa.shape[1] // groups < DC_OB):
+        return False
+    cdef cnp.ndarray wa = np.ascontiguousarray(host_array(w))
+    if wa.dtype != np.float32 or (b is not None and host_array(b).dtype != np.float32):
+        return False
+    cdef cnp.ndarray ba = None if b is None else np.ascontiguousarray(host_array(b))
+    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
+    cdef Py_ssize_t O = oa.shape[1], oh = oa.shape[2], ow = oa.shape[3]
+    cdef int kh = wa.shape[2], kw = wa.shape[3]
+    cdef Py_ssize_t K = (C // groups) * kh * kw
+    cdef Py_ssize_t blocks = groups * ((O // groups + DC_OB - 1) // DC_OB)
+    cdef cnp.ndarray pack = np.empty(blocks * K * DC_OB, np.float32)
+    cdef const float* xp = <const float*>cnp.PyArray_DATA(xa)
+    cdef const float* bp = NULL if ba is None else <const float*>cnp.PyArray_DATA(ba)
+    cdef Py_ssize_t sxn = xa.strides[0] // 4, sxc = xa.strides[1] // 4
+    cdef Py_ssize_t sxh = xa.strides[2] // 4, sxw = xa.strides[3] // 4
+    cdef Py_ssize_t son = oa.strides[0] // 4, soc = oa.strides[1] // 4, soy = oa.strides[2] // 4
+    cdef int sh = stride[0], ph = padding[0], pw = padding[1], dh = dilation[0]
+    cdef int dw = dilation[1], done
+    cdef int nt = min(_threads(), max(1, N * O * oh * ow * K // DIRECT_MACS_PER_THREAD))
+    with nogil:
+        direct_conv_pack(<const float*>cnp.PyArray_DATA(wa), <float*>cnp.PyArray_DATA(pack),
+                         O, groups, K)
+        done = direct_conv2d(xp, N, C, H, W, sxn, sxc, sxh, sxw,
+                             <const float*>cnp.PyArray_DATA(pack), O, groups, kh, kw, bp,
+                             <float*>cnp.PyArray_DATA(oa), son, soc, soy, oh, ow, sh, ph, pw,
+                             dh, dw, nt)
+    return bool(done)
+
+
 # ---- the kernels ----------------------------------------------------------------------------
 def _work_dtype(dt):
     return dt if dt in (np.float32, np.float64) else np.float32

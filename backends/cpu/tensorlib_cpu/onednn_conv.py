@@ -376,14 +376,20 @@ def _bias_grad(out, g):
 
 
 def conv2d(out, x, w, stride, padding, dilation, groups):
-    """out (N, O, oh, ow) = conv2d(x, w) on oneDNN, else conv_kernels.conv2d."""
+    """out (N, O, oh, ow) = conv2d(x, w): conv_kernels' direct kernel for few input
+    channels, else oneDNN, else conv_kernels.conv2d."""
+    if conv_kernels.conv2d_direct(out, x, w, None, stride, padding, dilation, groups):
+        return
     if not _forward_on_onednn(out, x, w, None, stride, padding, dilation, groups):
         conv_kernels.conv2d(out, x, w, stride, padding, dilation, groups)
 
 
 def conv2d_bias(out, x, w, b, stride, padding, dilation, groups):
     """out = conv2d(x, w) + b[:, None, None]: oneDNN adds the bias as it writes the output
-    (one pass over it fewer); otherwise conv2d, then the backend's add."""
+    (one pass over it fewer), as does conv_kernels' direct kernel for few input channels
+    (which runs first); otherwise conv2d, then the backend's add."""
+    if conv_kernels.conv2d_direct(out, x, w, b, stride, padding, dilation, groups):
+        return
     if not _forward_on_onednn(out, x, w, b, stride, padding, dilation, groups):
         conv2d(out, x, w, stride, padding, dilation, groups)
         column = _v.as_strided(b, (1, b._sizes[0], 1, 1), (0, b._strides[0], 0, 0), b._offset)

@@ -133,8 +133,9 @@ def test_conv_transpose_with_output_padding(path):
 
 
 def test_plans_are_cached_per_shape(path):
-    """One plan for the forward, one for both gradients (conv2d_backward), reused."""
-    x, w, gy = _inputs((2, 8, 7, 7), (4, 8, 3, 3), 1, 1, 1, 1)
+    """One plan for the forward, one for both gradients (conv2d_backward), reused (16
+    channels: a forward with few runs conv_kernels' direct kernel)."""
+    x, w, gy = _inputs((2, 16, 7, 7), (4, 16, 3, 3), 1, 1, 1, 1)
     _run(tl, x, w, gy, 1, 1, 1, 1)
     count = len(onednn_conv._plans)
     _run(tl, x, w, gy, 1, 1, 1, 1)
@@ -250,7 +251,8 @@ def test_executor_checks_the_array_count():
     onednn.use(True)
     onednn_conv._plans.clear()
     try:
-        y = tl.nn.functional.conv2d(tl.randn(1, 4, 5, 5), tl.randn(2, 4, 3, 3))
+        # 16 channels: a forward with few runs conv_kernels' direct kernel, not oneDNN
+        y = tl.nn.functional.conv2d(tl.randn(1, 16, 5, 5), tl.randn(2, 16, 3, 3))
         assert y.shape == (1, 2, 3, 3)
         (plan,) = [p for p in onednn_conv._plans.values() if p is not None]
         with pytest.raises(ValueError, match="takes 3 arrays, got 1"):
