@@ -273,10 +273,13 @@ cdef extern from "direct_conv.h":
 
 # Whether direct_conv.h was built with its kernel (AVX2 and FMA); conv2d_direct declines if not.
 DIRECT_CONV_AVAILABLE = bool(DIRECT_CONV_SIMD)
-# Input channels per group up to which the forward takes direct_conv.h rather than oneDNN
-# (with at least DC_OB output channels per group: a depthwise convolution would fill a
-# quarter of each register tile, and oneDNN's depthwise kernel took 0.6x its time).
-DIRECT_FWD_MAX_CHANNELS = 8
+# Input channels per group up to which the forward takes direct_conv.h rather than oneDNN.
+# Measured (AMD EPYC, nn.Conv2d 3x3 forwards, direct / oneDNN time): 1 and 3 channels
+# 0.6-0.75x on one thread and 0.4-0.95x on two, 4 channels 0.6-0.95x, 6 and 8 channels
+# 0.85-0.9x on one thread but 1.0-1.4x on two. At least DC_OB output channels per group: a
+# depthwise convolution would fill a quarter of each register tile (oneDNN's depthwise
+# kernel took 0.6x its time).
+DIRECT_FWD_MAX_CHANNELS = 4
 # Multiply-adds per thread below which fewer threads run it: waking a second thread costs
 # more than a small convolution's work (and, on a loaded machine, waits for a core).
 DIRECT_MACS_PER_THREAD = 1 << 18

@@ -289,7 +289,8 @@ def _eligible(results, operands):
 # the time of col2im (the channels are padded to a block of 8 and reordered), with 6 it took
 # 0.8x; with 1 channel its weight gradient took 2.6x our direct kernel's, with 3 0.1-0.2x.
 # Forward convolutions took 0.06-0.9x im2col's time on every case tried (depthwise, 1x1,
-# strided, 1-64 channels), so they always go to oneDNN.
+# strided, 1-64 channels), so they go to oneDNN, except those with few input channels that
+# conv_kernels' direct kernel takes first (0.6-0.85x oneDNN's time, one thread).
 MIN_CHANNELS = {"fwd": 1, "data": 4, "wgt": 2}
 
 
@@ -429,9 +430,12 @@ def conv2d_weight_grad(out, x, g, stride, padding, dilation, groups):
 def describe():
     """What runs conv2d and its gradients, for `tensorlib info`."""
     fallback = "OpenMP im2col + the BLAS's GEMM"
+    direct = (f"the float32 forward with at most {conv_kernels.DIRECT_FWD_MAX_CHANNELS} input "
+              f"channels per group: a direct AVX2 kernel; "
+              if conv_kernels.DIRECT_CONV_AVAILABLE else "")
     if onednn.library() is None:
-        return f"{fallback}; oneDNN {onednn.describe()}"
-    return (f"{onednn.describe()} for float32 (not the input gradient below "
+        return f"{direct}{fallback}; oneDNN {onednn.describe()}"
+    return (f"{direct}{onednn.describe()} for float32 (not the input gradient below "
             f"{MIN_CHANNELS['data']} input channels, nor the weight gradient below "
             f"{MIN_CHANNELS['wgt']}); {fallback} otherwise")
 
