@@ -19,7 +19,12 @@
    stride along the height, dilation and padding are free. The output's width stride is 1.
 
    Built only where the compiler targets AVX2 and FMA (DIRECT_CONV_SIMD): elsewhere the
-   caller keeps oneDNN / im2col. */
+   caller keeps oneDNN / im2col. Not a tracked dependency of conv_kernels.c: touch
+   conv_kernels.pyx after editing this file.
+
+   Tile shapes measured (one thread, 3->32 on 32x32x32x32): 4 channels x 2 vectors
+   0.67-0.73 ms (~80 GFLOP/s), 6 x 2 0.83-0.94 ms, 3 x 4 1.02-1.36 ms; streaming stores
+   0.92-1.01 ms (the output is read next, and stays in cache with plain stores). */
 #include <stdlib.h>
 #include <string.h>
 
