@@ -32,6 +32,7 @@ cimport openmp
 from cython.parallel cimport parallel, prange
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport int64_t, uint16_t, uintptr_t
+from libc.string cimport memcpy
 
 from tensorlib_cpu import blas_choice, fastreduce
 
@@ -468,6 +469,37 @@ cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const 
                     b + lo * sb, sb, ldb, c + lo * sc, sc, ldc)
 
 
+cdef inline void _fill_rows(real* c, int ldc, int lo, int hi, int n,
+                            const real* row) noexcept nogil:
+    cdef int i
+    for i in range(lo, hi):
+        memcpy(c + <Py_ssize_t>i * ldc, row, n * sizeof(real))
+
+
+cdef void _run_bias(char ta, char tb, int m, int n, int k, const real* a, int lda,
+                    const real* b, int ldb, const real* bias, real* c, int ldc,
+                    int nt) noexcept nogil:
+    """c = op(a) op(b) + bias, bias a row of n broadcast over the m rows (a Linear layer's
+    forward): where the product is split by rows, each thread writes the bias into its own
+    rows just before its product adds onto them (beta = 1), so the broadcast copy runs on
+    every thread and its rows are still in that thread's cache when BLAS reads them."""
+    cdef int t, lo, hi, step
+    cdef bint by_rows = m >= n or m >= <int>_MIN_SPLIT_ROWS * nt
+    if not (by_rows and _worth_splitting(<double>m * n * k, m, n, nt)):
+        _fill_rows(c, ldc, 0, m, n, bias)
+        _run(ta, tb, m, n, k, <real>1, a, lda, b, ldb, <real>1, c, ldc, nt)
+        return
+    step = _share_step(m, nt)
+    with parallel(num_threads=nt):
+        t = openmp.omp_get_thread_num()
+        lo = t * step
+        hi = min(m, lo + step)
+        if lo < hi:
+            _fill_rows(c, ldc, lo, hi, n, bias)
+            _run(ta, tb, hi - lo, n, k, <real>1, _rows_of(a, ta, lda, lo), lda, b, ldb,
+                 <real>1, c + <Py_ssize_t>lo * ldc, ldc, 1)
+
+
 cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                      Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                      Py_ssize_t sc, int ldc, int nt) noexcept nogil:
@@ -621,6 +653,36 @@ def gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0, double b
     with nogil:
         before = _single_threaded_blas()
         _run_product(&p, single, nt)
+        _restore_blas_threads(before)
+    return True
+
+
+def gemm_bias(cnp.ndarray a, cnp.ndarray b, cnp.ndarray bias, cnp.ndarray c):
+    """c = a @ b + bias for 2-D float32/float64 a, b, c and a 1-D bias of c's width and
+    dtype with unit stride, broadcast over c's rows (see _run_bias); False (nothing written)
+    where gemm would refuse or the bias is laid out otherwise."""
+    cdef _Product p
+    cdef int state = _product_of(a, b, c, 1.0, 1.0, &p)
+    if state == 2 or bias.ndim != 1 or bias.dtype != c.dtype or bias.shape[0] != p.n:
+        return False
+    if p.n > 1 and bias.strides[0] != bias.itemsize:
+        return False
+    if state == 0:
+        if p.m and p.n:
+            c[...] = bias
+        return True
+    cdef int nt = fastreduce.get_num_threads()
+    cdef void* pbias = cnp.PyArray_DATA(bias)
+    cdef bint single = a.dtype.type is np.float32
+    cdef int before
+    with nogil:
+        before = _single_threaded_blas()
+        if single:
+            _run_bias[float](p.ta, p.tb, p.m, p.n, p.k, <float*>p.a, p.lda, <float*>p.b,
+                             p.ldb, <float*>pbias, <float*>p.c, p.ldc, nt)
+        else:
+            _run_bias[double](p.ta, p.tb, p.m, p.n, p.k, <double*>p.a, p.lda, <double*>p.b,
+                              p.ldb, <double*>pbias, <double*>p.c, p.ldc, nt)
         _restore_blas_threads(before)
     return True
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tensorlib_cpu import blas_choice, fastreduce, gemm as gemm_module
-from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision, gemm_pair
+from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_bias, gemm_low_precision, gemm_pair
 
 HAVE_MKL = blas_choice.find_mkl() is not None
 
@@ -69,6 +69,30 @@ def test_refuses_other_dtypes_and_unreadable_layouts():
     assert gemm(np.ones((6, 8), np.float32)[::2, ::2], np.ones((4, 2), np.float32), c) is False
     assert gemm(np.ones((3, 4), np.float32), np.ones((4, 2), np.float64), c) is False
     assert not c.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", SHAPES + [(128, 256, 10), (128, 784, 512), (5, 0, 3)])
+def test_bias_matches_numpy(threads, dtype, m, k, n):
+    """gemm_bias: the bias broadcast over the rows and the product, however the threads
+    share the rows (or, for short wide outputs, the columns)."""
+    rng = np.random.default_rng(m * 10000 + k * 100 + n + 1)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    bias = rng.standard_normal(n).astype(dtype)
+    for ta, tb in itertools.product([False, True], repeat=2):
+        a, b = _operand(rng, m, k, ta, dtype), _operand(rng, k, n, tb, dtype)
+        c = np.full((m, n + 3), 7, dtype)[:, :n]
+        assert gemm_bias(a, b, bias, c)
+        np.testing.assert_allclose(c, a.astype(np.float64) @ b + bias, rtol=tol, atol=tol)
+
+
+def test_bias_refuses_without_writing():
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+    for bias in (np.ones(4, np.float32)[::2], np.ones(3, np.float32), np.ones(2, np.float64),
+                 np.ones((1, 2), np.float32)):
+        c = np.zeros((3, 2), np.float32)
+        assert gemm_bias(a, b, bias, c) is False
+        assert not c.any()
 
 
 # (m1, k1, n1, m2, k2, n2): a linear layer's gradient pair at MLP sizes (side by side), a
