@@ -48,9 +48,12 @@ class Node:
 
 # Kernels that answer whether they took the call (a fused fast path for some layouts): the op
 # falls back to a decomposition when they say no. "relu" answers no while recording (its
-# fallback, maximum, fuses; so do sigmoid's and the fused backwards' decompositions); the
-# others run at once, after the pending nodes.
-_DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward"}
+# fallback, maximum, fuses; so do sigmoid's and the fused backwards' decompositions; linear's
+# backward then records its two products as plain mm nodes instead of "mm_pair", and addmm
+# its bias copy and product instead of "addmm_bias"); the others run at once, after the
+# pending nodes.
+_DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward", "mm_pair",
+            "addmm_bias"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "lstm_cell", "lstm_cell_backward", "sgd_update",
             "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable"}
 

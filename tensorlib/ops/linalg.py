@@ -189,6 +189,10 @@ def _fused_addmm(input, mat1, mat2, beta, alpha):  # noqa: A002
     dev = mat1._device
     out = empty((mat1._sizes[0], mat2._sizes[1]), mat1._dtype, dev)
     _broadcast(input, out)
+    if beta == 1 and alpha == 1 and len(input._sizes) == 1:
+        bias = dev._kernels.get("addmm_bias")     # the bias copied on the GEMM's threads
+        if bias is not None and bias(out, mat1, mat2, input):
+            return out
     lookup("copy", dev)(out, _views.expand(input, out._sizes))    # (copy_'s checks hold)
     lookup("addmm", dev)(out, mat1, mat2, beta, alpha)
     return out

@@ -32,6 +32,7 @@ cimport openmp
 from cython.parallel cimport parallel, prange
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport int64_t, uint16_t, uintptr_t
+from libc.string cimport memcpy
 
 from tensorlib_cpu import blas_choice, fastreduce
 
@@ -468,6 +469,37 @@ cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const 
                     b + lo * sb, sb, ldb, c + lo * sc, sc, ldc)
 
 
+cdef inline void _fill_rows(real* c, int ldc, int lo, int hi, int n,
+                            const real* row) noexcept nogil:
+    cdef int i
+    for i in range(lo, hi):
+        memcpy(c + <Py_ssize_t>i * ldc, row, n * sizeof(real))
+
+
+cdef void _run_bias(char ta, char tb, int m, int n, int k, const real* a, int lda,
+                    const real* b, int ldb, const real* bias, real* c, int ldc,
+                    int nt) noexcept nogil:
+    """c = op(a) op(b) + bias, bias a row of n broadcast over the m rows (a Linear layer's
+    forward): where the product is split by rows, each thread writes the bias into its own
+    rows just before its product adds onto them (beta = 1), so the broadcast copy runs on
+    every thread and its rows are still in that thread's cache when BLAS reads them."""
+    cdef int t, lo, hi, step
+    cdef bint by_rows = m >= n or m >= <int>_MIN_SPLIT_ROWS * nt
+    if not (by_rows and _worth_splitting(<double>m * n * k, m, n, nt)):
+        _fill_rows(c, ldc, 0, m, n, bias)
+        _run(ta, tb, m, n, k, <real>1, a, lda, b, ldb, <real>1, c, ldc, nt)
+        return
+    step = _share_step(m, nt)
+    with parallel(num_threads=nt):
+        t = openmp.omp_get_thread_num()
+        lo = t * step
+        hi = min(m, lo + step)
+        if lo < hi:
+            _fill_rows(c, ldc, lo, hi, n, bias)
+            _run(ta, tb, hi - lo, n, k, <real>1, _rows_of(a, ta, lda, lo), lda, b, ldb,
+                 <real>1, c + <Py_ssize_t>lo * ldc, ldc, 1)
+
+
 cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                      Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                      Py_ssize_t sc, int ldc, int nt) noexcept nogil:
@@ -501,41 +533,185 @@ def _c_layout(cnp.ndarray c):
     return c.strides[0] // item if c.shape[0] > 1 else max(c.shape[1], 1)
 
 
+cdef struct _Product:
+    # one 2-D product c = alpha op(a) op(b) + beta c, as BLAS reads it (see _product_of)
+    char ta
+    char tb
+    int m
+    int n
+    int k
+    int lda
+    int ldb
+    int ldc
+    double alpha
+    double beta
+    void* a
+    void* b
+    void* c
+
+
+cdef int _product_of(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, double beta,
+                     _Product* p) except -1:
+    """Fill p for c = alpha a @ b + beta c: 1 when BLAS can run it, 0 when no BLAS call is
+    needed (an empty product: see _finish_empty), 2 for dtypes or layouts BLAS cannot take.
+    Writes nothing."""
+    if a.ndim != 2 or b.ndim != 2 or c.ndim != 2:
+        return 2
+    if not (a.dtype == b.dtype == c.dtype) or a.dtype.type not in (np.float32, np.float64):
+        return 2
+    p.m, p.k, p.n = a.shape[0], a.shape[1], b.shape[1]
+    p.beta = beta
+    if p.m == 0 or p.n == 0 or p.k == 0:
+        return 0
+    cdef Py_ssize_t ldc = _c_layout(c)
+    if ldc < 0 or not _operand(a, p.m, p.k, &p.ta, &p.lda) \
+            or not _operand(b, p.k, p.n, &p.tb, &p.ldb):
+        return 2
+    p.ldc = <int>ldc
+    p.alpha = alpha
+    p.a, p.b, p.c = cnp.PyArray_DATA(a), cnp.PyArray_DATA(b), cnp.PyArray_DATA(c)
+    return 1
+
+
+cdef void _finish_empty(cnp.ndarray c, _Product* p):
+    """An empty product's output: beta * c when only k is 0 (nothing when c is empty)."""
+    if p.m == 0 or p.n == 0:
+        return
+    if p.beta == 0:
+        c[...] = 0
+    else:
+        c *= p.beta
+
+
+cdef inline void _run_product(_Product* p, bint single, int nt) noexcept nogil:
+    if single:
+        _run[float](p.ta, p.tb, p.m, p.n, p.k, <float>p.alpha, <float*>p.a, p.lda,
+                    <float*>p.b, p.ldb, <float>p.beta, <float*>p.c, p.ldc, nt)
+    else:
+        _run[double](p.ta, p.tb, p.m, p.n, p.k, p.alpha, <double*>p.a, p.lda, <double*>p.b,
+                     p.ldb, p.beta, <double*>p.c, p.ldc, nt)
+
+
+cdef inline void _run_rows(_Product* p, bint single, int lo, int hi) noexcept nogil:
+    """Rows lo:hi of p's output on the calling thread."""
+    if lo >= hi:
+        return
+    if single:
+        _run[float](p.ta, p.tb, hi - lo, p.n, p.k, <float>p.alpha,
+                    _rows_of[float](<float*>p.a, p.ta, p.lda, lo), p.lda, <float*>p.b,
+                    p.ldb, <float>p.beta, <float*>p.c + <Py_ssize_t>lo * p.ldc, p.ldc, 1)
+    else:
+        _run[double](p.ta, p.tb, hi - lo, p.n, p.k, p.alpha,
+                     _rows_of[double](<double*>p.a, p.ta, p.lda, lo), p.lda, <double*>p.b,
+                     p.ldb, p.beta, <double*>p.c + <Py_ssize_t>lo * p.ldc, p.ldc, 1)
+
+
+# Two products run side by side (gemm_pair) only when the threads split between them leave
+# no group with more than this share over an even split of the total work.
+cdef double _PAIR_MAX_IMBALANCE = 1.25
+
+
+cdef void _run_pair(_Product* p1, _Product* p2, bint single, int nt) noexcept nogil:
+    """p1 and p2 at once: the threads split into two groups in proportion to the products'
+    multiply-adds and each group splits its own product by rows, so no thread packs an
+    operand of both and each product is cut into fewer pieces than when each is split over
+    all the threads in turn. One after the other (each on all threads) when the groups
+    could not be balanced or the products are too small to share."""
+    cdef double w1 = <double>p1.m * p1.n * p1.k, w2 = <double>p2.m * p2.n * p2.k
+    cdef int g1 = <int>(nt * w1 / (w1 + w2) + 0.5) if nt > 1 else 0
+    g1 = max(1, min(nt - 1, g1))
+    cdef double worst = max(w1 / g1, w2 / (nt - g1)) if nt > 1 else 0
+    cdef int t, i, size, step
+    cdef _Product* p
+    if nt < 2 or w1 + w2 < <double>PARALLEL_MIN_MACS \
+            or worst > _PAIR_MAX_IMBALANCE * (w1 + w2) / nt:
+        _run_product(p1, single, nt)
+        _run_product(p2, single, nt)
+        return
+    with parallel(num_threads=nt):
+        t = openmp.omp_get_thread_num()
+        if t < g1:
+            p, i, size = p1, t, g1
+        else:
+            p, i, size = p2, t - g1, nt - g1
+        step = _share_step(p.m, size)
+        _run_rows(p, single, i * step, min(p.m, (i + 1) * step))
+
+
 def gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0, double beta=0.0):
     """c = alpha a @ b + beta c for 2-D float32/float64 arrays of one dtype; False (nothing
     written) for other dtypes or layouts BLAS cannot read, so the caller falls back."""
-    if a.ndim != 2 or b.ndim != 2 or c.ndim != 2:
-        return False
-    if not (a.dtype == b.dtype == c.dtype) or a.dtype.type not in (np.float32, np.float64):
-        return False
-    cdef int m = a.shape[0], k = a.shape[1], n = b.shape[1]
-    if m == 0 or n == 0:
-        return True
-    if k == 0:
-        if beta == 0:
-            c[...] = 0
-        else:
-            c *= beta
-        return True
-    cdef char ta, tb
-    cdef int lda, ldb
-    cdef Py_ssize_t ldc = _c_layout(c)
-    if ldc < 0 or not _operand(a, m, k, &ta, &lda) or not _operand(b, k, n, &tb, &ldb):
-        return False
+    cdef _Product p
+    cdef int state = _product_of(a, b, c, alpha, beta, &p)
+    if state == 0:
+        _finish_empty(c, &p)
+    if state != 1:
+        return state == 0
     cdef int nt = fastreduce.get_num_threads()
-    cdef void* pa = cnp.PyArray_DATA(a)
-    cdef void* pb = cnp.PyArray_DATA(b)
-    cdef void* pc = cnp.PyArray_DATA(c)
+    cdef bint single = a.dtype.type is np.float32
+    cdef int before
+    with nogil:
+        before = _single_threaded_blas()
+        _run_product(&p, single, nt)
+        _restore_blas_threads(before)
+    return True
+
+
+def gemm_bias(cnp.ndarray a, cnp.ndarray b, cnp.ndarray bias, cnp.ndarray c):
+    """c = a @ b + bias for 2-D float32/float64 a, b, c and a 1-D bias of c's width and
+    dtype with unit stride, broadcast over c's rows (see _run_bias); False (nothing written)
+    where gemm would refuse or the bias is laid out otherwise."""
+    cdef _Product p
+    cdef int state = _product_of(a, b, c, 1.0, 1.0, &p)
+    if state == 2 or bias.ndim != 1 or bias.dtype != c.dtype or bias.shape[0] != p.n:
+        return False
+    if p.n > 1 and bias.strides[0] != bias.itemsize:
+        return False
+    if state == 0:
+        if p.m and p.n:
+            c[...] = bias
+        return True
+    cdef int nt = fastreduce.get_num_threads()
+    cdef void* pbias = cnp.PyArray_DATA(bias)
     cdef bint single = a.dtype.type is np.float32
     cdef int before
     with nogil:
         before = _single_threaded_blas()
         if single:
-            _run[float](ta, tb, m, n, k, <float>alpha, <float*>pa, lda, <float*>pb, ldb,
-                        <float>beta, <float*>pc, <int>ldc, nt)
+            _run_bias[float](p.ta, p.tb, p.m, p.n, p.k, <float*>p.a, p.lda, <float*>p.b,
+                             p.ldb, <float*>pbias, <float*>p.c, p.ldc, nt)
         else:
-            _run[double](ta, tb, m, n, k, alpha, <double*>pa, lda, <double*>pb, ldb, beta,
-                         <double*>pc, <int>ldc, nt)
+            _run_bias[double](p.ta, p.tb, p.m, p.n, p.k, <double*>p.a, p.lda, <double*>p.b,
+                              p.ldb, <double*>pbias, <double*>p.c, p.ldc, nt)
+        _restore_blas_threads(before)
+    return True
+
+
+def gemm_pair(cnp.ndarray a1, cnp.ndarray b1, cnp.ndarray c1, cnp.ndarray a2, cnp.ndarray b2,
+              cnp.ndarray c2):
+    """c1 = a1 @ b1 and c2 = a2 @ b2, two independent products of one dtype (a linear
+    layer's input and weight gradients) run side by side on the threads (see _run_pair);
+    False (nothing written) where gemm would refuse either."""
+    cdef _Product p1, p2
+    cdef int s1 = _product_of(a1, b1, c1, 1.0, 0.0, &p1)
+    cdef int s2 = _product_of(a2, b2, c2, 1.0, 0.0, &p2)
+    if s1 == 2 or s2 == 2 or a1.dtype != a2.dtype:
+        return False
+    if s1 == 0:
+        _finish_empty(c1, &p1)
+    if s2 == 0:
+        _finish_empty(c2, &p2)
+    cdef int nt = fastreduce.get_num_threads()
+    cdef bint single = a1.dtype.type is np.float32
+    cdef int before
+    with nogil:
+        before = _single_threaded_blas()
+        if s1 == 1 and s2 == 1:
+            _run_pair(&p1, &p2, single, nt)
+        elif s1 == 1:
+            _run_product(&p1, single, nt)
+        elif s2 == 1:
+            _run_product(&p2, single, nt)
         _restore_blas_threads(before)
     return True
 

@@ -2,6 +2,8 @@
 broadcast batch dims are summed back by the node."""
 import math
 
+import tensorlib
+from tensorlib._C.factory import empty
 from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 
@@ -69,14 +71,32 @@ def vector_norm(ctx, g):
     return (tensorlib.where(zero, 0.0, g * scale),)
 
 
+def _paired_products(g, x, weight):
+    """g @ weight and g^T @ x in one call of the backend's `mm_pair` kernel, which runs the
+    two side by side on its threads; None where it has none or declines (it takes 2-D real
+    matrices), or a graph of the backward is being recorded."""
+    pair = g._device._kernels.get("mm_pair")
+    if pair is None or x.dim() != 2 or g.dim() != 2 or tensorlib.is_grad_enabled() \
+            or not (g._dtype is x._dtype is weight._dtype) or g._dtype.is_complex:
+        return None
+    gx = empty(x._sizes, x._dtype, x._device)
+    gw = empty(weight._sizes, weight._dtype, weight._device)
+    return (gx, gw) if pair(gx, g, weight, gw, g.mT, x) else None
+
+
 @formula("linear", save=(0, 1))
 def linear(ctx, g):
     x, weight = ctx.args[0], ctx.args[1]
     has_bias = len(ctx.args) > 2 and ctx.args[2] is not None
     lead = math.prod(g.shape[:-1])  # not -1: a 0-size last dim leaves -1 ambiguous
     rows = g.reshape(lead, g.shape[-1])
-    gx = g @ conj(weight) if ctx.needs_input_grad[0] else None
-    gw = rows.mT @ conj(x).reshape(lead, x.shape[-1]) if ctx.needs_input_grad[1] else None
+    both = ctx.needs_input_grad[0] and ctx.needs_input_grad[1]
+    paired = _paired_products(g, x, weight) if both else None
+    if paired is not None:
+        gx, gw = paired
+    else:
+        gx = g @ conj(weight) if ctx.needs_input_grad[0] else None
+        gw = rows.mT @ conj(x).reshape(lead, x.shape[-1]) if ctx.needs_input_grad[1] else None
     if not has_bias:
         return gx, gw
     return gx, gw, (rows.sum(0) if ctx.needs_input_grad[2] else None)

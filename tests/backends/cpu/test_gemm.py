@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tensorlib_cpu import blas_choice, fastreduce, gemm as gemm_module
-from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision
+from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_bias, gemm_low_precision, gemm_pair
 
 HAVE_MKL = blas_choice.find_mkl() is not None
 
@@ -69,6 +69,67 @@ def test_refuses_other_dtypes_and_unreadable_layouts():
     assert gemm(np.ones((6, 8), np.float32)[::2, ::2], np.ones((4, 2), np.float32), c) is False
     assert gemm(np.ones((3, 4), np.float32), np.ones((4, 2), np.float64), c) is False
     assert not c.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", SHAPES + [(128, 256, 10), (128, 784, 512), (5, 0, 3)])
+def test_bias_matches_numpy(threads, dtype, m, k, n):
+    """gemm_bias: the bias broadcast over the rows and the product, however the threads
+    share the rows (or, for short wide outputs, the columns)."""
+    rng = np.random.default_rng(m * 10000 + k * 100 + n + 1)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    bias = rng.standard_normal(n).astype(dtype)
+    for ta, tb in itertools.product([False, True], repeat=2):
+        a, b = _operand(rng, m, k, ta, dtype), _operand(rng, k, n, tb, dtype)
+        c = np.full((m, n + 3), 7, dtype)[:, :n]
+        assert gemm_bias(a, b, bias, c)
+        np.testing.assert_allclose(c, a.astype(np.float64) @ b + bias, rtol=tol, atol=tol)
+
+
+def test_bias_refuses_without_writing():
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+    for bias in (np.ones(4, np.float32)[::2], np.ones(3, np.float32), np.ones(2, np.float64),
+                 np.ones((1, 2), np.float32)):
+        c = np.zeros((3, 2), np.float32)
+        assert gemm_bias(a, b, bias, c) is False
+        assert not c.any()
+
+
+# (m1, k1, n1, m2, k2, n2): a linear layer's gradient pair at MLP sizes (side by side), a
+# tiny pair (one after the other), one product much larger (no balanced split), skinny and
+# empty products
+PAIRS = [(128, 256, 512, 256, 128, 512), (128, 10, 256, 10, 128, 256),
+         (16, 8, 4, 300, 200, 100), (1, 300, 200, 64, 64, 64), (40, 0, 30, 50, 60, 0),
+         (0, 5, 6, 33, 17, 65)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", PAIRS)
+def test_pair_matches_numpy(threads, dtype, shapes):
+    """gemm_pair writes both products, whichever way it shares the threads between them."""
+    m1, k1, n1, m2, k2, n2 = shapes
+    rng = np.random.default_rng(sum(shapes))
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for t1, t2 in itertools.product([False, True], repeat=2):
+        a1, b1 = _operand(rng, m1, k1, t1, dtype), _operand(rng, k1, n1, not t1, dtype)
+        a2, b2 = _operand(rng, m2, k2, t2, dtype), _operand(rng, k2, n2, t2, dtype)
+        c1 = np.full((m1, n1 + 3), 7, dtype)[:, :n1]
+        c2 = np.full((m2, n2), 7, dtype)
+        assert gemm_pair(a1, b1, c1, a2, b2, c2)
+        np.testing.assert_allclose(c1, a1.astype(np.float64) @ b1, rtol=tol, atol=tol)
+        np.testing.assert_allclose(c2, a2.astype(np.float64) @ b2, rtol=tol, atol=tol)
+
+
+def test_pair_refuses_without_writing():
+    """A pair either product of which BLAS cannot take is left to the caller, both outputs
+    untouched (the other product is not computed on its own)."""
+    good = (np.ones((3, 4), np.float32), np.ones((4, 2), np.float32))
+    for bad in ((np.ones((6, 8), np.float32)[::2, ::2], np.ones((4, 2), np.float32)),
+                (np.ones((3, 4), np.float64), np.ones((4, 2), np.float64)),
+                (np.ones((3, 0), np.int32), np.ones((0, 2), np.int32))):
+        c1, c2 = np.zeros((3, 2), np.float32), np.full((3, 2), 5, bad[0].dtype)
+        assert gemm_pair(*good, c1, *bad, c2) is False
+        assert not c1.any() and (c2 == 5).all()
 
 
 @pytest.mark.parametrize("batch,m,k,n", [(5, 3, 4, 6), (16, 64, 64, 64), (2, 300, 200, 100),

@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
 from tensorlib_cpu import gemm as _gemm_module
-from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_low_precision
+from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_bias, gemm_low_precision, gemm_pair
 
 
 def _blasable(m):
@@ -73,6 +73,20 @@ def addmm(out, a, b, beta, alpha):
         o += alpha * product
 
 
+def addmm_bias(out, a, b, bias):
+    """out (m, n) = a @ b + bias (n,): a Linear layer's forward, the bias written into each
+    thread's rows of out just before its product; returns False, writing nothing, when
+    BLAS or the bias's layout does not allow it."""
+    return gemm_bias(_h(a), _h(b), _h(bias), _h(out))
+
+
+def mm_pair(out1, a1, b1, out2, a2, b2):
+    """out1 = a1 @ b1 and out2 = a2 @ b2, two independent 2-D float32/float64 products of
+    one dtype, side by side on the threads (a linear layer's input and weight gradients);
+    returns False, writing nothing, when BLAS cannot take them as they are."""
+    return gemm_pair(_h(a1), _h(b1), _h(out1), _h(a2), _h(b2), _h(out2))
+
+
 def _matmul(o, av, bv):
     batch, m, k = av.shape
     n = bv.shape[2]
@@ -94,4 +108,5 @@ def _product(a, b, out):
         np.matmul(a, b, out=out)
 
 
-KERNELS = {"matmul": matmul, "mm": mm, "addmm": addmm}
+KERNELS = {"matmul": matmul, "mm": mm, "addmm": addmm, "mm_pair": mm_pair,
+           "addmm_bias": addmm_bias}
