@@ -129,3 +129,42 @@ def test_float_mask_of_another_dtype_raises_as_torch():
     with pytest.raises(RuntimeError, match="Expected attn_mask dtype to be bool or float"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=tensorlib.zeros(3, 3,
                                                                           dtype=tensorlib.float64))
+
+
+def heads_of(proj, n_heads, seq_first):
+    """q, k, v head views (B, H, L, E) of a packed (B, L, 3 * H * E) projection, or of a
+    (L, B, 3 * H * E) one (seq_first), as multi-head attention splits them."""
+    views = []
+    for t in proj.chunk(3, -1):
+        t = t.unflatten(-1, (n_heads, -1))
+        views.append(t.permute(1, 2, 0, 3) if seq_first else t.transpose(1, 2))
+    return views
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seq_first", [False, True])
+@pytest.mark.parametrize("case", [dict(B=3, L=37, H=3), dict(B=2, L=150, H=2, causal=True),
+                                  dict(B=2, L=45, H=2, mask=True),
+                                  dict(B=1, L=300, H=1)])    # keys split between threads
+def test_head_views_of_a_projection(case, seq_first, dtype):
+    """Heads viewed from one packed projection (no copies in or out): out lies as the
+    projection does, so its heads merge back by a view, and the gradients (written at the
+    projection's strides) match PyTorch's."""
+    B, L, H, E = case["B"], case["L"], case["H"], 8
+    shape = (L, B, 3 * H * E) if seq_first else (B, L, 3 * H * E)
+    tp, lp = pair(shape, dtype)
+    kw = dict(is_causal=case.get("causal", False))
+    tm = lm = None
+    if case.get("mask"):
+        m = RNG.random((B, 1, L, L)) > 0.4
+        tm, lm = torch.tensor(m), tensorlib.tensor(m)
+    out_t = TF.scaled_dot_product_attention(*heads_of(tp, H, seq_first), attn_mask=tm, **kw)
+    out = F.scaled_dot_product_attention(*heads_of(lp, H, seq_first), attn_mask=lm, **kw)
+    assert type(out.grad_fn).__name__ == FUSED
+    merged = out.permute(2, 0, 1, 3) if seq_first else out.transpose(1, 2)
+    assert merged.is_contiguous()
+    g = RNG.standard_normal(tuple(out.shape)).astype(dtype)
+    out_t.backward(torch.tensor(g))
+    out.backward(tensorlib.tensor(g))
+    close(out_t, out, dtype)
+    close(tp.grad, lp.grad, dtype)

@@ -14,6 +14,10 @@ query heads that share it too — so dK, dV and dQ are written by one thread, no
 products: dV += P^T dO, dP = dO V^T, dS = P (dP - D) * scale (D = rowsum(dO * O)),
 dK += dS^T Q, dQ += dS K.
 
+Every operand is read, and every output written, at its own (batch, head, row) strides
+(rows of unit stride): out and the gradients may be laid out as the multi-head code's
+(B, L, H, E) projections are, so neither side copies heads in or out.
+
 Masked scores are the finite NEG (a -inf in an additive mask is clamped to it): the module
 is built with -ffast-math, under which gcc may assume no infinities. A row whose every key is
 masked gives zeros (and zero gradients), as PyTorch's CPU kernels do; its lse is NEG.
@@ -28,7 +32,6 @@ cimport openmp
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
 
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
 from tensorlib_cpu import fastreduce, gemm
@@ -67,7 +70,7 @@ cdef extern from *:
     }                                                                                         \\
     /* online softmax step: s becomes exp(s - m_new); l, m and the output rows are updated */ \\
     static void attn_online_##T(T* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds, T* m,     \\
-                                T* l, T* o, Py_ssize_t ev) {                                  \\
+                                T* l, T* o, Py_ssize_t ldo, Py_ssize_t ev) {                  \\
         const T half = ATTN_NEG_##T / 2; Py_ssize_t i, j;                                     \\
         for (i = 0; i < nq; i++) {                                                            \\
             T* r = s + i * lds; T mx = m[i], sum = 0;                                         \\
@@ -77,15 +80,15 @@ cdef extern from *:
             _Pragma("omp simd reduction(+:sum)")                                              \\
             for (j = 0; j < nk; j++) { T e = EXP(r[j] - mx); r[j] = e; sum += e; }            \\
             l[i] = l[i] * alpha + sum; m[i] = mx;                                             \\
-            if (alpha != (T)1) { T* orow = o + i * ev;                                        \\
+            if (alpha != (T)1) { T* orow = o + i * ldo;                                       \\
                 _Pragma("omp simd") for (j = 0; j < ev; j++) orow[j] *= alpha; }              \\
         }                                                                                     \\
     }                                                                                         \\
-    static void attn_finish_##T(T* o, Py_ssize_t nq, Py_ssize_t ev, const T* m, const T* l,   \\
-                                T* lse) {                                                     \\
+    static void attn_finish_##T(T* o, Py_ssize_t nq, Py_ssize_t ldo, Py_ssize_t ev,           \\
+                                const T* m, const T* l, T* lse) {                             \\
         Py_ssize_t i, j;                                                                      \\
         for (i = 0; i < nq; i++) {                                                            \\
-            if (l[i] > 0) { const T inv = (T)1 / l[i]; T* orow = o + i * ev;                  \\
+            if (l[i] > 0) { const T inv = (T)1 / l[i]; T* orow = o + i * ldo;                 \\
                 _Pragma("omp simd") for (j = 0; j < ev; j++) orow[j] *= inv;                  \\
                 lse[i] = m[i] + LOG(l[i]); }                                                  \\
             else lse[i] = ATTN_NEG_##T;                                                       \\
@@ -110,14 +113,22 @@ cdef extern from *:
             _Pragma("omp simd") for (j = 0; j < nk; j++) r[j] = r[j] * (g[j] - di) * scale;   \\
         }                                                                                     \\
     }                                                                                         \\
-    /* D[i] = sum_c dO[i, c] * O[i, c] over contiguous rows of ev */                          \\
-    static void attn_rowdot_##T(const T* a, const T* b, Py_ssize_t n, Py_ssize_t ev, T* d) {  \\
+    /* D[i] = sum_c dO[i, c] * O[i, c] over rows of ev (row strides lda, ldb) */              \\
+    static void attn_rowdot_##T(const T* a, Py_ssize_t lda, const T* b, Py_ssize_t ldb,       \\
+                                Py_ssize_t n, Py_ssize_t ev, T* d) {                          \\
         Py_ssize_t i, j;                                                                      \\
-        for (i = 0; i < n; i++) { T acc = 0; const T* x = a + i * ev; const T* y = b + i * ev;\\
+        for (i = 0; i < n; i++) { T acc = 0; const T* x = a + i * lda; const T* y = b + i * ldb; \\
             _Pragma("omp simd reduction(+:acc)") for (j = 0; j < ev; j++) acc += x[j] * y[j]; \\
             d[i] = acc; }                                                                     \\
     }
     #include <string.h>
+    /* zero n rows of ev elements, ld apart */
+    static void attn_zero_rows(void* p, Py_ssize_t n, Py_ssize_t ld, Py_ssize_t ev,
+                               size_t item) {
+        if (ld == ev) { memset(p, 0, (size_t)(n * ev) * item); return; }
+        for (Py_ssize_t i = 0; i < n; i++) memset((char*)p + (size_t)(i * ld) * item, 0,
+                                                  (size_t)ev * item);
+    }
     DEFINE_ATTENTION(float, expf, logf)
     DEFINE_ATTENTION(double, exp, log)
     """
@@ -128,13 +139,14 @@ cdef extern from *:
                           const double* add, const unsigned char* keep, Py_ssize_t msl,
                           Py_ssize_t mss, int causal, Py_ssize_t i0, Py_ssize_t j0) nogil
     void attn_online_float(float* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds, float* m,
-                           float* l, float* o, Py_ssize_t ev) nogil
+                           float* l, float* o, Py_ssize_t ldo, Py_ssize_t ev) nogil
     void attn_online_double(double* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
-                            double* m, double* l, double* o, Py_ssize_t ev) nogil
-    void attn_finish_float(float* o, Py_ssize_t nq, Py_ssize_t ev, const float* m,
-                           const float* l, float* lse) nogil
-    void attn_finish_double(double* o, Py_ssize_t nq, Py_ssize_t ev, const double* m,
-                            const double* l, double* lse) nogil
+                            double* m, double* l, double* o, Py_ssize_t ldo,
+                            Py_ssize_t ev) nogil
+    void attn_finish_float(float* o, Py_ssize_t nq, Py_ssize_t ldo, Py_ssize_t ev,
+                           const float* m, const float* l, float* lse) nogil
+    void attn_finish_double(double* o, Py_ssize_t nq, Py_ssize_t ldo, Py_ssize_t ev,
+                            const double* m, const double* l, double* lse) nogil
     void attn_probs_float(float* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
                           const float* lse) nogil
     void attn_probs_double(double* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,
@@ -143,10 +155,12 @@ cdef extern from *:
                             Py_ssize_t ld, const float* d, float scale) nogil
     void attn_dscores_double(double* p, const double* dp, Py_ssize_t nq, Py_ssize_t nk,
                              Py_ssize_t ld, const double* d, double scale) nogil
-    void attn_rowdot_float(const float* a, const float* b, Py_ssize_t n, Py_ssize_t ev,
-                           float* d) nogil
-    void attn_rowdot_double(const double* a, const double* b, Py_ssize_t n, Py_ssize_t ev,
-                            double* d) nogil
+    void attn_rowdot_float(const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb,
+                           Py_ssize_t n, Py_ssize_t ev, float* d) nogil
+    void attn_rowdot_double(const double* a, Py_ssize_t lda, const double* b,
+                            Py_ssize_t ldb, Py_ssize_t n, Py_ssize_t ev, double* d) nogil
+    void attn_zero_rows(void* p, Py_ssize_t n, Py_ssize_t ld, Py_ssize_t ev,
+                        size_t item) nogil
 
 # Block sizes (queries x keys), forward and backward: a 128 x 512 score block (256 KB in
 # float32) and the backward's two 128 x 256 blocks stay in L2 beside their K/V rows; smaller
@@ -256,7 +270,10 @@ cdef inline void _mask(real* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds, co
 
 cdef struct Layout:
     Py_ssize_t B, H, Hk, L, S, E, Ev
-    Py_ssize_t qb, qh, ql, kb, kh, kl, vb, vh, vl     # element strides (the last dim is 1)
+    # element strides of (batch, head, row); the last dim's is 1
+    Py_ssize_t qb, qh, ql, kb, kh, kl, vb, vh, vl     # inputs
+    Py_ssize_t ob, oh, ol, gb, gh, gl                 # out and grad_out (B, H, L, Ev)
+    Py_ssize_t dqb, dqh, dql, dkb, dkh, dkl, dvb, dvh, dvl   # the gradients
     Py_ssize_t mb, mh, ml, ms                         # of the mask expanded to (B, H, L, S)
     int causal
 
@@ -300,8 +317,8 @@ cdef void _forward(const real* q, const real* k, const real* v, real* o, real* l
             qp = q + b * g.qb + h * g.qh + i0 * g.ql
             kp = k + b * g.kb + (h // group) * g.kh
             vp = v + b * g.vb + (h // group) * g.vh
-            orow = o + ((b * g.H + h) * g.L + i0) * g.Ev
-            memset(orow, 0, nq * g.Ev * sizeof(real))
+            orow = o + b * g.ob + h * g.oh + i0 * g.ol
+            attn_zero_rows(orow, nq, g.ol, g.Ev, sizeof(real))
             for i in range(nq):
                 m[i] = -1e30 if real is float else -1e300
                 l[i] = 0
@@ -313,16 +330,17 @@ cdef void _forward(const real* q, const real* k, const real* v, real* o, real* l
                 _mask(s, nq, nk, bk, _add_at(add, g, b, h, i0, j0),
                       _keep_at(keep, g, b, h, i0, j0), g.ml, g.ms, g.causal, i0, j0)
                 if real is float:
-                    attn_online_float(s, nq, nk, bk, m, l, orow, g.Ev)
+                    attn_online_float(s, nq, nk, bk, m, l, orow, g.ol, g.Ev)
                 else:
-                    attn_online_double(s, nq, nk, bk, m, l, orow, g.Ev)
+                    attn_online_double(s, nq, nk, bk, m, l, orow, g.ol, g.Ev)
                 _mm[real](b'N', b'N', nq, g.Ev, nk, 1, s, bk, vp + j0 * g.vl, g.vl, 1, orow,
-                          g.Ev)
+                          g.ol)
                 j0 = j0 + bk
             if real is float:
-                attn_finish_float(orow, nq, g.Ev, m, l, lse + (b * g.H + h) * g.L + i0)
+                attn_finish_float(orow, nq, g.ol, g.Ev, m, l, lse + (b * g.H + h) * g.L + i0)
             else:
-                attn_finish_double(orow, nq, g.Ev, m, l, lse + (b * g.H + h) * g.L + i0)
+                attn_finish_double(orow, nq, g.ol, g.Ev, m, l,
+                                   lse + (b * g.H + h) * g.L + i0)
         free(s)
         free(m)
         free(l)
@@ -332,14 +350,16 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
                     const real* go, const real* lse, real* dq, real* dk, real* dv,
                     const real* add, const unsigned char* keep, Layout* g, real scale,
                     int nt) noexcept nogil:
-    """dq, dk, dv: contiguous (B, H, L, E), (B, Hk, S, E), (B, Hk, S, Ev), zero-filled.
+    """dq, dk, dv: (B, H, L, E), (B, Hk, S, E), (B, Hk, S, Ev) at the Layout's strides; each
+    task zeroes the rows it owns before summing into them (in its cache, on its thread).
     With fewer (batch, key/value head) pairs than threads, each key block is a task of its
-    own and dq is summed from one private copy per thread."""
+    own and dq is summed from one private (B, H, L, E) copy per thread."""
     cdef Py_ssize_t group = g.H // g.Hk, bk = min(<Py_ssize_t>BKB, g.S)
     cdef Py_ssize_t nkb = (g.S + bk - 1) // bk
     cdef Py_ssize_t split = nkb if g.B * g.Hk < nt and nkb > 1 else 1
-    cdef Py_ssize_t dq_size = g.B * g.H * g.L * g.E, idx
+    cdef Py_ssize_t dq_size = g.B * g.H * g.L * g.E, r, c
     cdef Py_ssize_t u, b, hk, h, i0, nq, j0, j_end, nk, row
+    cdef Py_ssize_t qrow_b, qrow_h, qrow_l
     cdef int t
     cdef real acc
     cdef real* parts = NULL
@@ -347,15 +367,21 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
     cdef real* p
     cdef real* dp
     cdef real* d
+    cdef real* dst
     cdef const real* qp
     cdef const real* kp
     cdef const real* vp
     cdef const real* gop
+    cdef const real* op
     cdef real* dqp
     cdef real* dkp
     cdef real* dvp
     if split > 1:
         parts = <real*>calloc(nt * dq_size, sizeof(real))
+    # where dq's rows are: the private copies are dense (B, H, L, E)
+    qrow_b, qrow_h, qrow_l = g.dqb, g.dqh, g.dql
+    if split > 1:
+        qrow_b, qrow_h, qrow_l = g.H * g.L * g.E, g.L * g.E, g.E
     with parallel(num_threads=nt):
         p = <real*>malloc(BQB * bk * sizeof(real))
         dp = <real*>malloc(BQB * bk * sizeof(real))
@@ -366,19 +392,25 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
             hk = (u // split) % g.Hk
             kp = k + b * g.kb + hk * g.kh
             vp = v + b * g.vb + hk * g.vh
-            dkp = dk + (b * g.Hk + hk) * g.S * g.E
-            dvp = dv + (b * g.Hk + hk) * g.S * g.Ev
+            dkp = dk + b * g.dkb + hk * g.dkh
+            dvp = dv + b * g.dvb + hk * g.dvh
+            j0 = 0 if split == 1 else (u % split) * bk
+            j_end = g.S if split == 1 else min(g.S, j0 + bk)
+            attn_zero_rows(dkp + j0 * g.dkl, j_end - j0, g.dkl, g.E, sizeof(real))
+            attn_zero_rows(dvp + j0 * g.dvl, j_end - j0, g.dvl, g.Ev, sizeof(real))
             for h in range(hk * group, (hk + 1) * group):
                 row = (b * g.H + h) * g.L
                 qp = q + b * g.qb + h * g.qh
-                gop = go + row * g.Ev
-                dqp = dq_mine + row * g.E
+                gop = go + b * g.gb + h * g.gh
+                op = o + b * g.ob + h * g.oh
+                dqp = dq_mine + b * qrow_b + h * qrow_h
+                if split == 1:
+                    attn_zero_rows(dqp, g.L, qrow_l, g.E, sizeof(real))
                 if real is float:
-                    attn_rowdot_float(gop, o + row * g.Ev, g.L, g.Ev, d)
+                    attn_rowdot_float(gop, g.gl, op, g.ol, g.L, g.Ev, d)
                 else:
-                    attn_rowdot_double(gop, o + row * g.Ev, g.L, g.Ev, d)
+                    attn_rowdot_double(gop, g.gl, op, g.ol, g.L, g.Ev, d)
                 j0 = 0 if split == 1 else (u % split) * bk
-                j_end = g.S if split == 1 else min(g.S, j0 + bk)
                 while j0 < j_end:
                     nk = min(bk, g.S - j0)
                     i0 = j0 if g.causal else 0    # earlier queries see none of these keys
@@ -392,29 +424,31 @@ cdef void _backward(const real* q, const real* k, const real* v, const real* o,
                             attn_probs_float(p, nq, nk, bk, lse + row + i0)
                         else:
                             attn_probs_double(p, nq, nk, bk, lse + row + i0)
-                        _mm[real](b'T', b'N', nk, g.Ev, nq, 1, p, bk, gop + i0 * g.Ev, g.Ev,
-                                  1, dvp + j0 * g.Ev, g.Ev)
-                        _mm[real](b'N', b'T', nq, nk, g.Ev, 1, gop + i0 * g.Ev, g.Ev,
+                        _mm[real](b'T', b'N', nk, g.Ev, nq, 1, p, bk, gop + i0 * g.gl, g.gl,
+                                  1, dvp + j0 * g.dvl, g.dvl)
+                        _mm[real](b'N', b'T', nq, nk, g.Ev, 1, gop + i0 * g.gl, g.gl,
                                   vp + j0 * g.vl, g.vl, 0, dp, bk)
                         if real is float:
                             attn_dscores_float(p, dp, nq, nk, bk, d + i0, scale)
                         else:
                             attn_dscores_double(p, dp, nq, nk, bk, d + i0, scale)
                         _mm[real](b'T', b'N', nk, g.E, nq, 1, p, bk, qp + i0 * g.ql, g.ql, 1,
-                                  dkp + j0 * g.E, g.E)
+                                  dkp + j0 * g.dkl, g.dkl)
                         _mm[real](b'N', b'N', nq, g.E, nk, 1, p, bk, kp + j0 * g.kl, g.kl, 1,
-                                  dqp + i0 * g.E, g.E)
+                                  dqp + i0 * qrow_l, qrow_l)
                         i0 = i0 + nq
                     j0 = j0 + bk
         free(p)
         free(dp)
         free(d)
     if split > 1:
-        for idx in prange(dq_size, num_threads=nt, schedule="static"):
-            acc = 0
-            for t in range(nt):
-                acc = acc + parts[t * dq_size + idx]
-            dq[idx] = acc
+        for r in prange(g.B * g.H * g.L, num_threads=nt, schedule="static"):
+            dst = dq + (r // (g.H * g.L)) * g.dqb + ((r // g.L) % g.H) * g.dqh + (r % g.L) * g.dql
+            for c in range(g.E):
+                acc = 0
+                for t in range(nt):
+                    acc = acc + parts[t * dq_size + r * g.E + c]
+                dst[c] = acc
         free(parts)
 
 
@@ -430,22 +464,40 @@ cdef cnp.ndarray _rows(TensorImpl t):
     return a
 
 
+cdef inline void _strides(cnp.ndarray a, Py_ssize_t* sb, Py_ssize_t* sh,
+                         Py_ssize_t* sl) noexcept:
+    """(batch, head, row) element strides of a (B, H, rows, cols) array; a single row gets
+    the row stride of a dense one (BLAS checks it against the row length)."""
+    cdef Py_ssize_t item = a.itemsize
+    sb[0], sh[0], sl[0] = a.strides[0] // item, a.strides[1] // item, a.strides[2] // item
+    if a.shape[2] == 1:
+        sl[0] = max(a.shape[3], 1)
+
+
 cdef void _layout(Layout* g, cnp.ndarray q, cnp.ndarray k, cnp.ndarray v, mask, int causal):
-    cdef Py_ssize_t item = q.itemsize
     g.B, g.H, g.L, g.E = q.shape[0], q.shape[1], q.shape[2], q.shape[3]
     g.Hk, g.S, g.Ev = k.shape[1], k.shape[2], v.shape[3]
-    g.qb, g.qh, g.ql = q.strides[0] // item, q.strides[1] // item, q.strides[2] // item
-    g.kb, g.kh, g.kl = k.strides[0] // item, k.strides[1] // item, k.strides[2] // item
-    g.vb, g.vh, g.vl = v.strides[0] // item, v.strides[1] // item, v.strides[2] // item
-    if g.L == 1:
-        g.ql = max(g.E, 1)
-    if g.S == 1:
-        g.kl, g.vl = max(g.E, 1), max(g.Ev, 1)
+    _strides(q, &g.qb, &g.qh, &g.ql)
+    _strides(k, &g.kb, &g.kh, &g.kl)
+    _strides(v, &g.vb, &g.vh, &g.vl)
     g.mb = g.mh = g.ml = g.ms = 0
     if mask is not None:
         mi = mask.itemsize
         g.mb, g.mh, g.ml, g.ms = [s // mi for s in mask.strides]
     g.causal = causal
+
+
+cdef cnp.ndarray _written(TensorImpl t, str name):
+    """The host array of an output the kernel writes in place, as BLAS does: rows with a
+    unit stride, at least a row apart (attention_fused.py allocates them so)."""
+    cdef cnp.ndarray a = host_array(t)
+    cdef Py_ssize_t item = a.itemsize
+    if ((a.shape[3] > 1 and a.strides[3] != item)
+            or (a.shape[2] > 1 and a.strides[2] < a.shape[3] * item)):
+        raise ValueError(f"scaled_dot_product_attention kernel: {name} of shape "
+                         f"{(<object>a).shape} and strides {(<object>a).strides} is not made of "
+                         f"unit-stride rows")
+    return a
 
 
 cdef int _threads(Layout* g):
@@ -472,14 +524,15 @@ cdef inline void* _ptr(a):
 
 def sdpa_forward(TensorImpl out, TensorImpl lse, TensorImpl query, TensorImpl key,
                  TensorImpl value, attn_mask, bint is_causal, double scale):
-    """out (B, H, L, Ev) and lse (B, H, L), contiguous, from query (B, H, L, E), key
-    (B, Hk, S, E), value (B, Hk, S, Ev) (H a multiple of Hk) and attn_mask None or expanded
-    to (B, H, L, S), bool (True: attend) or additive."""
+    """out (B, H, L, Ev), unit-stride rows in any order, and lse (B, H, L), contiguous, from
+    query (B, H, L, E), key (B, Hk, S, E), value (B, Hk, S, Ev) (H a multiple of Hk) and
+    attn_mask None or expanded to (B, H, L, S), bool (True: attend) or additive."""
     cdef cnp.ndarray q = _rows(query), k = _rows(key), v = _rows(value)
-    cdef cnp.ndarray o = host_array(out), ls = host_array(lse)
+    cdef cnp.ndarray o = _written(out, "out"), ls = host_array(lse)
     add, keep = _mask_array(attn_mask, q.dtype)
     cdef Layout g
     _layout(&g, q, k, v, add if add is not None else keep, is_causal)
+    _strides(o, &g.ob, &g.oh, &g.ol)
     cdef void* pq = cnp.PyArray_DATA(q)
     cdef void* pk = cnp.PyArray_DATA(k)
     cdef void* pv = cnp.PyArray_DATA(v)
@@ -513,19 +566,21 @@ def sdpa_forward(TensorImpl out, TensorImpl lse, TensorImpl query, TensorImpl ke
 def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_value,
                   TensorImpl grad_out, TensorImpl query, TensorImpl key, TensorImpl value,
                   TensorImpl out, TensorImpl lse, attn_mask, bint is_causal, double scale):
-    """grad_query/key/value (contiguous, shaped as query, key, value) from grad_out and the
-    forward's out and lse (contiguous)."""
+    """grad_query/key/value, shaped as query, key, value with unit-stride rows in any order
+    (every element is written), from grad_out (any strides) and the forward's out and lse."""
     cdef cnp.ndarray q = _rows(query), k = _rows(key), v = _rows(value)
-    cdef cnp.ndarray go = np.ascontiguousarray(host_array(grad_out))
-    cdef cnp.ndarray o = host_array(out), ls = host_array(lse)
-    cdef cnp.ndarray dq = host_array(grad_query), dk = host_array(grad_key)
-    cdef cnp.ndarray dv = host_array(grad_value)
-    dq[...] = 0
-    dk[...] = 0
-    dv[...] = 0
+    cdef cnp.ndarray go = _rows(grad_out), o = _rows(out), ls = host_array(lse)
+    cdef cnp.ndarray dq = _written(grad_query, "grad_query")
+    cdef cnp.ndarray dk = _written(grad_key, "grad_key")
+    cdef cnp.ndarray dv = _written(grad_value, "grad_value")
     add, keep = _mask_array(attn_mask, q.dtype)
     cdef Layout g
     _layout(&g, q, k, v, add if add is not None else keep, is_causal)
+    _strides(o, &g.ob, &g.oh, &g.ol)
+    _strides(go, &g.gb, &g.gh, &g.gl)
+    _strides(dq, &g.dqb, &g.dqh, &g.dql)
+    _strides(dk, &g.dkb, &g.dkh, &g.dkl)
+    _strides(dv, &g.dvb, &g.dvh, &g.dvl)
     cdef void* pq = cnp.PyArray_DATA(q)
     cdef void* pk = cnp.PyArray_DATA(k)
     cdef void* pv = cnp.PyArray_DATA(v)
@@ -539,6 +594,11 @@ def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_va
     cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
     cdef int nt = _threads(&g), before = 1
     cdef bint single = q.dtype == np.float32
+    if g.S == 0 or g.Ev == 0:
+        dq[...] = 0
+        dk[...] = 0
+        dv[...] = 0
+        return
     _bind_blas()
     with nogil:
         if _get_threads != NULL:

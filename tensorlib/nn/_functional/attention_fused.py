@@ -7,12 +7,17 @@ A backend may register two kernels (outputs first, like every kernel):
 * ``scaled_dot_product_attention(out, lse, query, key, value, attn_mask, is_causal, scale)``:
   query (B, H, L, E), key (B, Hk, S, E), value (B, Hk, S, Ev) with H a multiple of Hk (each
   key/value head serves H / Hk query heads); attn_mask None or a (B, H, L, S) view (bool:
-  True attends; or additive, of the query's dtype); out (B, H, L, Ev) and lse (B, H, L),
-  the log-sum-exp of each row's scores, are contiguous. A row with every key masked gives
-  zeros.
+  True attends; or additive, of the query's dtype); out (B, H, L, Ev), dense rows in any
+  order of the other dims, and lse (B, H, L), contiguous, the log-sum-exp of each row's
+  scores. A row with every key masked gives zeros.
 * ``scaled_dot_product_attention_backward(grad_query, grad_key, grad_value, grad_out, query,
-  key, value, out, lse, attn_mask, is_causal, scale)``: the gradients, contiguous, shaped as
-  query, key and value, recomputing the scores from query, key and lse.
+  key, value, out, lse, attn_mask, is_causal, scale)``: the gradients, shaped as query, key
+  and value (dense rows in any order, every element written), recomputing the scores from
+  query, key and lse.
+
+The outputs are laid out in the order of their inputs' strides (`_empty_in_order`), as
+PyTorch's CPU flash kernels do: heads split from a (B, L, H * E) projection give an out
+whose heads merge back by a view, and gradients that reach the projection without a copy.
 
 `fused_attention` is used only where the kernels apply (see `eligible`): no dropout, no
 gradient for the mask, float32/float64. A backward that must itself be differentiable
@@ -84,11 +89,25 @@ def fused_attention(query, key, value, attn_mask, is_causal, scale):
     return out if tuple(out.shape) == shape else out.reshape(shape)
 
 
+def _empty_in_order(like, shape=None):
+    """An uninitialised 4-D tensor of `shape` (default like's) whose dims lie in memory in
+    the order of like's strides (the last dim last, dense): (B, H, L, E) heads viewed from a
+    (B, L, H * E) projection give a (B, L, H, E) buffer seen as (B, H, L, E)."""
+    shape = tuple(like.shape) if shape is None else shape
+    strides = like.stride()
+    if 0 in strides[:3] or strides[3] != 1:        # broadcast or not row-major: dense
+        order = (0, 1, 2, 3)
+    else:
+        order = tuple(sorted(range(3), key=lambda d: -strides[d])) + (3,)
+    buf = tensorlib.empty(tuple(shape[d] for d in order), dtype=like.dtype, device=like.device)
+    return buf if order == (0, 1, 2, 3) else buf.permute(*(order.index(d) for d in range(4)))
+
+
 @differentiable(_FUSED)
 def _fused(q, k, v, mask, is_causal, scale):
     """(out, lse) of 4-D q, k, v (see NOTE [ Fused SDPA kernels ])."""
     B, H, L, _ = q.shape
-    out = tensorlib.empty((B, H, L, v.shape[-1]), dtype=q.dtype, device=q.device)
+    out = _empty_in_order(q, (B, H, L, v.shape[-1]))
     lse = tensorlib.empty((B, H, L), dtype=q.dtype, device=q.device)
     q._device._kernels[_OP](out, lse, q, k, v, mask, is_causal, scale)
     return out, lse
@@ -102,9 +121,7 @@ def _fused_grad(ctx, grad_out, grad_lse=None):
     kernel = q.device._kernels.get(_OP + "_backward")
     if kernel is not None and not tensorlib.is_grad_enabled():
         out, lse = ctx.out
-        dq = tensorlib.empty(q.shape, dtype=q.dtype, device=q.device)
-        dk = tensorlib.empty(k.shape, dtype=k.dtype, device=k.device)
-        dv = tensorlib.empty(v.shape, dtype=v.dtype, device=v.device)
+        dq, dk, dv = _empty_in_order(q), _empty_in_order(k), _empty_in_order(v)
         kernel(dq, dk, dv, grad_out.to(q.dtype), q, k, v, out, lse, mask, is_causal, scale)
     else:
         dq, dk, dv = _backward_in_ops(grad_out, q, k, v, mask, is_causal, scale)
