@@ -42,7 +42,8 @@
 
 /* The padded row length (elements) for an output width ow and a kernel reach along the
    width (kw - 1) * dw: the last tile's loads stay inside the row. */
-static Py_ssize_t direct_conv_row(Py_ssize_t W, int pw, Py_ssize_t ow, Py_ssize_t reach) {
+static inline Py_ssize_t direct_conv_row(Py_ssize_t W, int pw, Py_ssize_t ow,
+                                         Py_ssize_t reach) {
     Py_ssize_t tiles = (ow + DC_TILE - 1) / DC_TILE, need = tiles * DC_TILE + reach;
     return need > W + 2 * pw ? need : W + 2 * pw;
 }
