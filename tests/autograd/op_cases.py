@@ -19,6 +19,7 @@ an op that does not exist (yet) is skipped rather than breaking the import.
 import numpy as np
 
 import tensorlib as tl
+from tensorlib.nn._functional.attention_fused import packed_attention as _packed_attention
 
 LAYOUTS = ("contiguous", "transposed", "sliced", "broadcast")
 
@@ -221,6 +222,10 @@ add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
     Case("sdpa-causal", lambda q, k, v: tl.nn.functional.scaled_dot_product_attention(
         q, k, v, is_causal=True), [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
         covers=["scaled_dot_product_attention_fused"], layouts=("contiguous", "transposed")),
+    # the CPU's packed self-attention op (multi-head attention's in-projection, one piece)
+    Case("sdpa-packed", lambda p: _packed_attention(p, 2, None, True, 0.5), [(2, 3, 12)],
+         covers=["scaled_dot_product_attention_packed"], layouts=("contiguous", "transposed"),
+         cpu_only=True, gradgrad=True),
     # the CPU's fused grid_sample op (double backward through the composite path)
     Case("grid_sample-fused", lambda x, g: tl.nn.functional.grid_sample(
         x, g.tanh(), "bilinear", "reflection", False), [(1, 2, 4, 3), (1, 3, 2, 2)],

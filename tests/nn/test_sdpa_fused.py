@@ -168,3 +168,65 @@ def test_head_views_of_a_projection(case, seq_first, dtype):
     out.backward(tensorlib.tensor(g))
     close(out_t, out, dtype)
     close(tp.grad, lp.grad, dtype)
+
+
+PACKED = "ScaledDotProductAttentionPackedBackward0"
+
+
+def _graph_ops(t):
+    seen, todo = set(), [t.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield type(node).__name__
+        todo.extend(n for n, _ in node.next_functions)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("mask", [None, "causal", "padding"])
+def test_self_attention_runs_packed_and_matches_torch(mask, batch_first, dtype):
+    """nn.MultiheadAttention self-attention (packed in_proj weight) takes the one fused op
+    on the projection: outputs and every gradient as PyTorch's, odd sizes, both layouts."""
+    E, H, N, L = 12, 3, 3, 37
+    name = np.dtype(dtype).name
+    tm = torch.nn.MultiheadAttention(E, H, batch_first=batch_first).to(getattr(torch, name))
+    lm = tensorlib.nn.MultiheadAttention(E, H, batch_first=batch_first).to(
+        getattr(tensorlib, name))
+    lm.load_state_dict({k: tensorlib.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    tx, lx = pair((N, L, E) if batch_first else (L, N, E), dtype)
+    kw_t, kw_l = {}, {}
+    if mask == "causal":
+        causal = np.triu(np.full((L, L), -np.inf, dtype=dtype), 1)
+        kw_t = dict(attn_mask=torch.tensor(causal), is_causal=True)
+        kw_l = dict(attn_mask=tensorlib.tensor(causal), is_causal=True)
+    elif mask == "padding":
+        pad = RNG.random((N, L)) > 0.7
+        kw_t, kw_l = (dict(key_padding_mask=torch.tensor(pad)),
+                      dict(key_padding_mask=tensorlib.tensor(pad)))
+    out_t = tm(tx, tx, tx, need_weights=False, **kw_t)[0]
+    out = lm(lx, lx, lx, need_weights=False, **kw_l)[0]
+    assert PACKED in set(_graph_ops(out))
+    g = RNG.standard_normal(tuple(out.shape)).astype(dtype)
+    out_t.backward(torch.tensor(g))
+    out.backward(tensorlib.tensor(g))
+    close(out_t, out, dtype)
+    close(tx.grad, lx.grad, dtype)
+    for name, p in lm.named_parameters():
+        close(dict(tm.named_parameters())[name].grad, p.grad, dtype)
+
+
+def test_packed_op_gradcheck_and_gradgradcheck():
+    """The packed op's kernel backward (gradcheck) and its backward in ops
+    (gradgradcheck, create_graph=True), on a sequence-first projection view."""
+    from tensorlib.nn._functional import attention_fused
+    proj = tensorlib.tensor(RNG.standard_normal((3, 2, 3 * 2 * 2)), requires_grad=True)
+    mask = tensorlib.tensor(RNG.random((2, 1, 3, 3)) > 0.3)
+
+    def fn(p):
+        return attention_fused.packed_attention(p.transpose(0, 1), 2, mask, False, 0.6)
+    assert PACKED in set(_graph_ops(fn(proj)))
+    assert gradcheck(fn, (proj,))
+    assert gradgradcheck(fn, (proj,))

@@ -267,28 +267,53 @@ def _batch_major(*tensors):
     return all(t.shape[1] > 1 and t.transpose(0, 1).is_contiguous() for t in tensors)
 
 
+def _packed_fused(proj, num_heads, attn_mask, dropout_p, is_causal):
+    """Self-attention of a packed (N, L, 3E) projection by one fused op
+    (attention_fused.packed_attention), or None where SDPA would not take the fused kernels
+    (autocast on, dropout, a mask that needs a gradient, ...)."""
+    from tensorlib.ops import _autocast
+    if _autocast.active or not _sdp_allowed("fused"):
+        return None
+    q, k, v = attention_fused.split_heads(proj, num_heads)
+    if not attention_fused.eligible(q, k, v, attn_mask, dropout_p, False):
+        return None
+    scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] > 0 else 1.0
+    return attention_fused.packed_attention(proj, num_heads, attn_mask, is_causal, scale)
+
+
 def _attention_in_views(query, key, value, num_heads, projections, attn_mask, dropout_p,
-                        is_causal, out_proj_weight, out_proj_bias):
+                        is_causal, out_proj_weight, out_proj_bias, packed=None):
     """Multi-head attention without weights, bias_k/v, zero attention or static k/v:
     (L, N, E) inputs projected in their memory order (batch-first data stays batch-first:
     no copy of the input, and the projection's gradient is one GEMM operand as it comes),
-    each projection split into heads as a (N, H, L, hd) view for SDPA. attn_mask: None or
-    broadcastable to (N, H, L, S). Returns (L, N, E)."""
+    each projection split into heads as a (N, H, L, hd) view for SDPA. Self-attention with
+    the packed weight (`packed`: the input -> its (.., 3E) projection) runs as one fused op
+    on the projection where the kernels apply. attn_mask: None or broadcastable to
+    (N, H, L, S). Returns (L, N, E)."""
     batch_major = _batch_major(query, key, value)
     if batch_major:
         same_qk, same_kv = key is query, value is key
         query = query.transpose(0, 1)
         key = query if same_qk else key.transpose(0, 1)
         value = key if same_kv else value.transpose(0, 1)
-    q, k, v = projections(query, key, value)
-
-    def heads(t):
-        t = t.unflatten(-1, (num_heads, -1))
-        return t.transpose(1, 2) if batch_major else t.permute(1, 2, 0, 3)
-    out = scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask, dropout_p,
-                                       is_causal)
-    out = out.transpose(1, 2) if batch_major else out.permute(2, 0, 1, 3)
-    rows, embed = out.shape[0] * out.shape[1], out.shape[2] * out.shape[3]
+    out = None
+    if packed is not None and key is query and value is query:
+        proj = packed(query)
+        out = _packed_fused(proj if batch_major else proj.transpose(0, 1), num_heads,
+                            attn_mask, dropout_p, is_causal)
+        q, k, v = proj.split(query.shape[-1], -1) if out is None else (proj,) * 3
+        if out is not None:           # (N, L, E), laid out as proj: merge by a view
+            out = out if batch_major else out.transpose(0, 1)
+    else:
+        q, k, v = projections(query, key, value)
+    if out is None:
+        def heads(t):
+            t = t.unflatten(-1, (num_heads, -1))
+            return t.transpose(1, 2) if batch_major else t.permute(1, 2, 0, 3)
+        out = scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask, dropout_p,
+                                           is_causal)
+        out = out.transpose(1, 2) if batch_major else out.permute(2, 0, 1, 3)
+    rows, embed = out.shape[0] * out.shape[1], query.shape[-1]
     out = _F().linear(out.reshape(rows, embed), out_proj_weight, out_proj_bias)
     out = out.reshape(tuple(q.shape[:2]) + (out.shape[-1],))
     return out.transpose(0, 1) if batch_major else out
@@ -409,10 +434,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if (not need_weights and bias_k is None and bias_v is None and static_k is None
             and static_v is None and not add_zero_attn):
         attn_mask = _merge_padding(attn_mask, key_padding_mask, bsz, num_heads, src_len)
+        packed = None
+        if not use_separate_proj_weight and in_proj_weight is not None:
+            def packed(x):
+                return _linear2d(x, in_proj_weight, in_proj_bias)
         out = _attention_in_views(query, key, value, num_heads, projections,
                                   _sdpa_mask(attn_mask, bsz, num_heads, src_len),
                                   dropout_p if training else 0.0, is_causal, out_proj_weight,
-                                  out_proj_bias)
+                                  out_proj_bias, packed)
         return (out if is_batched else out.squeeze(1)), None
     q, k, v = projections(query, key, value)
 

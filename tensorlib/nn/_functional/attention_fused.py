@@ -27,10 +27,11 @@ import tensorlib
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._opdef import differentiable
 
-__all__ = ["eligible", "fused_attention"]
+__all__ = ["eligible", "fused_attention", "split_heads", "packed_attention"]
 
 _OP = "scaled_dot_product_attention"
 _FUSED = "scaled_dot_product_attention_fused"
+_PACKED = "scaled_dot_product_attention_packed"
 
 
 def _broadcast(*shapes):
@@ -90,17 +91,18 @@ def fused_attention(query, key, value, attn_mask, is_causal, scale):
 
 
 def _empty_in_order(like, shape=None):
-    """An uninitialised 4-D tensor of `shape` (default like's) whose dims lie in memory in
-    the order of like's strides (the last dim last, dense): (B, H, L, E) heads viewed from a
-    (B, L, H * E) projection give a (B, L, H, E) buffer seen as (B, H, L, E)."""
+    """An uninitialised tensor of `shape` (default like's, same rank) whose dims lie in
+    memory in the order of like's strides (the last dim last, dense): (B, H, L, E) heads
+    viewed from a (B, L, H * E) projection give a (B, L, H, E) buffer seen as (B, H, L, E)."""
     shape = tuple(like.shape) if shape is None else shape
-    strides = like.stride()
-    if 0 in strides[:3] or strides[3] != 1:        # broadcast or not row-major: dense
-        order = (0, 1, 2, 3)
+    strides, last = like.stride(), like.dim() - 1
+    natural = tuple(range(last + 1))
+    if 0 in strides[:last] or strides[last] != 1:   # broadcast or not row-major: dense
+        order = natural
     else:
-        order = tuple(sorted(range(3), key=lambda d: -strides[d])) + (3,)
+        order = tuple(sorted(range(last), key=lambda d: -strides[d])) + (last,)
     buf = tensorlib.empty(tuple(shape[d] for d in order), dtype=like.dtype, device=like.device)
-    return buf if order == (0, 1, 2, 3) else buf.permute(*(order.index(d) for d in range(4)))
+    return buf if order == natural else buf.permute(*(order.index(d) for d in natural))
 
 
 @differentiable(_FUSED)
@@ -126,6 +128,65 @@ def _fused_grad(ctx, grad_out, grad_lse=None):
     else:
         dq, dk, dv = _backward_in_ops(grad_out, q, k, v, mask, is_causal, scale)
     return dq, dk, dv, None, None, None
+
+
+def split_heads(qkv, num_heads):
+    """The (B, H, L, E) query, key and value head views of a packed (B, L, 3 * H * E)
+    projection."""
+    t = qkv.unflatten(-1, (3, num_heads, -1))
+    return tuple(t.select(2, i).transpose(1, 2) for i in range(3))
+
+
+def packed_attention(qkv, num_heads, attn_mask, is_causal, scale):
+    """Self-attention over the heads of one packed (B, L, 3 * H * E) projection (unit-stride
+    rows, any order of B and L: a transposed (L, B, ...) one too) as one op: the kernels read
+    the heads where they lie, write out (B, L, H * E) in qkv's memory order and the gradient
+    of qkv in one piece (no split, merge or cat). `eligible` must have said yes for the head
+    views; attn_mask None or broadcastable to (B, H, L, L)."""
+    B, L = qkv.shape[0], qkv.shape[1]
+    mask = None
+    if attn_mask is not None:
+        mask = attn_mask if attn_mask.dtype == tensorlib.bool else attn_mask.to(qkv.dtype)
+        mask = mask.expand(B, num_heads, L, L)
+    out, _ = _fused_packed(qkv, num_heads, mask, bool(is_causal), float(scale))
+    return out
+
+
+def _merged_view(t, num_heads):
+    """(B, L, H * E) -> its (B, H, L, E) head view."""
+    return t.unflatten(-1, (num_heads, -1)).transpose(1, 2)
+
+
+@differentiable(_PACKED)
+def _fused_packed(qkv, num_heads, mask, is_causal, scale):
+    """(out, lse) of the heads packed in qkv (see packed_attention)."""
+    q, k, v = split_heads(qkv, num_heads)
+    B, L = qkv.shape[0], qkv.shape[1]
+    out = _empty_in_order(qkv, (B, L, qkv.shape[-1] // 3))
+    lse = tensorlib.empty((B, num_heads, L), dtype=qkv.dtype, device=qkv.device)
+    qkv._device._kernels[_OP](_merged_view(out, num_heads), lse, q, k, v, mask, is_causal,
+                              scale)
+    return out, lse
+
+
+@formula(_PACKED, save=(0, 2), save_output=True)
+def _fused_packed_grad(ctx, grad_out, grad_lse=None):
+    qkv, num_heads, mask, is_causal, scale = ctx.args
+    if grad_out is None:
+        return None, None, None, None, None
+    q, k, v = split_heads(qkv, num_heads)
+    g = _merged_view(grad_out.to(qkv.dtype), num_heads)
+    kernel = qkv.device._kernels.get(_OP + "_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled():
+        out, lse = ctx.out
+        grad = _empty_in_order(qkv)
+        dq, dk, dv = split_heads(grad, num_heads)
+        kernel(dq, dk, dv, g, q, k, v, _merged_view(out, num_heads), lse, mask, is_causal,
+               scale)
+    else:
+        grads = _backward_in_ops(g, q, k, v, mask, is_causal, scale)
+        grad = tensorlib.cat([t.transpose(1, 2).flatten(-2) for t in grads], -1)
+    return grad, None, None, None, None
 
 
 def _backward_in_ops(g, q, k, v, mask, is_causal, scale):
