@@ -12,9 +12,10 @@ from tensorlib.profiler import (ProfilerAction, ProfilerActivity, profile, recor
                                 schedule, tensorboard_trace_handler)
 
 
-# the kernel of a Linear's product: "addmm" where the backend fuses the bias (the CPU), "mm"
-# for a plain 2-D product, else "matmul"
-PRODUCT = {"matmul", "mm", "addmm"}
+# the kernel of a Linear's product: "addmm_bias" where the backend writes the bias on its GEMM
+# threads (the CPU), "addmm" where it fuses it otherwise, "mm" for a plain 2-D product, else
+# "matmul"
+PRODUCT = {"matmul", "mm", "addmm", "addmm_bias"}
 
 
 def _work(device="cpu"):
