@@ -43,7 +43,10 @@ cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
     t = empty((), dt, dev)
     lookup("fill", dev)(t, value)
     if len(_scalars) >= SCALAR_CACHE_SIZE:
-        _scalars.clear()
+        # the oldest goes (dicts keep insertion order); clearing the whole cache made every
+        # scalar of the next calls a new fill, so a compiled call recorded a different program
+        # each time and its replay started calls later
+        del _scalars[next(iter(_scalars))]
     _scalars[key] = t
     return t
 

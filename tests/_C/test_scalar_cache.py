@@ -1,0 +1,17 @@
+"""The cache of 0-dim operand tensors for Python scalars (`_C/factory.scalar_tensor`)."""
+import tensorlib
+from tensorlib._C.factory import scalar_tensor
+
+
+def test_a_recent_scalar_stays_cached_while_others_come_and_go():
+    # 4 rounds of 301 new scalars pass the cache's size (512) at least twice: clearing the
+    # whole cache when full would drop some round's first scalar within that round (a compiled
+    # call then recorded a new fill each time and replayed calls later)
+    probe = tensorlib.zeros(1)
+    dev, dt = probe._device, probe._dtype
+    for r in range(4):
+        first = scalar_tensor(1e6 + r + 0.5, dt, dev)
+        for i in range(300):
+            scalar_tensor(2e6 + r * 1000 + i + 0.25, dt, dev)
+        assert scalar_tensor(1e6 + r + 0.5, dt, dev) is first
+        assert first.item() == 1e6 + r + 0.5
