@@ -6,7 +6,8 @@ another process lands on one side only (on the shared 2-core AMD EPYC the same G
 moved by 0.67-1.05x between runs). Here each side keeps one worker process (each library
 in its own process, as there): PyTorch, tensorlib, and any tensorlib variants given as
 environment settings (`--variant TENSORLIB_BLAS=mkl`). Round after round, the driver asks
-each worker in turn for the best of `--reps` calls of one workload, and keeps each side's
+each worker in turn for the best of `--reps` samples of one workload (a sample is one call,
+or enough back-to-back calls of a tiny op to last MIN_SAMPLE_SECONDS), and keeps each side's
 best over all rounds, so every side is sampled through the same spells of load. With
 `--threads 1` the clock is the worker thread's CPU time (time.thread_time), which waiting
 for a busy core does not stretch; with more threads it is wall time (threads wait for each
@@ -82,6 +83,22 @@ def alternate(names, rounds=8, reps=5, threads=None, variants=(), torch=True, pa
             worker.close()
 
 
+# A sample lasts at least this long: a one-call sample of a ~1 us op is mostly the clock's
+# own cost and its jitter (a + b on 4 elements read 1.5 us per single call against 0.8 us
+# over 20,000 calls, for either library alike, so the ratio was pulled towards 1).
+MIN_SAMPLE_SECONDS = 2e-3
+
+
+def _calls_per_sample(step, clock):
+    """Back-to-back calls per timed sample: one for any step slower than MIN_SAMPLE_SECONDS,
+    enough to fill it for faster ones (after a warm-up call)."""
+    step()
+    start = clock()
+    step()
+    once = max(clock() - start, 1e-7)   # a clock too coarse to see one call: 0.1 us a call
+    return max(1, round(MIN_SAMPLE_SECONDS / once))
+
+
 def serve(library):
     """The worker loop: prepare each workload once (checking its result), then time it."""
     import importlib
@@ -103,13 +120,13 @@ def serve(library):
                 if wrong:
                     raise RuntimeError(wrong)
                 steps[name] = step
-            step = steps[name]
-            step()
+            step, calls = steps[name], _calls_per_sample(steps[name], clock)
             best = float("inf")
             for _ in range(int(reps)):
                 start = clock()
-                step()
-                best = min(best, clock() - start)
+                for _ in range(calls):
+                    step()
+                best = min(best, (clock() - start) / calls)
             print(json.dumps(best), flush=True)
         except Exception as exc:   # the driver reports it and stops
             print(json.dumps(f"{type(exc).__name__}: {exc}"), flush=True)

@@ -26,3 +26,15 @@ def test_a_failing_workload_and_an_unknown_name_are_errors():
         ab.alternate(["no_such_workload"], rounds=1, reps=1, threads=1, torch=False)
     with pytest.raises(SystemExit):
         ab.main(["--only", "no_such_workload"])
+
+
+def test_a_tiny_step_is_sampled_over_many_calls_and_a_slow_one_once():
+    def scripted(*readings):          # a clock that returns the given readings in turn
+        it = iter(readings)
+        return lambda: next(it)
+    calls = []
+    step = lambda: calls.append(1)  # noqa: E731
+    assert ab._calls_per_sample(step, scripted(0.0, 1e-6)) == round(ab.MIN_SAMPLE_SECONDS / 1e-6)
+    assert ab._calls_per_sample(step, scripted(0.0, 0.5)) == 1
+    assert ab._calls_per_sample(step, scripted(0.0, 0.0)) == round(ab.MIN_SAMPLE_SECONDS / 1e-7)
+    assert len(calls) == 6            # a warm-up call and a timed call each time
