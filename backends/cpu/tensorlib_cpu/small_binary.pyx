@@ -103,7 +103,7 @@ cdef void _loop(int op, const real* a, bint a_full, const real* b, bint b_full, 
             o[i] = o[0]
 
 
-def run(int op, TensorImpl out, TensorImpl a, TensorImpl b):
+cpdef bint run(int op, TensorImpl out, TensorImpl a, TensorImpl b):
     """out = a op b; False (nothing written) unless out is contiguous float32/float64 below
     SMALL_MAX elements and a, b have its dtype, each contiguous with its shape, a 2-D view of
     contiguous rows, or a single broadcast value (read once, before the loop), overlapping

@@ -7,7 +7,8 @@ from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
 
 from tensorlib_cpu import ufunc_threads
-from tensorlib_cpu.small_binary import op_code as _small_op_code, run as _run_small
+from tensorlib_cpu.small_binary import op_code as _small_op_code
+from tensorlib_cpu.small_binary cimport run as _run_small
 
 cdef Py_ssize_t PARALLEL_MIN = ufunc_threads.PARALLEL_MIN
 
