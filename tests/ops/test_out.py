@@ -101,3 +101,37 @@ def test_resize_method_keeps_storage_when_large_enough(device):
     assert x.shape == (2, 2) and x._storage is storage and x.tolist() == [[0, 1], [2, 3]]
     x.resize_(10)
     assert x.shape == (10,)
+
+
+@pytest.mark.parametrize("name", ["mm", "matmul"])
+def test_matrix_products_write_out_directly_or_through_the_copy(device, name):
+    """The GEMM writes a ready out itself; an out that is a view, an operand, of another dtype
+    or shape still gets PyTorch's result or error (the compute-then-copy path)."""
+    fn = getattr(tensorlib, name)
+    rng = np.random.default_rng(0)
+    an, bn = rng.standard_normal((5, 7)), rng.standard_normal((7, 3))
+    a = tensorlib.tensor(an, dtype=tensorlib.float64, device=device)
+    b = tensorlib.tensor(bn, dtype=tensorlib.float64, device=device)
+    out = tensorlib.empty(5, 3, dtype=tensorlib.float64, device=device)
+    from tensorlib._C.dispatch import has_kernel
+    from tensorlib.ops import _out
+    assert _out._product_into(out, a, b) == has_kernel("mm", out._device)   # a backend's mm
+    assert not _out._product_into(out.t(), b.t(), a.t())
+    version = out._version
+    assert fn(a, b, out=out) is out and out._version > version
+    np.testing.assert_allclose(out.cpu().numpy(), an @ bn, rtol=1e-12)
+    strided = tensorlib.zeros(3, 5, dtype=tensorlib.float64, device=device).t()   # not contiguous
+    fn(a, b, out=strided)
+    np.testing.assert_allclose(strided.cpu().numpy(), an @ bn, rtol=1e-12)
+    square = tensorlib.tensor(rng.standard_normal((4, 4)), dtype=tensorlib.float64, device=device)
+    expected = square.cpu().numpy() @ square.cpu().numpy()
+    assert not _out._product_into(square, square, square)
+    fn(square, square, out=square)                                        # out is an operand
+    np.testing.assert_allclose(square.cpu().numpy(), expected, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="dtype"):
+        fn(a, b, out=tensorlib.empty(5, 3, device=device))                # float32 out
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        fn(a, a, out=out)
+    leaf = a.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        fn(leaf, b, out=out)
