@@ -149,7 +149,7 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", help="workload names or families (gemm, bmm, conv2d, ...)")
     p.add_argument("--rounds", type=int, default=8)
-    p.add_argument("--reps", type=int, default=5, help="calls per turn (the best is kept)")
+    p.add_argument("--reps", type=int, default=5, help="samples per turn (the best is kept)")
     p.add_argument("--threads", type=int, help="threads per library (default: the cores)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE[,...]",
                    help="another tensorlib worker with these environment settings")
@@ -170,7 +170,8 @@ def main(argv=None):
                      not args.no_torch)
     threads = args.threads or len(os.sched_getaffinity(0))
     clock = "thread CPU time" if threads == 1 else "wall time"
-    print(f"{threads} thread(s), {clock}, best of {args.rounds} rounds x {args.reps} calls")
+    print(f"{threads} thread(s), {clock}, best of {args.rounds} rounds x {args.reps} samples "
+          f"(a sample: one call, or back-to-back calls filling {MIN_SAMPLE_SECONDS * 1e3:g} ms)")
     print(_table(best))
     return 0
 
