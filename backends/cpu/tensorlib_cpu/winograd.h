@@ -71,41 +71,43 @@ static void winograd_weights(const float* w, float* u, Py_ssize_t O, Py_ssize_t 
 
 #if WINOGRAD_SIMD
 /* One input row split into even and odd padded columns: ev[j] = row[x0 + 2 j],
-   od[j] = row[x0 + 2 j + 1] (0 outside [0, W)) for j < n, rounded up to 8. Unit-stride
-   rows go 16 columns at a time through masked loads (no lane outside the row is read);
-   others are gathered one by one. */
+   od[j] = row[x0 + 2 j + 1] (0 outside [0, W)) for j <= n, n a multiple of 8. Unit-stride
+   rows go 16 columns at a time through masked loads (no lane outside the row is read), the
+   last pair and other strides one by one. */
 static inline void wg_split_row(const float* row, Py_ssize_t W, Py_ssize_t sw, Py_ssize_t x0,
                                 Py_ssize_t n, float* ev, float* od) {
-    if (sw != 1) {
-        for (Py_ssize_t j = 0; j < (n + 7) / 8 * 8; j++) {
-            Py_ssize_t a = x0 + 2 * j, b = a + 1;
-            ev[j] = a >= 0 && a < W ? row[a * sw] : 0.0f;
-            od[j] = b >= 0 && b < W ? row[b * sw] : 0.0f;
+    Py_ssize_t k = 0;
+    if (sw == 1) {
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i below = _mm256_set1_epi32(-1), end = _mm256_set1_epi32((int)W);
+        for (; k < n; k += 8) {
+            Py_ssize_t q = x0 + 2 * k;              /* the first of 16 columns */
+            __m256 a, b;
+            if (q >= 0 && q + 16 <= W) {
+                a = _mm256_loadu_ps(row + q);
+                b = _mm256_loadu_ps(row + q + 8);
+            } else {
+                __m256i qa = _mm256_add_epi32(_mm256_set1_epi32((int)q), lane);
+                __m256i qb = _mm256_add_epi32(qa, _mm256_set1_epi32(8));
+                __m256i ma = _mm256_and_si256(_mm256_cmpgt_epi32(qa, below),
+                                              _mm256_cmpgt_epi32(end, qa));
+                __m256i mb = _mm256_and_si256(_mm256_cmpgt_epi32(qb, below),
+                                              _mm256_cmpgt_epi32(end, qb));
+                a = _mm256_maskload_ps(row + q, ma);
+                b = _mm256_maskload_ps(row + q + 8, mb);
+            }
+            __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+            __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+            _mm256_storeu_ps(ev + k, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+            _mm256_storeu_ps(od + k, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
         }
-        return;
     }
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i below = _mm256_set1_epi32(-1), end = _mm256_set1_epi32((int)W);
-    for (Py_ssize_t k = 0; k < n; k += 8) {
-        Py_ssize_t q = x0 + 2 * k;              /* the first of 16 columns */
-        __m256 a, b;
-        if (q >= 0 && q + 16 <= W) {
-            a = _mm256_loadu_ps(row + q);
-            b = _mm256_loadu_ps(row + q + 8);
-        } else {
-            __m256i qa = _mm256_add_epi32(_mm256_set1_epi32((int)q), lane);
-            __m256i qb = _mm256_add_epi32(qa, _mm256_set1_epi32(8));
-            __m256i ma = _mm256_and_si256(_mm256_cmpgt_epi32(qa, below), _mm256_cmpgt_epi32(end, qa));
-            __m256i mb = _mm256_and_si256(_mm256_cmpgt_epi32(qb, below), _mm256_cmpgt_epi32(end, qb));
-            a = _mm256_maskload_ps(row + q, ma);
-            b = _mm256_maskload_ps(row + q + 8, mb);
-        }
-        __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-        __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-        _mm256_storeu_ps(ev + k, _mm256_castpd_ps(_mm256_permute4x64_pd(
-            _mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
-        _mm256_storeu_ps(od + k, _mm256_castpd_ps(_mm256_permute4x64_pd(
-            _mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+    for (; k <= n; k++) {
+        Py_ssize_t a = x0 + 2 * k, b = a + 1;
+        ev[k] = a >= 0 && a < W ? row[a * sw] : 0.0f;
+        od[k] = b >= 0 && b < W ? row[b * sw] : 0.0f;
     }
 }
 
@@ -262,9 +264,10 @@ static int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_
     int failed = 0;
     #pragma omp parallel num_threads(nt)
     {
-        float* v = (float*)malloc((size_t)(16 * C * T) * sizeof(float));
-        float* m = (float*)malloc((size_t)(16 * ocb * T) * sizeof(float));
-        /* 4 split rows, even and odd (tcwp + 1 read, rounded up to 8 written) */
+        float* v = NULL, * m = NULL;
+        if (posix_memalign((void**)&v, 64, (size_t)(16 * C * T) * sizeof(float))) v = NULL;
+        if (posix_memalign((void**)&m, 64, (size_t)(16 * ocb * T) * sizeof(float))) m = NULL;
+        /* 4 split rows, even and odd (tcwp + 1 used of each) */
         Py_ssize_t sl = tcwp + 8;
         float* split = (float*)malloc((size_t)(8 * sl) * sizeof(float));
         if (v == NULL || m == NULL || split == NULL) {
@@ -304,7 +307,7 @@ static int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_
                                 memset(ev[k], 0, (size_t)sl * sizeof(float));
                                 memset(od[k], 0, (size_t)sl * sizeof(float));
                             } else {
-                                wg_split_row(plane + y * sxh, W, sxw, 2 * tx0 - pw, tcwp + 1,
+                                wg_split_row(plane + y * sxh, W, sxw, 2 * tx0 - pw, tcwp,
                                              ev[k], od[k]);
                             }
                         }
