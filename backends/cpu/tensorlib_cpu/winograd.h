@@ -39,7 +39,7 @@
 #define WG_OB 4                  /* output channels per register tile */
 #define WG_OCB 16                /* output channels per product chunk (M's block) */
 #define WG_MAX_TCW 64            /* tile columns per block at most (a column chunk) */
-#define WG_V_BYTES (160 << 10)   /* V's block (of 512 KiB L2 per core) */
+#define WG_V_BYTES (192 << 10)   /* V's block (of 512 KiB L2 per core) */
 
 /* Transformed weights: u[((xi * OBs + ob) * C + c) * WG_OB + o] = U[xi] of output channel
    ob * WG_OB + o and input channel c (0 past the last output channel; OBs = ceil(O / WG_OB)).
