@@ -365,10 +365,15 @@ def _winograd_gain(Py_ssize_t oh, Py_ssize_t ow):
     return 9.0 * oh * ow / (16.0 * th * chunks * tcwp)
 
 
-def _winograd_shape_ok(xa, oa, C, O, padding):
+def _winograd_shape_ok(xa, oa, padding):
+    """Whether winograd.h takes oa = conv2d(xa, a 3x3 weight, padding): float32, non-empty,
+    the output's rows contiguous and its size the 3x3 stride-1 one, channels and size
+    within the measured limits."""
     return (oa.dtype == np.float32 and xa.dtype == np.float32 and oa.size != 0
-            and xa.size != 0 and oa.strides[3] == 4 and C >= WINOGRAD_MIN_CHANNELS
-            and O >= WINOGRAD_MIN_CHANNELS and min(padding) >= 0
+            and xa.size != 0 and oa.strides[3] == 4 and min(padding) >= 0
+            and xa.shape[1] >= WINOGRAD_MIN_CHANNELS and oa.shape[1] >= WINOGRAD_MIN_CHANNELS
+            and oa.shape[0] == xa.shape[0] and oa.shape[2] == xa.shape[2] + 2 * padding[0] - 2
+            and oa.shape[3] == xa.shape[3] + 2 * padding[1] - 2
             and _winograd_gain(oa.shape[2], oa.shape[3]) >= WINOGRAD_MIN_GAIN)
 
 
@@ -403,7 +408,8 @@ def conv2d_winograd(out, x, w, b, stride, padding, dilation, int groups):
             or tuple(dilation) != (1, 1) or tuple(w._sizes[2:]) != (3, 3)):
         return False
     oa, xa = host_array(out), host_array(x)
-    if not _winograd_shape_ok(xa, oa, xa.shape[1], oa.shape[1], padding):
+    if not _winograd_shape_ok(xa, oa, padding) or tuple(w._sizes[:2]) != (oa.shape[1],
+                                                                         xa.shape[1]):
         return False
     wa = np.ascontiguousarray(host_array(w))
     return wa.dtype == np.float32 and _winograd_run(oa, xa, wa, b, padding)
@@ -420,7 +426,8 @@ def conv_transpose2d_winograd(out, g, w, stride, padding, dilation, int groups):
         return False
     oa, ga = host_array(out), host_array(g)
     turned = (2 - padding[0], 2 - padding[1])
-    if not _winograd_shape_ok(ga, oa, ga.shape[1], oa.shape[1], turned):
+    if not _winograd_shape_ok(ga, oa, turned) or tuple(w._sizes[:2]) != (ga.shape[1],
+                                                                        oa.shape[1]):
         return False
     wa = host_array(w)
     if wa.dtype != np.float32:
