@@ -207,3 +207,26 @@ def test_the_size_rule():
     assert conv_kernels._winograd_gain(11, 11) == pytest.approx(9 * 121 / (16 * 6 * 8))
     assert conv_kernels._winograd_gain(16, 16) >= conv_kernels.WINOGRAD_MIN_GAIN
     assert conv_kernels._winograd_gain(11, 11) < conv_kernels.WINOGRAD_MIN_GAIN
+
+
+@needs_kernel
+def test_the_benchmark_shape_takes_it_through_nn():
+    """nn.Conv2d(32, 64, 3, padding=1) on 16x16 images at the default size rule: the
+    forward and the input gradient run here (no oneDNN forward plan; the backward plan, where
+    oneDNN is installed, holds the weight gradient alone), the results match torch."""
+    onednn_conv._plans.clear()
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 32, 16, 16)).astype(np.float32)
+    w = rng.standard_normal((64, 32, 3, 3)).astype(np.float32)
+    tx, tw = tl.tensor(x, requires_grad=True), tl.tensor(w, requires_grad=True)
+    rx, rw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    y, ry = tl.nn.functional.conv2d(tx, tw, padding=1), torch.nn.functional.conv2d(rx, rw,
+                                                                                   padding=1)
+    y.sum().backward()
+    ry.sum().backward()
+    for got, want in ((y, ry), (tx.grad, rx.grad), (tw.grad, rw.grad)):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4,
+                                   atol=1e-3)
+    assert not [k for k in onednn_conv._plans if k[0] == "fwd"]
+    for plan in (p for k, p in onednn_conv._plans.items() if k[0] == "bwd" and p is not None):
+        assert len(plan.impls()) == 1
