@@ -331,11 +331,9 @@ def conv2d_direct(out, x, w, b, stride, padding, dilation, int groups):
 # ---- Winograd F(2x2, 3x3) for 3x3 convolutions with many channels (winograd.h) --------------
 cdef extern from "winograd.h":
     int WINOGRAD_SIMD
-    int WG_OB
-    void winograd_weights(const float* w, float* u, Py_ssize_t O, Py_ssize_t C) noexcept nogil
     int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
                         Py_ssize_t sxn, Py_ssize_t sxc, Py_ssize_t sxh, Py_ssize_t sxw,
-                        const float* u, Py_ssize_t O, const float* bias, float* out,
+                        const float* w, Py_ssize_t O, const float* bias, float* out,
                         Py_ssize_t son, Py_ssize_t soc, Py_ssize_t soy, Py_ssize_t oh,
                         Py_ssize_t ow, int ph, int pw, int nt) noexcept nogil
 
@@ -384,7 +382,6 @@ def _winograd_run(cnp.ndarray oa, cnp.ndarray xa, cnp.ndarray wa, b, padding):
         return False
     cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
     cdef Py_ssize_t O = oa.shape[1], oh = oa.shape[2], ow = oa.shape[3]
-    cdef cnp.ndarray u = np.empty(16 * ((O + WG_OB - 1) // WG_OB) * WG_OB * C, np.float32)
     cdef const float* bp = NULL if ba is None else <const float*>cnp.PyArray_DATA(ba)
     cdef Py_ssize_t sxn = xa.strides[0] // 4, sxc = xa.strides[1] // 4
     cdef Py_ssize_t sxh = xa.strides[2] // 4, sxw = xa.strides[3] // 4
@@ -392,9 +389,8 @@ def _winograd_run(cnp.ndarray oa, cnp.ndarray xa, cnp.ndarray wa, b, padding):
     cdef int ph = padding[0], pw = padding[1], done
     cdef int nt = min(_threads(), max(1, N * O * oh * ow * C * 4 // DIRECT_MACS_PER_THREAD))
     with nogil:
-        winograd_weights(<const float*>cnp.PyArray_DATA(wa), <float*>cnp.PyArray_DATA(u), O, C)
         done = winograd_conv2d(<const float*>cnp.PyArray_DATA(xa), N, C, H, W, sxn, sxc, sxh,
-                               sxw, <const float*>cnp.PyArray_DATA(u), O, bp,
+                               sxw, <const float*>cnp.PyArray_DATA(wa), O, bp,
                                <float*>cnp.PyArray_DATA(oa), son, soc, soy, oh, ow, ph, pw, nt)
     return bool(done)
 

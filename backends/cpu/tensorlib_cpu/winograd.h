@@ -41,31 +41,36 @@
 #define WG_MAX_TCW 64            /* tile columns per block at most (a column chunk) */
 #define WG_V_BYTES (192 << 10)   /* V's block (of 512 KiB L2 per core) */
 
-/* Transformed weights: u[((xi * OBs + ob) * C + c) * WG_OB + o] = U[xi] of output channel
-   ob * WG_OB + o and input channel c (0 past the last output channel; OBs = ceil(O / WG_OB)).
-   w: (O, C, 3, 3) contiguous. */
-static void winograd_weights(const float* w, float* u, Py_ssize_t O, Py_ssize_t C) {
+/* Transformed weights of output-channel blocks [ob0, ob1): u[((xi * OBs + ob) * C + c) *
+   WG_OB + o] = U[xi] of output channel ob * WG_OB + o and input channel c (0 past the last
+   output channel; OBs = ceil(O / WG_OB)). w: (O, C, 3, 3) contiguous. */
+static void winograd_weights(const float* w, float* u, Py_ssize_t O, Py_ssize_t C,
+                             Py_ssize_t ob0, Py_ssize_t ob1) {
     Py_ssize_t obs = (O + WG_OB - 1) / WG_OB;
-    memset(u, 0, (size_t)(16 * obs * C * WG_OB) * sizeof(float));
-    for (Py_ssize_t oc = 0; oc < O; oc++)
-        for (Py_ssize_t c = 0; c < C; c++) {
-            const float* g = w + (oc * C + c) * 9;
-            float t[4][3], r[4][4];
-            for (int j = 0; j < 3; j++) {          /* G g: rows of G against columns */
-                t[0][j] = g[j];
-                t[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
-                t[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
-                t[3][j] = g[6 + j];
+    for (Py_ssize_t ob = ob0; ob < ob1; ob++)
+        for (int o = 0; o < WG_OB; o++) {
+            Py_ssize_t oc = ob * WG_OB + o;
+            for (Py_ssize_t c = 0; c < C; c++) {
+                float r[4][4] = {{0.0f}};
+                if (oc < O) {
+                    const float* g = w + (oc * C + c) * 9;
+                    float t[4][3];
+                    for (int j = 0; j < 3; j++) {      /* G g: rows of G against columns */
+                        t[0][j] = g[j];
+                        t[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
+                        t[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
+                        t[3][j] = g[6 + j];
+                    }
+                    for (int i = 0; i < 4; i++) {      /* (G g) G^T */
+                        r[i][0] = t[i][0];
+                        r[i][1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+                        r[i][2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+                        r[i][3] = t[i][2];
+                    }
+                }
+                for (int xi = 0; xi < 16; xi++)
+                    u[((xi * obs + ob) * C + c) * WG_OB + o] = r[xi / 4][xi % 4];
             }
-            for (int i = 0; i < 4; i++) {          /* (G g) G^T */
-                r[i][0] = t[i][0];
-                r[i][1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-                r[i][2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-                r[i][3] = t[i][2];
-            }
-            Py_ssize_t ob = oc / WG_OB, o = oc % WG_OB;
-            for (int xi = 0; xi < 16; xi++)
-                u[((xi * obs + ob) * C + c) * WG_OB + o] = r[xi / 4][xi % 4];
         }
 }
 
@@ -241,12 +246,13 @@ static inline void wg_output_row(const float* m, Py_ssize_t ms, Py_ssize_t tcw, 
 
 /* out (N, O, oh, ow) with strides (son, soc, soy, 1) = conv2d(x, w) + bias for 3x3 weights,
    stride 1, padding (ph, pw): oh = H + 2 ph - 2, ow = W + 2 pw - 2. x: (N, C, H, W) with
-   strides (sxn, sxc, sxh, sxw); u: winograd_weights' of w; bias: (O,) contiguous or NULL.
+   strides (sxn, sxc, sxh, sxw); w: (O, C, 3, 3) contiguous, transformed on the same threads
+   (a share of the output channels each) before the blocks; bias: (O,) contiguous or NULL.
    Returns 1 when done, 0 when it cannot run here (no AVX2/FMA build, or out of memory:
    nothing written then). */
 static int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H,
                            Py_ssize_t W, Py_ssize_t sxn, Py_ssize_t sxc, Py_ssize_t sxh,
-                           Py_ssize_t sxw, const float* u, Py_ssize_t O, const float* bias,
+                           Py_ssize_t sxw, const float* w, Py_ssize_t O, const float* bias,
                            float* out, Py_ssize_t son, Py_ssize_t soc, Py_ssize_t soy,
                            Py_ssize_t oh, Py_ssize_t ow, int ph, int pw, int nt) {
 #if WINOGRAD_SIMD
@@ -261,6 +267,8 @@ static int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_
     while (rows > 1 && (all_rows + rows - 1) / rows * chunks < 4 * nt) rows /= 2;
     Py_ssize_t row_blocks = (all_rows + rows - 1) / rows, blocks = row_blocks * chunks;
     Py_ssize_t T = rows * tcwp, ocb = WG_OCB < obs * WG_OB ? WG_OCB : obs * WG_OB;
+    float* u = (float*)malloc((size_t)(16 * obs * WG_OB * C) * sizeof(float));
+    if (u == NULL) return 0;
     int failed = 0;
     #pragma omp parallel num_threads(nt)
     {
@@ -276,6 +284,8 @@ static int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_
         }
         #pragma omp barrier
         if (!failed) {
+            #pragma omp for schedule(static)
+            for (Py_ssize_t ob = 0; ob < obs; ob++) winograd_weights(w, u, O, C, ob, ob + 1);
             float* ev[4], * od[4];
             for (int k = 0; k < 4; k++) {
                 ev[k] = split + 2 * k * sl;
@@ -346,10 +356,11 @@ static int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_
         free(m);
         free(split);
     }
+    free(u);
     return !failed;
 #else
     (void)x; (void)N; (void)C; (void)H; (void)W; (void)sxn; (void)sxc; (void)sxh; (void)sxw;
-    (void)u; (void)O; (void)bias; (void)out; (void)son; (void)soc; (void)soy; (void)oh;
+    (void)w; (void)O; (void)bias; (void)out; (void)son; (void)soc; (void)soy; (void)oh;
     (void)ow; (void)ph; (void)pw; (void)nt;
     return 0;
 #endif
