@@ -77,12 +77,27 @@ static void winograd_weights(const float* w, float* u, Py_ssize_t O, Py_ssize_t 
 #if WINOGRAD_SIMD
 /* One input row split into even and odd padded columns: ev[j] = row[x0 + 2 j],
    od[j] = row[x0 + 2 j + 1] (0 outside [0, W)) for j <= n, n a multiple of 8. Unit-stride
-   rows go 16 columns at a time through masked loads (no lane outside the row is read), the
-   last pair and other strides one by one. */
+   rows go 16 columns at a time through masked loads (no lane outside the row is read) and
+   broadcast rows (stride 0) through masks, the last pair and other strides one by one. */
 static inline void wg_split_row(const float* row, Py_ssize_t W, Py_ssize_t sw, Py_ssize_t x0,
                                 Py_ssize_t n, float* ev, float* od) {
     Py_ssize_t k = 0;
-    if (sw == 1) {
+    if (sw == 0) {          /* a broadcast row (y.sum()'s gradient): one value, zero padded */
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i below = _mm256_set1_epi32(-1), end = _mm256_set1_epi32((int)W);
+        const __m256 value = _mm256_set1_ps(row[0]);
+        for (; k < n; k += 8) {                 /* even column x0 + 2 (k + i), odd one more */
+            __m256i qe = _mm256_add_epi32(_mm256_set1_epi32((int)(x0 + 2 * k)),
+                                          _mm256_add_epi32(lane, lane));
+            __m256i qo = _mm256_add_epi32(qe, _mm256_set1_epi32(1));
+            __m256i me = _mm256_and_si256(_mm256_cmpgt_epi32(qe, below),
+                                          _mm256_cmpgt_epi32(end, qe));
+            __m256i mo = _mm256_and_si256(_mm256_cmpgt_epi32(qo, below),
+                                          _mm256_cmpgt_epi32(end, qo));
+            _mm256_storeu_ps(ev + k, _mm256_and_ps(value, _mm256_castsi256_ps(me)));
+            _mm256_storeu_ps(od + k, _mm256_and_ps(value, _mm256_castsi256_ps(mo)));
+        }
+    } else if (sw == 1) {
         const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         const __m256i below = _mm256_set1_epi32(-1), end = _mm256_set1_epi32((int)W);
         for (; k < n; k += 8) {
