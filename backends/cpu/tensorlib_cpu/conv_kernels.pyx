@@ -343,7 +343,8 @@ WINOGRAD_AVAILABLE = (bool(WINOGRAD_SIMD) and os.environ.get("TENSORLIB_WINOGRAD
                       .lower() not in ("0", "off", "false", "no"))
 # Input and output channels from which a 3x3 stride-1 convolution takes winograd.h.
 # Measured (AMD EPYC, one thread, 16x16 and 32x32 forwards, Winograd / oneDNN time): 32->64
-# 0.4-0.8x, 16->16 0.7-0.9x, 16->32 and 32->16 0.7-1.0x, 8->8 and 8->16 0.86-1.06x.
+# 0.4-0.8x, 16->16 0.7-0.9x, 16->32 and 32->16 0.7-1.0x, 8->8 and 8->16 0.86-1.06x; no upper
+# limit: 64 to 512 channels on 28x28 and 32x32 0.55-0.9x.
 WINOGRAD_MIN_CHANNELS = 16
 # The fewest multiply-adds a direct convolution does per one of winograd.h's products
 # (_winograd_gain) for which it takes the case. Measured (AMD EPYC, one thread, forward,
