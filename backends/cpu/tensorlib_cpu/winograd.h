@@ -25,8 +25,9 @@
 
    Measured (AMD EPYC, one thread, 32->64 on 32x32x16x16): 2.6-3.2 ms against oneDNN's
    4.0-4.5 ms; of it the products ~1.9 ms (near the FMA peak: 12 FMAs per 7 loads), the
-   input transform 0.35-0.45 ms, the output transform 0.25 ms. Tried: 160 KiB blocks (a
-   16-tile tail per product) no different; unaligned blocks, and split rows by memcpy, slower.
+   input transform 0.35-0.45 ms, the output transform 0.25 ms. Tried: the rows split one by
+   one or through memcpy, 3.1-3.3 ms in all; 160 KiB blocks (a 16-tile tail per product) and
+   unaligned blocks, no difference above the shared machine's noise.
 
    Built only where the compiler targets AVX2 and FMA (WINOGRAD_SIMD); elsewhere the caller
    keeps oneDNN / im2col. Not a tracked dependency of conv_kernels.c: touch conv_kernels.pyx
