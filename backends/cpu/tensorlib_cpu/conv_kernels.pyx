@@ -16,6 +16,8 @@ the other on one thread team. Kernels take tensors
 (any strides; outputs contiguous from the framework) with the signature of the dispatch
 table: ``kernel(out, x, w_or_g, stride, padding, dilation, groups)``.
 """
+import os
+
 import numpy as np
 
 cimport numpy as cnp
@@ -324,6 +326,113 @@ def conv2d_direct(out, x, w, b, stride, padding, dilation, int groups):
                              <float*>cnp.PyArray_DATA(oa), son, soc, soy, oh, ow, sh, ph, pw,
                              dh, dw, nt)
     return bool(done)
+
+
+# ---- Winograd F(2x2, 3x3) for 3x3 convolutions with many channels (winograd.h) --------------
+cdef extern from "winograd.h":
+    int WINOGRAD_SIMD
+    int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
+                        Py_ssize_t sxn, Py_ssize_t sxc, Py_ssize_t sxh, Py_ssize_t sxw,
+                        const float* w, Py_ssize_t O, const float* bias, float* out,
+                        Py_ssize_t son, Py_ssize_t soc, Py_ssize_t soy, Py_ssize_t oh,
+                        Py_ssize_t ow, int ph, int pw, int nt) noexcept nogil
+
+# Whether winograd.h was built with its kernel (AVX2 and FMA) and not switched off by
+# TENSORLIB_WINOGRAD=0 (read at import); the winograd entry points decline otherwise.
+WINOGRAD_AVAILABLE = (bool(WINOGRAD_SIMD) and os.environ.get("TENSORLIB_WINOGRAD", "").strip()
+                      .lower() not in ("0", "off", "false", "no"))
+# Input and output channels from which a 3x3 stride-1 convolution takes winograd.h.
+# Measured (AMD EPYC, one thread, 16x16 and 32x32 forwards, Winograd / oneDNN time): 32->64
+# 0.4-0.8x, 16->16 0.7-0.9x, 16->32 and 32->16 0.7-1.0x, 8->8 and 8->16 0.86-1.06x; no upper
+# limit: 64 to 512 channels on 28x28 and 32x32 0.55-0.9x.
+WINOGRAD_MIN_CHANNELS = 16
+# The fewest multiply-adds a direct convolution does per one of winograd.h's products
+# (_winograd_gain) for which it takes the case. Measured (AMD EPYC, one thread, forward,
+# Winograd / oneDNN time): gain 2.25 (16x16, 32x32 outputs) 0.4-0.8x, 1.97 (28x28) 0.8x,
+# 1.7 (13x13, 24x24) 0.9-1.0x, 1.42 (the CNN's 16->32 on 11x11) 1.2-1.35x, 1.12 (8x8) 1.7x:
+# the tile rows are padded to 8 tiles (a vector), so small images waste lanes.
+WINOGRAD_MIN_GAIN = 1.8
+cdef extern from "winograd.h":
+    int WG_MAX_TCW
+
+
+def _winograd_gain(Py_ssize_t oh, Py_ssize_t ow):
+    """Direct multiply-adds per Winograd product for an oh x ow output: 9 oh ow against 16
+    per 2x2 tile computed, partial tiles and the padding of each tile row to 8 included (the
+    column chunks of winograd_conv2d)."""
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    chunks = (tw + WG_MAX_TCW - 1) // WG_MAX_TCW
+    tcwp = ((tw + chunks - 1) // chunks + 7) // 8 * 8
+    return 9.0 * oh * ow / (16.0 * th * chunks * tcwp)
+
+
+def _winograd_shape_ok(xa, oa, padding):
+    """Whether winograd.h takes oa = conv2d(xa, a 3x3 weight, padding): float32, non-empty,
+    the output's rows contiguous and its size the 3x3 stride-1 one, channels and size
+    within the measured limits."""
+    return (oa.dtype == np.float32 and xa.dtype == np.float32 and oa.size != 0
+            and xa.size != 0 and oa.strides[3] == 4 and min(padding) >= 0
+            and xa.shape[1] >= WINOGRAD_MIN_CHANNELS and oa.shape[1] >= WINOGRAD_MIN_CHANNELS
+            and oa.shape[0] == xa.shape[0] and oa.shape[2] == xa.shape[2] + 2 * padding[0] - 2
+            and oa.shape[3] == xa.shape[3] + 2 * padding[1] - 2
+            and _winograd_gain(oa.shape[2], oa.shape[3]) >= WINOGRAD_MIN_GAIN)
+
+
+def _winograd_run(cnp.ndarray oa, cnp.ndarray xa, cnp.ndarray wa, b, padding):
+    """oa = conv2d(xa, wa) (+ b) for a contiguous float32 (O, C, 3, 3) wa; whether it ran."""
+    cdef cnp.ndarray ba = None if b is None else np.ascontiguousarray(host_array(b))
+    if ba is not None and ba.dtype != np.float32:
+        return False
+    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
+    cdef Py_ssize_t O = oa.shape[1], oh = oa.shape[2], ow = oa.shape[3]
+    cdef const float* bp = NULL if ba is None else <const float*>cnp.PyArray_DATA(ba)
+    cdef Py_ssize_t sxn = xa.strides[0] // 4, sxc = xa.strides[1] // 4
+    cdef Py_ssize_t sxh = xa.strides[2] // 4, sxw = xa.strides[3] // 4
+    cdef Py_ssize_t son = oa.strides[0] // 4, soc = oa.strides[1] // 4, soy = oa.strides[2] // 4
+    cdef int ph = padding[0], pw = padding[1], done
+    cdef int nt = min(_threads(), max(1, N * O * oh * ow * C * 4 // DIRECT_MACS_PER_THREAD))
+    with nogil:
+        done = winograd_conv2d(<const float*>cnp.PyArray_DATA(xa), N, C, H, W, sxn, sxc, sxh,
+                               sxw, <const float*>cnp.PyArray_DATA(wa), O, bp,
+                               <float*>cnp.PyArray_DATA(oa), son, soc, soy, oh, ow, ph, pw, nt)
+    return bool(done)
+
+
+def conv2d_winograd(out, x, w, b, stride, padding, dilation, int groups):
+    """out (N, O, oh, ow) = conv2d(x, w) (+ b when not None) by winograd.h, for float32 3x3
+    weights, stride 1, dilation 1, one group, at least WINOGRAD_MIN_CHANNELS input and output
+    channels and an output whose rows are contiguous; returns whether it ran (False: nothing
+    written, the caller takes another kernel)."""
+    if (not WINOGRAD_AVAILABLE or groups != 1 or tuple(stride) != (1, 1)
+            or tuple(dilation) != (1, 1) or tuple(w._sizes[2:]) != (3, 3)):
+        return False
+    oa, xa = host_array(out), host_array(x)
+    if not _winograd_shape_ok(xa, oa, padding) or tuple(w._sizes[:2]) != (oa.shape[1],
+                                                                         xa.shape[1]):
+        return False
+    wa = np.ascontiguousarray(host_array(w))
+    return wa.dtype == np.float32 and _winograd_run(oa, xa, wa, b, padding)
+
+
+def conv_transpose2d_winograd(out, g, w, stride, padding, dilation, int groups):
+    """out (N, C, H, W) = conv2d's input gradient for output gradient g by winograd.h: for a
+    stride-1 3x3 convolution with padding p it is the convolution of g with the weights
+    turned 180 degrees, input and output channels swapped, padding 2 - p. The cases of
+    conv2d_winograd with p <= 2; returns whether it ran."""
+    if (not WINOGRAD_AVAILABLE or groups != 1 or tuple(stride) != (1, 1)
+            or tuple(dilation) != (1, 1) or tuple(w._sizes[2:]) != (3, 3)
+            or max(padding) > 2):
+        return False
+    oa, ga = host_array(out), host_array(g)
+    turned = (2 - padding[0], 2 - padding[1])
+    if not _winograd_shape_ok(ga, oa, turned) or tuple(w._sizes[:2]) != (ga.shape[1],
+                                                                        oa.shape[1]):
+        return False
+    wa = host_array(w)
+    if wa.dtype != np.float32:
+        return False
+    return _winograd_run(oa, ga, np.ascontiguousarray(wa.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]),
+                         None, turned)
 
 
 # ---- the kernels ----------------------------------------------------------------------------

@@ -376,10 +376,18 @@ def _bias_grad(out, g):
         np.multiply(a, repeated, out=a)
 
 
+def _own_forward(out, x, w, b, stride, padding, dilation, groups):
+    """out = conv2d(x, w) (+ b) on conv_kernels' own float32 kernels where they beat oneDNN:
+    the direct kernel for few input channels, Winograd F(2x2, 3x3) for 3x3 stride-1
+    convolutions with many channels; whether one ran."""
+    return (conv_kernels.conv2d_direct(out, x, w, b, stride, padding, dilation, groups)
+            or conv_kernels.conv2d_winograd(out, x, w, b, stride, padding, dilation, groups))
+
+
 def conv2d(out, x, w, stride, padding, dilation, groups):
-    """out (N, O, oh, ow) = conv2d(x, w): conv_kernels' direct kernel for few input
-    channels, else oneDNN, else conv_kernels.conv2d."""
-    if conv_kernels.conv2d_direct(out, x, w, None, stride, padding, dilation, groups):
+    """out (N, O, oh, ow) = conv2d(x, w): conv_kernels' direct or Winograd kernel where
+    they take the case, else oneDNN, else conv_kernels.conv2d."""
+    if _own_forward(out, x, w, None, stride, padding, dilation, groups):
         return
     if not _forward_on_onednn(out, x, w, None, stride, padding, dilation, groups):
         conv_kernels.conv2d(out, x, w, stride, padding, dilation, groups)
@@ -387,9 +395,9 @@ def conv2d(out, x, w, stride, padding, dilation, groups):
 
 def conv2d_bias(out, x, w, b, stride, padding, dilation, groups):
     """out = conv2d(x, w) + b[:, None, None]: oneDNN adds the bias as it writes the output
-    (one pass over it fewer), as does conv_kernels' direct kernel for few input channels
-    (which runs first); otherwise conv2d, then the backend's add."""
-    if conv_kernels.conv2d_direct(out, x, w, b, stride, padding, dilation, groups):
+    (one pass over it fewer), as do conv_kernels' direct and Winograd kernels (which run
+    first); otherwise conv2d, then the backend's add."""
+    if _own_forward(out, x, w, b, stride, padding, dilation, groups):
         return
     if not _forward_on_onednn(out, x, w, b, stride, padding, dilation, groups):
         conv2d(out, x, w, stride, padding, dilation, groups)
@@ -402,9 +410,13 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
     None when not wanted, in one call: on oneDNN the output gradient is read into its layout
     once for both convolutions (a broadcast one with no copy); what stays on im2col (few
     input channels, other dtypes, no oneDNN) reads g as it is for the input gradient and
-    through a pooled dense copy for the weight gradient."""
-    done_x, done_w = _backward_on_onednn(grad_x, grad_w, x, g, w, stride, padding, dilation,
-                                         groups)
+    through a pooled dense copy for the weight gradient. The input gradient of a 3x3
+    stride-1 convolution with many channels runs on conv_kernels' Winograd kernel first."""
+    early_x = grad_x is not None and conv_kernels.conv_transpose2d_winograd(
+        grad_x, g, w, stride, padding, dilation, groups)
+    done_x, done_w = _backward_on_onednn(None if early_x else grad_x, grad_w, x, g, w, stride,
+                                         padding, dilation, groups)
+    done_x = done_x or early_x
     if grad_x is not None and not done_x:
         conv_kernels.conv_transpose2d(grad_x, g, w, stride, padding, dilation, groups)
     if grad_w is not None and not done_w:
@@ -415,7 +427,10 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
 
 
 def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
-    """out (N, C, H, W) = conv2d's input gradient for output gradient g, on oneDNN if it can."""
+    """out (N, C, H, W) = conv2d's input gradient for output gradient g: Winograd where it
+    takes the case, else oneDNN if it can, else col2im."""
+    if conv_kernels.conv_transpose2d_winograd(out, g, w, stride, padding, dilation, groups):
+        return
     if not _backward_on_onednn(out, None, None, g, w, stride, padding, dilation, groups)[0]:
         conv_kernels.conv_transpose2d(out, g, w, stride, padding, dilation, groups)
 
@@ -433,6 +448,10 @@ def describe():
     direct = (f"the float32 forward with at most {conv_kernels.DIRECT_FWD_MAX_CHANNELS} input "
               f"channels per group: a direct AVX2 kernel; "
               if conv_kernels.DIRECT_CONV_AVAILABLE else "")
+    if conv_kernels.WINOGRAD_AVAILABLE:
+        direct += (f"float32 3x3 stride-1 forwards and input gradients with at least "
+                   f"{conv_kernels.WINOGRAD_MIN_CHANNELS} input and output channels: Winograd "
+                   f"F(2x2, 3x3) (AVX2; off with TENSORLIB_WINOGRAD=0); ")
     if onednn.library() is None:
         return f"{direct}{fallback}; oneDNN {onednn.describe()}"
     return (f"{direct}{onednn.describe()} for float32 (not the input gradient below "
