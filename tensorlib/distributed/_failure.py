@@ -4,11 +4,17 @@ under a line naming the rank and the error, then abort the MPI job, which makes 
 stop every rank and exit non-zero."""
 import sys
 import threading
+import time
 import traceback
 
 __all__ = ["install", "uninstall", "fail"]
 
 _saved = None
+# The report reaches the terminal through mpiexec's proxy, which reads this rank's stderr
+# pipe; an abort straight after the write let the proxy be torn down with the report still
+# unread (seen once in CI: the job ended with mpiexec's exit status only). A short pause gives
+# it time to forward the report; the job still ends in well under a second.
+_FORWARD_SECONDS = 0.25
 
 
 def _report(rank, exc_type, exc, tb, where):
@@ -26,6 +32,7 @@ def fail(rank, exc_type, exc, tb, abort, where=""):
     """Report an exception of this rank and abort the job."""
     sys.stdout.flush()
     _report(rank, exc_type, exc, tb, where)
+    time.sleep(_FORWARD_SECONDS)
     abort(1)
 
 
