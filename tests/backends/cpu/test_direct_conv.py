@@ -8,6 +8,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib_cpu import conv_kernels
+from conv_module_parity import assert_conv_module_matches_torch
 
 torch = pytest.importorskip("torch")
 
@@ -101,23 +102,7 @@ def test_declines_and_writes_nothing(case):
 def test_conv2d_module_forward_and_gradients(dtype):
     """nn.Conv2d(3, 32) as the benchmark runs it (the forward on the direct kernel in
     float32, on im2col in float64), its gradients too, against torch."""
-    tl.manual_seed(0)
-    conv = tl.nn.Conv2d(3, 32, 3, padding=1).to(dtype)
-    x = tl.randn(4, 3, 15, 18, dtype=dtype, requires_grad=True)
-    ref = torch.nn.Conv2d(3, 32, 3, padding=1).to(getattr(torch, dtype.name))
-    with torch.no_grad():
-        ref.weight.copy_(torch.tensor(conv.weight.detach().numpy()))
-        ref.bias.copy_(torch.tensor(conv.bias.detach().numpy()))
-    rx = torch.tensor(x.detach().numpy(), requires_grad=True)
-    y, ry = conv(x), ref(rx)
-    tol = 1e-5 if dtype == tl.float32 else 1e-12
-    np.testing.assert_allclose(y.detach().numpy(), ry.detach().numpy(), rtol=tol, atol=tol)
-    g = np.random.default_rng(1).standard_normal(tuple(ry.shape))
-    y.backward(tl.tensor(g, dtype=dtype))
-    ry.backward(torch.tensor(g, dtype=ry.dtype))
-    for a, r in ((x.grad, rx.grad), (conv.weight.grad, ref.weight.grad),
-                 (conv.bias.grad, ref.bias.grad)):
-        np.testing.assert_allclose(a.numpy(), r.numpy(), rtol=10 * tol, atol=10 * tol)
+    assert_conv_module_matches_torch(3, 32, (4, 3, 15, 18), dtype, grad_factor=10)
 
 
 def test_float64_gradcheck_through_the_module_path():

@@ -9,6 +9,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib_cpu import conv_kernels, onednn_conv
+from conv_module_parity import assert_conv_module_matches_torch
 
 torch = pytest.importorskip("torch")
 
@@ -166,23 +167,7 @@ def test_conv2d_module_forward_and_gradients(dtype, any_size):
     """nn.Conv2d(32, 64) as the benchmark runs it (float32: the forward and the input
     gradient on Winograd, the weight gradient on oneDNN or im2col; float64: im2col), all
     gradients against torch."""
-    tl.manual_seed(0)
-    conv = tl.nn.Conv2d(32, 64, 3, padding=1).to(dtype)
-    x = tl.randn(3, 32, 9, 10, dtype=dtype, requires_grad=True)
-    ref = torch.nn.Conv2d(32, 64, 3, padding=1).to(getattr(torch, dtype.name))
-    with torch.no_grad():
-        ref.weight.copy_(torch.tensor(conv.weight.detach().numpy()))
-        ref.bias.copy_(torch.tensor(conv.bias.detach().numpy()))
-    rx = torch.tensor(x.detach().numpy(), requires_grad=True)
-    y, ry = conv(x), ref(rx)
-    tol = 1e-5 if dtype == tl.float32 else 1e-12
-    np.testing.assert_allclose(y.detach().numpy(), ry.detach().numpy(), rtol=tol, atol=tol)
-    g = np.random.default_rng(1).standard_normal(tuple(ry.shape))
-    y.backward(tl.tensor(g, dtype=dtype))
-    ry.backward(torch.tensor(g, dtype=ry.dtype))
-    for a, r in ((x.grad, rx.grad), (conv.weight.grad, ref.weight.grad),
-                 (conv.bias.grad, ref.bias.grad)):
-        np.testing.assert_allclose(a.numpy(), r.numpy(), rtol=20 * tol, atol=20 * tol)
+    assert_conv_module_matches_torch(32, 64, (3, 32, 9, 10), dtype, grad_factor=20)
 
 
 def test_float64_declines_and_gradchecks_on_the_old_path(any_size):
