@@ -1,11 +1,22 @@
 """Which BLAS the CPU backend's GEMM runs on, found at run time (no build-time dependency).
 
-The candidates: MKL from the `mkl` wheel (`libmkl_rt`), numpy's own OpenBLAS, and scipy's
-(`scipy.linalg.cython_blas`, the fallback). `TENSORLIB_BLAS=mkl|openblas|scipy` chooses;
-otherwise MKL on Intel CPUs when the wheel is installed, OpenBLAS elsewhere. On the AMD EPYC
-(Zen 3) this was chosen on, MKL and OpenBLAS ran the issue-16 shapes at the same speed on
-one thread (85-93 GFLOP/s each), so OpenBLAS, which every install has, stays the default
-there; on Intel Xeons MKL reached 0.9-1.1x PyTorch where OpenBLAS reached 0.6-0.94x."""
+The candidates: MKL from the `mkl` wheel (`libmkl_rt`), numpy's own OpenBLAS, OpenBLAS with
+MKL for its slow float32 form ("openblas+mkl", below), and scipy's (`scipy.linalg.cython_blas`,
+the fallback). `TENSORLIB_BLAS=mkl|openblas|openblas+mkl|scipy` chooses; otherwise MKL on
+Intel CPUs when the wheel is installed, "openblas+mkl" on other CPUs where OpenBLAS runs its
+AVX-512 kernels and MKL is installed, plain OpenBLAS elsewhere.
+
+- On Intel Xeons MKL reached 0.9-1.1x PyTorch where OpenBLAS reached 0.6-0.94x.
+- On the AMD EPYC Zen 3 (AVX2: OpenBLAS's Haswell kernels) MKL and OpenBLAS ran the issue-16
+  shapes at the same speed on one thread (85-93 GFLOP/s each), so OpenBLAS, which every
+  install has, stays the default there.
+- On the AMD EPYC Zen 4 (AVX-512: OpenBLAS's SkylakeX kernels; 2 threads, best of 100)
+  OpenBLAS ran float32 products whose B is read transposed (`x @ W.T`, a Linear's forward)
+  14-40% slower than with B as it is (128x512x256: 252 against 181 us; 128x784x512: 723
+  against 558), where MKL took the same time for every form (179 and 560 us) and OpenBLAS
+  was as fast or faster than MKL in the others and in float64 (1080 against 1420 us). Hence
+  "openblas+mkl": those products on MKL, all else on OpenBLAS."""
+import ctypes
 import glob
 import os
 import sys
@@ -13,10 +24,12 @@ import sysconfig
 import warnings
 
 __all__ = ["CHOICES", "ENV", "cpu_flags", "cpu_vendor", "find_mkl", "low_precision_dtypes",
-           "requested"]
+           "numpy_openblas_paths", "openblas_core", "requested"]
 
 ENV = "TENSORLIB_BLAS"
-CHOICES = ("mkl", "openblas", "scipy")
+CHOICES = ("mkl", "openblas", "openblas+mkl", "scipy")
+# OpenBLAS's names for its AVX-512 kernel sets (what openblas_get_corename says)
+_AVX512_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
 
 
 def cpu_vendor():
@@ -87,6 +100,27 @@ def find_mkl():
     return None
 
 
+def numpy_openblas_paths():
+    """The shared libraries of numpy's own OpenBLAS (in its wheel's numpy.libs)."""
+    import numpy as np
+    base = os.path.dirname(np.__file__)
+    return sorted(glob.glob(os.path.join(base, os.pardir, "numpy.libs", "*openblas*")))
+
+
+def openblas_core():
+    """The kernel set numpy's OpenBLAS picked for this CPU ("SkylakeX", "Haswell", "Zen",
+    ...), or None where it cannot say."""
+    for path in numpy_openblas_paths():
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_get_corename64_", "openblas_get_corename64_",
+                     "openblas_get_corename"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode(errors="replace")
+    return None
+
+
 def requested():
     """The library to bind: `TENSORLIB_BLAS` if set (an unknown value or a missing MKL warns
     and falls back), else the per-CPU default."""
@@ -95,12 +129,14 @@ def requested():
         if choice not in CHOICES:
             warnings.warn(f"{ENV}={choice!r} is not one of {', '.join(CHOICES)}; using the "
                           f"default", RuntimeWarning, stacklevel=2)
-        elif choice == "mkl" and find_mkl() is None:
-            warnings.warn(f"{ENV}=mkl but libmkl_rt was not found (pip install mkl); using "
-                          f"OpenBLAS", RuntimeWarning, stacklevel=2)
+        elif choice in ("mkl", "openblas+mkl") and find_mkl() is None:
+            warnings.warn(f"{ENV}={choice} but libmkl_rt was not found (pip install mkl); "
+                          f"using OpenBLAS", RuntimeWarning, stacklevel=2)
             return "openblas"
         else:
             return choice
-    if cpu_vendor() == "GenuineIntel" and find_mkl() is not None:
+    if find_mkl() is None:
+        return "openblas"
+    if cpu_vendor() == "GenuineIntel":
         return "mkl"
-    return "openblas"
+    return "openblas+mkl" if openblas_core() in _AVX512_CORES else "openblas"

@@ -20,6 +20,8 @@ The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
   and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
   the products of each chunk a thread takes (the unprefixed `cblas_sgemm_batch_strided` it exports
   is not part of its scipy-openblas interface);
+- "openblas+mkl": numpy's OpenBLAS, but MKL (sequential) for the float32 products that read
+  B transposed, which OpenBLAS's AVX-512 kernels run 14-40% slower (see blas_choice);
 - scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
 import ctypes
 import glob
@@ -62,6 +64,12 @@ cdef enum:
 # thread would get fewer rows (64x512x2048: 906 against 1254 us).
 cdef enum:
     _MIN_SPLIT_ROWS = 64
+# "openblas+mkl" sends a float32 product with B transposed to MKL from this many multiply-adds
+# (per call: a thread's share of a split product). Below it OpenBLAS's form was still faster
+# on the Zen 4 (2 threads, best of 100): 128x256x10 16.9 against 47 us, 97x51x204 28.8
+# against 32; from 128x256x256 per thread (8M) up MKL won by 10-30%.
+cdef enum:
+    TRANSPOSED_B_MKL_MIN_MACS = 1 << 21
 
 # ---- which BLAS ---------------------------------------------------------------------------
 ctypedef void (*sgemm64_t)(const char*, const char*, const int64_t*, const int64_t*,
@@ -115,6 +123,8 @@ cdef cblas_sgemm_t _mkl_sgemm = NULL
 cdef cblas_dgemm_t _mkl_dgemm = NULL
 cdef cblas_sgemm_strided_t _mkl_sgemm_strided = NULL
 cdef cblas_dgemm_strided_t _mkl_dgemm_strided = NULL
+# "openblas+mkl": MKL's sgemm for the float32 products with B transposed, beside OpenBLAS
+cdef cblas_sgemm_t _mkl_sgemm_bt = NULL
 cdef cblas_lowp_t _mkl_bf16 = NULL     # bound whenever MKL is found, whatever runs float32
 cdef cblas_lowp_t _mkl_f16 = NULL
 
@@ -137,17 +147,17 @@ def _address(lib, name):
 
 def _unbind_all():
     global _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads, sgemm, dgemm
-    global _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided
+    global _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided, _mkl_sgemm_bt
     _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads = NULL, NULL, NULL, NULL
     sgemm, dgemm = NULL, NULL
     _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided = NULL, NULL, NULL, NULL
+    _mkl_sgemm_bt = NULL
 
 
 def _bind_numpy_openblas():
     """Use numpy's OpenBLAS if its library and symbols are found; returns its path."""
     global _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads
-    base = os.path.dirname(np.__file__)
-    for path in sorted(glob.glob(os.path.join(base, os.pardir, "numpy.libs", "*openblas*"))):
+    for path in blas_choice.numpy_openblas_paths():
         lib = ctypes.CDLL(path)
         for names in _NUMPY_OPENBLAS_NAMES:
             found = [_address(lib, n) for n in names]
@@ -235,6 +245,17 @@ def _bind_mkl():
     return lib._tensorlib_path
 
 
+def _bind_mkl_for_transposed_b():
+    """Beside numpy's OpenBLAS (already bound): MKL's sgemm for the float32 products that
+    read B transposed; returns whether MKL was found."""
+    global _mkl_sgemm_bt
+    lib = _open_mkl()
+    if lib is None:
+        return False
+    _mkl_sgemm_bt = <cblas_sgemm_t><uintptr_t>_address(lib, _MKL_NAMES[0])
+    return True
+
+
 def _bind_low_precision():
     """MKL's bf16/fp16 GEMMs when MKL is installed; returns a description or None."""
     global _mkl_bf16, _mkl_f16
@@ -250,17 +271,21 @@ def _bind_low_precision():
 
 def use_blas(library):
     """Run float32/float64 products on "mkl" (the `mkl` wheel's libmkl_rt), "openblas"
-    (numpy's; "numpy" is the same) or "scipy" (scipy.linalg.cython_blas). A library that
-    is not found falls back to the next: mkl, then numpy's OpenBLAS, then scipy's. Returns
-    the path or name of what is in use (also in BLAS; LIBRARY names it)."""
+    (numpy's; "numpy" is the same), "openblas+mkl" (OpenBLAS, MKL for the float32 products
+    with B transposed) or "scipy" (scipy.linalg.cython_blas). A library that is not found
+    falls back to the next: mkl, then numpy's OpenBLAS, then scipy's. Returns the path or
+    name of what is in use for all other products (also in BLAS; LIBRARY names it)."""
     global BLAS, LIBRARY
-    if library not in ("mkl", "openblas", "numpy", "scipy"):
-        raise ValueError(f"use_blas: expected 'mkl', 'openblas' or 'scipy', got {library!r}")
+    if library not in ("mkl", "openblas", "openblas+mkl", "numpy", "scipy"):
+        raise ValueError(f"use_blas: expected 'mkl', 'openblas', 'openblas+mkl' or 'scipy', "
+                         f"got {library!r}")
     bound = None
     if library == "mkl":
         bound, LIBRARY = _bind_mkl(), "mkl"
     if bound is None and library != "scipy":
         bound, LIBRARY = _bind_numpy_openblas(), "openblas"
+        if bound is not None and library == "openblas+mkl" and _bind_mkl_for_transposed_b():
+            LIBRARY = "openblas+mkl"
     if bound is None:
         bound, LIBRARY = _bind_scipy_blas(), "scipy"
     BLAS = bound
@@ -269,8 +294,11 @@ def use_blas(library):
 
 def describe():
     """One line for `tensorlib info`: the library, its version where it says, how it runs."""
+    openblas = lambda: f"numpy's OpenBLAS ({os.path.basename(BLAS)})"
     what = {"mkl": lambda: _mkl_version(_open_mkl()),
-            "openblas": lambda: f"numpy's OpenBLAS ({os.path.basename(BLAS)})",
+            "openblas": openblas,
+            "openblas+mkl": lambda: (f"{openblas()}; float32 products with B transposed on "
+                                     f"{_mkl_version(_open_mkl())}"),
             "scipy": lambda: "scipy.linalg.cython_blas"}[LIBRARY]()
     how = "single-threaded calls on the backend's OpenMP threads"
     why = (f"{blas_choice.ENV}={os.environ[blas_choice.ENV]}" if os.environ.get(blas_choice.ENV)
@@ -278,7 +306,7 @@ def describe():
     return f"{what}, {how} ({why})"
 
 
-# The library the products run on (LIBRARY: "mkl", "openblas" or "scipy"; BLAS: its path,
+# The library the products run on (LIBRARY: "mkl", "openblas", "openblas+mkl" or "scipy"; BLAS: its path,
 # or "scipy.linalg.cython_blas"); MKL's low-precision GEMMs (None: not found) and the
 # dtypes matmul sends to them (the others run on float32 copies; see blas_choice).
 LIBRARY = None
@@ -341,6 +369,10 @@ cdef inline void _blas(char ta, char tb, int m, int n, int k, real alpha, const 
         if _mkl_sgemm != NULL:
             _mkl_sgemm(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m64, n64, k64,
                        alpha, a, lda64, b, ldb64, beta, c, ldc64)
+        elif (tb == b'T' and _mkl_sgemm_bt != NULL
+              and <double>m * n * k >= <double>TRANSPOSED_B_MKL_MIN_MACS):
+            _mkl_sgemm_bt(CBLAS_ROW_MAJOR, _cblas_trans(ta), CBLAS_TRANS, m64, n64, k64, alpha,
+                          a, lda64, b, ldb64, beta, c, ldc64)
         elif _np_sgemm != NULL:
             _np_sgemm(&tb, &ta, &n64, &m64, &k64, &alpha, b, &ldb64, a, &lda64, &beta, c,
                       &ldc64)

@@ -1,6 +1,6 @@
-"""matmul, bmm and linear on every BLAS the CPU backend can bind (MKL, numpy's OpenBLAS,
-scipy's), forced in-process with `gemm.use_blas`: the conformance suite's matmul cases,
-forward and backward against PyTorch, gradcheck in float64, and bf16/fp16 products (MKL's
+"""matmul, bmm and linear on every BLAS the CPU backend can bind (MKL, numpy's OpenBLAS
+alone and with MKL for the float32 products with B transposed, scipy's), forced in-process
+with `gemm.use_blas`: the conformance suite's matmul cases, forward and backward against PyTorch, gradcheck in float64, and bf16/fp16 products (MKL's
 low-precision GEMMs where present) against float32 products of the rounded inputs."""
 from types import SimpleNamespace
 
@@ -16,9 +16,9 @@ from tensorlib_cpu import blas_choice, gemm
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(params=["mkl", "openblas", "scipy"], autouse=True)
+@pytest.fixture(params=["mkl", "openblas", "openblas+mkl", "scipy"], autouse=True)
 def blas(request):
-    if request.param == "mkl" and blas_choice.find_mkl() is None:
+    if "mkl" in request.param and blas_choice.find_mkl() is None:
         pytest.skip("the mkl wheel is not installed")
     before = gemm.LIBRARY
     gemm.use_blas(request.param)
@@ -66,12 +66,14 @@ def test_bmm_and_linear_match_torch():
     np.testing.assert_allclose(tensorlib.bmm(tensorlib.tensor(a), tensorlib.tensor(b)).numpy(),
                                torch.bmm(torch.tensor(a), torch.tensor(b)).numpy(),
                                rtol=1e-4, atol=1e-4)
-    x, w = _pair((64, 48), (30, 48), np.float32, 4)
-    bias = np.arange(30, dtype=np.float32)
-    got = tensorlib.nn.functional.linear(tensorlib.tensor(x), tensorlib.tensor(w),
-                                         tensorlib.tensor(bias))
-    ref = torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(bias))
-    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
+    # the second: x @ w.T over "openblas+mkl"'s MKL threshold, also per thread
+    for rows, outs, ins in ((64, 30, 48), (256, 128, 128)):
+        x, w = _pair((rows, ins), (outs, ins), np.float32, 4)
+        bias = np.arange(outs, dtype=np.float32)
+        got = tensorlib.nn.functional.linear(tensorlib.tensor(x), tensorlib.tensor(w),
+                                             tensorlib.tensor(bias))
+        ref = torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(bias))
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
 
 
 def test_gradcheck_float64():

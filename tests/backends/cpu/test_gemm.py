@@ -1,7 +1,8 @@
 """tensorlib_cpu.gemm (BLAS per OpenMP thread) against numpy in float64, on every operand
 layout BLAS reads (row- and column-major, padded rows, broadcast batches), with alpha/beta,
 empty and single-row/column shapes, and split over 1-3 threads; on each library it can bind
-(MKL where the `mkl` wheel is installed, numpy's OpenBLAS, scipy's)."""
+(MKL where the `mkl` wheel is installed, numpy's OpenBLAS alone and with MKL for the float32
+products with B transposed, scipy's)."""
 import itertools
 import os
 import subprocess
@@ -16,14 +17,16 @@ from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_bias, gemm_low_precision
 HAVE_MKL = blas_choice.find_mkl() is not None
 
 # (130, 40, 300): wider than tall, split by rows on 2 threads and by columns on 3
+# (320, 128, 128): over "openblas+mkl"'s MKL threshold (2M multiply-adds) whole and in halves
 SHAPES = [(1, 1, 1), (1, 5, 7), (7, 1, 3), (3, 4, 1), (33, 17, 65), (64, 64, 64), (200, 30, 7),
-          (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2), (130, 40, 300)]
+          (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2), (130, 40, 300), (320, 128, 128)]
 
 
-@pytest.fixture(params=["mkl", "openblas", "scipy"], autouse=True)
+@pytest.fixture(params=["mkl", "openblas", "openblas+mkl", "scipy"], autouse=True)
 def blas(request):
-    """Every BLAS binding: MKL, numpy's OpenBLAS and scipy.linalg.cython_blas (the fallback)."""
-    if request.param == "mkl" and not HAVE_MKL:
+    """Every BLAS binding: MKL, numpy's OpenBLAS (alone, and with MKL for transposed B) and
+    scipy.linalg.cython_blas (the fallback)."""
+    if "mkl" in request.param and not HAVE_MKL:
         pytest.skip("the mkl wheel is not installed")
     before = gemm_module.LIBRARY
     gemm_module.use_blas(request.param)
@@ -206,7 +209,7 @@ def test_low_precision_refuses_what_it_cannot_take():
 
 
 def test_use_blas_rejects_unknown_names():
-    with pytest.raises(ValueError, match="expected 'mkl', 'openblas' or 'scipy'"):
+    with pytest.raises(ValueError, match="expected 'mkl', 'openblas', 'openblas\\+mkl' or 'scipy'"):
         gemm_module.use_blas("atlas")
 
 
@@ -218,13 +221,31 @@ def _library_in_subprocess(value):
     return out.stdout.strip(), out.stderr
 
 
-@pytest.mark.parametrize("value", ["mkl", "openblas", "scipy"])
+@pytest.mark.parametrize("value", ["mkl", "openblas", "openblas+mkl", "scipy"])
 def test_environment_variable_chooses_the_library(value):
     library, _ = _library_in_subprocess(value)
-    assert library == (value if value != "mkl" or HAVE_MKL else "openblas")
+    assert library == (value if "mkl" not in value or HAVE_MKL else "openblas")
+
+
+@pytest.mark.parametrize("vendor,core,has_mkl,expected", [
+    ("GenuineIntel", "SapphireRapids", True, "mkl"),
+    ("AuthenticAMD", "SkylakeX", True, "openblas+mkl"),     # Zen 4: AVX-512 kernels
+    ("AuthenticAMD", "Haswell", True, "openblas"),          # Zen 3: AVX2 kernels
+    ("AuthenticAMD", "SkylakeX", False, "openblas"),
+    ("GenuineIntel", "SkylakeX", False, "openblas")])
+def test_default_per_cpu(monkeypatch, vendor, core, has_mkl, expected):
+    monkeypatch.delenv(blas_choice.ENV, raising=False)
+    monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(blas_choice, "openblas_core", lambda: core)
+    monkeypatch.setattr(blas_choice, "find_mkl", lambda: "/x/libmkl_rt.so.2" if has_mkl else None)
+    assert blas_choice.requested() == expected
+
+
+def test_openblas_core_is_named():
+    assert blas_choice.openblas_core()
 
 
 def test_unknown_environment_value_warns_and_uses_the_default():
     library, err = _library_in_subprocess("atlas")
     assert "TENSORLIB_BLAS='atlas'" in err
-    assert library in ("mkl", "openblas")
+    assert library in ("mkl", "openblas", "openblas+mkl")
