@@ -306,9 +306,10 @@ def describe():
     return f"{what}, {how} ({why})"
 
 
-# The library the products run on (LIBRARY: "mkl", "openblas", "openblas+mkl" or "scipy"; BLAS: its path,
-# or "scipy.linalg.cython_blas"); MKL's low-precision GEMMs (None: not found) and the
-# dtypes matmul sends to them (the others run on float32 copies; see blas_choice).
+# The library the products run on (LIBRARY: "mkl", "openblas", "openblas+mkl" or "scipy";
+# BLAS: its path, or "scipy.linalg.cython_blas"); MKL's low-precision GEMMs (None: not
+# found) and the dtypes matmul sends to them (the others run on float32 copies; see
+# blas_choice).
 LIBRARY = None
 BLAS = use_blas(blas_choice.requested())
 LOW_PRECISION = _bind_low_precision()

@@ -1,7 +1,8 @@
 """matmul, bmm and linear on every BLAS the CPU backend can bind (MKL, numpy's OpenBLAS
 alone and with MKL for the float32 products with B transposed, scipy's), forced in-process
-with `gemm.use_blas`: the conformance suite's matmul cases, forward and backward against PyTorch, gradcheck in float64, and bf16/fp16 products (MKL's
-low-precision GEMMs where present) against float32 products of the rounded inputs."""
+with `gemm.use_blas`: the conformance suite's matmul cases, forward and backward against
+PyTorch, gradcheck in float64, and bf16/fp16 products (MKL's low-precision GEMMs where
+present) against float32 products of the rounded inputs."""
 from types import SimpleNamespace
 
 import numpy as np
