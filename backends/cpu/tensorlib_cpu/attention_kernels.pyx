@@ -218,6 +218,14 @@ def _bind_blas():
     if gemm.BLAS == "scipy.linalg.cython_blas":
         _sgemm32 = <sgemm32_t><uintptr_t>gemm._cython_blas("sgemm")
         _dgemm32 = <dgemm32_t><uintptr_t>gemm._cython_blas("dgemm")
+    elif gemm.LIBRARY == "mkl":
+        # MKL's ILP64 Fortran GEMMs, on the sequential layer gemm.pyx set: no count to pin
+        lib = gemm._open_mkl()
+        found = [gemm._address(lib, n) for n in ("sgemm_64", "dgemm_64")]
+        if not all(found):
+            raise RuntimeError(f"attention_kernels: no sgemm_64/dgemm_64 in {gemm.BLAS}")
+        _sgemm64 = <sgemm64_t><uintptr_t>found[0]
+        _dgemm64 = <dgemm64_t><uintptr_t>found[1]
     else:
         lib = ctypes.CDLL(gemm.BLAS)
         for names in gemm._NUMPY_OPENBLAS_NAMES:
