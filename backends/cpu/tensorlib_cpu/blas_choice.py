@@ -23,8 +23,9 @@ import sys
 import sysconfig
 import warnings
 
-__all__ = ["CHOICES", "ENV", "cpu_flags", "cpu_vendor", "find_mkl", "low_precision_dtypes",
-           "numpy_openblas_paths", "openblas_core", "requested"]
+__all__ = ["CHOICES", "ENV", "cpu_family", "cpu_flags", "cpu_vendor", "find_mkl",
+           "full_width_avx512", "low_precision_dtypes", "numpy_openblas_paths", "openblas_core",
+           "requested"]
 
 ENV = "TENSORLIB_BLAS"
 CHOICES = ("mkl", "openblas", "openblas+mkl", "scipy")
@@ -42,6 +43,29 @@ def cpu_vendor():
     except OSError:
         pass
     return None
+
+
+def cpu_family():
+    """The "cpu family" number of /proc/cpuinfo (AMD: 23 Zen 1-2, 25 Zen 3-4, 26 Zen 5);
+    None where unknown."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu family"):
+                    return int(line.split(":", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def full_width_avx512():
+    """Whether the CPU runs AVX-512 on 512-bit units (Intel's, AMD's from Zen 5), where
+    oneDNN's AVX-512 kernels do twice the work per cycle of AVX2 ones; Zen 4 splits each
+    512-bit instruction in two."""
+    if "avx512f" not in cpu_flags():
+        return False
+    vendor = cpu_vendor()
+    return vendor == "GenuineIntel" or (vendor == "AuthenticAMD" and (cpu_family() or 0) >= 26)
 
 
 def cpu_flags():

@@ -26,7 +26,7 @@ from libc.stdlib cimport calloc, free, malloc
 
 from tensorlib._C.tensor_impl import host_array
 
-from tensorlib_cpu import fastreduce
+from tensorlib_cpu import blas_choice, fastreduce
 from tensorlib_cpu.gemm import gemm
 
 cnp.import_array()
@@ -337,10 +337,20 @@ cdef extern from "winograd.h":
                         Py_ssize_t son, Py_ssize_t soc, Py_ssize_t soy, Py_ssize_t oh,
                         Py_ssize_t ow, int ph, int pw, int nt) noexcept nogil
 
+_WINOGRAD_SETTING = os.environ.get("TENSORLIB_WINOGRAD", "").strip().lower()
 # Whether winograd.h was built with its kernel (AVX2 and FMA) and not switched off by
 # TENSORLIB_WINOGRAD=0 (read at import); the winograd entry points decline otherwise.
-WINOGRAD_AVAILABLE = (bool(WINOGRAD_SIMD) and os.environ.get("TENSORLIB_WINOGRAD", "").strip()
-                      .lower() not in ("0", "off", "false", "no"))
+WINOGRAD_AVAILABLE = bool(WINOGRAD_SIMD) and _WINOGRAD_SETTING not in ("0", "off", "false", "no")
+# Whether onednn_conv tries Winograd before oneDNN (without oneDNN it always does: im2col is
+# slower still). Default: not on CPUs with full-width AVX-512, TENSORLIB_WINOGRAD=1 forces
+# it. Measured (AMD EPYC Zen 5, nn.Conv2d 3x3 pad 1, Winograd / oneDNN time, 1 and 2
+# threads): 32->64 16x16 forward 1.23-1.25x, forward+backward 1.19-1.26x; 16->16 32x32
+# 1.08-1.14x and 1.20-1.27x; 64->128 28x28 1.24-1.25x and 1.34x; 128->128 14x14 1.47-1.48x
+# and 1.28-1.31x. On AVX2 CPUs (Zen 3) Winograd took 0.4-0.9x oneDNN's time (the size rule
+# below); on Zen 4 (512-bit instructions split in two) it stays first, as measured there
+# against torch, not against oneDNN.
+WINOGRAD_BEFORE_ONEDNN = WINOGRAD_AVAILABLE and (
+    _WINOGRAD_SETTING in ("1", "on", "true", "yes") or not blas_choice.full_width_avx512())
 # Input and output channels from which a 3x3 stride-1 convolution takes winograd.h.
 # Measured (AMD EPYC, one thread, 16x16 and 32x32 forwards, Winograd / oneDNN time): 32->64
 # 0.4-0.8x, 16->16 0.7-0.9x, 16->32 and 32->16 0.7-1.0x, 8->8 and 8->16 0.86-1.06x; no upper

@@ -376,12 +376,19 @@ def _bias_grad(out, g):
         np.multiply(a, repeated, out=a)
 
 
+def _winograd_first():
+    """Whether Winograd runs before oneDNN: always without oneDNN, else per CPU
+    (conv_kernels.WINOGRAD_BEFORE_ONEDNN)."""
+    return conv_kernels.WINOGRAD_BEFORE_ONEDNN or onednn.library() is None
+
+
 def _own_forward(out, x, w, b, stride, padding, dilation, groups):
     """out = conv2d(x, w) (+ b) on conv_kernels' own float32 kernels where they beat oneDNN:
     the direct kernel for few input channels, Winograd F(2x2, 3x3) for 3x3 stride-1
-    convolutions with many channels; whether one ran."""
+    convolutions with many channels (not on full-width AVX-512); whether one ran."""
     return (conv_kernels.conv2d_direct(out, x, w, b, stride, padding, dilation, groups)
-            or conv_kernels.conv2d_winograd(out, x, w, b, stride, padding, dilation, groups))
+            or (_winograd_first() and conv_kernels.conv2d_winograd(
+                out, x, w, b, stride, padding, dilation, groups)))
 
 
 def conv2d(out, x, w, stride, padding, dilation, groups):
@@ -412,8 +419,9 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
     input channels, other dtypes, no oneDNN) reads g as it is for the input gradient and
     through a pooled dense copy for the weight gradient. The input gradient of a 3x3
     stride-1 convolution with many channels runs on conv_kernels' Winograd kernel first."""
-    early_x = grad_x is not None and conv_kernels.conv_transpose2d_winograd(
-        grad_x, g, w, stride, padding, dilation, groups)
+    early_x = (grad_x is not None and _winograd_first()
+               and conv_kernels.conv_transpose2d_winograd(grad_x, g, w, stride, padding,
+                                                          dilation, groups))
     done_x, done_w = _backward_on_onednn(None if early_x else grad_x, grad_w, x, g, w, stride,
                                          padding, dilation, groups)
     done_x = done_x or early_x
@@ -429,7 +437,8 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
 def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
     """out (N, C, H, W) = conv2d's input gradient for output gradient g: Winograd where it
     takes the case, else oneDNN if it can, else col2im."""
-    if conv_kernels.conv_transpose2d_winograd(out, g, w, stride, padding, dilation, groups):
+    if _winograd_first() and conv_kernels.conv_transpose2d_winograd(out, g, w, stride, padding,
+                                                                     dilation, groups):
         return
     if not _backward_on_onednn(out, None, None, g, w, stride, padding, dilation, groups)[0]:
         conv_kernels.conv_transpose2d(out, g, w, stride, padding, dilation, groups)
@@ -448,10 +457,13 @@ def describe():
     direct = (f"the float32 forward with at most {conv_kernels.DIRECT_FWD_MAX_CHANNELS} input "
               f"channels per group: a direct AVX2 kernel; "
               if conv_kernels.DIRECT_CONV_AVAILABLE else "")
-    if conv_kernels.WINOGRAD_AVAILABLE:
+    if conv_kernels.WINOGRAD_AVAILABLE and _winograd_first():
         direct += (f"float32 3x3 stride-1 forwards and input gradients with at least "
                    f"{conv_kernels.WINOGRAD_MIN_CHANNELS} input and output channels: Winograd "
                    f"F(2x2, 3x3) (AVX2; off with TENSORLIB_WINOGRAD=0); ")
+    elif conv_kernels.WINOGRAD_AVAILABLE:
+        direct += ("not Winograd F(2x2, 3x3): oneDNN ran faster on full-width AVX-512 "
+                   "(TENSORLIB_WINOGRAD=1 puts it first); ")
     if onednn.library() is None:
         return f"{direct}{fallback}; oneDNN {onednn.describe()}"
     return (f"{direct}{onednn.describe()} for float32 (not the input gradient below "

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib_cpu import conv_kernels, onednn_conv
+from tensorlib_cpu import blas_choice, conv_kernels, onednn, onednn_conv
 from conv_module_parity import assert_conv_module_matches_torch
 
 torch = pytest.importorskip("torch")
@@ -16,6 +16,13 @@ torch = pytest.importorskip("torch")
 needs_kernel = pytest.mark.skipif(not conv_kernels.WINOGRAD_AVAILABLE,
                                   reason="built without AVX2/FMA, or TENSORLIB_WINOGRAD=0")
 MIN = conv_kernels.WINOGRAD_MIN_CHANNELS
+
+
+@pytest.fixture(autouse=True)
+def before_onednn(monkeypatch):
+    """The module path tries Winograd first, as on CPUs without full-width AVX-512 (on the
+    others oneDNN runs instead, see test_the_cpu_rule)."""
+    monkeypatch.setattr(conv_kernels, "WINOGRAD_BEFORE_ONEDNN", conv_kernels.WINOGRAD_AVAILABLE)
 
 
 @pytest.fixture
@@ -181,7 +188,27 @@ def test_float64_declines_and_gradchecks_on_the_old_path(any_size):
 
 @needs_kernel
 def test_describe_names_it():
-    assert "Winograd" in onednn_conv.describe()
+    assert "Winograd F(2x2, 3x3) (AVX2" in onednn_conv.describe()
+
+
+@pytest.mark.parametrize("vendor,family,flags,wide", [
+    ("AuthenticAMD", 26, {"avx2", "avx512f"}, True),     # Zen 5
+    ("AuthenticAMD", 25, {"avx2", "avx512f"}, False),    # Zen 4: 512-bit ops split in two
+    ("AuthenticAMD", 25, {"avx2"}, False),               # Zen 3
+    ("GenuineIntel", 6, {"avx2", "avx512f"}, True),
+    ("GenuineIntel", 6, {"avx2"}, False)])
+def test_the_cpu_rule(vendor, family, flags, wide, monkeypatch):
+    """Full-width AVX-512 (where oneDNN beat Winograd) by vendor, family and flags; with
+    Winograd behind oneDNN the module path does not take it, and nothing is lost."""
+    monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(blas_choice, "cpu_family", lambda: family)
+    monkeypatch.setattr(blas_choice, "cpu_flags", lambda: frozenset(flags))
+    assert blas_choice.full_width_avx512() is wide
+    monkeypatch.setattr(conv_kernels, "WINOGRAD_BEFORE_ONEDNN", False)
+    assert onednn_conv._winograd_first() is (onednn.library() is None)
+    if onednn.library() is not None and conv_kernels.WINOGRAD_AVAILABLE:
+        assert "not Winograd" in onednn_conv.describe()
+    assert_conv_module_matches_torch(32, 64, (2, 32, 16, 16), tl.float32, grad_factor=20)
 
 
 def test_the_size_rule():
