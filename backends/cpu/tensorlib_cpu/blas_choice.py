@@ -4,7 +4,8 @@ The candidates: MKL from the `mkl` wheel (`libmkl_rt`), numpy's own OpenBLAS, Op
 MKL for its slow float32 form ("openblas+mkl", below), and scipy's (`scipy.linalg.cython_blas`,
 the fallback). `TENSORLIB_BLAS=mkl|openblas|openblas+mkl|scipy` chooses; otherwise MKL on
 Intel CPUs when the wheel is installed, "openblas+mkl" on other CPUs where OpenBLAS runs its
-AVX-512 kernels and MKL is installed, plain OpenBLAS elsewhere.
+AVX-512 kernels on split 512-bit units (Zen 4) and MKL is installed, plain OpenBLAS
+elsewhere.
 
 - On Intel Xeons MKL reached 0.9-1.1x PyTorch where OpenBLAS reached 0.6-0.94x.
 - On the AMD EPYC Zen 3 (AVX2: OpenBLAS's Haswell kernels) MKL and OpenBLAS ran the issue-16
@@ -15,7 +16,12 @@ AVX-512 kernels and MKL is installed, plain OpenBLAS elsewhere.
   14-40% slower than with B as it is (128x512x256: 252 against 181 us; 128x784x512: 723
   against 558), where MKL took the same time for every form (179 and 560 us) and OpenBLAS
   was as fast or faster than MKL in the others and in float64 (1080 against 1420 us). Hence
-  "openblas+mkl": those products on MKL, all else on OpenBLAS."""
+  "openblas+mkl": those products on MKL, all else on OpenBLAS.
+- On the AMD EPYC Zen 5 (full-width AVX-512) OpenBLAS's SkylakeX kernels ran the same
+  products at twice MKL's speed (2 threads: 128x784x512 296 us with B as it is and 377 us
+  transposed, MKL 540-568 us either way; 128x512x256 95/134 against 180), so plain
+  OpenBLAS there. (OPENBLAS_CORETYPE=Haswell, which some machines set, takes its AVX2
+  kernels: then 480/499 against MKL's 548-582 us.)"""
 import ctypes
 import glob
 import os
@@ -163,4 +169,6 @@ def requested():
         return "openblas"
     if cpu_vendor() == "GenuineIntel":
         return "mkl"
-    return "openblas+mkl" if openblas_core() in _AVX512_CORES else "openblas"
+    if openblas_core() in _AVX512_CORES and not full_width_avx512():
+        return "openblas+mkl"
+    return "openblas"

@@ -227,15 +227,20 @@ def test_environment_variable_chooses_the_library(value):
     assert library == (value if "mkl" not in value or HAVE_MKL else "openblas")
 
 
-@pytest.mark.parametrize("vendor,core,has_mkl,expected", [
-    ("GenuineIntel", "SapphireRapids", True, "mkl"),
-    ("AuthenticAMD", "SkylakeX", True, "openblas+mkl"),     # Zen 4: AVX-512 kernels
-    ("AuthenticAMD", "Haswell", True, "openblas"),          # Zen 3: AVX2 kernels
-    ("AuthenticAMD", "SkylakeX", False, "openblas"),
-    ("GenuineIntel", "SkylakeX", False, "openblas")])
-def test_default_per_cpu(monkeypatch, vendor, core, has_mkl, expected):
+@pytest.mark.parametrize("vendor,family,core,has_mkl,expected", [
+    ("GenuineIntel", 6, "SapphireRapids", True, "mkl"),
+    ("AuthenticAMD", 25, "SkylakeX", True, "openblas+mkl"),     # Zen 4: split AVX-512
+    ("AuthenticAMD", 26, "SkylakeX", True, "openblas"),         # Zen 5: full-width AVX-512
+    ("AuthenticAMD", 26, "Haswell", True, "openblas"),          # Zen 5, OPENBLAS_CORETYPE
+    ("AuthenticAMD", 25, "Haswell", True, "openblas"),          # Zen 3: AVX2 kernels
+    ("AuthenticAMD", 25, "SkylakeX", False, "openblas"),
+    ("GenuineIntel", 6, "SkylakeX", False, "openblas")])
+def test_default_per_cpu(monkeypatch, vendor, family, core, has_mkl, expected):
     monkeypatch.delenv(blas_choice.ENV, raising=False)
     monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(blas_choice, "cpu_family", lambda: family)
+    monkeypatch.setattr(blas_choice, "cpu_flags",
+                        lambda: frozenset({"avx2", "avx512f"} if core == "SkylakeX" else {"avx2"}))
     monkeypatch.setattr(blas_choice, "openblas_core", lambda: core)
     monkeypatch.setattr(blas_choice, "find_mkl", lambda: "/x/libmkl_rt.so.2" if has_mkl else None)
     assert blas_choice.requested() == expected
