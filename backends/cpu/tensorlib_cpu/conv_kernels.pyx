@@ -331,6 +331,7 @@ def conv2d_direct(out, x, w, b, stride, padding, dilation, int groups):
 # ---- Winograd F(2x2, 3x3) for 3x3 convolutions with many channels (winograd.h) --------------
 cdef extern from "winograd.h":
     int WINOGRAD_SIMD
+    int WINOGRAD_AVX512
     int winograd_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
                         Py_ssize_t sxn, Py_ssize_t sxc, Py_ssize_t sxh, Py_ssize_t sxw,
                         const float* w, Py_ssize_t O, const float* bias, float* out,
@@ -341,16 +342,27 @@ _WINOGRAD_SETTING = os.environ.get("TENSORLIB_WINOGRAD", "").strip().lower()
 # Whether winograd.h was built with its kernel (AVX2 and FMA) and not switched off by
 # TENSORLIB_WINOGRAD=0 (read at import); the winograd entry points decline otherwise.
 WINOGRAD_AVAILABLE = bool(WINOGRAD_SIMD) and _WINOGRAD_SETTING not in ("0", "off", "false", "no")
-# Whether onednn_conv tries Winograd before oneDNN (without oneDNN it always does: im2col is
-# slower still). Default: not on CPUs with full-width AVX-512, TENSORLIB_WINOGRAD=1 forces
-# it. Measured (AMD EPYC Zen 5, nn.Conv2d 3x3 pad 1, Winograd / oneDNN time, 1 and 2
-# threads): 32->64 16x16 forward 1.23-1.25x, forward+backward 1.19-1.26x; 16->16 32x32
-# 1.08-1.14x and 1.20-1.27x; 64->128 28x28 1.24-1.25x and 1.34x; 128->128 14x14 1.47-1.48x
-# and 1.28-1.31x. On AVX2 CPUs (Zen 3) Winograd took 0.4-0.9x oneDNN's time (the size rule
-# below); on Zen 4 (512-bit instructions split in two) it stays first, as measured there
-# against torch, not against oneDNN.
-WINOGRAD_BEFORE_ONEDNN = WINOGRAD_AVAILABLE and (
-    _WINOGRAD_SETTING in ("1", "on", "true", "yes") or not blas_choice.full_width_avx512())
+# Whether onednn_conv tries Winograd before oneDNN for forwards (FORWARD) and for input
+# gradients (GRAD); without oneDNN it always does (im2col is slower still), and
+# TENSORLIB_WINOGRAD=1 forces both. On CPUs with full-width AVX-512 oneDNN runs its AVX-512
+# kernels, so there Winograd goes first for forwards only when its products are 512-bit too
+# (WINOGRAD_512_BIT), and never for input gradients. Measured (AMD EPYC
+# Zen 5, nn.Conv2d 3x3 pad 1, oneDNN / Winograd time, 1 and 2 threads): with 256-bit
+# products, forwards 0.80-0.81x (32->64 16x16), 0.88-0.93x (16->16 32x32), 0.80x (64->128
+# 28x28); with 512-bit ones 1.17-1.28x, 0.95-1.09x, 1.22-1.34x, 1.20-1.30x (64->64 16x16),
+# 0.98-1.07x (128 and 256 channels on 14x14). The input gradients on 512-bit Winograd
+# against oneDNN's (which shares its reorder of the output gradient with the weight
+# gradient's): 0.95x on 32->64, 0.92x on 16->16, 1.04-1.10x on 64->64, 0.95-1.10x on
+# 64->128, 0.95x on 128->128, so oneDNN keeps them. On AVX2 CPUs (Zen 3) Winograd took
+# 0.4-0.9x oneDNN's time (the size rule below); Zen 4 (512-bit instructions split in two)
+# keeps it first for both, as measured there against torch, not against oneDNN.
+# Whether winograd.h's products are 512-bit (an AVX-512 build).
+WINOGRAD_512_BIT = bool(WINOGRAD_AVX512)
+_FORCE_WINOGRAD = _WINOGRAD_SETTING in ("1", "on", "true", "yes")
+_FULL_WIDTH_AVX512 = blas_choice.full_width_avx512()
+WINOGRAD_FORWARD_BEFORE_ONEDNN = WINOGRAD_AVAILABLE and (
+    _FORCE_WINOGRAD or not _FULL_WIDTH_AVX512 or WINOGRAD_512_BIT)
+WINOGRAD_GRAD_BEFORE_ONEDNN = WINOGRAD_AVAILABLE and (_FORCE_WINOGRAD or not _FULL_WIDTH_AVX512)
 # Input and output channels from which a 3x3 stride-1 convolution takes winograd.h.
 # Measured (AMD EPYC, one thread, 16x16 and 32x32 forwards, Winograd / oneDNN time): 32->64
 # 0.4-0.8x, 16->16 0.7-0.9x, 16->32 and 32->16 0.7-1.0x, 8->8 and 8->16 0.86-1.06x; no upper

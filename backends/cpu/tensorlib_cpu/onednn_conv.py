@@ -376,10 +376,12 @@ def _bias_grad(out, g):
         np.multiply(a, repeated, out=a)
 
 
-def _winograd_first():
-    """Whether Winograd runs before oneDNN: always without oneDNN, else per CPU
-    (conv_kernels.WINOGRAD_BEFORE_ONEDNN)."""
-    return conv_kernels.WINOGRAD_BEFORE_ONEDNN or onednn.library() is None
+def _winograd_first(grad=False):
+    """Whether Winograd runs before oneDNN for a forward (or an input gradient): always
+    without oneDNN, else per CPU and build (conv_kernels.WINOGRAD_*_BEFORE_ONEDNN)."""
+    before = (conv_kernels.WINOGRAD_GRAD_BEFORE_ONEDNN if grad
+              else conv_kernels.WINOGRAD_FORWARD_BEFORE_ONEDNN)
+    return before or onednn.library() is None
 
 
 def _own_forward(out, x, w, b, stride, padding, dilation, groups):
@@ -419,7 +421,7 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
     input channels, other dtypes, no oneDNN) reads g as it is for the input gradient and
     through a pooled dense copy for the weight gradient. The input gradient of a 3x3
     stride-1 convolution with many channels runs on conv_kernels' Winograd kernel first."""
-    early_x = (grad_x is not None and _winograd_first()
+    early_x = (grad_x is not None and _winograd_first(grad=True)
                and conv_kernels.conv_transpose2d_winograd(grad_x, g, w, stride, padding,
                                                           dilation, groups))
     done_x, done_w = _backward_on_onednn(None if early_x else grad_x, grad_w, x, g, w, stride,
@@ -437,8 +439,8 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
 def conv_transpose2d(out, g, w, stride, padding, dilation, groups):
     """out (N, C, H, W) = conv2d's input gradient for output gradient g: Winograd where it
     takes the case, else oneDNN if it can, else col2im."""
-    if _winograd_first() and conv_kernels.conv_transpose2d_winograd(out, g, w, stride, padding,
-                                                                     dilation, groups):
+    if _winograd_first(grad=True) and conv_kernels.conv_transpose2d_winograd(
+            out, g, w, stride, padding, dilation, groups):
         return
     if not _backward_on_onednn(out, None, None, g, w, stride, padding, dilation, groups)[0]:
         conv_kernels.conv_transpose2d(out, g, w, stride, padding, dilation, groups)
@@ -457,10 +459,13 @@ def describe():
     direct = (f"the float32 forward with at most {conv_kernels.DIRECT_FWD_MAX_CHANNELS} input "
               f"channels per group: a direct AVX2 kernel; "
               if conv_kernels.DIRECT_CONV_AVAILABLE else "")
-    if conv_kernels.WINOGRAD_AVAILABLE and _winograd_first():
-        direct += (f"float32 3x3 stride-1 forwards and input gradients with at least "
+    if conv_kernels.WINOGRAD_AVAILABLE and (_winograd_first() or _winograd_first(grad=True)):
+        what = " and ".join(name for name, grad in (("forwards", False), ("input gradients", True))
+                            if _winograd_first(grad))
+        width = "512" if conv_kernels.WINOGRAD_512_BIT else "256"
+        direct += (f"float32 3x3 stride-1 {what} with at least "
                    f"{conv_kernels.WINOGRAD_MIN_CHANNELS} input and output channels: Winograd "
-                   f"F(2x2, 3x3) (AVX2; off with TENSORLIB_WINOGRAD=0); ")
+                   f"F(2x2, 3x3) ({width}-bit products; off with TENSORLIB_WINOGRAD=0); ")
     elif conv_kernels.WINOGRAD_AVAILABLE:
         direct += ("not Winograd F(2x2, 3x3): oneDNN ran faster on full-width AVX-512 "
                    "(TENSORLIB_WINOGRAD=1 puts it first); ")

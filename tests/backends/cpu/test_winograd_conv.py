@@ -20,9 +20,10 @@ MIN = conv_kernels.WINOGRAD_MIN_CHANNELS
 
 @pytest.fixture(autouse=True)
 def before_onednn(monkeypatch):
-    """The module path tries Winograd first, as on CPUs without full-width AVX-512 (on the
-    others oneDNN runs instead, see test_the_cpu_rule)."""
-    monkeypatch.setattr(conv_kernels, "WINOGRAD_BEFORE_ONEDNN", conv_kernels.WINOGRAD_AVAILABLE)
+    """The module path tries Winograd first for forwards and input gradients, as on CPUs
+    without full-width AVX-512 (see test_the_cpu_rule)."""
+    for name in ("WINOGRAD_FORWARD_BEFORE_ONEDNN", "WINOGRAD_GRAD_BEFORE_ONEDNN"):
+        monkeypatch.setattr(conv_kernels, name, conv_kernels.WINOGRAD_AVAILABLE)
 
 
 @pytest.fixture
@@ -188,7 +189,7 @@ def test_float64_declines_and_gradchecks_on_the_old_path(any_size):
 
 @needs_kernel
 def test_describe_names_it():
-    assert "Winograd F(2x2, 3x3) (AVX2" in onednn_conv.describe()
+    assert "Winograd F(2x2, 3x3) (" in onednn_conv.describe()
 
 
 @pytest.mark.parametrize("vendor,family,flags,wide", [
@@ -197,17 +198,28 @@ def test_describe_names_it():
     ("AuthenticAMD", 25, {"avx2"}, False),               # Zen 3
     ("GenuineIntel", 6, {"avx2", "avx512f"}, True),
     ("GenuineIntel", 6, {"avx2"}, False)])
-def test_the_cpu_rule(vendor, family, flags, wide, monkeypatch):
-    """Full-width AVX-512 (where oneDNN beat Winograd) by vendor, family and flags; with
-    Winograd behind oneDNN the module path does not take it, and nothing is lost."""
+def test_full_width_avx512(vendor, family, flags, wide, monkeypatch):
     monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
     monkeypatch.setattr(blas_choice, "cpu_family", lambda: family)
     monkeypatch.setattr(blas_choice, "cpu_flags", lambda: frozenset(flags))
     assert blas_choice.full_width_avx512() is wide
-    monkeypatch.setattr(conv_kernels, "WINOGRAD_BEFORE_ONEDNN", False)
-    assert onednn_conv._winograd_first() is (onednn.library() is None)
-    if onednn.library() is not None and conv_kernels.WINOGRAD_AVAILABLE:
-        assert "not Winograd" in onednn_conv.describe()
+
+
+@pytest.mark.parametrize("forward,grad", [(True, False), (False, True), (False, False)])
+def test_the_cpu_rule(forward, grad, monkeypatch):
+    """Each of the forward and the input gradient goes to Winograd or oneDNN on its own
+    flag (oneDNN absent: Winograd regardless); every split gives torch's results, and
+    describe() says which runs where."""
+    monkeypatch.setattr(conv_kernels, "WINOGRAD_FORWARD_BEFORE_ONEDNN", forward)
+    monkeypatch.setattr(conv_kernels, "WINOGRAD_GRAD_BEFORE_ONEDNN", grad)
+    absent = onednn.library() is None
+    assert onednn_conv._winograd_first() is (forward or absent)
+    assert onednn_conv._winograd_first(grad=True) is (grad or absent)
+    if not absent and conv_kernels.WINOGRAD_AVAILABLE:
+        text = onednn_conv.describe()
+        assert ("not Winograd" in text) is not (forward or grad)
+        assert ("3x3 stride-1 forwards" in text) is forward
+        assert ("input gradients with" in text) is (grad and not forward)
     assert_conv_module_matches_torch(32, 64, (2, 32, 16, 16), tl.float32, grad_factor=20)
 
 
