@@ -185,6 +185,21 @@ cpdef object unary(str op, TensorImpl x, int kind):
     return out
 
 
+cpdef object unary_if_taken(str op, TensorImpl x):
+    """op(x) in x's dtype by a backend kernel that may decline (returns whether it wrote its
+    output: a fused fast path, or a compile capture recording its fallback instead), recorded
+    for autograd here; None when the device has none or it declined."""
+    kernel = x._device._kernels.get(op)
+    if kernel is None:
+        return None
+    cdef TensorImpl out = empty_in_layout_of(x, x._dtype)
+    if not kernel(out, x):
+        return None
+    if x._requires_grad and grad_enabled():
+        recorder()(op, out, (x,), None)
+    return out
+
+
 cpdef object unary_(str op, TensorImpl x, int kind):
     cdef dtype compute = _compute_dtype(x._dtype, kind)
     if compute is not x._dtype:

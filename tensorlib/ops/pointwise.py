@@ -6,7 +6,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary,
-                                    unary_)
+                                    unary_, unary_if_taken)
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
 from tensorlib.ops._opdef import differentiable as _differentiable
 from tensorlib.ops._where import where as _where
@@ -481,16 +481,18 @@ def sigmoid(x):
 
 
 @_differentiable("relu")
+def _relu_composite(x):
+    return binary("maximum", x, 0, SAME)
+
+
 def relu(x):
-    """max(x, 0), NaN propagating as in torch."""
+    """max(x, 0), NaN propagating as in torch: the backend's "relu" kernel (out, x), called
+    and recorded from Cython (no Python frame of the op wrapper: relu is on every MLP's hot
+    path); where it has none or declines, maximum(x, 0) as one "relu" node."""
     if x._dtype is dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    kernel = x._device._kernels.get("relu")        # a backend's fused relu, if any
-    if kernel is not None:
-        out = _empty(x._sizes, x._dtype, x._device)
-        if kernel(out, x):
-            return out
-    return binary("maximum", x, 0, SAME)
+    out = unary_if_taken("relu", x)
+    return out if out is not None else _relu_composite(x)
 
 
 _ERFC_SWITCH = 2.0

@@ -1,5 +1,6 @@
 """select_kernels (branch-free where, relu and its backward) against numpy, bit for bit, on every dtype
-width and operand layout they take, refusing (False) the layouts they do not."""
+width and operand layout they take; where refuses (False) the layouts it does not take, relu
+takes every dtype and layout (numpy beyond its loops)."""
 import numpy as np
 import pytest
 
@@ -52,6 +53,46 @@ def test_relu_matches_torch_semantics(dtype, n):
     np.testing.assert_array_equal(out.numpy(), expected)
     assert tl.relu(tl.from_numpy(x)[::2]).numpy().tolist() == pytest.approx(
         expected[::2].tolist(), nan_ok=True)    # strided input: the general path
+
+
+@pytest.mark.parametrize("case", ["channels_last", "strided", "int64", "float16", "int8"])
+def test_relu_kernel_takes_every_layout_and_dtype(case):
+    """Its loop for dense float32/float64 in one order (channels-last pairs with a
+    channels-last output), numpy for the rest: always written, NaN kept, ints too."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((2, 3, 4, 5)) * 50).astype(np.float32)
+    x.flat[:3] = [np.nan, -0.0, np.inf]
+    t = tl.from_numpy(x)
+    if case == "channels_last":
+        t = t.contiguous(memory_format=tl.channels_last)
+        out = tl.empty_like(t)
+    elif case == "strided":
+        t = t[:, :, ::2]
+        out = tl.empty(t.shape)
+    else:
+        finite = np.clip(np.nan_to_num(x, posinf=100.0), -100, 100)
+        t = tl.from_numpy(finite).to(getattr(tl, case))
+        out = tl.empty(t.shape, dtype=t.dtype)
+    assert select_kernels.relu(out, t) is True
+    ref = t.numpy()
+    np.testing.assert_array_equal(out.numpy(), np.maximum(ref, np.zeros((), ref.dtype)))
+    got = tl.relu(t)
+    assert got.is_contiguous(memory_format=tl.channels_last) == (case == "channels_last")
+    np.testing.assert_array_equal(got.numpy(), out.numpy())
+
+
+def test_relu_records_one_node_and_a_declining_kernel_falls_back(monkeypatch):
+    x = tl.tensor([-1.0, 2.0, float("nan")], requires_grad=True)
+    y = tl.relu(x)
+    assert type(y.grad_fn).__name__ == "ReluBackward0"
+    y.sum().backward()
+    assert x.grad.tolist()[:2] == [0.0, 1.0]
+    kernels = dict(x._device._kernels)
+    monkeypatch.setitem(x._device._kernels, "relu", lambda out, x: False)
+    z = tl.relu(x)
+    assert type(z.grad_fn).__name__ == "ReluBackward0"
+    assert z.detach().tolist()[:2] == [0.0, 2.0] and z.detach().isnan().tolist()[2]
+    assert kernels["relu"] is select_kernels.relu
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
