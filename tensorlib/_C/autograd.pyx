@@ -432,6 +432,11 @@ cdef class OpNode(Node):
         return ctx
 
     def backward(self, *grad_outputs):
+        return self._backward(grad_outputs)
+
+    cdef tuple _backward(self, tuple grad_outputs):
+        """backward's body, which the engine calls directly (no Python-level call of apply
+        and backward per node)."""
         grads = self._formula.backward(self._context(), *grad_outputs)
         if not isinstance(grads, tuple):
             grads = (grads,)
@@ -444,6 +449,29 @@ cdef class OpNode(Node):
                 flat.extend(g if g is not None else [None] * -count)
         return tuple([_fit(g, m) if g is not None else None
                       for g, m in zip(flat, self._metas)])
+
+
+# Node types whose backward is OpNode's own (the per-op classes node_class makes): the
+# engine runs those through OpNode._backward.
+cdef dict _PLAIN_OPNODE = {}
+
+
+cdef bint _plain_opnode(Node node):
+    cls = type(node)
+    known = _PLAIN_OPNODE.get(cls)
+    if known is None:
+        known = isinstance(node, OpNode) and cls.backward is OpNode.backward \
+            and cls.apply is Node.apply
+        _PLAIN_OPNODE[cls] = known
+    return known
+
+
+cpdef object conj(object x):
+    """The conjugate of a complex tensor or number; anything else is returned as it is (the
+    formulas apply it to every saved factor: here it costs one type test for real ones)."""
+    if isinstance(x, TensorImpl):
+        return x.conj_physical() if (<TensorImpl>x)._dtype.category == 3 else x
+    return x.conjugate() if isinstance(x, complex) else x
 
 
 cdef object _unpack(object h, Node owner):
@@ -685,7 +713,10 @@ def run_backward(list roots, list grad_roots, bint retain_graph, bint create_gra
             else:
                 n_out = max(grads_in, default=-1) + 1
                 grad_outputs = tuple([grads_in.get(i) for i in range(n_out)])
-            grads = node.apply(*grad_outputs)
+            if _plain_opnode(node):
+                grads = (<OpNode>node)._backward(grad_outputs)
+            else:
+                grads = node.apply(*grad_outputs)
             if check_nan:
                 _check_nan(node, grads)
             if node._hooks:

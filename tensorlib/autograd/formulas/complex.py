@@ -4,15 +4,8 @@ grad_w * conj(f'(z)). The elementwise and matmul formulas apply `conj` to their 
 factors, which is the identity for real tensors and numbers (one dtype test). A real input
 of a complex op gets the real part of its gradient (done by the node when it casts back)."""
 import tensorlib
-from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib._C.autograd import conj
 from tensorlib.autograd.recording import formula
-
-
-def conj(x):
-    """The conjugate of a complex tensor or number; anything else is returned as it is."""
-    if isinstance(x, TensorImpl):
-        return x.conj_physical() if x._dtype.category == 3 else x
-    return x.conjugate() if isinstance(x, complex) else x
 
 
 @formula("view_as_real")
