@@ -346,9 +346,8 @@ WINOGRAD_AVAILABLE = bool(WINOGRAD_SIMD) and _WINOGRAD_SETTING not in ("0", "off
 # gradients (GRAD); without oneDNN it always does (im2col is slower still), and
 # TENSORLIB_WINOGRAD=1 forces both. On CPUs with full-width AVX-512 oneDNN runs its AVX-512
 # kernels, so there Winograd goes first for forwards only when its products are 512-bit too
-# (WINOGRAD_512_BIT), and never for input gradients. Measured (AMD EPYC
-# Zen 5, nn.Conv2d 3x3 pad 1, oneDNN / Winograd time, 1 and 2 threads): with 256-bit
-# products, forwards 0.80-0.81x (32->64 16x16), 0.88-0.93x (16->16 32x32), 0.80x (64->128
+# (WINOGRAD_512_BIT), and never for input gradients. Measured (AMD EPYC Zen 5, nn.Conv2d
+# 3x3 pad 1, oneDNN / Winograd time, 1 and 2 threads): with 256-bit products, forwards 0.80-0.81x (32->64 16x16), 0.88-0.93x (16->16 32x32), 0.80x (64->128
 # 28x28); with 512-bit ones 1.17-1.28x, 0.95-1.09x, 1.22-1.34x, 1.20-1.30x (64->64 16x16),
 # 0.98-1.07x (128 and 256 channels on 14x14). The input gradients on 512-bit Winograd
 # against oneDNN's (which shares its reorder of the output gradient with the weight
@@ -356,8 +355,7 @@ WINOGRAD_AVAILABLE = bool(WINOGRAD_SIMD) and _WINOGRAD_SETTING not in ("0", "off
 # 64->128, 0.95x on 128->128, so oneDNN keeps them. On AVX2 CPUs (Zen 3) Winograd took
 # 0.4-0.9x oneDNN's time (the size rule below); Zen 4 (512-bit instructions split in two)
 # keeps it first for both, as measured there against torch, not against oneDNN.
-# Whether winograd.h's products are 512-bit (an AVX-512 build).
-WINOGRAD_512_BIT = bool(WINOGRAD_AVX512)
+WINOGRAD_512_BIT = bool(WINOGRAD_AVX512)       # an AVX-512 build: 512-bit products
 _FORCE_WINOGRAD = _WINOGRAD_SETTING in ("1", "on", "true", "yes")
 _FULL_WIDTH_AVX512 = blas_choice.full_width_avx512()
 WINOGRAD_FORWARD_BEFORE_ONEDNN = WINOGRAD_AVAILABLE and (

@@ -387,7 +387,8 @@ def _winograd_first(grad=False):
 def _own_forward(out, x, w, b, stride, padding, dilation, groups):
     """out = conv2d(x, w) (+ b) on conv_kernels' own float32 kernels where they beat oneDNN:
     the direct kernel for few input channels, Winograd F(2x2, 3x3) for 3x3 stride-1
-    convolutions with many channels (not on full-width AVX-512); whether one ran."""
+    convolutions with many channels where it goes first (_winograd_first); whether one
+    ran."""
     return (conv_kernels.conv2d_direct(out, x, w, b, stride, padding, dilation, groups)
             or (_winograd_first() and conv_kernels.conv2d_winograd(
                 out, x, w, b, stride, padding, dilation, groups)))
@@ -420,7 +421,8 @@ def conv2d_backward(grad_x, grad_w, grad_b, x, g, w, stride, padding, dilation, 
     once for both convolutions (a broadcast one with no copy); what stays on im2col (few
     input channels, other dtypes, no oneDNN) reads g as it is for the input gradient and
     through a pooled dense copy for the weight gradient. The input gradient of a 3x3
-    stride-1 convolution with many channels runs on conv_kernels' Winograd kernel first."""
+    stride-1 convolution with many channels runs on conv_kernels' Winograd kernel first
+    where it goes first for input gradients (_winograd_first)."""
     early_x = (grad_x is not None and _winograd_first(grad=True)
                and conv_kernels.conv_transpose2d_winograd(grad_x, g, w, stride, padding,
                                                           dilation, groups))

@@ -241,8 +241,9 @@ static inline void wg_mm8(const float* u, const float* v, Py_ssize_t C, Py_ssize
 }
 
 #if WINOGRAD_AVX512
-/* The products on 512-bit registers where the build targets AVX-512 (-march=native): 48,
-   32 or 16 tiles from t, as wg_mm24 (4 output channels, the weights broadcast). On the AMD
+/* The products on 512-bit registers where the build targets AVX-512 (-march=native): 48
+   tiles from t, as wg_mm24 (4 output channels, the weights broadcast); wg_products runs the
+   tail of fewer than 48 on the 256-bit tiles. On the AMD
    EPYC Zen 5 (two 512-bit FMA pipes) this halves the products' time against the 256-bit
    ones; on split 512-bit units (Zen 4) it issues half the instructions for the same work. */
 static inline void wg_mm48(const float* u, const float* v, Py_ssize_t C, Py_ssize_t T,
@@ -274,39 +275,6 @@ static inline void wg_mm48(const float* u, const float* v, Py_ssize_t C, Py_ssiz
     m += T;
     _mm512_storeu_ps(m, a30); _mm512_storeu_ps(m + 16, a31); _mm512_storeu_ps(m + 32, a32);
 }
-
-static inline void wg_mm32z(const float* u, const float* v, Py_ssize_t C, Py_ssize_t T,
-                            float* m) {
-    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
-           a30 = a00, a31 = a00;
-    for (Py_ssize_t c = 0; c < C; c++, u += WG_OB, v += T) {
-        __m512 x0 = _mm512_loadu_ps(v), x1 = _mm512_loadu_ps(v + 16);
-        __m512 w0 = _mm512_set1_ps(u[0]), w1 = _mm512_set1_ps(u[1]);
-        a00 = _mm512_fmadd_ps(w0, x0, a00); a01 = _mm512_fmadd_ps(w0, x1, a01);
-        a10 = _mm512_fmadd_ps(w1, x0, a10); a11 = _mm512_fmadd_ps(w1, x1, a11);
-        __m512 w2 = _mm512_set1_ps(u[2]), w3 = _mm512_set1_ps(u[3]);
-        a20 = _mm512_fmadd_ps(w2, x0, a20); a21 = _mm512_fmadd_ps(w2, x1, a21);
-        a30 = _mm512_fmadd_ps(w3, x0, a30); a31 = _mm512_fmadd_ps(w3, x1, a31);
-    }
-    _mm512_storeu_ps(m, a00); _mm512_storeu_ps(m + 16, a01); m += T;
-    _mm512_storeu_ps(m, a10); _mm512_storeu_ps(m + 16, a11); m += T;
-    _mm512_storeu_ps(m, a20); _mm512_storeu_ps(m + 16, a21); m += T;
-    _mm512_storeu_ps(m, a30); _mm512_storeu_ps(m + 16, a31);
-}
-
-static inline void wg_mm16z(const float* u, const float* v, Py_ssize_t C, Py_ssize_t T,
-                            float* m) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (Py_ssize_t c = 0; c < C; c++, u += WG_OB, v += T) {
-        __m512 x0 = _mm512_loadu_ps(v);
-        a0 = _mm512_fmadd_ps(_mm512_set1_ps(u[0]), x0, a0);
-        a1 = _mm512_fmadd_ps(_mm512_set1_ps(u[1]), x0, a1);
-        a2 = _mm512_fmadd_ps(_mm512_set1_ps(u[2]), x0, a2);
-        a3 = _mm512_fmadd_ps(_mm512_set1_ps(u[3]), x0, a3);
-    }
-    _mm512_storeu_ps(m, a0); _mm512_storeu_ps(m + T, a1); _mm512_storeu_ps(m + 2 * T, a2);
-    _mm512_storeu_ps(m + 3 * T, a3);
-}
 #endif
 
 /* The 16 products' register tiles over `used` tiles (a multiple of 8) of one block. */
@@ -315,12 +283,9 @@ static inline void wg_products(const float* u, const float* v, Py_ssize_t C, Py_
     Py_ssize_t t = 0;
 #if WINOGRAD_AVX512
     for (; t + 48 <= used; t += 48) wg_mm48(u, v + t, C, T, m + t);
-    if (t + 32 <= used) { wg_mm32z(u, v + t, C, T, m + t); t += 32; }
-    if (t + 16 <= used) { wg_mm16z(u, v + t, C, T, m + t); t += 16; }
-#else
+#endif
     for (; t + 24 <= used; t += 24) wg_mm24(u, v + t, C, T, m + t);
     if (t + 16 <= used) { wg_mm16(u, v + t, C, T, m + t); t += 16; }
-#endif
     if (t < used) wg_mm8(u, v + t, C, T, m + t);
 }
 
