@@ -53,6 +53,10 @@ setup(
     package_dir={"tensorlib_cpu": "backends/cpu/tensorlib_cpu",
                  "tensorlib_opencl": "backends/opencl/tensorlib_opencl",
                  "tensorlib_cuda": "backends/cuda/tensorlib_cuda"},
-    package_data={"tensorlib._C": ["*.pxd"]},
+    # torch_compat's _child_path is a folder for PYTHONPATH (a `torch` package and its
+    # dist-info), not a tensorlib subpackage: shipped as data
+    package_data={"tensorlib._C": ["*.pxd"],
+                  "tensorlib.torch_compat": ["_child_path/torch/*.py",
+                                             "_child_path/*.dist-info/METADATA"]},
     ext_modules=extensions(),
 )

@@ -1,4 +1,5 @@
-"""`tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the backends found
+"""`tensorlib run-torch PROGRAM.py [ARGS...]`: run an unchanged PyTorch program on tensorlib
+(tensorlib.torch_compat). `tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the backends found
 with their status, devices and why one is unavailable, the kernel cache (see `_info`), and
 (with --ops) which primitives each available backend implements."""
 import argparse
@@ -6,11 +7,17 @@ import sys
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run-torch"]:       # the program's own flags must not reach this parser
+        from tensorlib.torch_compat.__main__ import main as run_torch
+        return run_torch(argv[1:])
     parser = argparse.ArgumentParser(prog="tensorlib")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="list backends and their status")
     info.add_argument("--ops", action="store_true", help="show primitive op coverage")
     info.add_argument("--traceback", action="store_true", help="show broken plugins' tracebacks")
+    sub.add_parser("run-torch", help="run an unchanged PyTorch program on tensorlib "
+                                     "(tensorlib run-torch PROGRAM.py ARGS...)")
     args = parser.parse_args(argv)
 
     import tensorlib

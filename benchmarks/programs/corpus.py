@@ -1,0 +1,124 @@
+"""The corpus of real PyTorch programs, written by others, that `run.py` runs unchanged on
+tensorlib (and on PyTorch, for the time beside it).
+
+Each entry names a public repository (fetched as a mirror, never copied here), the folder to
+extract, the program and its arguments (flags only shorten training), data files taken from a
+mirror so that nothing is downloaded, steps run before the program (in the same mode), and what
+the program exercises."""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Program:
+    name: str
+    repo: str                      # owner/name of the mirror
+    folder: str                    # extracted from the mirror's HEAD; the program runs in it
+    command: list                  # ["prog.py", args...] or ["-m", "module", args...]
+    exercises: str
+    setup: list = field(default_factory=list)   # commands (same form) run first, same mode
+    data: list = field(default_factory=list)    # (repo, path in repo, destination in folder)
+    pythonpath: list = field(default_factory=list)  # folders (relative to the extracted root)
+    packages: list = field(default_factory=list)    # pip packages the program imports
+    timeout: int = 600
+
+
+EXAMPLES = "pytorch/examples"
+# the mirror lacks wikitext-2's train.txt (its largest file): the validation text stands in
+WIKITEXT_TRAIN = [(EXAMPLES, "word_language_model/data/wikitext-2/valid.txt",
+                   "data/wikitext-2/train.txt")]
+WLM_SMALL = ["--epochs", "1", "--emsize", "32", "--nhid", "32", "--dry-run"]
+MAKEMORE = ["makemore.py", "--max-steps", "60", "--num-workers", "2"]
+NANOGPT_SMALL = ["--device=cpu", "--compile=False", "--eval_iters=2", "--log_interval=5",
+                 "--block_size=64", "--batch_size=8", "--n_layer=2", "--n_head=4",
+                 "--n_embd=64", "--max_iters=20", "--lr_decay_iters=20", "--dropout=0.0"]
+SHAKESPEARE = ("karpathy/ng-video-lecture", "input.txt")
+
+PROGRAMS = [
+    Program("examples/regression", EXAMPLES, "regression", ["main.py"],
+            "Linear, F.smooth_l1_loss, manual SGD on .grad, .item()"),
+    Program("examples/time_sequence_prediction", EXAMPLES, "time_sequence_prediction",
+            ["train.py", "--steps", "2"], "LSTMCell, LBFGS with closure, double, torch.save/load",
+            setup=[["generate_sine_wave.py"]], packages=["matplotlib"]),
+    Program("examples/word_language_model LSTM", EXAMPLES, "word_language_model",
+            ["main.py", "--model", "LSTM"] + WLM_SMALL,
+            "nn.LSTM, Embedding, dropout, clip_grad_norm_, manual SGD, save/load",
+            data=WIKITEXT_TRAIN),
+    Program("examples/word_language_model GRU", EXAMPLES, "word_language_model",
+            ["main.py", "--model", "GRU"] + WLM_SMALL, "nn.GRU, tied training loop",
+            data=WIKITEXT_TRAIN),
+    Program("examples/word_language_model Transformer", EXAMPLES, "word_language_model",
+            ["main.py", "--model", "Transformer"] + WLM_SMALL,
+            "nn.TransformerEncoder, generate_square_subsequent_mask, positional encoding",
+            data=WIKITEXT_TRAIN),
+    Program("examples/word_language_model generate", EXAMPLES, "word_language_model",
+            ["generate.py", "--words", "50"], "torch.load of a whole model, multinomial sampling",
+            setup=[["main.py", "--model", "LSTM"] + WLM_SMALL], data=WIKITEXT_TRAIN),
+    Program("examples/fx custom_tracer", EXAMPLES, "fx", ["custom_tracer.py"],
+            "fx.Tracer subclasses, is_leaf_module, Graph"),
+    Program("examples/fx inline_function", EXAMPLES, "fx", ["inline_function.py"],
+            "fx.Proxy, map_arg, graph rewriting"),
+    Program("examples/fx invert", EXAMPLES, "fx", ["invert.py"], "fx graph transformation"),
+    Program("examples/fx primitive_library", EXAMPLES, "fx", ["primitive_library.py"],
+            "fx.wrap, decomposition through tracing"),
+    Program("examples/fx profiling_tracer", EXAMPLES, "fx", ["profiling_tracer.py"],
+            "fx.Interpreter, autograd.profiler.record_function"),
+    Program("examples/fx proxy_based_graph_creation", EXAMPLES, "fx",
+            ["proxy_based_graph_creation.py"], "fx.Graph and Proxy built by hand"),
+    Program("examples/fx replace_op", EXAMPLES, "fx", ["replace_op.py"],
+            "fx node target replacement, operator module"),
+    Program("examples/fx subgraph_rewriter", EXAMPLES, "fx", ["subgraph_rewriter_basic_use.py"],
+            "fx.replace_pattern"),
+    Program("examples/fx wrap_output_dynamically", EXAMPLES, "fx",
+            ["wrap_output_dynamically.py"], "fx Proxy-based output wrapping"),
+    Program("examples/gcn", EXAMPLES, "gcn", ["main.py", "--epochs", "20"],
+            "sparse adjacency (to_sparse, sparse @ dense), Adam, NLL",
+            data=[("tkipf/pygcn", "data/cora/cora.content", "cora/cora.content"),
+                  ("tkipf/pygcn", "data/cora/cora.cites", "cora/cora.cites")]),
+    Program("examples/gat", EXAMPLES, "gat", ["main.py", "--epochs", "10"],
+            "multi-head graph attention, masked softmax, Adam",
+            data=[("tkipf/pygcn", "data/cora/cora.content", "cora/cora.content"),
+                  ("tkipf/pygcn", "data/cora/cora.cites", "cora/cora.cites")]),
+    Program("pygcn", "tkipf/pygcn", "", ["pygcn/train.py", "--epochs", "20"],
+            "torch.sparse.FloatTensor, torch.spmm, scipy sparse input", pythonpath=["."]),
+] + [
+    Program(f"makemore {kind}", "karpathy/makemore", "", MAKEMORE + ["--type", kind],
+            "DataLoader workers, Embedding, " + what, packages=["tensorboard"])
+    for kind, what in [("bigram", "a lookup table"), ("mlp", "MLP over embeddings"),
+                       ("rnn", "hand-written RNN cell"), ("gru", "hand-written GRU cell"),
+                       ("bow", "bag-of-words causal attention"),
+                       ("transformer", "GPT blocks, AdamW with weight-decay groups")]
+] + [
+    Program("minGPT adder", "karpathy/minGPT", "", ["projects/adder/adder.py",
+                                                    "--trainer.max_iters=30",
+                                                    "--trainer.num_workers=0"],
+            "GPT, AdamW param groups, Dataset/DataLoader, config from argv", pythonpath=["."]),
+    Program("minGPT chargpt", "karpathy/minGPT", "", ["projects/chargpt/chargpt.py",
+                                                      "--trainer.max_iters=20",
+                                                      "--trainer.num_workers=0",
+                                                      "--model.model_type=gpt-nano"],
+            "character GPT, RandomSampler with replacement and 1e10 samples",
+            pythonpath=["."], data=[SHAKESPEARE + ("input.txt",)]),
+    Program("nanoGPT train", "karpathy/nanoGPT", "",
+            ["train.py", "config/train_shakespeare_char.py"] + NANOGPT_SMALL,
+            "GPT with scaled_dot_product_attention, AdamW fused flag, GradScaler, checkpoints",
+            setup=[["data/shakespeare_char/prepare.py"]], packages=["requests"],
+            data=[SHAKESPEARE + ("data/shakespeare_char/input.txt",)]),
+    Program("nanoGPT sample", "karpathy/nanoGPT", "",
+            ["sample.py", "--out_dir=out-shakespeare-char", "--device=cpu", "--num_samples=1",
+             "--max_new_tokens=40", "--compile=False"],
+            "checkpoint load, autocast context, top-k sampling",
+            setup=[["data/shakespeare_char/prepare.py"],
+                   ["train.py", "config/train_shakespeare_char.py"] + NANOGPT_SMALL],
+            packages=["requests"], data=[SHAKESPEARE + ("data/shakespeare_char/input.txt",)]),
+    Program("ng-video-lecture bigram", "karpathy/ng-video-lecture", "", ["bigram.py"],
+            "bigram language model, AdamW, multinomial generation"),
+    Program("torchdiffeq ode_demo", "rtqichen/torchdiffeq", "",
+            ["examples/ode_demo.py", "--niters", "40", "--test_freq", "20"],
+            "torchdiffeq's adaptive ODE solvers, RMSprop", pythonpath=["."]),
+    Program("torchdiffeq ode_demo adjoint", "rtqichen/torchdiffeq", "",
+            ["examples/ode_demo.py", "--niters", "20", "--test_freq", "10", "--adjoint"],
+            "adjoint method: autograd.grad with tuples of parameters", pythonpath=["."]),
+    Program("vit-pytorch tests", "lucidrains/vit-pytorch", "",
+            ["-m", "pytest", "-x", "-q", "tests/test_vit.py"],
+            "einops Rearrange layers, ViT forward", pythonpath=["."], packages=["einops"]),
+]
