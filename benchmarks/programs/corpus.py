@@ -79,7 +79,8 @@ PROGRAMS = [
             data=[("tkipf/pygcn", "data/cora/cora.content", "cora/cora.content"),
                   ("tkipf/pygcn", "data/cora/cora.cites", "cora/cora.cites")]),
     Program("pygcn", "tkipf/pygcn", "", ["pygcn/train.py", "--epochs", "20"],
-            "torch.sparse.FloatTensor, torch.spmm, scipy sparse input", pythonpath=["."]),
+            "torch.sparse.FloatTensor, torch.spmm, scipy sparse input", pythonpath=["."],
+            data=[("tkipf/pygcn", "data/cora/cora.content", "data/cora/cora.content")]),
 ] + [
     Program(f"makemore {kind}", "karpathy/makemore", "", MAKEMORE + ["--type", kind],
             "DataLoader workers, Embedding, " + what, packages=["tensorboard"])
@@ -109,7 +110,8 @@ PROGRAMS = [
             "checkpoint load, autocast context, top-k sampling",
             setup=[["data/shakespeare_char/prepare.py"],
                    ["train.py", "config/train_shakespeare_char.py"] + NANOGPT_SMALL],
-            packages=["requests"], data=[SHAKESPEARE + ("data/shakespeare_char/input.txt",)]),
+            packages=["requests", "tiktoken"],
+            data=[SHAKESPEARE + ("data/shakespeare_char/input.txt",)]),
     Program("ng-video-lecture bigram", "karpathy/ng-video-lecture", "", ["bigram.py"],
             "bigram language model, AdamW, multinomial generation"),
     Program("torchdiffeq ode_demo", "rtqichen/torchdiffeq", "",

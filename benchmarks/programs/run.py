@@ -62,6 +62,11 @@ def extract(mirrors, program, dest):
     return dest / program.folder
 
 
+def has_blob(mirrors, repo, path):
+    return subprocess.run(["git", f"--git-dir={git_dir(mirrors, repo)}", "cat-file", "-e",
+                           f"HEAD:{path}"], capture_output=True).returncode == 0
+
+
 def interpreter_args(library, command):
     if library == "tensorlib":
         return [sys.executable, "-m", "tensorlib.torch_compat"] + command
@@ -117,6 +122,13 @@ def run_corpus(mirrors, names, with_torch, timeout, logs):
                   if git_dir(mirrors, r) is None]
         if absent:
             row.update(result=f"not run: mirror missing ({', '.join(absent)})")
+            results.append(row)
+            print(format_row(row), flush=True)
+            continue
+        lacking = [path for repo, path, _ in program.data if not has_blob(mirrors, repo, path)]
+        if lacking:
+            row.update(result=f"not run: needs a download ({', '.join(lacking)} is not in "
+                              "the mirror)")
             results.append(row)
             print(format_row(row), flush=True)
             continue

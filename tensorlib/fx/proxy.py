@@ -36,7 +36,9 @@ class Proxy:
     concrete trace (`Tracer(concrete=True)`, jit.trace) it also holds the example's value."""
     __slots__ = ("node", "tracer", "value")
 
-    def __init__(self, node, tracer, value=_NO_VALUE):
+    def __init__(self, node, tracer=None, value=_NO_VALUE):
+        if tracer is None:          # a Proxy over a Node of a hand-built Graph
+            tracer = GraphAppendingTracer(node.graph)
         self.node, self.tracer, self.value = node, tracer, value
 
     def _concrete(self, what):
@@ -381,6 +383,18 @@ class Tracer:
             g = fn.__globals__
             patches.append((g, fn.__name__, _recording(fn)))
         return patches
+
+
+class GraphAppendingTracer(Tracer):
+    """The tracer of Proxies made around the Nodes of a hand-built Graph: operations on them
+    append Nodes to that Graph (fx.proxy.GraphAppendingTracer)."""
+
+    def __init__(self, graph):
+        super().__init__()
+        from tensorlib.nn.modules.module import Module
+        self.graph = graph
+        self.root = Module()
+        self._constant_values = {}
 
 
 def _set(ns, name, value):
