@@ -5,6 +5,7 @@ import numpy as np
 import tensorlib._C.dtypes as dt
 from tensorlib._C import pointwise as _pw
 from tensorlib._C.tensor_impl import TensorImpl, set_tensor_class, host_array, is_contiguous, numel
+from tensorlib._C.storage import Storage as _Storage
 from tensorlib._C.views import alias as _alias, wrap_dim
 from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._size import Size
@@ -15,6 +16,18 @@ from tensorlib.ops import reduction as _r, shape as _s
 from tensorlib.ops.pointwise import inplace
 
 SAME, TO_BOOL, TO_FLOAT, LOGICAL = _pw.SAME, _pw.TO_BOOL, _pw.TO_FLOAT, _pw.LOGICAL
+
+
+class _KeepAlive:
+    """The release of a `.data` storage: holds the buffer's owning storage alive, frees
+    nothing."""
+    __slots__ = ("storage",)
+
+    def __init__(self, storage):
+        self.storage = storage
+
+    def __call__(self, handle, nbytes):
+        pass
 
 
 class Tensor(TensorImpl):
@@ -222,7 +235,13 @@ class Tensor(TensorImpl):
 
     @property
     def data(self):
-        return self.detach()
+        """A detached alias with a version counter of its own, as in PyTorch: writes through
+        `.data` are hidden from autograd's saved-tensor checks (libraries write scratch space
+        this way); `detach()` shares the counter."""
+        out = self.detach()
+        out._storage = _Storage(self._storage.handle, self._storage.nbytes, self._storage.device,
+                                release=_KeepAlive(self._storage))
+        return out
 
     @data.setter
     def data(self, value):

@@ -95,10 +95,10 @@ def test_module_mode(tmp_path):
     (tmp_path / "mypkg" / "__main__.py").write_text(
         "import sys, torch, tensorlib\nprint(torch.zeros(1).__class__ is tensorlib.Tensor, "
         "sys.argv[1:])\n")
-    proc = subprocess.run([sys.executable, "-m", "tensorlib.torch_compat", "-m", "mypkg", "a"],
+    proc = subprocess.run([sys.executable, "-m", "tensorlib.torch_compat", "-m", "mypkg", "-x", "a"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "True ['a']"
+    assert proc.stdout.strip() == "True ['-x', 'a']"
 
 
 def test_refuses_when_another_torch_is_imported(tmp_path):
