@@ -122,5 +122,10 @@ PROGRAMS = [
             "adjoint method: autograd.grad with tuples of parameters", pythonpath=["."]),
     Program("vit-pytorch tests", "lucidrains/vit-pytorch", "",
             ["-m", "pytest", "-x", "-q", "tests/test_vit.py"],
-            "einops Rearrange layers, ViT forward", pythonpath=["."], packages=["einops"]),
+            "einops Rearrange layers, ViT forward", pythonpath=["."],
+            packages=["einops", "torchvision"]),
+    Program("x-transformers tests", "lucidrains/x-transformers", "",
+            ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
+            "a large attention library's own test suite: pytree, einx/einops, masks, caches",
+            pythonpath=["."], packages=["einops", "einx", "loguru", "torch_einops_utils"]),
 ]
