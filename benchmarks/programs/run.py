@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import PROGRAMS  # noqa: E402
+from corpus import PROGRAMS, Program  # noqa: E402,F401 - Program: for callers building a corpus
 
 
 def git_dir(mirrors, repo):
@@ -110,11 +110,11 @@ def missing_packages(program):
     return [p for p in program.packages if importlib.util.find_spec(p) is None]
 
 
-def run_corpus(mirrors, names, with_torch, timeout, logs):
+def run_corpus(programs, mirrors, names, with_torch, timeout, logs):
     import importlib.util
     with_torch = with_torch and importlib.util.find_spec("torch") is not None
     results = []
-    for program in PROGRAMS:
+    for program in programs:
         if names and not any(n in program.name for n in names):
             continue
         row = {"name": program.name, "repo": program.repo, "exercises": program.exercises}
@@ -185,7 +185,7 @@ def main(argv=None):
     parser.add_argument("--markdown", help="write the table as markdown")
     args = parser.parse_args(argv)
     Path(args.logs).mkdir(parents=True, exist_ok=True)
-    results = run_corpus(args.mirrors, args.only, not args.no_torch, args.timeout, args.logs)
+    results = run_corpus(PROGRAMS, args.mirrors, args.only, not args.no_torch, args.timeout, args.logs)
     passed = sum(row["result"] == "passes" for row in results)
     print(f"{passed} of {len(results)} programs pass on tensorlib")
     if args.json:
