@@ -27,7 +27,8 @@ EXAMPLES = "pytorch/examples"
 WIKITEXT_TRAIN = [(EXAMPLES, "word_language_model/data/wikitext-2/valid.txt",
                    "data/wikitext-2/train.txt")]
 WLM_SMALL = ["--epochs", "1", "--emsize", "32", "--nhid", "32", "--dry-run"]
-MAKEMORE = ["makemore.py", "--max-steps", "60", "--num-workers", "2"]
+# 501 steps: past the samples printed every 200 and the evaluation and checkpoint at 500
+MAKEMORE = ["makemore.py", "--max-steps", "501", "--num-workers", "2"]
 NANOGPT_SMALL = ["--device=cpu", "--compile=False", "--eval_iters=2", "--log_interval=5",
                  "--block_size=64", "--batch_size=8", "--n_layer=2", "--n_head=4",
                  "--n_embd=64", "--max_iters=20", "--lr_decay_iters=20", "--dropout=0.0"]
