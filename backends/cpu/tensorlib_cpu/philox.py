@@ -1,6 +1,7 @@
-"""Philox4x32-10 counter-based RNG (Salmon et al., SC'11 / Random123), numpy reference.
-
-Every backend must reproduce this module; the GPU kernels are tested against it.
+"""Philox4x32-10 counter-based RNG (Salmon et al., SC'11 / Random123): the stream's
+specification. `philox4x32` is a numpy reference of the rounds (known-answer tested); the
+words, uniforms and normals the CPU backend draws come from `philox_kernels` (C), checked
+against it. Every backend must reproduce this module; the GPU kernels are tested against it.
 
 Word stream.  A generator state is (seed, offset): seed is a 64-bit integer,
 offset counts the 32-bit *words* already consumed (both taken mod 2**64).
@@ -35,12 +36,12 @@ request block- and pair-aligned (recommended; no word is then shared between req
 """
 import numpy as np
 
+from tensorlib_cpu import philox_kernels
+
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 W0, W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
 _MASK, _S32 = np.uint64(0xFFFFFFFF), np.uint64(32)
 _U64 = (1 << 64) - 1
-_CHUNK = 8192
-_B62 = np.uint64((1 << 62) - 1)  # word index wraps mod 2**64 => block index mod 2**62
 
 
 def philox4x32(counter, key):
@@ -70,19 +71,8 @@ def _philox(x0, x1, x2, x3, k0, k1, out=None):
 
 
 def _words(seed, start, count):
-    """Words start .. start+count-1 of the stream (uint32[count])."""
-    seed, start = int(seed) & _U64, int(start) & _U64
-    if count <= 0:
-        return np.zeros(0, np.uint32)
-    b0, lane0 = start >> 2, start & 3
-    nblk = (lane0 + count + 3) >> 2
-    out = np.empty((nblk, 4), np.uint32)
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
-    for s in range(0, nblk, _CHUNK):              # cache-sized chunks: ~1.5x faster
-        b = (np.arange(s, min(s + _CHUNK, nblk), dtype=np.uint64) + np.uint64(b0)) & _B62
-        z = np.zeros_like(b)
-        _philox(b & _MASK, b >> _S32, z, z.copy(), k0, k1, out=out[s:s + len(b)])
-    return out.reshape(-1)[lane0:lane0 + count]
+    """Words start .. start+count-1 of the stream (uint32[count]), from philox_kernels."""
+    return philox_kernels.words(seed, start, count)
 
 
 def _mant_bits(dt):
@@ -102,7 +92,7 @@ def uniform_uint32(seed, offset, n):
     return _words(seed, offset, n)
 
 
-def _unit(w, dt, one_minus=False):
+def _unit(w, dt):
     """Words -> exact uniforms with dt's resolution (float32 math for <=32-bit dtypes)."""
     if np.dtype(dt).itemsize == 8:
         m = (w[:, 0] >> 5).astype(np.uint64) * np.uint64(1 << 26) + (w[:, 1] >> 6)
@@ -110,14 +100,16 @@ def _unit(w, dt, one_minus=False):
     else:
         p, ft = _mant_bits(dt), np.float32
         m = w[:, 0] >> np.uint32(32 - p)
-    if one_minus:
-        m = m.dtype.type(1 << p) - m
     return m.astype(ft) * ft(2.0 ** -p)     # m <= 2**p: exact
 
 
 def uniform(seed, offset, n, dtype=np.float32):
     """n uniforms in [0, 1); number j uses words offset+k*j .. offset+k*j+k-1."""
     dt, k = np.dtype(dtype), words_per_number(dtype)
+    if dt in C_FILLS:
+        out = np.empty(n, dt)
+        C_FILLS[dt][0](seed, offset, out)
+        return out
     return _unit(_words(seed, offset, k * n).reshape(n, k), dt).astype(dt)
 
 
@@ -126,16 +118,14 @@ def normal(seed, offset, n, dtype=np.float32):
     dt, k = np.dtype(dtype), words_per_number(dtype)
     if n <= 0:
         return np.zeros(0, dt)
-    offset = int(offset) & _U64
-    p0 = offset - offset % (2 * k)
-    npairs = -(-(offset + k * n - p0) // (2 * k))
-    w = _words(seed, p0, 2 * k * npairs).reshape(npairs, 2, k)
-    ct = np.float64 if k == 2 else np.float32   # compute type; float32 math is ~10x faster
-    r = np.sqrt(ct(-2.0) * np.log(_unit(w[:, 0], ct, one_minus=True)))
-    t = ct(2.0 * np.pi) * _unit(w[:, 1], ct)
-    z = np.stack([r * np.cos(t), r * np.sin(t)], axis=1).reshape(-1)  # slot s <-> word p0+k*s
-    s = (offset - p0) // k
-    return z[s:s + n].astype(dt)
+    out = np.empty(n, np.float64 if k == 2 else np.float32)   # <=32-bit: float32 math
+    C_FILLS[out.dtype][1](seed, offset, out)
+    return out.astype(dt, copy=False)
+
+
+# dtype -> (uniform, normal) C fills writing a contiguous 1-D array in place
+C_FILLS = {np.dtype(np.float32): (philox_kernels.uniform_float32, philox_kernels.normal_float32),
+            np.dtype(np.float64): (philox_kernels.uniform_float64, philox_kernels.normal_float64)}
 
 
 def randint(seed, offset, n, low, high):

@@ -1,19 +1,10 @@
 """Philox4x32-10 reference RNG: known answers, the documented word mapping, offset/slice
 invariance (what makes results backend- and chunking-independent), and sanity statistics."""
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-try:
-    from tensorlib_cpu import philox
-except ImportError:  # the package __init__ needs the built core; philox.py itself is pure numpy
-    _p = pathlib.Path(__file__).resolve().parents[3] / "backends/cpu/tensorlib_cpu/philox.py"
-    _spec = importlib.util.spec_from_file_location("_tensorlib_cpu_philox", _p)
-    philox = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(philox)
+from tensorlib_cpu import philox
 
 U32 = 0xFFFFFFFF
 KAT = [  # Random123 kat_vectors, philox4x32_10
