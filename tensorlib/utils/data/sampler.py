@@ -7,6 +7,10 @@ import numpy as np
 
 from tensorlib.utils.data import _random
 
+# draws with replacement are made this many at a time, as PyTorch does: num_samples can be
+# 10**10 (minGPT and makemore loop forever that way), and only what is consumed is drawn
+CHUNK = 32
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
@@ -62,7 +66,8 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         rng = _random.rng(self.generator)
         if self.replacement:
-            yield from rng.integers(0, n, self.num_samples).tolist()
+            for start in range(0, self.num_samples, CHUNK):
+                yield from rng.integers(0, n, min(CHUNK, self.num_samples - start)).tolist()
             return
         full, rest = divmod(self.num_samples, n)
         for _ in range(full):
@@ -117,7 +122,11 @@ class WeightedRandomSampler(Sampler):
     def __iter__(self):
         rng = _random.rng(self.generator)
         p = self.weights / self.weights.sum()
-        yield from rng.choice(len(p), self.num_samples, replace=self.replacement, p=p).tolist()
+        if not self.replacement:         # at most len(weights) indices: one draw
+            yield from rng.choice(len(p), self.num_samples, replace=False, p=p).tolist()
+            return
+        for start in range(0, self.num_samples, CHUNK):
+            yield from rng.choice(len(p), min(CHUNK, self.num_samples - start), p=p).tolist()
 
     def __len__(self):
         return self.num_samples
