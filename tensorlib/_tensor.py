@@ -36,6 +36,14 @@ class Tensor(TensorImpl):
     __module__ = "tensorlib"
     __array_priority__ = 1000     # numpy scalars defer to our reflected operators
 
+    def __init__(self, *args, device=None):
+        """`torch.Tensor(...)`, the legacy constructor (see _legacy_constructors). Tensors
+        made by ops never come here (wrap() only allocates); neither does a subclass whose
+        __new__ already made its tensor."""
+        if self._dtype is None:
+            from tensorlib._legacy_constructors import init_tensor
+            init_tensor(self, args, device)
+
     # ---- metadata -------------------------------------------------------------------------
     @property
     def shape(self):
@@ -359,7 +367,7 @@ class Tensor(TensorImpl):
             if not match:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = match[0]
-        return self.to(dtype)
+        return self.to(getattr(dtype, "dtype", dtype))      # FloatTensor & co. carry theirs
 
     def float(self):
         return self.to(dt.float32)

@@ -167,6 +167,21 @@ def _leaf_dtype(x):
     raise TypeError(f"Could not infer dtype of {type(x).__name__}")
 
 
+def _is_sequence(x):
+    """A nested level of data: lists and tuples, and any other sequence PyTorch accepts
+    (deque, range, a user class with __len__ and __getitem__); never strings or mappings."""
+    if isinstance(x, (list, tuple)):
+        return True
+    return (not isinstance(x, (str, bytes, dict, TensorImpl, np.ndarray, numbers.Number))
+            and hasattr(x, "__len__") and hasattr(x, "__getitem__"))
+
+
+def _array_like(x):
+    """An object numpy converts by protocol (`__array__`, `__array_interface__`)."""
+    return not isinstance(x, (np.ndarray, TensorImpl)) and (
+        hasattr(x, "__array__") or hasattr(x, "__array_interface__"))
+
+
 def _infer_dtype(data):
     """torch.tensor's inference: the promotion of every leaf's type (bool < int64 < float;
     tensors inside lists count with their own dtype)."""
@@ -174,9 +189,11 @@ def _infer_dtype(data):
     stack = [data]
     while stack:
         x = stack.pop()
-        if isinstance(x, (list, tuple)):
+        if _is_sequence(x):
             stack.extend(x)
             continue
+        if _array_like(x):
+            x = np.asarray(x)
         d = _leaf_dtype(x)
         result = d if result is None else dt.promote_types(result, d)
     return result
@@ -185,8 +202,10 @@ def _infer_dtype(data):
 def _scalars(data):
     """Nested lists with every tensor inside replaced by its Python number (torch accepts only
     one-element tensors there)."""
-    if isinstance(data, (list, tuple)):
+    if _is_sequence(data):
         return [_scalars(x) for x in data]
+    if _array_like(data):
+        return np.asarray(data)
     if isinstance(data, TensorImpl):
         if data.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
@@ -233,7 +252,10 @@ def overflows(value, dtype):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor holding a copy of `data` (nested sequences, numbers, numpy arrays)."""
+    """A new tensor holding a copy of `data` (nested sequences, numbers, numpy arrays, objects
+    with `__array__` or `__array_interface__`)."""
+    if _array_like(data):
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         d = dtype or dt.from_numpy_dtype(data.dtype)
     elif isinstance(data, TensorImpl):
