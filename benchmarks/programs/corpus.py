@@ -31,7 +31,8 @@ WLM_SMALL = ["--epochs", "1", "--emsize", "32", "--nhid", "32", "--dry-run"]
 MAKEMORE = ["makemore.py", "--max-steps", "501", "--num-workers", "2"]
 NANOGPT_SMALL = ["--device=cpu", "--compile=False", "--eval_iters=2", "--log_interval=5",
                  "--block_size=64", "--batch_size=8", "--n_layer=2", "--n_head=4",
-                 "--n_embd=64", "--max_iters=20", "--lr_decay_iters=20", "--dropout=0.0"]
+                 "--n_embd=64", "--max_iters=20", "--lr_decay_iters=20", "--dropout=0.0",
+                 "--eval_interval=10"]   # evaluations at 10 and 20 write the checkpoint
 SHAKESPEARE = ("karpathy/ng-video-lecture", "input.txt")
 
 PROGRAMS = [
