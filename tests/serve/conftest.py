@@ -54,9 +54,13 @@ class Served:
                                      text=True, env=env, cwd=ROOT)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on http://"):
-            self.proc.kill()
+            try:
+                rc = self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                rc = self.proc.wait()
             self.stderr.seek(0)
-            raise RuntimeError(f"server did not start: {line!r} {self.stderr.read()}")
+            raise RuntimeError(f"server did not start (exit {rc}): {self.stderr.read()}")
         self.url = line.split()[-1]
         self.port = int(self.url.rsplit(":", 1)[1])
 
