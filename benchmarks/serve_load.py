@@ -3,7 +3,8 @@ with dynamic batching on and off, on the digits CNN (random weights: the forward
 what matters). Each concurrency level is a set of clients that send one request after another
 for `--seconds`, over aiohttp keep-alive connections, against a server subprocess.
 
-    python benchmarks/serve_load.py [--clients 1,8,64] [--seconds 5] [--rows 1] [--json out.json]
+    python benchmarks/serve_load.py [--clients 1,8,64] [--seconds 5] [--rows 1] [--workers N]
+        [--threads T] [--json out.json]
 """
 import argparse
 import asyncio
@@ -31,12 +32,13 @@ def save_model(path):
     tensorlib.jit.save(tensorlib.jit.trace(model, tensorlib.randn(2, 1, 8, 8)), path)
 
 
-def start(path, extra, workers):
+def start(path, extra, workers, threads):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [ROOT] + [os.path.join(ROOT, "backends", b) for b in ("cpu", "opencl", "cuda")]))
     proc = subprocess.Popen([sys.executable, "-m", "tensorlib.serve", "--port", "0",
                              "--model", f"digits={path}", "--workers", str(workers),
-                             "--queue-size", "1000", *extra],
+                             "--queue-size", "1000", *extra]
+                            + (["--threads", str(threads)] if threads else []),
                             stdout=subprocess.PIPE, text=True, env=env)
     line = proc.stdout.readline()
     if not line.startswith("listening on"):
@@ -76,6 +78,8 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=5.0, help="per level (default 5)")
     p.add_argument("--rows", type=int, default=1, help="images per request (default 1)")
     p.add_argument("--workers", type=int, default=1, help="server workers (default 1)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="server's CPU kernel threads (default: the server's default)")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
     import numpy as np
@@ -87,7 +91,7 @@ def main(argv=None):
         path = os.path.join(d, "digits.tlj")
         save_model(path)
         for mode, extra in MODES.items():
-            proc, base = start(path, extra, args.workers)
+            proc, base = start(path, extra, args.workers, args.threads)
             try:
                 url = base + "/predictions/digits"
                 asyncio.run(load(url, 4, 1.0, body))                 # warm up

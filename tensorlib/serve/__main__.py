@@ -2,6 +2,7 @@
 
     tensorlib serve --model digits=digits.tlj [--model NAME=PATH ...] [--host 127.0.0.1]
         [--port 8080] [--workers N] [--batch-size B] [--max-batch-delay MS] [--device DEV]
+        [--threads T] [--queue-size Q] [--max-request-size BYTES]
 """
 import argparse
 import asyncio
@@ -28,6 +29,9 @@ def build_parser():
     p.add_argument("--max-batch-delay", type=int, default=5, metavar="MS",
                    help="how long a batch waits to fill, in milliseconds (default 5)")
     p.add_argument("--device", default="cpu", help="device the models run on (default cpu)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads of the CPU kernels, for all workers together "
+                        "(tensorlib.set_num_threads; default: OMP_NUM_THREADS, else every core)")
     p.add_argument("--queue-size", type=int, default=100,
                    help="requests waiting per model before 503 (default 100)")
     p.add_argument("--max-request-size", type=int, default=10 * 1024 * 1024, metavar="BYTES",
@@ -37,6 +41,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.threads is not None and args.threads < 1:
+        raise SystemExit("tensorlib serve: --threads must be >= 1")
     for flag in ("workers", "batch_size", "queue_size", "max_request_size"):
         low = 0 if flag == "workers" else 1
         if getattr(args, flag) < low:
@@ -52,6 +58,8 @@ def main(argv=None):
     import tensorlib
     from tensorlib.serve.errors import ServeError
     tensorlib.set_grad_enabled(False)   # inference only; grad mode is process-wide
+    if args.threads is not None:
+        tensorlib.set_num_threads(args.threads)
     server = Server(workers=args.workers, batch_size=args.batch_size,
                     max_batch_delay_ms=args.max_batch_delay, device=args.device,
                     queue_size=args.queue_size, max_body=args.max_request_size)

@@ -17,6 +17,7 @@ def test_tensorlib_serve_is_a_subcommand(capsys):
     (["--model", "nopath"], "expected NAME=PATH"),
     (["--model", "a=x.tlj", "--model", "a=y.tlj"], "given twice"),
     (["--batch-size", "0"], "--batch-size must be >= 1"),
+    (["--threads", "0"], "--threads must be >= 1"),
 ])
 def test_bad_flags(argv, words, capsys):
     with pytest.raises(SystemExit) as exc:
