@@ -14,9 +14,6 @@ class ServeError(Exception):
         self.message = message
         self.headers = headers or {}
 
-    def body(self):
-        return {"code": self.status, "type": self.type, "message": self.message}
-
 
 class BadRequest(ServeError):
     status = 400

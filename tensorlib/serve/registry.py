@@ -26,7 +26,8 @@ def load_graph(path, device="cpu"):
                          f"start with tensorlib's checkpoint header; pickles are never loaded)")
     try:
         module = jit.load(path, map_location=device)
-    except (CheckpointError, RuntimeError, KeyError, TypeError, ValueError) as exc:
+    except (CheckpointError, RuntimeError, KeyError, TypeError, ValueError, AttributeError,
+            IndexError) as exc:         # a malformed file is the client's error, not ours
         raise BadRequest(f"'{path}' is not a loadable tensorlib.jit graph: {exc}") from None
     module.eval()
     return module

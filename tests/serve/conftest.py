@@ -1,4 +1,5 @@
 """Fixtures for tests/serve: saved graphs, and the real server started in a subprocess."""
+import importlib.util
 import json
 import os
 import signal
@@ -9,14 +10,19 @@ import urllib.request
 
 import pytest
 
-pytest.importorskip("aiohttp", reason="tensorlib serve needs the [serve] extra (aiohttp)")
-pytest.importorskip("prometheus_client",
-                    reason="tensorlib serve needs the [serve] extra (prometheus_client)")
-
-import tensorlib  # noqa: E402
-from tensorlib import nn  # noqa: E402
+import tensorlib
+from tensorlib import nn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MISSING = [m for m in ("aiohttp", "prometheus_client") if importlib.util.find_spec(m) is None]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def serve_extra():
+    """Skip (before any server starts) when the [serve] extra is not installed."""
+    if MISSING:
+        pytest.skip(f"tensorlib serve needs the [serve] extra (pip install '.[serve]'): "
+                    f"{', '.join(MISSING)} missing")
 
 
 def _two_outputs(a, b):

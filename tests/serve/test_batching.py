@@ -3,10 +3,13 @@ model answers it alone, and some forwards carried more than one request."""
 import asyncio
 import json
 
-import aiohttp
 import numpy as np
+import pytest
 
 import tensorlib
+
+aiohttp = pytest.importorskip("aiohttp", reason="tensorlib serve needs the [serve] extra "
+                                                "(pip install '.[serve]')")
 
 
 def _alone(path, x):
