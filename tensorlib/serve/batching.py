@@ -102,9 +102,18 @@ def forward(entry, arrays):
     return [t.detach().cpu().numpy() for t in outputs], single
 
 
+def _stackable(batch):
+    """Whether the requests can share a forward: each input of every request has the same
+    dtype and trailing dims, and each request's inputs the same rows (a model saved without
+    a signature lets requests differ)."""
+    first = batch[0].arrays
+    return all(a.shape[0] == r.rows and a.dtype == f.dtype and a.shape[1:] == f.shape[1:]
+               for r in batch for a, f in zip(r.arrays, first))
+
+
 def run_batch(entry, batch):
     """Per request, ((outputs, single), None) or (None, error); runs in a worker thread."""
-    if len(batch) == 1 or any(a.shape[0] != r.rows for r in batch for a in r.arrays):
+    if len(batch) == 1 or not _stackable(batch):
         return [_guarded(entry, r.arrays) for r in batch]
     arrays = [np.concatenate([r.arrays[i] for r in batch]) for i in range(entry.n_inputs)]
     total = arrays[0].shape[0]

@@ -9,6 +9,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 from tensorlib.serve.batching import run_batch
+from tensorlib.serve.errors import ServeError
 
 
 class _Worker:
@@ -31,8 +32,13 @@ class _Worker:
                 batch = await batcher.fill([first])
                 if not batch:
                     continue
-                results = await loop.run_in_executor(self.thread, run_batch,
-                                                     self.group.entry, batch)
+                try:
+                    results = await loop.run_in_executor(self.thread, run_batch,
+                                                         self.group.entry, batch)
+                except Exception as exc:    # noqa: BLE001 - a server bug must not hang clients
+                    error = ServeError(f"serving model {self.group.entry.name} failed: "
+                                       f"{type(exc).__name__}: {exc}")
+                    results = [(None, error)] * len(batch)
                 for request, (value, error) in zip(batch, results):
                     if request.future.done():
                         continue

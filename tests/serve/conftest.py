@@ -33,6 +33,10 @@ def _matmul(x, y):
     return x @ y
 
 
+def _double(x):
+    return x * 2
+
+
 @pytest.fixture(scope="session")
 def model_files(tmp_path_factory):
     """{name: path} of graphs saved with tensorlib.jit.save."""
@@ -43,7 +47,8 @@ def model_files(tmp_path_factory):
     pair = tensorlib.jit.trace(_two_outputs, (tensorlib.randn(3, 5), tensorlib.randn(3, 5)))
     tensorlib.jit.save(pair, str(d / "pair.tlj"))
     tensorlib.jit.save(tensorlib.jit.script(_matmul), str(d / "matmul.tlj"))
-    return {name: str(d / f"{name}.tlj") for name in ("mlp", "pair", "matmul")}
+    tensorlib.jit.save(tensorlib.jit.script(_double), str(d / "double.tlj"))
+    return {name: str(d / f"{name}.tlj") for name in ("mlp", "pair", "matmul", "double")}
 
 
 class Served:
@@ -112,11 +117,10 @@ class Served:
 
 @pytest.fixture(scope="module")
 def server(model_files, tmp_path_factory):
-    """One server for a test module: mlp, pair and matmul, 100 KB body limit."""
-    s = Served(["--model", f"mlp={model_files['mlp']}", "--model",
-                f"pair={model_files['pair']}", "--model", f"matmul={model_files['matmul']}",
-                "--batch-size", "16", "--max-batch-delay", "50",
-                "--max-request-size", "100000"], tmp_path_factory.mktemp("server"))
+    """One server for a test module: every model of model_files, 100 KB body limit."""
+    s = Served([a for name, path in model_files.items() for a in ("--model", f"{name}={path}")]
+               + ["--batch-size", "16", "--max-batch-delay", "50",
+                  "--max-request-size", "100000"], tmp_path_factory.mktemp("server"))
     yield s
     s.stop()
 

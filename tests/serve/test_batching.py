@@ -63,3 +63,13 @@ def test_a_failing_request_does_not_fail_its_batch(server):
     answers = asyncio.run(_fire(server.url + "/predictions/matmul", [good, bad] * 8))
     assert [s for s, _ in answers] == [200, 500] * 8
     assert all(doc["outputs"] == [[3.0, 3.0]] for _, doc in answers[::2])
+
+
+def test_requests_that_cannot_share_a_forward_are_run_apart(server):
+    """A graph saved without a signature takes any shape and dtype: requests that differ
+    arrive together and are each answered as alone."""
+    bodies = [{"inputs": [[1.0, 2.0, 3.0]]}, {"inputs": [[1.0, 2.0, 3.0, 4.0]]},
+              {"inputs": [[5, 6]], "dtype": "int64"}] * 6
+    answers = asyncio.run(_fire(server.url + "/predictions/double", bodies))
+    assert [doc["outputs"] for _, doc in answers] == \
+        [[[2.0, 4.0, 6.0]], [[2.0, 4.0, 6.0, 8.0]], [[10, 12]]] * 6

@@ -65,3 +65,16 @@ def test_full_queue_is_503_with_retry_after(start_server, model_files):
         assert out["value"][0] == 200
     assert s.metric("tensorlib_serve_requests_total", model="mlp", code="503") == 1
     assert s.stop() == 0
+
+
+def test_unregistering_answers_queued_requests_503(start_server, model_files):
+    s = start_server()
+    assert s.json("POST", f"/models?url={model_files['mlp']}&model_name=m&initial_workers=0")[0] \
+        == 200
+    t, out = _in_thread(lambda: s.json("POST", "/predictions/m", {"inputs": [[1, 2, 3, 4]]}))
+    _wait_for(lambda: s.json("GET", "/models/m")[1][0]["queueDepth"] == 1, "a queued request")
+    assert s.json("DELETE", "/models/m")[0] == 200
+    t.join(60)
+    status, doc = out["value"]
+    assert status == 503 and "unregistered" in doc["message"]
+    assert s.stop() == 0
