@@ -1,5 +1,6 @@
 """`tensorlib run-torch PROGRAM.py [ARGS...]`: run an unchanged PyTorch program on tensorlib
-(tensorlib.torch_compat). `tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the backends found
+(tensorlib.torch_compat). `tensorlib serve --model NAME=PATH ...`: serve jit graphs over HTTP
+(tensorlib.serve). `tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the backends found
 with their status, devices and why one is unavailable, the kernel cache (see `_info`), and
 (with --ops) which primitives each available backend implements."""
 import argparse
@@ -11,6 +12,9 @@ def main(argv=None):
     if argv[:1] == ["run-torch"]:       # the program's own flags must not reach this parser
         from tensorlib.torch_compat.__main__ import main as run_torch
         return run_torch(argv[1:])
+    if argv[:1] == ["serve"]:           # its own parser (tensorlib/serve/__main__.py)
+        from tensorlib.serve.__main__ import main as serve
+        return serve(argv[1:])
     parser = argparse.ArgumentParser(prog="tensorlib")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="list backends and their status")
@@ -18,6 +22,8 @@ def main(argv=None):
     info.add_argument("--traceback", action="store_true", help="show broken plugins' tracebacks")
     sub.add_parser("run-torch", help="run an unchanged PyTorch program on tensorlib "
                                      "(tensorlib run-torch PROGRAM.py ARGS...)")
+    sub.add_parser("serve", help="serve tensorlib.jit graphs over HTTP "
+                                 "(tensorlib serve --model NAME=PATH ...)")
     args = parser.parse_args(argv)
 
     import tensorlib

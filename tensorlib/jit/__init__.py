@@ -26,7 +26,13 @@ _tracing = [False]
 
 
 class TracedModule(GraphModule):
-    """What trace/script return: a GraphModule (`.graph`, `.code`) that can be saved."""
+    """What trace/script return: a GraphModule (`.graph`, `.code`) that can be saved.
+
+    `input_signature` is what trace saw: [{"shape": [...], "dtype": "float32"}, ...] per
+    example tensor (None after script, or when an example is not a tensor); it is saved with
+    the graph so a server can check requests without the model's source."""
+
+    input_signature = None
 
     def save(self, f):
         save(self, f)
@@ -71,6 +77,7 @@ def trace(func, example_inputs=None, *, check_trace=False, strict=True, example_
     gm = _graph_module(tracer.root, graph, name, tracer._constant_values)
     if isinstance(func, Module):
         gm.training = func.training
+    gm.input_signature = _signature(examples)
     if check_trace:
         import tensorlib
         want, got = func(*examples), gm(*examples)
@@ -78,6 +85,13 @@ def trace(func, example_inputs=None, *, check_trace=False, strict=True, example_
             raise RuntimeError("jit.trace: the traced graph does not reproduce the example's "
                                "output (check_trace)")
     return gm
+
+
+def _signature(examples):
+    from tensorlib._tensor import Tensor
+    if not all(isinstance(x, Tensor) for x in examples):
+        return None
+    return [{"shape": list(x.shape), "dtype": str(x.dtype).rpartition(".")[2]} for x in examples]
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
@@ -184,7 +198,8 @@ def save(m, f, _extra_files=None):
         if node.op in ("call_module", "get_attr"):
             attrs[node.target] = _get_path(m, node.target)
     tensorlib.save({"format": _FORMAT, "name": m._class_name, "training": m.training,
-                    "graph": graph, "attrs": attrs}, f)
+                    "graph": graph, "attrs": attrs,
+                    "inputs": getattr(m, "input_signature", None)}, f)
 
 
 def load(f, map_location=None, _extra_files=None):
@@ -204,7 +219,5 @@ def load(f, map_location=None, _extra_files=None):
         nodes[entry["name"]] = node
     gm = TracedModule(data["attrs"], graph, data["name"])
     gm.training = data["training"]
+    gm.input_signature = data.get("inputs")
     return gm
-
-
-
