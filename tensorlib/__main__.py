@@ -1,8 +1,8 @@
 """`tensorlib run-torch PROGRAM.py [ARGS...]`: run an unchanged PyTorch program on tensorlib
 (tensorlib.torch_compat). `tensorlib serve --model NAME=PATH ...`: serve jit graphs over HTTP
-(tensorlib.serve). `tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the backends found
-with their status, devices and why one is unavailable, the kernel cache (see `_info`), and
-(with --ops) which primitives each available backend implements."""
+(tensorlib.serve). `tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the
+backends found with their status, devices and why one is unavailable, the kernel cache (see
+`_info`), and (with --ops) which primitives each available backend implements."""
 import argparse
 import sys
 
