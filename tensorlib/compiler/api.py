@@ -187,7 +187,9 @@ class CompiledFunction:
                                                 on_break, program=log)
             self._replayer.learn(learning, cap, log, tensors, result, devices, fuse)
         self.graph_breaks = breaks
-        if _grad_mode.is_grad_enabled() and any(t._requires_grad for t in _flatten(result, [])):
+        if _grad_mode.is_grad_enabled() and any(
+                t._requires_grad and (t._grad_fn is None or not t._grad_fn._released)
+                for t in _flatten(result, [])):     # not a loss it already ran backward from
             _capture_state.backward = (devices, fuse)
         return result
 

@@ -14,6 +14,8 @@ Python state the function can read -- the module tree (training flags, hyperpara
 parameter identities), a bound method's object (an optimizer's groups and state), the globals
 and closure cells the code names. A call whose fingerprint changes while it runs (a step
 counter, a new momentum buffer, an appended list) has Python side effects: it is not replayed.
+A call that runs backward itself (a whole training step) returns a spent graph: its program
+has no backward, and the guarded tensors' `.grad`s it replaced are rebound on each replay.
 
 Not replayable, so always run through the capture: calls with graph breaks, calls that run
 kernels outside the recording (`compiler.disable`), random ops (their seeds differ between
@@ -205,7 +207,9 @@ def _output_template(obj, binder, inputs):
         a = binder.arg(obj)
         if isinstance(a, TensorImpl):
             return ("const", a)
-        return ("view", a.i, obj._grad_fn is not None)
+        node = obj._grad_fn
+        return ("view", a.i, _NO_GRAPH if node is None else _SPENT if node._released else
+                _LIVE)
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
         return ("seq", type(obj), tuple(_output_template(x, binder, inputs) for x in obj))
     if isinstance(obj, dict) and type(obj) is dict:
@@ -215,18 +219,24 @@ def _output_template(obj, binder, inputs):
     raise NotReplayable(f"returns a {type(obj).__name__}")
 
 
-def _differentiable_outputs(template, out):
-    """The view numbers of outputs that carry a graph made during the call, in order."""
+# what the graph of a tensor output is: none, one to replay, or one the call itself already
+# ran backward through (a training step returning its loss)
+_NO_GRAPH, _LIVE, _SPENT = 0, 1, 2
+
+
+def _differentiable_outputs(template, out, state=_LIVE):
+    """The view numbers of outputs whose graph (made during the call) is `state`, in
+    order."""
     kind = template[0]
     if kind == "view":
-        if template[2]:
+        if template[2] == state:
             out.append(template[1])
     elif kind == "seq":
         for t in template[2]:
-            _differentiable_outputs(t, out)
+            _differentiable_outputs(t, out, state)
     elif kind == "dict":
         for _, t in template[1]:
-            _differentiable_outputs(t, out)
+            _differentiable_outputs(t, out, state)
     return out
 
 
@@ -234,7 +244,7 @@ class Program:
     """A verified recording: the forward kernels, how the result is put together, and (when
     the result carries a graph) the backward kernels and the tensors they differentiate."""
 
-    def __init__(self, cap, log, inputs, grads_of, result):
+    def __init__(self, cap, log, inputs, grads_of, result, grads_before):
         if cap.breaks:
             raise NotReplayable("it has graph breaks")
         if cap.opaque:
@@ -258,11 +268,14 @@ class Program:
         self.input_slots = [binder.slot(t._storage) for t in inputs]
         steps, key = _build_kernels(log, binder)
         self.output = _output_template(result, binder, inputs)
+        self.rebinds = _rebinds(grads_before, binder)
+        self.spent = _differentiable_outputs(self.output, [], _SPENT)
         self.forward = _Kernels(binder, steps, key)
         self.grad_slots = [(k, kind[1]) for k, kind in enumerate(binder.kinds)
                            if kind[0] == "grad"]
         self.nslots = len(binder.kinds)
-        self.key = (key, _template_key(self.output, binder))
+        self.key = (key, _template_key(self.output, binder),
+                    tuple((id(p), _template_key(t, binder)) for p, t in self.rebinds))
         self._binder = binder           # until `trace_backward` has run
         self.backward = None
 
@@ -345,6 +358,15 @@ class Program:
         views = fwd.bind(storages)
         fwd.run(views)
         result = _assemble(self.output, views, inputs)
+        for p, tpl in self.rebinds:
+            p._grad = _assemble(tpl, views, inputs)
+        if self.spent and _grad_mode.is_grad_enabled():
+            node = _SpentBackward()
+            for nr, v in enumerate(self.spent):
+                t = views[v]
+                t._requires_grad = True
+                t._grad_fn = node
+                t._output_nr = nr
         if self.backward is not None and _grad_mode.is_grad_enabled():
             node = ReplayBackward(self, storages, inputs)
             for nr, v in enumerate(self.out_views):
@@ -356,6 +378,22 @@ class Program:
 
 
 MISS = object()
+
+
+def _rebinds(grads_before, binder):
+    """[(tensor, output template)] for the guarded tensors whose .grad the call replaced (a
+    training step: `zero_grad()` sets each to None and its `backward()` makes new ones); a
+    replay binds each to the buffer it computed, as the recorded call left them."""
+    out = []
+    for p, before in grads_before:
+        g = p._grad
+        if g is before:
+            continue
+        if g is None:       # the fingerprint lists .grad presence: not reached when equal
+            raise NotReplayable("it clears a .grad")
+        a = binder.arg(g)
+        out.append((p, ("const", a) if isinstance(a, TensorImpl) else ("view", a.i, _NO_GRAPH)))
+    return out
 
 
 def _template_key(template, binder):
@@ -405,6 +443,8 @@ def _differentiated(outputs, inputs, guarded):
         node = stack.pop()
         if node is None or id(node) in seen or id(node) in stops:
             continue
+        if node._released:
+            raise NotReplayable("its graph reaches nodes a backward inside the call freed")
         seen.add(id(node))
         var = getattr(node, "variable", None)
         if var is not None:
@@ -417,6 +457,26 @@ def _differentiated(outputs, inputs, guarded):
             continue
         stack.extend(fn for fn, _ in node.next_functions)
     return diff
+
+
+class _SpentBackward(Node):
+    """The grad_fn of a replayed output whose graph the recorded call had already run
+    backward through (a training step's loss): as in eager mode it holds nothing, and a
+    backward through it raises."""
+
+    def __init__(self):
+        self._released = True
+
+    def name(self):
+        return "CompiledFunctionBackward"
+
+    def backward(self, *grad_outputs):
+        raise RuntimeError(_SECOND_TIME)
+
+
+_SECOND_TIME = ("Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Specify retain_graph=True "
+                "if you need to backward the graph a second time.")
 
 
 class ReplayBackward(Node):
@@ -438,10 +498,7 @@ class ReplayBackward(Node):
 
     def backward(self, *grad_outputs):
         if self._storages is None:
-            raise RuntimeError("Trying to backward through the graph a second time (or "
-                               "directly access saved tensors after they have already been "
-                               "freed). Specify retain_graph=True if you need to backward "
-                               "the graph a second time.")
+            raise RuntimeError(_SECOND_TIME)
         if _grad_mode.is_grad_enabled():
             raise RuntimeError("tensorlib.compile: a double backward (create_graph=True) "
                                "through a replayed compiled call is not supported; compile "
@@ -544,12 +601,12 @@ class Replayer:
             return result, None
         if entry == _DEAD:
             return MISS, None
-        return MISS, (key, fp)
+        return MISS, (key, fp, [(p, p._grad) for p in fp.grads_of.values()])
 
     def learn(self, learning, cap, log, tensors, result, devices, fuse):
         """After a recorded call: keep its program as a candidate, or make it the key's
         program when it equals the candidate."""
-        key, fp = learning
+        key, fp, grads_before = learning
         entries = self.entries
         after = self._fingerprint()
         if len(entries) >= self._LIMIT:
@@ -562,7 +619,7 @@ class Replayer:
         try:
             if self._module is not None:
                 _check_no_hooks(self._module)
-            prog = Program(cap, log, tensors, fp.grads_of, result)
+            prog = Program(cap, log, tensors, fp.grads_of, result, grads_before)
             if not (isinstance(prev, tuple) and prev[1] == prog.key):
                 tries = prev[2] + 1 if isinstance(prev, tuple) else 1
                 # recordings that keep differing (random ops draw new seeds) stop here
