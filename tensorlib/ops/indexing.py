@@ -168,14 +168,15 @@ class MaskIndex:
 
 def _wrapped(x, items):
     """Index tensors checked against their dim's size and made non-negative. As in
-    PyTorch, a zero-size indexed dim rejects any index, and an empty result checks none."""
+    PyTorch: a zero-size indexed dim rejects indices that broadcast to a non-empty shape,
+    and an empty result checks none."""
     from tensorlib.ops.sorting import check_bounds, wrap_index
     view, adv = apply_basic(x, items)
     sizes = {id(t): (d, view._sizes[d]) for d, t in adv}
-    for d, t in adv:
-        if view._sizes[d] == 0 and t.numel():
-            raise IndexError("index is out of bounds for dimension with size 0")
-    empty_result = 0 in _layout(view._sizes, adv)[3]
+    block, _, _, shape = _layout(view._sizes, adv)
+    if 0 not in block and any(view._sizes[d] == 0 for d, _ in adv):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    empty_result = 0 in shape
     out = []
     for k in items:
         if isinstance(k, TensorImpl):

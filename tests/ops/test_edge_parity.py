@@ -61,6 +61,8 @@ INDEXING = {
     "two indices, empty": lambda m, d: m.zeros(2, 3, 0, device=d)[T(m, [5], d), T(m, [7], d)],
     "broadcast to empty": lambda m, d: m.zeros(2, 3, device=d)[T(m, [], d, dtype=m.long),
                                                             T(m, [9], d)],
+    "zero-size dim, empty broadcast": lambda m, d: m.zeros(0, 0, device=d)[
+        T(m, [], d, dtype=m.long), T(m, [4], d)],
     "slice then index": lambda m, d: m.zeros(0, 3, device=d)[:, T(m, [5], d)],
     "split indices": lambda m, d: m.zeros(2, 0, 3, device=d)[T(m, [5], d), :, T(m, [1], d)],
     "in bounds still checked": lambda m, d: m.zeros(2, 3, device=d)[T(m, [5], d)],
