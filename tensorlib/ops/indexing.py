@@ -167,15 +167,22 @@ class MaskIndex:
 
 
 def _wrapped(x, items):
-    """Index tensors checked against their dim's size and made non-negative."""
+    """Index tensors checked against their dim's size and made non-negative. As in
+    PyTorch: a zero-size indexed dim rejects indices that broadcast to a non-empty shape,
+    and an empty result checks none."""
     from tensorlib.ops.sorting import check_bounds, wrap_index
     view, adv = apply_basic(x, items)
     sizes = {id(t): (d, view._sizes[d]) for d, t in adv}
+    block, _, _, shape = _layout(view._sizes, adv)
+    if 0 not in block and any(view._sizes[d] == 0 for d, _ in adv):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    empty_result = 0 in shape
     out = []
     for k in items:
         if isinstance(k, TensorImpl):
             d, size = sizes[id(k)]
-            check_bounds(k, size, d, negative=True)
+            if not empty_result:
+                check_bounds(k, size, d, negative=True)
             k = wrap_index(k, size)
         out.append(k.index if isinstance(k, MaskIndex) else k)
     return out

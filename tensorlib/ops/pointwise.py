@@ -64,19 +64,19 @@ def mul(a, b):
     return binary("mul", a, b, SAME)
 
 
+_KERNEL_NAMES = {"floor_divide": "div_floor"}      # PyTorch's kernel names, for its message
+
+
 def _integer_division(op, a, b):
     """An integer-capable division op; a zero integer divisor raises RuntimeError as in
-    PyTorch (the CPU kernels signal it with ZeroDivisionError)."""
+    PyTorch (the CPU kernels signal it with ZeroDivisionError). PyTorch has no bool kernel
+    for any of them, whatever the backend's kernels accept."""
+    if _pw_result_dtype(a, b) is dt.bool_:
+        raise _not_implemented(_KERNEL_NAMES.get(op, op), dt.bool_)
     try:
         return binary(op, a, b, SAME)
     except ZeroDivisionError:
-        if _pw_result_dtype(a, b) is dt.bool_:
-            raise _not_implemented(op, dt.bool_) from None
         raise RuntimeError("ZeroDivisionError") from None
-    except TypeError:                     # numpy has no bool loop: PyTorch has no bool kernel
-        if _pw_result_dtype(a, b) is dt.bool_:
-            raise _not_implemented(op, dt.bool_) from None
-        raise
 
 
 def div(a, b, *, rounding_mode=None):
@@ -86,7 +86,11 @@ def div(a, b, *, rounding_mode=None):
         return _integer_division("floor_divide", a, b)
     if rounding_mode == "trunc":
         promoted = _pw_result_dtype(a, b)
+        if promoted is dt.bool_:
+            raise _not_implemented("div_trunc", dt.bool_)
         if not promoted.is_floating_point:
+            if _is_tensor(a) and a._dtype is dt.bool_:    # bool has no subtraction: widen first
+                a = a.to(promoted)
             # exact in integers: a - fmod(a, b) is a multiple of b
             return _integer_division("floor_divide", sub(a, fmod(a, b)), b)
         q = binary("div", a, b, TO_FLOAT)

@@ -67,17 +67,27 @@ def _check_nonempty(name, x, dims, dim_given=True):
                            f"numel() == 0. Specify the reduction dim with the 'dim' argument.")
 
 
+def _extremum_dims(name, x, dim):
+    """amax/amin's dims, checked in PyTorch's order: each in range, each of non-zero
+    size, then none repeated."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        dims = dims_arg(None, x.dim())
+        _check_nonempty(name, x, dims, False)
+        return dims
+    listed = [dims_arg(d, x.dim()) for d in ((dim,) if isinstance(dim, int) else dim)]
+    _check_nonempty(name, x, [d for one in listed for d in one])
+    return dims_arg(dim, x.dim())
+
+
 @differentiable("amax")
 def amax(x, dim=(), keepdim=False, *, _name="amax"):
-    dims = dims_arg(dim if dim != () else None, x.dim())
-    _check_nonempty(_name, x, dims, dim not in ((), None))
+    dims = _extremum_dims(_name, x, dim)
     return _reduce("amax", x, dims, keepdim, x._dtype)
 
 
 @differentiable("amin")
 def amin(x, dim=(), keepdim=False, *, _name="amin"):
-    dims = dims_arg(dim if dim != () else None, x.dim())
-    _check_nonempty(_name, x, dims, dim not in ((), None))
+    dims = _extremum_dims(_name, x, dim)
     return _reduce("amin", x, dims, keepdim, x._dtype)
 
 

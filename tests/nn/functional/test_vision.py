@@ -47,6 +47,29 @@ def test_grid_sample_values_and_gradients_match_torch(device, nd, mode, pad, ac)
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=what)
 
 
+def _border_grid(nd, seed=1):
+    """Grid coordinates exactly on the borders, on pixel centres of either align_corners
+    convention, just past the borders and far outside: where the clipping and reflection
+    derivatives switch."""
+    rng = np.random.default_rng(seed)
+    gshape = (2, 5, 4, 2) if nd == 2 else (2, 3, 4, 2, 3)
+    exact = np.array([-1.0, 1.0, 0.0, -0.5, 0.5, -1.2, 1.2, -1 - 1 / 6, 1 + 1 / 6, 3.0, -3.0,
+                      1 - 1 / 6, -1 + 1 / 5, 2.0 / 3])
+    return rng.choice(exact, gshape)
+
+
+@pytest.mark.parametrize("nd,mode,pad,ac", [(nd,) + case for nd in (2, 3) for case in CASES
+                                             if nd == 2 or case[0] != "bicubic"])
+def test_grid_gradient_on_borders_matches_torch(device, nd, mode, pad, ac):
+    x, _ = _inputs(nd)
+    g = _border_grid(nd)
+    kw = dict(mode=mode, padding_mode=pad, align_corners=ac)
+    got = _run(tl, F.grid_sample, x, g, "float64", device, **kw)
+    want = _run(torch, TF.grid_sample, x, g, "float64", **kw)
+    for a, b, what in zip(got, want, ("output", "input grad", "grid grad")):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9, err_msg=what)
+
+
 @pytest.mark.parametrize("mode,pad", [("bilinear", "reflection"), ("bicubic", "border"),
                                       ("nearest", "zeros")])
 @pytest.mark.parametrize("ac", [False, True])
