@@ -196,3 +196,43 @@ def test_include_paths_hold_the_headers():
     paths = cpp_extension.include_paths()
     assert os.path.isfile(os.path.join(paths[0], "torch", "extension.h"))
     assert os.path.isfile(os.path.join(paths[0], "ATen", "ATen.h"))
+
+
+@pytest.fixture(scope="module")
+def torch_built(build_dir):
+    """The same FUSED source built by PyTorch's own cpp_extension against libtorch."""
+    torch_ref = pytest.importorskip("torch")
+    from torch.utils import cpp_extension as torch_cpp
+    folder = os.path.join(build_dir, "torch_build")
+    os.makedirs(folder, exist_ok=True)
+    ext = torch_cpp.load_inline("fused_ext_torch", FUSED,
+                                functions=["fused_forward", "fused_backward", "describe",
+                                           "api", "sum_all"], build_directory=folder)
+    return torch_ref, ext
+
+
+def test_same_source_matches_pytorch_build(fused, torch_built):
+    torch_ref, ref = torch_built
+    rng = np.random.default_rng(1)
+    for dtype in ("float32", "float64"):
+        x = rng.standard_normal((4, 3)).astype(dtype)
+        w = rng.standard_normal((3, 2)).astype(dtype)
+        ours_y = fused.fused_forward(torch.tensor(x), 0.8, 0.3)
+        ref_y = ref.fused_forward(torch_ref.tensor(x), 0.8, 0.3)
+        np.testing.assert_array_equal(ours_y.numpy(), ref_y.numpy())
+        g = rng.standard_normal((4, 3)).astype(dtype)
+        np.testing.assert_array_equal(
+            fused.fused_backward(torch.tensor(g), ours_y, 0.8).numpy(),
+            ref.fused_backward(torch_ref.tensor(g), ref_y, 0.8).numpy())
+        np.testing.assert_allclose(fused.api(torch.tensor(x), torch.tensor(w)).numpy(),
+                                   ref.api(torch_ref.tensor(x), torch_ref.tensor(w)).numpy(),
+                                   rtol=1e-5)
+        assert (fused.describe(torch.tensor(x).t())
+                == ref.describe(torch_ref.tensor(x).t()))
+    ints = np.arange(12).reshape(3, 4)
+    assert fused.sum_all(torch.tensor(ints)) == ref.sum_all(torch_ref.tensor(ints))
+    with pytest.raises(RuntimeError) as ours_err:
+        fused.fused_forward(torch.ones(3), 1.0, 0.0)
+    with pytest.raises(RuntimeError) as ref_err:
+        ref.fused_forward(torch_ref.ones(3), 1.0, 0.0)
+    assert str(ours_err.value).splitlines()[0] == str(ref_err.value).splitlines()[0]

@@ -97,6 +97,10 @@ class Tensor {
   int64_t element_size() const { return call("element_size").cast<int64_t>(); }
 
   template <typename T> T* data_ptr() const {
+    Device d = device();
+    if (!d.is_cpu())
+      throw std::runtime_error("data_ptr() of a " + d.str() +
+                               " tensor: C++ extensions read CPU memory only");
     return reinterpret_cast<T*>(call("data_ptr").cast<uintptr_t>());
   }
   void* data_ptr() const { return data_ptr<void>(); }
