@@ -56,6 +56,7 @@ setup(
     # torch_compat's _child_path is a folder for PYTHONPATH (a `torch` package and its
     # dist-info), not a tensorlib subpackage: shipped as data
     package_data={"tensorlib._C": ["*.pxd"],
+                  "tensorlib": ["include/*/*.h"],
                   "tensorlib.torch_compat": ["_child_path/torch/*.py",
                                              "_child_path/*.dist-info/METADATA"]},
     ext_modules=extensions(),
