@@ -248,11 +248,13 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     indices = _as_tensor(indices, dt.int64, values.device)
     if indices.dtype is not dt.int64:
         indices = indices.to(dt.int64)
+    if values.dim() == 0:
+        raise RuntimeError("values must be at least 1-dimensional, got a 0-dim tensor")
+    if size is not None and indices.dim() > 0:          # PyTorch checks this one first
+        _check_size_length(size, indices._sizes[0], values.dim() - 1)
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: "
                            f"{list(indices.shape)}")
-    if values.dim() == 0:
-        raise RuntimeError("values must be at least 1-dimensional, got a 0-dim tensor")
     nsparse, nnz = indices._sizes
     if values._sizes[0] != nnz:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
@@ -263,10 +265,6 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
         sizes = tuple(b + 1 for b in bounds) + dense_sizes
     else:
         sizes = tuple(int(s) for s in size)
-        if len(sizes) != nsparse + len(dense_sizes):
-            raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: "
-                               f"len(size) = {len(sizes)}, sparse_dim = {nsparse}, dense_dim "
-                               f"= {len(dense_sizes)}")
         if sizes[nsparse:] != dense_sizes:
             raise RuntimeError(f"values has incorrect size, expected "
                                f"{[nnz] + list(sizes[nsparse:])}, got {list(values.shape)}")
@@ -282,6 +280,12 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _check_size_length(size, nsparse, ndense):
+    if len(size) != nsparse + ndense:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
+                           f"= {len(size)}, sparse_dim = {nsparse}, dense_dim = {ndense}")
 
 
 def dense_to_coo(dense, sparse_dim=None):

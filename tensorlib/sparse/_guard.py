@@ -5,8 +5,8 @@ A sparse tensor is a `tensorlib.Tensor` (PyTorch programs test `isinstance(adj, 
 whose data lives in its component tensors (indices and values, or the compressed ones for
 CSR). Its TensorImpl fields still say its shape and dtype, and name a *guard device*: equal
 to the real device (same type and index) but a distinct object whose kernel table maps every
-op to PyTorch's NotImplementedError for the sparse backend, whose allocator refuses, and
-whose backend refuses to copy. So a dense op handed a sparse tensor (`tensorlib.exp(adj)`,
+op to PyTorch's NotImplementedError for the sparse backend and whose backend refuses to
+copy (its allocator is the real one, so an op gets as far as its kernel and is named). So a dense op handed a sparse tensor (`tensorlib.exp(adj)`,
 `dense + adj` through a namespace function) fails naming the op and the layout, and never
 computes on the placeholder storage. That storage is one zeroed element with all strides 0,
 so even a host-side read is in bounds. The Tensor methods a sparse tensor does not support
@@ -38,17 +38,13 @@ def not_supported(op, layout, dev):
 
 
 class _Refuser:
-    """The kernel, allocator and backend of a guard device: calling or reading any of them
-    raises the sparse layout's NotImplementedError."""
+    """The kernels and the backend of a guard device: calling or reading any of them raises
+    the sparse layout's NotImplementedError."""
 
     def __init__(self, op, layout, real):
         self.op, self.layout, self.real = op, layout, real
 
     def __call__(self, *args, **kwargs):
-        raise not_supported(self.op, self.layout, self.real)
-
-    def refuse(self):
-        """What pointwise ops ask before their mixed-device error (`dense_op(x, adj)`)."""
         raise not_supported(self.op, self.layout, self.real)
 
     def __getattr__(self, name):           # the backend's methods (copy_to_host, ...)
@@ -57,16 +53,37 @@ class _Refuser:
         raise not_supported(name, self.layout, self.real)
 
 
+class _Allocator:
+    """The guard device's allocator: the real one, so that a dense op's output is made and
+    the op then fails at its kernel, named; `refuse` is what a pointwise op asks before its
+    mixed-device error (`tensorlib.add(dense, adj)`)."""
+
+    def __init__(self, layout, real):
+        self.layout, self.real = layout, real
+
+    def __call__(self, nbytes, index):
+        return self.real._allocate(nbytes, index)
+
+    def refuse(self):
+        raise NotImplementedError(
+            f"Could not run a dense operator with arguments from the "
+            f"'{backend_name(self.layout, self.real)}' backend: a {self.layout} tensor "
+            f"meets dense tensors only in the ops of tensorlib.sparse, the products and "
+            f"`dense + sparse`; use to_dense() first.")
+
+
 def guard_device(layout, real):
     """The guard device of `layout` tensors on the canonical device `real`."""
     key = (layout._name, real.type, real.index)
     guard = _GUARDS.get(key)
     if guard is None:
         guard = _device(real.type, real.index)
-        guard._kernels = {op: _Refuser(op, layout, real) for op in real._kernels}
+        # no "mm": matmul's fast path asks has_kernel("mm") and then takes the sparse branch
+        guard._kernels = {op: _Refuser(op, layout, real) for op in real._kernels
+                          if op != "mm"}
         guard._backend = _Refuser("copy", layout, real)
-        guard._allocate = _Refuser("empty", layout, real)
-        guard._release = None
+        guard._allocate = _Allocator(layout, real)
+        guard._release = real._release
         _GUARDS[key] = guard
     return guard
 
