@@ -41,7 +41,7 @@ def _same(ours, theirs):
 def test_construct_and_accessors(device):
     s, t = _pair(device=device)
     assert isinstance(s, tl.Tensor) and s.is_sparse and not s.is_sparse_csr
-    assert s.layout is tl.sparse_coo and s.device == tl.device(device)
+    assert s.layout is tl.sparse_coo and s.device == tl.ones(1, device=device).device
     assert (s._nnz(), s.sparse_dim(), s.dense_dim(), s.dim(), s.numel()) == \
         (t._nnz(), t.sparse_dim(), t.dense_dim(), t.dim(), t.numel())
     assert s.is_coalesced() == t.is_coalesced() is False
