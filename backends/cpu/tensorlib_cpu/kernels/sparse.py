@@ -1,6 +1,7 @@
-"""The sparse-dense product on the host: scipy.sparse's CSR product (C++), the COO entries
-turned into CSR in linear time on each call. tensorlib.sparse looks this kernel up by name;
-a device without it runs the product on its index_select/mul/index_add primitives."""
+"""The sparse-dense product on the host: scipy.sparse's COO product (C++: one pass over the
+entries, duplicates and any order welcome, no conversion). tensorlib.sparse looks this kernel
+up by name; a device without it runs the product on its index_select/mul/index_add
+primitives."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
@@ -24,7 +25,7 @@ def sparse_coo_mm(out, rows, cols, values, dense):
     import scipy.sparse         # on first use: it costs a tenth of a second to import
     o, d, v = _h(out), _h(dense), _h(values)
     work = _compute_dtype(v.dtype)
-    matrix = scipy.sparse.csr_matrix((v.astype(work, copy=False), (_h(rows), _h(cols))),
+    matrix = scipy.sparse.coo_matrix((v.astype(work, copy=False), (_h(rows), _h(cols))),
                                      shape=(o.shape[0], d.shape[0]))
     o[...] = matrix @ d.astype(work, copy=False)
 
