@@ -189,8 +189,8 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         raise RuntimeError(f"tensorlib's CSR tensors are matrices, got size {list(size)}")
     crow_list = crow.tolist()
     if len(crow_list) != size[0] + 1:
-        raise RuntimeError(f"crow_indices.size(-1) must be equal to size[-2] + 1 (that is "
-                           f"{size[0] + 1}), but got: {len(crow_list)}")
+        raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 "
+                           f"(={size[0] + 1}), but got {len(crow_list)}")
     if crow_list[0] != 0:
         raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
     if crow_list[-1] != nnz:

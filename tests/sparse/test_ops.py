@@ -27,11 +27,8 @@ def _sparse(lib, device=None, leaf=False, values=None):
 
 
 def _np(t):
-    t = t.to_dense() if t.layout is not getattr(tl, "strided", None) and \
-        not isinstance(t, torch.Tensor) else t
-    if isinstance(t, torch.Tensor) and t.layout is not torch.strided:
-        t = t.to_dense()
-    return t.detach().cpu().numpy()
+    dense = t if t.layout in (tl.strided, torch.strided) else t.to_dense()
+    return dense.detach().cpu().numpy()
 
 
 def _close(ours, theirs):
