@@ -136,7 +136,7 @@ class Add(Function):
         ctx.a, ctx.b, ctx.alpha = a.detach(), b.detach(), alpha
         values_b = b._values_t if alpha == 1 else b._values_t * alpha
         indices = tensorlib.cat([a._indices_t, b._indices_t], 1)
-        values = tensorlib.cat([a._values_t, values_b.to(a._values_t.dtype)], 0)
+        values = tensorlib.cat([a._values_t, values_b], 0)
         if a._coalesced and b._coalesced:
             indices, values = K.coalesce_parts(indices, values, a._sizes)
             return _coo(indices, values, a._sizes, coalesced=True)
@@ -164,8 +164,8 @@ class SparseMM(Function):
         gs = gd = None
         if ctx.needs_input_grad[0]:
             indices, _ = s._coalesced_parts()
-            gs = _coo(indices, K.sampled_dot(indices[0], indices[1], grad, d).to(s.dtype),
-                      s._sizes, coalesced=True)
+            gs = _coo(indices, K.sampled_dot(indices[0], indices[1], grad, d), s._sizes,
+                      coalesced=True)
         if ctx.needs_input_grad[1]:
             idx = s._indices_t
             gd = K.coo_mm(idx[1], idx[0], s._values_t, s._sizes[1], grad)

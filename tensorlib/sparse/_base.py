@@ -11,7 +11,8 @@ __all__ = ["SparseTensor", "refuse_dense_methods", "parse_to"]
 
 class SparseTensor(Tensor):
     """A Tensor in a sparse layout. Subclasses name `_layout` and `_components` (the attribute
-    names of their component tensors, values last) and implement `_with`."""
+    names of their component tensors, values last) and define `_from_parts`, `_with` (the
+    same sparsity, each component mapped by fn(name, tensor)) and `_map_values`."""
 
     __module__ = "tensorlib"
     _layout = None
@@ -84,13 +85,8 @@ class SparseTensor(Tensor):
         return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}[self._layout._name]
 
     # ---- copies, moves and casts ----------------------------------------------------------
-    def _with(self, fn):
-        """The same sparsity with each component tensor mapped by fn(name, tensor)."""
-        raise NotImplementedError
-
     def detach(self):
-        out = self._with(lambda name, t: t.detach())
-        return out
+        return self._with(lambda name, t: t.detach())
 
     def clone(self, *, memory_format=None):
         return self._map_values(lambda v: v.clone(), lambda g: g)
@@ -153,15 +149,15 @@ class SparseTensor(Tensor):
     def __reduce_ex__(self, protocol):
         parts = tuple(self.__dict__[name].detach().cpu() for name in self._components)
         return (_rebuild, (type(self), parts, self._sizes, str(self._real),
-                           self._requires_grad))
+                           self._requires_grad, self.__dict__.get("_coalesced", False)))
 
     def __repr__(self):
         from tensorlib.sparse._repr import sparse_repr
         return sparse_repr(self)
 
 
-def _rebuild(cls, parts, sizes, device, requires_grad):
-    out = cls._from_parts(parts, sizes).to(device)
+def _rebuild(cls, parts, sizes, device, requires_grad, coalesced=False):
+    out = cls._from_parts(parts, sizes, coalesced=coalesced).to(device)
     out._requires_grad = requires_grad
     return out
 

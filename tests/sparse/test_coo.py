@@ -238,3 +238,16 @@ def test_dense_methods_on_the_wrong_layout():
         tl.add(tl.ones(2, 3), s)
     with pytest.raises(NotImplementedError, match="SparseCPU"):
         tl.reshape(s, (6,)).sum()
+
+
+def test_save_and_load(tmp_path):
+    s = _pair()[0]
+    coalesced, csr = s.coalesce(), tl.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse_csr()
+    tl.save({"s": s, "c": coalesced, "csr": csr, "again": s}, tmp_path / "m.pt")
+    back = tl.load(tmp_path / "m.pt")
+    assert back["s"] is back["again"] and not back["s"].is_coalesced()
+    assert back["c"].is_coalesced() and back["csr"].is_sparse_csr
+    for name in ("s", "c", "csr"):
+        np.testing.assert_array_equal(back[name].to_dense().numpy(),
+                                      {"s": s, "c": coalesced, "csr": csr}[name]
+                                      .to_dense().numpy())

@@ -223,3 +223,23 @@ def test_dense_to_sparse_gradient():
         lib.sparse.mm(d.to_sparse(), lib.ones(2, 2)).sum().backward()
         grads.append(d.grad)
     _close(*grads)
+
+
+def test_leaf_gradient_accumulates(device):
+    grads = []
+    for lib, dev in ((tl, device), (torch, None)):
+        s = _sparse(lib, dev, leaf=True)
+        for _ in range(2):
+            lib.sparse.mm(s, _dense(lib, dev)).sum().backward()
+        grads.append(s.grad)
+    assert grads[0].is_sparse
+    _close(*grads)
+
+
+def test_module_buffer_moves_and_casts(device):
+    module = tl.nn.Module()
+    module.register_buffer("adj", _sparse(tl))
+    module.to(device).double()
+    assert module.adj.is_sparse and module.adj.dtype is tl.float64
+    assert module.adj.device == tl.ones(1, device=device).device
+    _close(module.adj, _sparse(torch).double())
