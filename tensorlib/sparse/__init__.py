@@ -7,7 +7,7 @@ One module per job: `_guard` (a sparse tensor's dense fields and the refusal of 
 backend's `sparse_coo_mm`), `_repr` (printing), `_legacy` (FloatTensor(indices, values, size)
 and kin). `install` wires the layouts into tensorlib and Tensor when tensorlib is imported.
 """
-from tensorlib._layout import sparse_coo, sparse_csr, strided
+from tensorlib._layout import strided
 from tensorlib.sparse._legacy import (BFloat16Tensor, ByteTensor, CharTensor,  # noqa: F401
                                       DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                                       LongTensor, ShortTensor)

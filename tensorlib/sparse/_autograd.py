@@ -9,7 +9,7 @@ from tensorlib.autograd.function import Function
 from tensorlib.sparse import _kernels as K
 
 __all__ = ["grad_for", "FromValues", "ToDense", "ToSparse", "Coalesce", "Values",
-           "MapValues", "Transpose", "Add", "SparseMM", "Sum", "Softmax"]
+           "MapValues", "Unary", "Transpose", "Add", "SparseMM", "Sum", "Softmax"]
 
 
 def grad_for(grad, target):
@@ -114,6 +114,25 @@ class MapValues(Function):
         else:
             grad = ctx.grad_fn(grad)
         return grad_for(grad, ctx.sparse), None, None, None
+
+
+class Unary(Function):
+    """A zero-preserving elementwise function (abs, sqrt, tanh, x ** 2, ...) of the coalesced
+    values; its derivative is the dense function's, taken by autograd in backward."""
+
+    @staticmethod
+    def forward(ctx, sparse, fn):
+        indices, values = sparse._coalesced_parts()
+        ctx.indices, ctx.values, ctx.fn, ctx.sizes = indices, values, fn, sparse._sizes
+        return _coo(indices, fn(values), sparse._sizes, coalesced=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = K.values_at(grad, ctx.indices, ctx.sizes)
+        with tensorlib.enable_grad():
+            v = ctx.values.detach().requires_grad_(True)
+            (gv,) = tensorlib.autograd.grad(ctx.fn(v), v, g)
+        return _coo(ctx.indices, gv, ctx.sizes, coalesced=True), None
 
 
 class Transpose(Function):

@@ -29,10 +29,9 @@ class SparseCooTensor(SparseTensor):
                          _values_t=values, _coalesced=bool(coalesced), _coalesced_cache=None)
 
     def _with(self, fn):
-        out = self._from_parts((fn("_indices_t", self._indices_t),
-                                fn("_values_t", self._values_t)), self._sizes,
-                               coalesced=self._coalesced)
-        return out
+        return self._from_parts((fn("_indices_t", self._indices_t),
+                                 fn("_values_t", self._values_t)), self._sizes,
+                                coalesced=self._coalesced)
 
     def _map_values(self, fn, grad_fn, device=None):
         return A.MapValues.apply(self, fn, grad_fn, self._real if device is None else device)
@@ -215,6 +214,15 @@ class SparseCooTensor(SparseTensor):
     def __pos__(self):
         return self
 
+    def pow(self, exponent):
+        if not isinstance(exponent, numbers.Number) or isinstance(exponent, bool) \
+                or exponent <= 0:
+            raise NotImplementedError("tensorlib raises a sparse tensor only to a positive "
+                                      "number (the power that keeps zeros)")
+        return A.Unary.apply(self, lambda v: v.pow(exponent))
+
+    __pow__ = pow
+
     def __matmul__(self, other):
         return tensorlib.matmul(self, other)
 
@@ -317,3 +325,22 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
             return self
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported in tensorlib")
     return A.ToSparse.apply(self, sparse_dim)
+
+
+# the elementwise functions that keep zeros (PyTorch runs these on sparse COO tensors)
+ZERO_PRESERVING = ("abs", "sqrt", "sin", "tan", "tanh", "relu", "sign", "sgn", "floor", "ceil",
+                   "round", "trunc", "expm1", "log1p", "asin", "arcsin", "atan", "arctan",
+                   "sinh", "asinh", "atanh", "erf", "erfinv", "square", "frac", "deg2rad",
+                   "rad2deg")
+
+
+def _unary(name):
+    def method(self):
+        return A.Unary.apply(self, lambda v: getattr(v, name)())
+    method.__name__ = name
+    method.__doc__ = f"{name} of the coalesced values (zeros stay zeros)."
+    return method
+
+
+for _name in ZERO_PRESERVING:
+    setattr(SparseCooTensor, _name, _unary(_name))

@@ -5,12 +5,13 @@ A sparse tensor is a `tensorlib.Tensor` (PyTorch programs test `isinstance(adj, 
 whose data lives in its component tensors (indices and values, or the compressed ones for
 CSR). Its TensorImpl fields still say its shape and dtype, and name a *guard device*: equal
 to the real device (same type and index) but a distinct object whose kernel table maps every
-op to PyTorch's NotImplementedError for the sparse backend and whose backend refuses to
-copy (its allocator is the real one, so an op gets as far as its kernel and is named). So a dense op handed a sparse tensor (`tensorlib.exp(adj)`,
-`dense + adj` through a namespace function) fails naming the op and the layout, and never
-computes on the placeholder storage. That storage is one zeroed element with all strides 0,
-so even a host-side read is in bounds. The Tensor methods a sparse tensor does not support
-are refused the same way (`_base.refuse_dense_methods`).
+op to PyTorch's NotImplementedError for the sparse backend and whose backend refuses to copy
+(its allocator is the real one, so an op gets as far as its kernel, which names it). So a
+dense op handed a sparse tensor (`tensorlib.exp(adj)`, `dense + adj` through a namespace
+function) fails naming the op and the layout, and never computes on the placeholder storage.
+That storage is one zeroed element with all strides 0, so even a host-side read is in
+bounds. The Tensor methods a sparse tensor does not support are refused the same way
+(`_base.refuse_dense_methods`).
 """
 import numpy as np
 

@@ -75,7 +75,8 @@ def test_repr_matches_torch():
 
 
 @pytest.mark.parametrize("crow, col, val, size, message", [
-    ([0, 2, 2], COL, VAL, (3, 4), "crow_indices.shape[-1] must be equal to the number of rows + 1 (=4), but got 3"),
+    ([0, 2, 2], COL, VAL, (3, 4),
+     "crow_indices.shape[-1] must be equal to the number of rows + 1 (=4), but got 3"),
     ([1, 2, 2, 4], COL, VAL, (3, 4), "`crow_indices[..., 0] == 0` is not satisfied."),
     ([0, 2, 2, 3], COL, VAL, (3, 4), "`crow_indices[..., -1] == nnz` is not satisfied."),
     (CROW, [1, 3, 0, 4], VAL, (3, 4), "`0 <= col_indices < ncols` is not satisfied."),

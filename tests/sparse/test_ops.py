@@ -243,3 +243,24 @@ def test_module_buffer_moves_and_casts(device):
     assert module.adj.is_sparse and module.adj.dtype is tl.float64
     assert module.adj.device == tl.ones(1, device=device).device
     _close(module.adj, _sparse(torch).double())
+
+
+@pytest.mark.parametrize("name", ["abs", "sqrt", "tanh", "relu", "sin", "square", "expm1",
+                                  "floor", "pow"])
+def test_zero_preserving_unary(name):
+    """On the coalesced values (duplicates summed first). The gradient is the dense
+    function's on the coalesced values (torch's sparse backward lacks most of these)."""
+    values = np.abs(VAL) + 0.5 if name == "sqrt" else VAL
+    apply = (lambda x: x.pow(3)) if name == "pow" else (lambda x: getattr(x, name)())
+    s = _sparse(tl, values=values, leaf=True)
+    out = apply(s)
+    assert out.is_sparse and out.is_coalesced()
+    (out.to_dense() * tl.tensor(SQUARE)).sum().backward()
+    t = _sparse(torch, values=values).coalesce()
+    _close(out, apply(t))
+    v = t.values().clone().requires_grad_(True)
+    idx = t.indices()
+    (apply(v) * torch.tensor(SQUARE)[idx[0], idx[1]]).sum().backward()
+    expected = torch.sparse_coo_tensor(idx, v.grad, t.shape)
+    assert s.grad.is_sparse
+    _close(s.grad, expected)
