@@ -86,3 +86,6 @@ import tensorlib.autograd.profiler  # noqa: E402,F401
 from tensorlib.amp import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: E402
                            set_autocast_enabled, set_autocast_dtype, clear_autocast_cache,
                            is_autocast_cache_enabled, set_autocast_cache_enabled)
+# torch.sparse and the layouts; last: sparse tensors refuse the Tensor methods installed above
+from tensorlib import sparse  # noqa: E402
+sparse.install(Tensor, globals())

@@ -86,6 +86,8 @@ class _Encoder:
                 return obj
             return {"$": "float", "v": repr(obj)}
         if isinstance(obj, tensorlib.Tensor):
+            if obj.layout is not tensorlib.strided:
+                return self._sparse(obj)
             return self._tensor(obj)
         if isinstance(obj, tensorlib.dtype):
             return {"$": "dtype", "v": obj.name}
@@ -166,6 +168,16 @@ class _Encoder:
         if type(t) is not tensorlib.Tensor and not t.is_conj():    # a conj() result: plain
             node["cls"] = _globals.path_of(type(t))
         return node
+
+    def _sparse(self, t):
+        """A sparse tensor (tensorlib/sparse): its layout, size and component tensors."""
+        ref, mid = self._memo(t)
+        if ref is not None:
+            return ref
+        return {"$": "sparse", "id": mid, "layout": t.layout._name, "size": list(t._sizes),
+                "parts": [self.encode(t.__dict__[name].detach()) for name in t._components],
+                "coalesced": bool(t.__dict__.get("_coalesced", False)),
+                "requires_grad": bool(t._requires_grad)}
 
     def _ndarray(self, a):
         if a.dtype.hasobject or a.dtype.names is not None:
@@ -425,6 +437,21 @@ class _Decoder:
                 raise UnsafeGlobalError(f"{cls_path!r} is not a tensor class")
             t = cls(t, requires_grad)
         elif requires_grad:
+            t.requires_grad_(True)
+        return self._remember(node, t)
+
+    def _sparse(self, node):
+        """Through the checked constructors: indices out of the size raise."""
+        parts = [self.decode(p) for p in node["parts"]]
+        size = tuple(int(n) for n in node["size"])
+        if node["layout"] == "sparse_coo" and len(parts) == 2:
+            t = tensorlib.sparse_coo_tensor(*parts, size, is_coalesced=bool(node["coalesced"]))
+        elif node["layout"] == "sparse_csr" and len(parts) == 3:
+            t = tensorlib.sparse_csr_tensor(*parts, size)
+        else:
+            raise CheckpointError(f"bad sparse tensor node (layout {node['layout']!r}, "
+                                  f"{len(parts)} parts) in checkpoint")
+        if node.get("requires_grad"):
             t.requires_grad_(True)
         return self._remember(node, t)
 

@@ -7,6 +7,7 @@ from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl, numel
+from tensorlib._layout import strided as _strided
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op as _autocast_op
 
@@ -42,6 +43,9 @@ def matmul(a, b):
     out = _matrix_product(a, b)
     if out is not None:
         return out
+    if a.layout is not _strided or b.layout is not _strided:     # tensorlib/sparse/_ops.py
+        from tensorlib.sparse._ops import sparse_matmul
+        return sparse_matmul(a, b)
     _check(a, b)
     a2 = a.unsqueeze(0) if a.dim() == 1 else a
     b2 = b.unsqueeze(1) if b.dim() == 1 else b

@@ -1,0 +1,69 @@
+"""tensorlib.sparse (torch.sparse): sparse COO and CSR tensors, their products and reductions.
+
+One module per job: `_guard` (a sparse tensor's dense fields and the refusal of dense ops),
+`_base` (what the layouts share), `_coo` and `_csr` (the tensor types and constructors),
+`_ops` (mm, addmm, sum, softmax and the sparse branch of tensorlib.matmul), `_autograd`
+(their derivatives), `_kernels` (the computations, on any device's dense primitives or a
+backend's `sparse_coo_mm`), `_repr` (printing), `_legacy` (FloatTensor(indices, values, size)
+and kin). `install` wires the layouts into tensorlib and Tensor when tensorlib is imported.
+"""
+from tensorlib._layout import strided
+from tensorlib.sparse._legacy import (BFloat16Tensor, ByteTensor, CharTensor,  # noqa: F401
+                                      DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+                                      LongTensor, ShortTensor)
+from tensorlib.sparse._ops import addmm, log_softmax, mm, softmax, sum  # noqa: A004
+
+__all__ = ["addmm", "mm", "sum", "softmax", "log_softmax"]
+
+
+def _layout_error(name, wanted):
+    def refused(self, *args, **kwargs):
+        raise RuntimeError(f"{name} expected {wanted} layout but got {self._layout_key()}")
+    refused.__name__ = name
+    return refused
+
+
+def _dense_to_dense(self, dtype=None, *, masked_grad=None):
+    return self if dtype is None else self.to(dtype)
+
+
+def _layout_key(self):
+    return "Strided"
+
+
+def install(tensor_cls, namespace):
+    """Tensor's layout API for dense tensors, tensorlib's sparse constructors and layouts,
+    and the refusal of dense methods on sparse tensors (after every op family installed
+    its methods)."""
+    import tensorlib._layout as layouts
+    from tensorlib.sparse._base import refuse_dense_methods
+    from tensorlib.sparse._coo import SparseCooTensor, sparse_coo_tensor, to_sparse
+    from tensorlib.sparse._csr import SparseCsrTensor, dense_to_csr, sparse_csr_tensor
+    tensor_cls.layout = property(lambda self: strided, doc="strided (a dense tensor)")
+    tensor_cls.is_sparse = False
+    tensor_cls.is_sparse_csr = False
+    tensor_cls._layout_key = _layout_key
+    tensor_cls.to_dense = _dense_to_dense
+    tensor_cls.to_sparse = to_sparse
+    tensor_cls.to_sparse_coo = to_sparse
+    tensor_cls.to_sparse_csr = dense_to_csr
+    tensor_cls.sparse_dim = lambda self: 0
+    tensor_cls.dense_dim = lambda self: self.dim()
+    coo = "sparse coordinate tensor"
+    for name in ("indices", "coalesce", "is_coalesced"):
+        setattr(tensor_cls, name, _layout_error(name, coo))
+    tensor_cls.values = _layout_error("values", "sparse tensor")
+    for name in ("crow_indices", "col_indices"):
+        setattr(tensor_cls, name, _layout_error(name, "sparse row compressed tensor"))
+    for cls, accessors in ((SparseCsrTensor, ("indices", "_indices", "coalesce",
+                                              "is_coalesced")),
+                           (SparseCooTensor, ("crow_indices", "col_indices"))):
+        wanted = coo if cls is SparseCsrTensor else "sparse row compressed tensor"
+        for name in accessors:
+            setattr(cls, name, _layout_error(name, wanted))
+    refuse_dense_methods(tensor_cls)
+    for name in layouts.__all__:
+        namespace[name] = getattr(layouts, name)
+    namespace["sparse_coo_tensor"] = sparse_coo_tensor
+    namespace["sparse_csr_tensor"] = sparse_csr_tensor
+    namespace["spmm"] = namespace["mm"]

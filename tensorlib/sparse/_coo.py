@@ -1,0 +1,346 @@
+"""The sparse COO tensor (torch.sparse_coo): `sparse_dim` x nnz int64 indices and values of
+shape (nnz, *dense dims), duplicates allowed until coalesce(). `sparse_coo_tensor` makes one,
+`Tensor.to_sparse()` turns a dense tensor into one."""
+import numbers
+
+import tensorlib
+import tensorlib._C.dtypes as dt
+from tensorlib._C.views import wrap_dim
+from tensorlib._layout import sparse_coo
+from tensorlib._tensor import Tensor
+from tensorlib.sparse import _autograd as A, _kernels as K
+from tensorlib.sparse._base import SparseTensor
+
+__all__ = ["SparseCooTensor", "sparse_coo_tensor", "dense_to_coo"]
+
+
+class SparseCooTensor(SparseTensor):
+    """A Tensor of layout sparse_coo (see the module docstring and _guard.py's NOTE)."""
+
+    _layout = sparse_coo
+    _components = ("_indices_t", "_values_t")
+    is_sparse = True
+    is_sparse_csr = False
+
+    @classmethod
+    def _from_parts(cls, parts, sizes, coalesced=False):
+        indices, values = parts
+        return cls._make(tuple(sizes), values._dtype, values._device, _indices_t=indices,
+                         _values_t=values, _coalesced=bool(coalesced), _coalesced_cache=None)
+
+    def _with(self, fn):
+        return self._from_parts((fn("_indices_t", self._indices_t),
+                                 fn("_values_t", self._values_t)), self._sizes,
+                                coalesced=self._coalesced)
+
+    def _map_values(self, fn, grad_fn, device=None):
+        return A.MapValues.apply(self, fn, grad_fn, self._real if device is None else device)
+
+    # ---- structure ------------------------------------------------------------------------
+    def sparse_dim(self):
+        return self._indices_t._sizes[0]
+
+    def dense_dim(self):
+        return self._values_t.dim() - 1
+
+    def is_coalesced(self):
+        return self._coalesced
+
+    def _indices(self):
+        return self._indices_t
+
+    def _values(self):
+        return self._values_t
+
+    def indices(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._indices_t
+
+    def values(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return A.Values.apply(self)
+
+    def _coalesced_parts(self):
+        """(indices, values) of the coalesced form, without autograd; kept until the
+        components are written in place."""
+        if self._coalesced:
+            return self._indices_t, self._values_t
+        stamp = (self._indices_t._version, self._values_t._version)
+        cache = self._coalesced_cache
+        if cache is None or cache[0] != stamp:
+            cache = self._coalesced_cache = (stamp, K.coalesce_parts(
+                self._indices_t, self._values_t, self._sizes))
+        return cache[1]
+
+    def coalesce(self):
+        if self._coalesced:
+            return self
+        return A.Coalesce.apply(self)
+
+    # ---- conversions ----------------------------------------------------------------------
+    def _dense(self):
+        """The dense tensor, without autograd."""
+        values = self._values_t
+        out = tensorlib.zeros(self._sizes, dtype=self._dtype, device=self._real)
+        nsparse = self._indices_t._sizes[0]
+        if values._sizes[0] == 0:
+            return out
+        flat = out.view((-1,) + self._sizes[nsparse:])
+        flat.index_add_(0, K.linear_keys(self._indices_t, self._sizes[:nsparse]), values)
+        return out
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        out = A.ToDense.apply(self)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout is not sparse_coo:
+            if layout is tensorlib.sparse_csr:
+                return self.to_sparse_csr()
+            raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError(f"sparse_dim argument must match self.sparse_dim() "
+                               f"({self.sparse_dim()}), got {sparse_dim}")
+        return self
+
+    def to_sparse_coo(self):
+        return self
+
+    def to_sparse_csr(self, dense_dim=None):
+        from tensorlib.sparse._csr import coo_to_csr
+        return coo_to_csr(self)
+
+    # ---- transposes -----------------------------------------------------------------------
+    def _transposed(self, dim0, dim1):
+        rows = list(range(self._indices_t._sizes[0]))
+        rows[dim0], rows[dim1] = rows[dim1], rows[dim0]
+        sizes = list(self._sizes)
+        sizes[dim0], sizes[dim1] = sizes[dim1], sizes[dim0]
+        return self._from_parts((self._indices_t[rows], self._values_t), sizes)
+
+    def transpose(self, dim0, dim1):
+        n = self.dim()
+        dim0, dim1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+        nsparse = self.sparse_dim()
+        if (dim0 < nsparse) != (dim1 < nsparse):
+            raise RuntimeError("transpose(): can't transpose a sparse dim with a dense dim")
+        if dim0 >= nsparse:
+            raise NotImplementedError("transpose(): tensorlib transposes only the sparse dims "
+                                      "of a sparse tensor")
+        if dim0 == dim1:
+            return self
+        return A.Transpose.apply(self, dim0, dim1)
+
+    swapaxes = swapdims = transpose
+
+    def t(self):
+        if self.sparse_dim() > 2 or self.dense_dim() > 0:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                               f"but got {self.sparse_dim()} sparse and {self.dense_dim()} "
+                               f"dense dimensions")
+        return self if self.dim() < 2 else self.transpose(0, 1)
+
+    @property
+    def mT(self):                               # noqa: N802 - torch's name
+        return self.transpose(-2, -1)
+
+    @property
+    def T(self):                                # noqa: N802 - torch's name
+        return self.t()
+
+    # ---- arithmetic -----------------------------------------------------------------------
+    def add(self, other, *, alpha=1):
+        if isinstance(other, SparseCooTensor):
+            if other._sizes != self._sizes:
+                raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                                   f"{list(self._sizes)} != {list(other._sizes)}")
+            if other._real is not self._real:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found "
+                                   f"at least two devices, {self._real} and {other._real}!")
+            dtype = dt.promote_types(self._dtype, other._dtype)
+            a, b = self.to(dtype), other.to(dtype)
+            return A.Add.apply(a, b, alpha)
+        if isinstance(other, Tensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                               "instead.")
+        raise NotImplementedError("tensorlib adds a number to a sparse tensor as PyTorch does "
+                                  "not: use to_dense() first")
+
+    def sub(self, other, *, alpha=1):
+        return self.add(other, alpha=-alpha)
+
+    __add__ = add
+    __sub__ = sub
+
+    def __radd__(self, other):
+        """dense + sparse: a dense result (PyTorch's add(dense, sparse))."""
+        if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
+            return other + self.to_dense()
+        return self.add(other)
+
+    def __rsub__(self, other):
+        if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
+            return other - self.to_dense()
+        raise NotImplementedError("tensorlib subtracts a sparse tensor only from a dense or "
+                                  "sparse one")
+
+    def mul(self, other):
+        if isinstance(other, Tensor) and other.dim() == 0 and not other.is_sparse:
+            other = other.item()
+        if isinstance(other, numbers.Number) and not isinstance(other, bool):
+            return self._map_values(lambda v: v * other, lambda g: g * other)
+        raise NotImplementedError("tensorlib multiplies a sparse tensor only by a number")
+
+    __mul__ = __rmul__ = mul
+
+    def div(self, other):
+        if isinstance(other, Tensor) and other.dim() == 0 and not other.is_sparse:
+            other = other.item()
+        if isinstance(other, numbers.Number) and not isinstance(other, bool):
+            return self._map_values(lambda v: v / other, lambda g: g / other)
+        raise NotImplementedError("tensorlib divides a sparse tensor only by a number")
+
+    __truediv__ = div
+
+    def neg(self):
+        return self._map_values(lambda v: -v, lambda g: -g)
+
+    __neg__ = neg
+
+    def __pos__(self):
+        return self
+
+    def pow(self, exponent):
+        if not isinstance(exponent, numbers.Number) or isinstance(exponent, bool) \
+                or exponent <= 0:
+            raise NotImplementedError("tensorlib raises a sparse tensor only to a positive "
+                                      "number (the power that keeps zeros)")
+        return A.Unary.apply(self, lambda v: v.pow(exponent))
+
+    __pow__ = pow
+
+    def __matmul__(self, other):
+        return tensorlib.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return tensorlib.matmul(other, self)
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        from tensorlib.sparse._ops import sum as sparse_sum
+        if keepdim:
+            raise RuntimeError("sum of a sparse tensor does not take keepdim=True")
+        return sparse_sum(self, dim, dtype=dtype)
+
+
+def _as_tensor(x, dtype=None, device=None):
+    if isinstance(x, Tensor):
+        return x.to(device=device) if device is not None else x
+    return tensorlib.tensor(x, dtype=dtype, device=device)
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None,
+                      is_coalesced=None):
+    """A sparse COO tensor from `indices` (sparse_dim x nnz, any integer or float dtype, taken
+    as int64) and `values` (nnz, *dense dims); `size` defaults to the smallest that holds
+    the indices. Indices out of `size` raise PyTorch's invariant error."""
+    values = _as_tensor(values, dtype, device)
+    if dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if device is None:
+        device = values.device
+    indices = _as_tensor(indices, dt.int64, values.device)
+    if indices.dtype is not dt.int64:
+        indices = indices.to(dt.int64)
+    if values.dim() == 0:
+        raise RuntimeError("values must be at least 1-dimensional, got a 0-dim tensor")
+    if size is not None and indices.dim() > 0:          # PyTorch checks this one first
+        _check_size_length(size, indices._sizes[0], values.dim() - 1)
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: "
+                           f"{list(indices.shape)}")
+    nsparse, nnz = indices._sizes
+    if values._sizes[0] != nnz:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{nnz}, nnz from values: {values._sizes[0]}")
+    dense_sizes = values._sizes[1:]
+    bounds = indices.amax(1).tolist() if nnz else [-1] * nsparse
+    if size is None:
+        sizes = tuple(b + 1 for b in bounds) + dense_sizes
+    else:
+        sizes = tuple(int(s) for s in size)
+        if sizes[nsparse:] != dense_sizes:
+            raise RuntimeError(f"values has incorrect size, expected "
+                               f"{[nnz] + list(sizes[nsparse:])}, got {list(values.shape)}")
+    for d, bound in enumerate(bounds):
+        if bound >= sizes[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                               f"{sizes[d]} but found index {bound}")
+    if nnz and bool((indices.amin() < 0).item()):
+        d = int(indices.amin(1).argmin().item())
+        raise RuntimeError(f"found negative index {int(indices[d].amin().item())} for dim {d}")
+    coalesced = bool(is_coalesced) or nnz <= 1
+    out = A.FromValues.apply(indices, values, sizes, coalesced)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _check_size_length(size, nsparse, ndense):
+    if len(size) != nsparse + ndense:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
+                           f"= {len(size)}, sparse_dim = {nsparse}, dense_dim = {ndense}")
+
+
+def dense_to_coo(dense, sparse_dim=None):
+    """The entries of `dense` whose (sub-)tensor over the dense dims is not all zero; the
+    result is coalesced (sorted row-major)."""
+    n = dense.dim()
+    sparse_dim = n if sparse_dim is None else sparse_dim
+    if not 0 <= sparse_dim <= n:
+        raise RuntimeError(f"sparse_dim must be in [0, {n}], got {sparse_dim}")
+    lead = dense._sizes[:sparse_dim]
+    flat = dense.reshape((-1,) + dense._sizes[sparse_dim:]) if sparse_dim else \
+        dense.unsqueeze(0)
+    nonzero = flat != 0
+    if flat.dim() > 1:
+        nonzero = nonzero.reshape(flat._sizes[0], -1).any(1)
+    keys = nonzero.nonzero().reshape(-1)
+    indices = K.unravel_keys(keys, lead) if sparse_dim else \
+        tensorlib.zeros((0, keys._sizes[0]), dtype=dt.int64, device=dense.device)
+    values = flat.index_select(0, keys)
+    return SparseCooTensor._from_parts((indices, values), dense._sizes, coalesced=True)
+
+
+def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """Tensor.to_sparse() of a dense tensor: COO (or `layout`), coalesced."""
+    if layout is not None and layout is not sparse_coo:
+        if layout is tensorlib.sparse_csr:
+            return self.to_sparse_csr()
+        if layout is tensorlib.strided:
+            return self
+        raise NotImplementedError(f"to_sparse: layout {layout} is not supported in tensorlib")
+    return A.ToSparse.apply(self, sparse_dim)
+
+
+# the elementwise functions that keep zeros (PyTorch runs these on sparse COO tensors)
+ZERO_PRESERVING = ("abs", "sqrt", "sin", "tan", "tanh", "relu", "sign", "sgn", "floor", "ceil",
+                   "round", "trunc", "expm1", "log1p", "asin", "arcsin", "atan", "arctan",
+                   "sinh", "asinh", "atanh", "erf", "erfinv", "square", "frac", "deg2rad",
+                   "rad2deg")
+
+
+def _unary(name):
+    def method(self):
+        return A.Unary.apply(self, lambda v: getattr(v, name)())
+    method.__name__ = name
+    method.__doc__ = f"{name} of the coalesced values (zeros stay zeros)."
+    return method
+
+
+for _name in ZERO_PRESERVING:
+    setattr(SparseCooTensor, _name, _unary(_name))

@@ -1,0 +1,203 @@
+"""The sparse CSR matrix (torch.sparse_csr): compressed row pointers (m + 1), column indices
+and values (nnz each). tensorlib's CSR tensors are 2-D without dense dims; their products go
+through the COO entries (`_rows`). Autograd through a CSR tensor itself is not supported
+(a dense operand of a CSR product gets its gradient)."""
+import tensorlib
+import tensorlib._C.dtypes as dt
+from tensorlib._C.grad_mode import is_grad_enabled
+from tensorlib._layout import sparse_csr
+from tensorlib._tensor import Tensor
+from tensorlib.sparse._base import SparseTensor
+
+__all__ = ["SparseCsrTensor", "sparse_csr_tensor", "coo_to_csr"]
+
+
+class SparseCsrTensor(SparseTensor):
+    """A Tensor of layout sparse_csr (see _guard.py's NOTE)."""
+
+    _layout = sparse_csr
+    _components = ("_crow_t", "_col_t", "_values_t")
+    is_sparse = False
+    is_sparse_csr = True
+
+    @classmethod
+    def _from_parts(cls, parts, sizes, coalesced=None):
+        crow, col, values = parts
+        return cls._make(tuple(sizes), values._dtype, values._device, _crow_t=crow,
+                         _col_t=col, _values_t=values, _rows_cache=None)
+
+    def _with(self, fn):
+        return self._from_parts(tuple(fn(name, self.__dict__[name])
+                                      for name in self._components), self._sizes)
+
+    def _map_values(self, fn, grad_fn, device=None):
+        device = self._real if device is None else device
+        if self._requires_grad and is_grad_enabled():
+            raise NotImplementedError("tensorlib does not differentiate through sparse CSR "
+                                      "tensors: use a COO tensor (to_sparse())")
+        return self._with(lambda name, t: fn(t) if name == "_values_t" else t.to(device))
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad:
+            raise NotImplementedError("tensorlib does not differentiate through sparse CSR "
+                                      "tensors: use a COO tensor (to_sparse())")
+        return self
+
+    def stride(self, dim=None):
+        raise RuntimeError("Sparse CSR tensors do not have strides")
+
+    def is_contiguous(self, memory_format=None):
+        raise RuntimeError("Sparse CSR tensors do not have is_contiguous")
+
+    def sparse_dim(self):
+        return 2
+
+    def dense_dim(self):
+        return 0
+
+    def crow_indices(self):
+        return self._crow_t
+
+    def col_indices(self):
+        return self._col_t
+
+    def values(self):
+        return self._values_t
+
+    def _rows(self):
+        """The row of each entry (the COO row indices)."""
+        if self._rows_cache is None:
+            counts = self._crow_t[1:] - self._crow_t[:-1]
+            self._rows_cache = tensorlib.repeat_interleave(
+                tensorlib.arange(self._sizes[0], device=self._real), counts)
+        return self._rows_cache
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csr:
+            return self
+        from tensorlib.sparse._coo import SparseCooTensor
+        from tensorlib.sparse._kernels import coalesce_parts
+        indices = tensorlib.stack([self._rows(), self._col_t])
+        indices, values = coalesce_parts(indices, self._values_t, self._sizes)
+        return SparseCooTensor._from_parts((indices, values), self._sizes, coalesced=True)
+
+    to_sparse_coo = to_sparse
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        out = self.to_sparse()._dense()
+        return out if dtype is None else out.to(dtype)
+
+    def t(self):
+        return coo_to_csr(self.to_sparse().t())
+
+    def transpose(self, dim0, dim1):
+        if {dim0 % 2, dim1 % 2} == {0, 1}:
+            return self.t()
+        return self
+
+    @property
+    def mT(self):                               # noqa: N802 - torch's name
+        return self.t()
+
+    def mul(self, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return self._map_values(lambda v: v * other, None)
+        raise NotImplementedError("tensorlib multiplies a sparse CSR tensor only by a number")
+
+    __mul__ = __rmul__ = mul
+
+    def neg(self):
+        return self._map_values(lambda v: -v, None)
+
+    __neg__ = neg
+
+    def __matmul__(self, other):
+        return tensorlib.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return tensorlib.matmul(other, self)
+
+
+def coo_to_csr(coo):
+    """A 2-D COO tensor (no dense dims) in CSR form (its coalesced entries)."""
+    if coo.sparse_dim() != 2 or coo.dense_dim() != 0:
+        raise RuntimeError(f"to_sparse_csr: expected a 2-D sparse tensor without dense dims, "
+                           f"got {coo.sparse_dim()} sparse and {coo.dense_dim()} dense dims")
+    if coo._requires_grad and is_grad_enabled():
+        raise NotImplementedError("tensorlib does not differentiate through sparse CSR "
+                                  "tensors: keep the COO tensor")
+    indices, values = coo._coalesced_parts()
+    m = coo._sizes[0]
+    counts = tensorlib.bincount(indices[0], minlength=m) if values._sizes[0] else \
+        tensorlib.zeros(m, dtype=dt.int64, device=coo.device)
+    crow = tensorlib.cat([tensorlib.zeros(1, dtype=dt.int64, device=coo.device),
+                          counts.cumsum(0)])
+    return SparseCsrTensor._from_parts((crow, indices[1].clone(), values), coo._sizes)
+
+
+def dense_to_csr(dense, dense_dim=None):
+    """Tensor.to_sparse_csr() of a dense matrix."""
+    if dense_dim:
+        raise NotImplementedError("to_sparse_csr: tensorlib's CSR tensors have no dense dims")
+    if dense.dim() != 2:
+        raise RuntimeError(f"to_sparse_csr: tensorlib's CSR tensors are matrices, got a "
+                           f"{dense.dim()}-D tensor")
+    from tensorlib.sparse._coo import dense_to_coo
+    return coo_to_csr(dense_to_coo(dense.detach()))
+
+
+def _index_tensor(x, device):
+    t = x if isinstance(x, Tensor) else tensorlib.tensor(x, dtype=dt.int64, device=device)
+    if device is not None:
+        t = t.to(device)
+    if t.dtype not in (dt.int32, dt.int64):
+        raise RuntimeError(f"crow_indices and col_indices must be an int32 or int64 tensor, "
+                           f"got {t.dtype}")
+    return t.to(dt.int64)
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None):
+    """A CSR matrix; `size` defaults to (len(crow_indices) - 1, max column + 1). The
+    compressed-format invariants are checked (PyTorch's messages)."""
+    if requires_grad:
+        raise NotImplementedError("tensorlib does not differentiate through sparse CSR "
+                                  "tensors: use sparse_coo_tensor")
+    values = values if isinstance(values, Tensor) else tensorlib.tensor(values, dtype=dtype)
+    if device is not None:
+        values = values.to(device)
+    if dtype is not None:
+        values = values.to(dtype)
+    crow = _index_tensor(crow_indices, values.device)
+    col = _index_tensor(col_indices, values.device)
+    if crow.dim() != 1 or col.dim() != 1 or values.dim() != 1:
+        raise RuntimeError("tensorlib's CSR tensors are matrices: crow_indices, col_indices "
+                           "and values must be 1-D")
+    nnz = col._sizes[0]
+    if values._sizes[0] != nnz:
+        raise RuntimeError(f"col_indices and values must have the same number of elements, "
+                           f"but got col_indices.numel() = {nnz}, values.numel() = "
+                           f"{values._sizes[0]}")
+    if size is None:
+        size = (crow._sizes[0] - 1, int(col.max().item()) + 1 if nnz else 0)
+    size = tuple(int(s) for s in size)
+    if len(size) != 2:
+        raise RuntimeError(f"tensorlib's CSR tensors are matrices, got size {list(size)}")
+    crow_list = crow.tolist()
+    if len(crow_list) != size[0] + 1:
+        raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 "
+                           f"(={size[0] + 1}), but got {len(crow_list)}")
+    if crow_list[0] != 0:
+        raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
+    if crow_list[-1] != nnz:
+        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
+    if any(b < a for a, b in zip(crow_list, crow_list[1:])):
+        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is "
+                           "not satisfied.")
+    if nnz and not (0 <= int(col.min().item()) and int(col.max().item()) < size[1]):
+        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+    return SparseCsrTensor._from_parts((crow, col, values.detach()), size)
