@@ -75,7 +75,8 @@ class _LegacyType(type):
 
     def __instancecheck__(cls, obj):
         return isinstance(obj, TensorImpl) and obj.dtype is cls.dtype \
-            and obj.device.type == "cpu"
+            and obj.device.type == "cpu" and not getattr(obj, "is_sparse", False) \
+            and not getattr(obj, "is_sparse_csr", False)
 
 
 def _legacy_type(name, dtype):
