@@ -13,6 +13,7 @@ from tensorlib._C.promotion import result_type as _result_type
 from tensorlib import backends
 from tensorlib._size import Size
 from tensorlib._tensor import Tensor
+from tensorlib._legacy import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
 from tensorlib import ops
 
 float = float32  # noqa: A001 - torch.float

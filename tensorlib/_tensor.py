@@ -7,6 +7,7 @@ from tensorlib._C import pointwise as _pw
 from tensorlib._C.tensor_impl import TensorImpl, set_tensor_class, host_array, is_contiguous, numel
 from tensorlib._C.views import alias as _alias, wrap_dim
 from tensorlib._C.grad_mode import is_grad_enabled
+from tensorlib._legacy import LegacyConstructorMeta, new as _legacy_new
 from tensorlib._size import Size
 from tensorlib._tensor_str import tensor_repr
 from tensorlib import _capture_state
@@ -17,7 +18,7 @@ from tensorlib.ops.pointwise import inplace
 SAME, TO_BOOL, TO_FLOAT, LOGICAL = _pw.SAME, _pw.TO_BOOL, _pw.TO_FLOAT, _pw.LOGICAL
 
 
-class Tensor(TensorImpl):
+class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     """A strided n-dimensional array on a device (torch.Tensor)."""
 
     __module__ = "tensorlib"
@@ -328,6 +329,8 @@ class Tensor(TensorImpl):
     def cpu(self):
         return _copy.to_device(self, "cpu")
 
+    new = _legacy_new
+
     def type(self, dtype=None):
         """The type name ("tensorlib.FloatTensor"), or self in `dtype`: a dtype or a type
         name ("torch.LongTensor" and "tensorlib.LongTensor" both name int64)."""
@@ -340,6 +343,8 @@ class Tensor(TensorImpl):
             if not match:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = match[0]
+        elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.dtype):
+            dtype = dtype.dtype                   # FloatTensor and the other typed classes
         return self.to(dtype)
 
     def float(self):
