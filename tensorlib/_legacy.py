@@ -99,7 +99,7 @@ def new(self, *args, **kwargs):
     return legacy_new(self._dtype, self._device, args, kwargs, exact_dtype=True)
 
 
-class _TensorType(type):
+class TensorTypeMeta(type):
     """The metaclass of FloatTensor and the like: calling one constructs in its dtype, and
     isinstance(t, FloatTensor) asks whether t is a float32 CPU tensor (as in PyTorch)."""
 
@@ -119,7 +119,7 @@ class _TensorType(type):
 
 def _tensor_type(dtype):
     name = f"{dtype.scalar_name}Tensor"
-    return _TensorType(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False,
+    return TensorTypeMeta(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False,
                                   "__module__": "tensorlib"})
 
 

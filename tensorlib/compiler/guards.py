@@ -16,6 +16,7 @@ import collections
 import types
 
 from tensorlib._C.opdef import AliasedOp
+from tensorlib._legacy import LegacyConstructorMeta, TensorTypeMeta
 from tensorlib.compiler import _walk
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -114,7 +115,7 @@ _CONTAINERS = frozenset((dict, list, tuple, collections.OrderedDict))
 _OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                            types.ModuleType, type, types.MethodWrapperType,
                            types.WrapperDescriptorType, types.MethodDescriptorType,
-                           AliasedOp))
+                           AliasedOp, LegacyConstructorMeta, TensorTypeMeta))
 
 
 _STATEFUL = []
