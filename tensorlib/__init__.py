@@ -13,6 +13,7 @@ from tensorlib._C.promotion import result_type as _result_type
 from tensorlib import backends
 from tensorlib._size import Size
 from tensorlib._tensor import Tensor
+from tensorlib._legacy import *  # noqa: F401,F403 - FloatTensor, LongTensor, ...
 from tensorlib import ops
 
 float = float32  # noqa: A001 - torch.float
@@ -57,7 +58,6 @@ Tensor.swapdims = Tensor.swapaxes
 is_floating_point, is_signed = Tensor.is_floating_point, Tensor.is_signed
 is_nonzero, is_same_size = Tensor.is_nonzero, Tensor.is_same_size
 from tensorlib._dtype_info import finfo, iinfo  # noqa: E402
-from tensorlib._legacy_constructors import *  # noqa: E402,F401,F403 - FloatTensor, LongTensor...
 
 # autograd's formulas are written in the ops above, so it is imported last
 from tensorlib import autograd  # noqa: E402

@@ -8,6 +8,7 @@ from tensorlib._C.tensor_impl import TensorImpl, set_tensor_class, host_array, i
 from tensorlib._C.storage import Storage as _Storage
 from tensorlib._C.views import alias as _alias, wrap_dim
 from tensorlib._C.grad_mode import is_grad_enabled
+from tensorlib._legacy import LegacyConstructorMeta, new as _legacy_new
 from tensorlib._size import Size
 from tensorlib._tensor_str import tensor_repr
 from tensorlib import _capture_state
@@ -30,19 +31,11 @@ class _KeepAlive:
         pass
 
 
-class Tensor(TensorImpl):
+class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     """A strided n-dimensional array on a device (torch.Tensor)."""
 
     __module__ = "tensorlib"
     __array_priority__ = 1000     # numpy scalars defer to our reflected operators
-
-    def __init__(self, *args, device=None):
-        """`torch.Tensor(...)`, the legacy constructor (see _legacy_constructors). Tensors
-        made by ops never come here (wrap() only allocates); neither does a subclass whose
-        __new__ already made its tensor."""
-        if self._dtype is None:
-            from tensorlib._legacy_constructors import init_tensor
-            init_tensor(self, args, device)
 
     # ---- metadata -------------------------------------------------------------------------
     @property
@@ -355,6 +348,8 @@ class Tensor(TensorImpl):
     def cpu(self):
         return _copy.to_device(self, "cpu")
 
+    new = _legacy_new
+
     def type(self, dtype=None):
         """The type name ("tensorlib.FloatTensor"), or self in `dtype`: a dtype or a type
         name ("torch.LongTensor" and "tensorlib.LongTensor" both name int64)."""
@@ -367,7 +362,9 @@ class Tensor(TensorImpl):
             if not match:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = match[0]
-        return self.to(getattr(dtype, "dtype", dtype))      # FloatTensor & co. carry theirs
+        elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.dtype):
+            dtype = dtype.dtype                   # FloatTensor and the other typed classes
+        return self.to(dtype)
 
     def float(self):
         return self.to(dt.float32)

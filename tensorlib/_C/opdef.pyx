@@ -19,6 +19,21 @@ cpdef bint requires_grad(tuple args):
     return False
 
 
+cdef extern from "aliased_call.h":
+    object aliased_new(object fn, object table)
+
+
+# the type of what with_aliases returns: code that tells ops from other objects by type
+# (fx's tracer, the compiler's guards, serialization) counts it with the functions
+AliasedOp = type(aliased_new(len, {}))
+
+
+def with_aliases(fn, dict table):
+    """fn accepting the aliases of `table` as keywords: a C object that passes a call on
+    as it came (vectorcall, no repacking) unless one of its keywords is an alias."""
+    return aliased_new(fn, table)
+
+
 def make_op(str name, fn, autocast):
     """The public op for body `fn`: it runs `fn`, and when recording is on and an input
     requires grad, runs it with recording off and records one node `name` for the whole op.

@@ -39,6 +39,7 @@ import types
 import numpy as np
 
 import tensorlib
+from tensorlib._C.opdef import AliasedOp
 from tensorlib._serialization import globals as _globals
 from tensorlib._serialization import tensors as _tensors
 from tensorlib._serialization.errors import CheckpointError, UnsafeGlobalError
@@ -214,7 +215,7 @@ class _Encoder:
 
 def _is_global(obj):
     """Classes and functions are saved by their path."""
-    return isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType))
+    return isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, AliasedOp))
 
 
 def _dumps_header(header):

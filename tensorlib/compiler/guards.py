@@ -15,6 +15,8 @@ in a few microseconds instead of a walk (20-30 us on a small MLP and its SGD sta
 import collections
 import types
 
+from tensorlib._C.opdef import AliasedOp
+from tensorlib._legacy import LegacyConstructorMeta, TensorTypeMeta
 from tensorlib.compiler import _walk
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -112,7 +114,8 @@ _SCALAR_TYPES = frozenset(_SCALARS)
 _CONTAINERS = frozenset((dict, list, tuple, collections.OrderedDict))
 _OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                            types.ModuleType, type, types.MethodWrapperType,
-                           types.WrapperDescriptorType, types.MethodDescriptorType))
+                           types.WrapperDescriptorType, types.MethodDescriptorType,
+                           AliasedOp, LegacyConstructorMeta, TensorTypeMeta))
 
 
 _STATEFUL = []

@@ -15,6 +15,7 @@ import inspect
 import operator
 import warnings
 
+from tensorlib._C.opdef import AliasedOp
 from tensorlib.fx.graph import Graph
 from tensorlib.fx.node import map_aggregate
 
@@ -178,7 +179,7 @@ def _namespaces():
 
 
 def _is_op(obj):
-    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or
+    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or type(obj) is AliasedOp or
             type(obj).__name__ in ("cython_function_or_method", "fused_cython_function")) \
         and not isinstance(obj, type)
 

@@ -81,7 +81,7 @@ def _rebuild_parameter(cls, array, device, requires_grad):
     return cls(_from_host(array, device), requires_grad)
 
 
-class _BufferMeta(type):
+class _BufferMeta(type(tensorlib.Tensor)):
     def __instancecheck__(cls, instance):
         if cls is Buffer:
             return isinstance(instance, TensorImpl) and getattr(instance, "_is_buffer", False)

@@ -18,17 +18,29 @@ def modules():
 
 def install(tensor_cls, namespace):
     """Attach every family's TENSOR_METHODS to Tensor and export its __all__ into
-    `namespace` (tensorlib's globals)."""
+    `namespace` (tensorlib's globals), each taking PyTorch's NumPy keyword spellings
+    (axis=, keepdims=, x1=/x2=...: `_numpy_aliases`)."""
+    from tensorlib.ops._numpy_aliases import accept_aliases
+    names = []
     for module in modules():
         for name, fn in getattr(module, "TENSOR_METHODS", {}).items():
             setattr(tensor_cls, name, fn)
         for name in getattr(module, "__all__", ()):
             namespace[name] = getattr(module, name)
+            names.append(name)
     from tensorlib.ops import _out         # out= on the functions that take it in PyTorch
     _out.install(namespace)
     tensor_cls.resize_ = _out.resize_
     from tensorlib.ops import pinned        # pin_memory= on the factories that take it
     pinned.install_factories(namespace)
+    for name in names:                      # last: around the out= and pin_memory= wrappers
+        namespace[name] = accept_aliases(namespace[name])
+    # every method (the families' and those written in Tensor itself); size() and stride()
+    # stay as they are: metadata reads too frequent for even the wrapper's ~20 ns
+    for name, fn in list(vars(tensor_cls).items()):
+        if not name.startswith("_") and name not in ("size", "stride") and callable(fn) \
+                and not isinstance(fn, type):
+            setattr(tensor_cls, name, accept_aliases(fn))
 
 
 def __getattr__(name):

@@ -17,7 +17,7 @@ from tensorlib._global_flags import fill_uninitialized
 from tensorlib.ops import memory_format as _mf
 from tensorlib.ops._args import sizes_arg
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "empty_like",
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "empty_like",
            "zeros_like", "ones_like", "full_like", "empty_strided", "scalar_tensor", "arange",
            "linspace", "logspace", "eye"]
 
@@ -150,6 +150,16 @@ def from_numpy(array):
     return t
 
 
+def is_sequence(x):
+    """What PyTorch reads as data: a type with __getitem__ and __len__ that is not a mapping
+    (lists, tuples, deque, range, array.array, user sequences); str and bytes are refused."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    cls = type(x)
+    return (hasattr(cls, "__getitem__") and hasattr(cls, "__len__")
+            and not isinstance(x, (dict, TensorImpl, np.ndarray)))
+
+
 def _leaf_dtype(x):
     """torch's inference for one scalar: bool, int64, the default float, or a tensor's dtype."""
     if isinstance(x, TensorImpl):
@@ -164,22 +174,9 @@ def _leaf_dtype(x):
         return dt.get_default_dtype()
     if isinstance(x, numbers.Complex):
         return dt.complex128 if dt.get_default_dtype() is dt.float64 else dt.complex64
-    raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-
-
-def _is_sequence(x):
-    """A nested level of data: lists and tuples, and any other sequence PyTorch accepts
-    (deque, range, a user class with __len__ and __getitem__); never strings or mappings."""
-    if isinstance(x, (list, tuple)):
-        return True
-    return (not isinstance(x, (str, bytes, dict, TensorImpl, np.ndarray, numbers.Number))
-            and hasattr(x, "__len__") and hasattr(x, "__getitem__"))
-
-
-def _array_like(x):
-    """An object numpy converts by protocol (`__array__`, `__array_interface__`)."""
-    return not isinstance(x, (np.ndarray, TensorImpl)) and (
-        hasattr(x, "__array__") or hasattr(x, "__array_interface__"))
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
 def _infer_dtype(data):
@@ -189,11 +186,12 @@ def _infer_dtype(data):
     stack = [data]
     while stack:
         x = stack.pop()
-        if _is_sequence(x):
+        if isinstance(x, (list, tuple)):
             stack.extend(x)
             continue
-        if _array_like(x):
-            x = np.asarray(x)
+        if not isinstance(x, (numbers.Number, np.generic)) and is_sequence(x):
+            stack.extend(list(x))
+            continue
         d = _leaf_dtype(x)
         result = d if result is None else dt.promote_types(result, d)
     return result
@@ -201,15 +199,15 @@ def _infer_dtype(data):
 
 def _scalars(data):
     """Nested lists with every tensor inside replaced by its Python number (torch accepts only
-    one-element tensors there)."""
-    if _is_sequence(data):
+    one-element tensors there) and every other sequence read as a list."""
+    if isinstance(data, (list, tuple)):
         return [_scalars(x) for x in data]
-    if _array_like(data):
-        return np.asarray(data)
     if isinstance(data, TensorImpl):
         if data.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
+    if not isinstance(data, (numbers.Number, np.generic)) and is_sequence(data):
+        return [_scalars(x) for x in data]
     return data
 
 
@@ -252,10 +250,7 @@ def overflows(value, dtype):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor holding a copy of `data` (nested sequences, numbers, numpy arrays, objects
-    with `__array__` or `__array_interface__`)."""
-    if _array_like(data):
-        data = np.asarray(data)
+    """A new tensor holding a copy of `data` (nested sequences, numbers, numpy arrays)."""
     if isinstance(data, np.ndarray):
         d = dtype or dt.from_numpy_dtype(data.dtype)
     elif isinstance(data, TensorImpl):
@@ -281,6 +276,50 @@ def as_tensor(data, dtype=None, device=None):
             dtype is None or dtype.np == data.dtype) and all(s >= 0 for s in data.strides):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """`obj` as a tensor, sharing its memory when it can (a tensor, a CPU numpy array or a
+    buffer of the requested dtype and device); copy=True always copies, copy=False refuses
+    to."""
+    dev = None if device is None else factory_device(device)
+    if isinstance(obj, TensorImpl):
+        t = obj.to(device=dev if dev is not None else obj._device, dtype=dtype or obj._dtype)
+        if t is not obj and copy is False:
+            raise ValueError(f"can't alias tensor from device '{obj._device}' and dtype "
+                             f"'{obj._dtype}' into device '{t._device}' and dtype '{t._dtype}'.")
+        t = t.clone() if copy and t is obj else t
+    elif isinstance(obj, np.ndarray):
+        if copy:
+            t = tensor(obj, dtype=dtype, device=device)
+        else:
+            t = as_tensor(obj, dtype=dtype, device=device)
+            if copy is False and not np.shares_memory(t.numpy(), obj):
+                raise ValueError("can't alias NumPy array into a tensor of another dtype or "
+                                 "device.")
+    elif _is_buffer(obj) and not isinstance(obj, np.generic):
+        host = np.frombuffer(obj, dtype=(dtype or dt.get_default_dtype()).np)
+        t = from_numpy(host.copy() if copy else host)
+        if dev is not None and dev != t._device:
+            if copy is False:
+                raise ValueError(f"can't alias buffer into a tensor on device '{dev}'.")
+            t = t.to(dev)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        t = tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _is_buffer(obj):
+    """Whether obj exposes the buffer protocol (bytes, bytearray, memoryview, array.array)."""
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

@@ -409,3 +409,11 @@ def test_mha_exported_from_nn():
     assert getattr(nn, "MultiheadAttention", MultiheadAttention) is MultiheadAttention
     assert "multi_head_attention_forward" in F.__all__
     assert "scaled_dot_product_attention" in F.__all__
+
+
+def test_out_proj_is_the_non_quantizable_linear_at_torchs_path():
+    from tensorlib.nn.modules.linear import NonDynamicallyQuantizableLinear
+    mha = MultiheadAttention(8, 2)
+    assert isinstance(mha.out_proj, NonDynamicallyQuantizableLinear)
+    assert isinstance(mha.out_proj, tensorlib.nn.Linear)
+    assert NonDynamicallyQuantizableLinear.__module__ == "tensorlib.nn.modules.linear"

@@ -13,7 +13,7 @@ def test_tensor_infers_dtypes_like_pytorch():
     assert tl.tensor(3).shape == () and tl.tensor(3).item() == 3
     assert tl.tensor([[1, 2], [3, 4]], dtype=tl.float64).tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert tl.tensor([]).shape == (0,)
-    with pytest.raises(TypeError, match="Could not infer dtype of str"):
+    with pytest.raises(TypeError, match="invalid data type .str."):
         tl.tensor(["a"])
 
 

@@ -389,11 +389,7 @@ class Softmax2d(Module):
 
 
 # ---- multi-head attention -------------------------------------------------------------------
-from tensorlib.nn.modules.linear import Linear  # noqa: E402
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear (PyTorch's name for MultiheadAttention.out_proj's class)."""
+from tensorlib.nn.modules.linear import NonDynamicallyQuantizableLinear  # noqa: E402
 
 
 class MultiheadAttention(Module):

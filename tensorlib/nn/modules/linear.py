@@ -78,6 +78,11 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear (PyTorch's name for MultiheadAttention.out_proj's class, which its
+    quantization passes leave alone)."""
+
+
 class Bilinear(Module):
     r"""Applies a bilinear transformation: y = x_1^T A x_2 + b.
 

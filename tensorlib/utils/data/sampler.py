@@ -1,15 +1,15 @@
 """Samplers: iterables of dataset indices (or, for BatchSampler, of index lists), as in
 torch.utils.data.sampler. Random samplers draw one seed from their `generator` per epoch and
-let numpy make the choices from it (see _random), so a seeded generator is reproducible."""
+let numpy make the choices from it (see _random), so a seeded generator is reproducible.
+Draws with replacement come in chunks of _CHUNK as the iterator advances (as PyTorch's do),
+so num_samples may be far larger than memory."""
 import numbers
 
 import numpy as np
 
 from tensorlib.utils.data import _random
 
-# draws with replacement are made this many at a time, as PyTorch does: num_samples can be
-# 10**10 (minGPT and makemore loop forever that way), and only what is consumed is drawn
-CHUNK = 32
+_CHUNK = 32
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -66,8 +66,8 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         rng = _random.rng(self.generator)
         if self.replacement:
-            for start in range(0, self.num_samples, CHUNK):
-                yield from rng.integers(0, n, min(CHUNK, self.num_samples - start)).tolist()
+            for count in _chunks(self.num_samples):
+                yield from rng.integers(0, n, count).tolist()
             return
         full, rest = divmod(self.num_samples, n)
         for _ in range(full):
@@ -77,6 +77,15 @@ class RandomSampler(Sampler):
 
     def __len__(self):
         return self.num_samples
+
+
+def _chunks(total):
+    """Sizes of the draws that make `total` samples: _CHUNK each, the remainder last."""
+    full, rest = divmod(total, _CHUNK)
+    for _ in range(full):
+        yield _CHUNK
+    if rest:
+        yield rest
 
 
 class SubsetRandomSampler(Sampler):
@@ -122,11 +131,13 @@ class WeightedRandomSampler(Sampler):
     def __iter__(self):
         rng = _random.rng(self.generator)
         p = self.weights / self.weights.sum()
-        if not self.replacement:         # at most len(weights) indices: one draw
+        if not self.replacement:                  # at most len(weights) indices
             yield from rng.choice(len(p), self.num_samples, replace=False, p=p).tolist()
             return
-        for start in range(0, self.num_samples, CHUNK):
-            yield from rng.choice(len(p), min(CHUNK, self.num_samples - start), p=p).tolist()
+        cdf = np.cumsum(p)
+        cdf /= cdf[-1]
+        for count in _chunks(self.num_samples):
+            yield from np.searchsorted(cdf, rng.random(count), side="right").tolist()
 
     def __len__(self):
         return self.num_samples

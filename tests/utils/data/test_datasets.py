@@ -268,3 +268,47 @@ def test_tensor_dataset_batched_fetch_matches_per_sample():
             return tuple(t[i] * 2 for t in self.tensors)
     d = Doubled(x, y)
     assert default_collate(d.__getitems__([1]))[1].tolist() == [2]
+
+
+_HUGE = 10 ** 10
+
+
+def _first_items_cheaply(sampler, count=5):
+    """The first `count` items of `sampler` and the peak Python memory spent getting them."""
+    import itertools
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        items = list(itertools.islice(iter(sampler), count))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return items, peak
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RandomSampler(range(7), replacement=True, num_samples=_HUGE),
+    lambda: RandomSampler(range(7), num_samples=_HUGE),
+    lambda: WeightedRandomSampler([0.0, 1.0, 2.0, 0.0], _HUGE),
+    lambda: BatchSampler(RandomSampler(range(7), replacement=True, num_samples=_HUGE), 3, False),
+], ids=["with replacement", "chained permutations", "weighted", "batches"])
+def test_samplers_draw_lazily(make):
+    sampler = make()
+    items, peak = _first_items_cheaply(sampler)
+    assert len(items) == 5 and peak < 2 * 2 ** 20
+    flat = [i for item in items for i in (item if isinstance(item, list) else [item])]
+    assert all(0 <= i < 7 for i in flat)
+    assert len(sampler) in (_HUGE, -(-_HUGE // 3))
+
+
+def test_lazy_draws_are_reproducible_and_follow_weights():
+    g = lambda: np.random.default_rng(3)                      # noqa: E731
+    a = list(RandomSampler(range(5), replacement=True, num_samples=100, generator=g()))
+    b = list(RandomSampler(range(5), replacement=True, num_samples=100, generator=g()))
+    assert a == b and len(a) == 100 and set(a) <= set(range(5))
+    tensorlib.manual_seed(11)
+    c = list(RandomSampler(range(5), replacement=True, num_samples=70))
+    tensorlib.manual_seed(11)
+    assert c == list(RandomSampler(range(5), replacement=True, num_samples=70))
+    w = list(WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 4000, generator=g()))
+    assert set(w) == {1, 3} and 0.7 < w.count(3) / len(w) < 0.8 and len(w) == 4000

@@ -1,0 +1,139 @@
+/* An op that also takes PyTorch's NumPy keyword spellings (axis=, keepdims=, x1=...):
+ * a vectorcall object forwarding to the op. A call without keywords, or whose keywords are
+ * none of the aliases, is passed on as it came (no tuple or dict is built); only a call
+ * naming an alias gets its keyword names renamed. It binds as a method does, and with
+ * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object. */
+#include <Python.h>
+#include <stddef.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;             /* the op */
+    PyObject *table;          /* dict: alias -> the op's parameter name */
+    PyObject *dict;           /* __name__, __doc__, __wrapped__ ... (functools.wraps) */
+    vectorcallfunc vectorcall;
+} AliasedCall;
+
+static PyObject *aliased_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames) {
+    AliasedCall *a = (AliasedCall *)self;
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames), i, j, hit = -1;
+    for (i = 0; i < nk && hit < 0; i++) {
+        if (PyDict_GetItemWithError(a->table, PyTuple_GET_ITEM(kwnames, i)) != NULL)
+            hit = i;
+        else if (PyErr_Occurred())
+            return NULL;
+    }
+    if (hit < 0)
+        return PyObject_Vectorcall(a->fn, args, nargsf, kwnames);
+    PyObject *names = PyTuple_New(nk);
+    if (names == NULL)
+        return NULL;
+    for (i = 0; i < nk; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        PyObject *name = PyDict_GetItemWithError(a->table, key);
+        if (name == NULL) {
+            if (PyErr_Occurred()) {
+                Py_DECREF(names);
+                return NULL;
+            }
+            name = key;
+        }
+        for (j = 0; j < i; j++) {
+            int same = PyUnicode_Compare(PyTuple_GET_ITEM(names, j), name);
+            if (same == 0) {
+                PyErr_Format(PyExc_TypeError, "got multiple values for argument '%U'", name);
+                Py_DECREF(names);
+                return NULL;
+            }
+        }
+        Py_INCREF(name);
+        PyTuple_SET_ITEM(names, i, name);
+    }
+    PyObject *result = PyObject_Vectorcall(a->fn, args, nargsf, names);
+    Py_DECREF(names);
+    return result;
+}
+
+static PyObject *aliased_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static int aliased_traverse(PyObject *self, visitproc visit, void *arg) {
+    AliasedCall *a = (AliasedCall *)self;
+    Py_VISIT(a->fn);
+    Py_VISIT(a->table);
+    Py_VISIT(a->dict);
+    return 0;
+}
+
+static int aliased_clear(PyObject *self) {
+    AliasedCall *a = (AliasedCall *)self;
+    Py_CLEAR(a->fn);
+    Py_CLEAR(a->table);
+    Py_CLEAR(a->dict);
+    return 0;
+}
+
+static void aliased_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    aliased_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *aliased_repr(PyObject *self) {
+    return PyObject_Repr(((AliasedCall *)self)->fn);       /* reads as the op it wraps */
+}
+
+static PyObject *aliased_reduce(PyObject *self, PyObject *unused) {
+    /* pickled by name, as functions are */
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef aliased_methods[] = {
+    {"__reduce__", aliased_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef aliased_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject AliasedCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorlib._C.opdef.AliasedOp",
+    .tp_basicsize = sizeof(AliasedCall),
+    .tp_dealloc = aliased_dealloc,
+    .tp_repr = aliased_repr,
+    .tp_vectorcall_offset = offsetof(AliasedCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
+                | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_traverse = aliased_traverse,
+    .tp_clear = aliased_clear,
+    .tp_methods = aliased_methods,
+    .tp_getset = aliased_getset,
+    .tp_descr_get = aliased_get,
+    .tp_dictoffset = offsetof(AliasedCall, dict),
+};
+
+static PyObject *aliased_new(PyObject *fn, PyObject *table) {
+    if (AliasedCallType.tp_flags & Py_TPFLAGS_READY) {
+    } else if (PyType_Ready(&AliasedCallType) < 0) {
+        return NULL;
+    }
+    AliasedCall *a = PyObject_GC_New(AliasedCall, &AliasedCallType);
+    if (a == NULL)
+        return NULL;
+    Py_INCREF(fn);
+    Py_INCREF(table);
+    a->fn = fn;
+    a->table = table;
+    a->dict = NULL;
+    a->vectorcall = aliased_vectorcall;
+    PyObject_GC_Track((PyObject *)a);
+    return (PyObject *)a;
+}

@@ -1,0 +1,46 @@
+"""The NumPy spellings PyTorch's argument parser accepts for every op: `axis` for `dim`,
+`keepdims` for `keepdim`, `x`/`a`/`x1` (and `input`) for the input tensor, `x2` (and
+`other`) for the second. Each op gets a table {alias: its own parameter name} from its
+signature once, and a C wrapper (tensorlib/_C/aliased_call.h, through opdef.pyx) renames
+the keywords of a call that names one; other calls pass through it untouched."""
+import inspect
+
+from tensorlib._C.opdef import AliasedOp, with_aliases
+
+_INPUT_NAMES = ("input", "x", "a", "self", "t", "tensor")   # how ops name their input
+_OTHER_NAMES = ("other", "b", "y")                           # ... and the second tensor
+_TORCH = {"dim": ("axis",), "keepdim": ("keepdims",)}
+
+
+def alias_table(fn):
+    """{alias: parameter of fn} for the spellings fn does not take itself; None when none
+    apply (or fn's signature cannot be read)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None                         # it reads any keyword itself
+    table = {}
+    for name, aliases in _TORCH.items():
+        if name in params:
+            table.update((a, name) for a in aliases)
+    positional = [n for n, p in params.items()
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+    if positional and positional[0] in _INPUT_NAMES:
+        table.update((a, positional[0]) for a in ("input", "x", "a", "x1"))
+    if len(positional) > 1 and positional[1] in _OTHER_NAMES:
+        table.update((a, positional[1]) for a in ("other", "x2"))
+    table = {a: n for a, n in table.items() if a not in params}
+    return table or None
+
+
+def accept_aliases(fn):
+    """fn taking the NumPy spellings too (itself when none apply or it already does)."""
+    if type(fn) is AliasedOp:
+        return fn
+    table = alias_table(fn)
+    if table is None:
+        return fn
+    import functools
+    return functools.update_wrapper(with_aliases(fn, table), fn)
