@@ -182,7 +182,8 @@ def _global_state(request):
         # torch and pyopencl set their own variables when first imported: not a test's doing
         keys = sorted(k for k in set(environ) | set(now) if environ.get(k) != now.get(k)
                       and not (k not in environ and k.startswith(_IMPORT_SET)))
-        changed.append("environment: " + ", ".join(keys))
+        if keys:
+            changed.append("environment: " + ", ".join(keys))
         for k in keys:
             if k in environ:
                 os.environ[k] = environ[k]
