@@ -12,9 +12,10 @@ depends on RNG state another test left). Instead `_global_state` below puts back
 test, tensorlib's global switches and its default generator, numpy's and Python's global RNGs
 and the environment, so each test starts from the same state whatever ran before it; the
 tests that changed something are listed at the end (TENSORLIB_TEST_LEAKS=fail turns a leak
-into a test error)."""
+into a test error; TENSORLIB_TEST_LEAKS=keep lists leaks without putting anything back)."""
 import os
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -129,6 +130,14 @@ def _switches():
                  lambda v, d=dev: tensorlib.set_autocast_enabled(d, v)),
                 (f"autocast dtype {dev}", lambda d=dev: tensorlib.get_autocast_dtype(d),
                  lambda v, d=dev: tensorlib.set_autocast_dtype(d, v))]
+    from tensorlib.distributions import Distribution
+    out += attrs(Distribution, "distributions validate_args", ["_validate_args"])
+    if "torch" in sys.modules:   # the oracle's own switches (a parity test may flip them)
+        torch = sys.modules["torch"]
+        out += attrs(torch.distributions.Distribution, "torch distributions validate_args",
+                     ["_validate_args"])
+        out += [("torch default dtype", torch.get_default_dtype, torch.set_default_dtype),
+                ("torch grad mode", torch.is_grad_enabled, torch.set_grad_enabled)]
     out += attrs(backends.cudnn, "backends.cudnn",
                  ["enabled", "benchmark", "deterministic", "allow_tf32", "benchmark_limit"])
     out += attrs(backends.mkldnn, "backends.mkldnn", ["enabled", "deterministic"])
@@ -169,13 +178,15 @@ def _global_state(request):
     rng_before = [read() for _, read, _, _ in rngs]
     environ = _environ()
     yield
+    keep = os.environ.get("TENSORLIB_TEST_LEAKS") == "keep"   # to find what a leak breaks
     changed = []
     for (name, read, write), old in zip(switches, before):
         if read() != old:
             changed.append(name)
-            write(old)
+            if not keep:
+                write(old)
     for (name, read, write, equal), old in zip(rngs, rng_before):
-        if not equal(read(), old):
+        if not equal(read(), old) and not keep:
             write(old)   # not a leak: the next test starts from the same state regardless
     now = _environ()
     if now != environ:
@@ -184,7 +195,7 @@ def _global_state(request):
                       and not (k not in environ and k.startswith(_IMPORT_SET)))
         if keys:
             changed.append("environment: " + ", ".join(keys))
-        for k in keys:
+        for k in keys if not keep else ():
             if k in environ:
                 os.environ[k] = environ[k]
             else:

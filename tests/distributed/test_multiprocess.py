@@ -46,11 +46,12 @@ def test_unactivated_environment_finds_its_mpiexec(tmp_path):
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if d and os.path.normpath(d) not in map(os.path.normpath, env_bins))
     script = tmp_path / "ranks.py"
-    script.write_text("import os\nprint('RANK', os.environ['RANK'], 'OF',"
-                      " os.environ['WORLD_SIZE'], flush=True)\n")
-    done = launch(2, str(script), path=path)
+    # each rank writes a file: their stdout lines may interleave
+    script.write_text("import os, sys\nopen(os.path.join(sys.argv[1], 'rank' + os.environ['RANK']),"
+                      " 'w').write(os.environ['WORLD_SIZE'])\n")
+    done = launch(2, str(script), str(tmp_path), path=path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "RANK 0 OF 2" in done.stdout and "RANK 1 OF 2" in done.stdout
+    assert [(tmp_path / f"rank{r}").read_text() for r in range(2)] == ["2", "2"]
 
 
 @pytest.mark.parametrize("nproc,backend", [(2, "gloo"), (4, "mpi")])
