@@ -32,6 +32,30 @@ def _cpu_libraries():
             "conv2d": onednn_conv.describe()}
 
 
+def _speedups():
+    """What to install to make the CPU backend faster, one line per absent optional wheel
+    (x86-64 Linux only: the mkl and onednn-cpu-gomp wheels exist nowhere else)."""
+    if not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")):
+        return []
+    try:
+        from tensorlib_cpu import blas_choice, onednn
+    except ImportError:
+        return []
+    hints = []
+    # blas_choice.requested() picks MKL for these CPUs once the wheel is there
+    wants_mkl = blas_choice.cpu_vendor() == "GenuineIntel" or (
+        blas_choice.openblas_core() in blas_choice._AVX512_CORES
+        and not blas_choice.full_width_avx512())
+    if wants_mkl and blas_choice.find_mkl() is None and not os.environ.get(blas_choice.ENV):
+        hints.append("matmul, linear and conv GEMMs: install mkl (pip install "
+                     "\"tensorlib[mkl]\") for MKL (on Intel Xeons 0.9-1.1x PyTorch, against "
+                     "0.6-0.94x on OpenBLAS)")
+    if onednn.find() is None:
+        hints.append("conv2d forward and backward (float32): install onednn-cpu-gomp (pip "
+                     "install \"tensorlib[onednn]\") for oneDNN (else im2col + GEMM)")
+    return hints
+
+
 def _opencl_details():
     """Per usable OpenCL device: what it is and whether it is really the host CPU (PoCL);
     plus the listed devices that were skipped, with the reason."""
@@ -108,7 +132,8 @@ def collect():
             "python": f"{platform.python_version()} ({sys.executable})",
             "platform": platform.platform(), "numpy": np.__version__,
             "numpy_blas": _numpy_blas(), "cpu_threads": tensorlib.get_num_threads(),
-            "cpu_libraries": _cpu_libraries(), "backends": _backends(),
+            "cpu_libraries": _cpu_libraries(), "faster_with": _speedups(),
+            "backends": _backends(),
             "kernel_cache": _kernel_cache()}
 
 
@@ -128,8 +153,9 @@ def format_report(info, tracebacks=False):
              f"cpu       {info['cpu_threads']} kernel threads",
              f"  GEMM    {info['cpu_libraries']['gemm']}",
              f"  bf16/fp16 GEMM  {info['cpu_libraries'].get('gemm_low_precision', 'unknown')}",
-             f"  conv2d  {info['cpu_libraries']['conv2d']}",
-             "backends (entry point group tensorlib.backends):"]
+             f"  conv2d  {info['cpu_libraries']['conv2d']}"]
+    lines += [f"  faster  {hint}" for hint in info.get("faster_with", ())]
+    lines.append("backends (entry point group tensorlib.backends):")
     for b in info["backends"]:
         lines.append(f"  {b['name']:<10} {b['status']:<12} {b['origin']:<12} {b['entry_point']}")
         for i, dev in enumerate(b["devices"]):

@@ -38,3 +38,39 @@ def test_collect_lists_devices_of_available_backends():
 def test_ops_lists_coverage(capsys):
     assert main(["info", "--ops"]) == 0
     assert "primitive op coverage:" in capsys.readouterr().out
+
+
+def _fake_cpu(monkeypatch, *, mkl, onednn_path, vendor="GenuineIntel"):
+    from tensorlib import _info
+    from tensorlib_cpu import blas_choice, onednn
+    monkeypatch.setattr(_info.sys, "platform", "linux")
+    monkeypatch.setattr(_info.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
+    monkeypatch.setattr(blas_choice, "openblas_core", lambda: "Haswell")
+    monkeypatch.setattr(blas_choice, "find_mkl", lambda: mkl)
+    monkeypatch.setattr(onednn, "find", lambda: onednn_path)
+    monkeypatch.delenv(blas_choice.ENV, raising=False)
+    return _info
+
+
+def test_info_says_what_would_make_the_cpu_faster(monkeypatch, capsys):
+    _info = _fake_cpu(monkeypatch, mkl=None, onednn_path=None)
+    hints = _info._speedups()
+    assert len(hints) == 2
+    assert 'install mkl (pip install "tensorlib[mkl]")' in hints[0]
+    assert hints[1].startswith("conv2d forward and backward")
+    assert 'install onednn-cpu-gomp (pip install "tensorlib[onednn]")' in hints[1]
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  faster  {hint}" in out for hint in hints)
+
+
+def test_info_has_no_hint_for_what_is_installed_or_unused(monkeypatch):
+    _info = _fake_cpu(monkeypatch, mkl="/x/libmkl_rt.so.2", onednn_path="/x/libdnnl.so.3")
+    assert _info._speedups() == []
+    # AMD AVX2 (OpenBLAS's Haswell kernels): MKL would not be chosen, so it is not suggested
+    _info = _fake_cpu(monkeypatch, mkl=None, onednn_path="/x/libdnnl.so.3",
+                      vendor="AuthenticAMD")
+    assert _info._speedups() == []
+    monkeypatch.setattr(_info.platform, "machine", lambda: "aarch64")
+    assert _info._speedups() == []

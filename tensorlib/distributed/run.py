@@ -19,7 +19,7 @@ import subprocess
 import sys
 import uuid
 
-__all__ = ["main", "parse_args", "mpiexec_command"]
+__all__ = ["main", "parse_args", "mpiexec_command", "find_mpiexec"]
 
 
 def _nproc(value):
@@ -57,7 +57,8 @@ def parse_args(argv):
     p.add_argument("--hosts", default=None,
                    help="comma-separated host names for --nnodes above 1 (mpiexec -hosts)")
     p.add_argument("--mpiexec", default=os.environ.get("TENSORLIB_MPIEXEC", "mpiexec"),
-                   help="the MPI launcher to run (default: mpiexec on PATH)")
+                   help="the MPI launcher to run (default: mpiexec beside this Python, in "
+                        "its environment's bin/, else on PATH)")
     p.add_argument("-m", "--module", action="store_true",
                    help="run the target as a module (python -m)")
     p.add_argument("--no-python", "--no_python", action="store_true",
@@ -76,6 +77,24 @@ def parse_args(argv):
     if args.module and args.no_python:
         p.error("--module and --no-python cannot be used together")
     return args
+
+
+def find_mpiexec(name):
+    """(path or None, the places searched). A bare name is looked for beside sys.executable
+    and in sys.prefix's bin/ before PATH: the mpich wheel puts mpiexec there, and a virtual
+    environment run by its interpreter's path, not activated, has its bin/ off PATH."""
+    if os.path.dirname(name):
+        return shutil.which(name), [name]
+    bindir = "Scripts" if os.name == "nt" else "bin"
+    dirs = []
+    for d in (os.path.dirname(sys.executable), os.path.join(sys.prefix, bindir)):
+        if d and d not in dirs:
+            dirs.append(d)
+    for d in dirs:
+        found = shutil.which(name, path=d)
+        if found:
+            return found, dirs
+    return shutil.which(name), dirs + ["PATH"]
 
 
 def mpiexec_command(args, mpiexec):
@@ -113,9 +132,10 @@ def main(argv=None):
         print("tensorlib-run: --nnodes above 1 needs --hosts host1,host2,... (or a Slurm "
               "allocation, or mpiexec/srun run directly)", file=sys.stderr)
         return 2
-    mpiexec = shutil.which(args.mpiexec)
+    mpiexec, searched = find_mpiexec(args.mpiexec)
     if mpiexec is None:
-        print(f"tensorlib-run: {args.mpiexec!r} not found: pip install "
+        print(f"tensorlib-run: {args.mpiexec!r} not found (looked in "
+              f"{', '.join(searched)}): pip install "
               f"\"tensorlib[distributed]\" (brings mpiexec with the mpich wheel), or load "
               f"your site's MPI", file=sys.stderr)
         return 2

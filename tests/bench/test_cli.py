@@ -45,7 +45,9 @@ def test_quick_json_table_and_plot(tmp_path, capsys):
         assert (ratio["vs_numpy"] is None) == (ratio["kind"] != "op")
         assert (ratio["vs_torch"] is None) == (not HAVE_TORCH)
     lines = out.out.splitlines()
-    header = lines[lines.index("== device cpu (torch on cpu, numpy on the host) ==") + 1]
+    title = ("== device cpu (torch on cpu, numpy on the host) ==" if HAVE_TORCH
+             else "== device cpu (numpy on the host) ==")
+    header = lines[lines.index(title) + 1]
     assert [c.strip() for c in header.split("|")] == [
         "workload", "tensorlib", "torch", "numpy", "vs torch", "vs numpy"]
     if HAVE_MATPLOTLIB:

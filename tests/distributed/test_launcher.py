@@ -1,5 +1,6 @@
 """The launcher's command line (torchrun's flags) and the mpiexec command it builds; the
 jobs it starts are tested in test_multiprocess.py."""
+import os
 import sys
 
 import pytest
@@ -47,4 +48,6 @@ def test_unsupported_flags(argv, capsys):
 
 def test_missing_mpiexec(capsys):
     assert run.main(["--mpiexec", "no-such-mpiexec", "t.py"]) == 2
-    assert "pip install" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "pip install" in err
+    assert os.path.dirname(sys.executable) in err and "PATH" in err   # where it looked

@@ -10,11 +10,13 @@ import sys
 
 import pytest
 
+from tensorlib.distributed.run import find_mpiexec
+
 pytest.importorskip("mpi4py", reason="multi-process tests need mpi4py: "
                                      "pip install \"tensorlib[distributed]\"")
-if shutil.which("mpiexec") is None:
-    pytest.skip("multi-process tests need mpiexec on PATH (the mpich wheel brings it)",
-                allow_module_level=True)
+if find_mpiexec("mpiexec")[0] is None:
+    pytest.skip("multi-process tests need mpiexec beside this Python or on PATH (the mpich "
+                "wheel brings it)", allow_module_level=True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -24,13 +26,32 @@ CHECKS = ["all_reduce", "broadcast_reduce", "all_gather", "reduce_scatter",
           "sampler"]
 
 
-def launch(nproc, script, *args, timeout=90):
+def launch(nproc, script, *args, timeout=90, path=None):
     env = dict(os.environ)
+    if path is not None:
+        env["PATH"] = path
     paths = [ROOT] + [os.path.join(ROOT, "backends", b) for b in ("cpu", "opencl", "cuda")]
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
     cmd = [sys.executable, "-m", "tensorlib.distributed.run", "--nproc-per-node", str(nproc),
            os.path.join(HERE, script), *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_unactivated_environment_finds_its_mpiexec(tmp_path):
+    """The interpreter called by path, its environment's bin/ off PATH: the launcher still
+    finds the mpiexec the mpich wheel put beside it (issue #30)."""
+    env_bins = {os.path.dirname(sys.executable), os.path.join(sys.prefix, "bin")}
+    if not any(shutil.which("mpiexec", path=d) for d in env_bins):
+        pytest.skip("mpiexec is not in this Python's environment (pip install mpich)")
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and os.path.normpath(d) not in map(os.path.normpath, env_bins))
+    script = tmp_path / "ranks.py"
+    # each rank writes a file: their stdout lines may interleave
+    script.write_text("import os, sys\nopen(os.path.join(sys.argv[1], 'rank' + os.environ['RANK']),"
+                      " 'w').write(os.environ['WORLD_SIZE'])\n")
+    done = launch(2, str(script), str(tmp_path), path=path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert [(tmp_path / f"rank{r}").read_text() for r in range(2)] == ["2", "2"]
 
 
 @pytest.mark.parametrize("nproc,backend", [(2, "gloo"), (4, "mpi")])
