@@ -37,8 +37,8 @@ def alias_table(fn):
 
 def accept_aliases(fn):
     """fn taking the NumPy spellings too (itself when none apply or it already does)."""
-    if type(fn) is AliasedOp:
-        return fn
+    if type(fn) is AliasedOp or not callable(fn) or isinstance(fn, type):
+        return fn                           # values (default_generator, dtypes) and classes
     table = alias_table(fn)
     if table is None:
         return fn

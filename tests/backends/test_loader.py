@@ -181,3 +181,14 @@ def test_cpu_fallback_runs_missing_ops_with_one_warning(fake_plugins):
     if not was:
         with pytest.raises(NotImplementedError):           # switched off again
             x.exp()
+
+
+@pytest.mark.parametrize("module", ["tensorlib_cpu", "tensorlib_cpu.gemm"])
+def test_importing_a_backend_package_before_tensorlib_works(module):
+    """A plugin's module imported first imports tensorlib itself, whose setup must not ask
+    for the half-imported backend (it did through repr() of default_generator)."""
+    out = subprocess.run([sys.executable, "-c", f"import {module}; import tensorlib; "
+                          "print(tensorlib.ones(2).sum().item())"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2.0"
