@@ -89,3 +89,10 @@ from tensorlib.amp import (autocast, is_autocast_enabled, get_autocast_dtype,  #
 # torch.sparse and the layouts; last: sparse tensors refuse the Tensor methods installed above
 from tensorlib import sparse  # noqa: E402
 sparse.install(Tensor, globals())
+# torch.overrides: the public functions ops.install did not wrap also hand a call failing on a
+# tensor-like argument (an fx Proxy) to its __torch_function__
+from tensorlib import overrides, _toplevel_nn  # noqa: E402
+overrides.make_overridable(globals(), _toplevel_nn.__all__)
+for _namespace in (nn.functional, linalg, special):
+    overrides.make_overridable(_namespace, _namespace.__all__)
+del _namespace

@@ -2,7 +2,10 @@
  * a vectorcall object forwarding to the op. A call without keywords, or whose keywords are
  * none of the aliases, is passed on as it came (no tuple or dict is built); only a call
  * naming an alias gets its keyword names renamed. It binds as a method does, and with
- * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object. */
+ * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object.
+ * A call that fails (TypeError, AttributeError...) is offered to the __torch_function__
+ * fallback (set once by tensorlib.overrides): an argument that is not a tensor but implements
+ * __torch_function__ (an fx Proxy) handles it; a call that succeeds pays nothing for this. */
 #include <Python.h>
 #include <stddef.h>
 
@@ -13,6 +16,89 @@ typedef struct {
     PyObject *dict;           /* __name__, __doc__, __wrapped__ ... (functools.wraps) */
     vectorcallfunc vectorcall;
 } AliasedCall;
+
+static PyObject *torch_function_fallback = NULL;  /* fallback(op, args, kwargs) */
+static PyObject *tensor_type = NULL;              /* tensorlib.Tensor: never overrides */
+static PyObject *torch_function_name = NULL;      /* "__torch_function__", interned */
+
+/* A positional argument whose type defines __torch_function__ (an fx Proxy): the call goes to
+ * the fallback before the op runs, as PyTorch dispatches (F.leaky_relu(proxy) is one node,
+ * not the ops its body would record). Tensors and numbers cost a pointer compare each. */
+static int has_overriding_positional(PyObject *const *args, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+        if ((PyObject *)t == tensor_type || t == &PyFloat_Type || t == &PyLong_Type
+                || args[i] == Py_None || t == &PyBool_Type)
+            continue;
+        if (_PyType_Lookup(t, torch_function_name) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
+/* fallback(op, args, kwargs) for a vectorcall's arguments: a new reference (NotImplemented
+ * when no argument overrides), or NULL with the fallback's exception set. */
+static PyObject *call_fallback(PyObject *self, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *tuple = PyTuple_New(n), *kwargs = PyDict_New(), *result = NULL;
+    if (tuple == NULL || kwargs == NULL)
+        goto done;
+    for (i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    for (i = 0; i < nk; i++)
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0)
+            goto done;
+    result = PyObject_CallFunctionObjArgs(torch_function_fallback, self, tuple, kwargs, NULL);
+done:
+    Py_XDECREF(tuple);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
+static PyObject *call_op(PyObject *self, PyObject *fn, PyObject *const *args, size_t nargsf,
+                         PyObject *kwnames) {
+    PyObject *result;
+    if (torch_function_fallback == NULL)
+        return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    if (has_overriding_positional(args, PyVectorcall_NARGS(nargsf))) {
+        result = call_fallback(self, args, nargsf, kwnames);
+        if (result != Py_NotImplemented)
+            return result;
+        Py_DECREF(result);                      /* a tensor subclass: the op runs on it */
+    }
+    result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    if (result != NULL || !PyErr_ExceptionMatches(PyExc_Exception))
+        return result;
+    /* failed: an overriding argument the scan above does not see (inside a list, a keyword)
+     * takes the call; without one, the op's own error stands */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    result = call_fallback(self, args, nargsf, kwnames);
+    if (result == Py_NotImplemented) {
+        Py_DECREF(result);
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return result;
+}
+
+static int aliased_set_fallback(PyObject *fallback, PyObject *tensor) {
+    if (torch_function_name == NULL
+            && (torch_function_name = PyUnicode_InternFromString("__torch_function__")) == NULL)
+        return -1;
+    Py_XINCREF(fallback);
+    Py_XSETREF(torch_function_fallback, fallback);
+    Py_XINCREF(tensor);
+    Py_XSETREF(tensor_type, tensor);
+    return 0;
+}
 
 static PyObject *aliased_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                     PyObject *kwnames) {
@@ -25,7 +111,7 @@ static PyObject *aliased_vectorcall(PyObject *self, PyObject *const *args, size_
             return NULL;
     }
     if (hit < 0)
-        return PyObject_Vectorcall(a->fn, args, nargsf, kwnames);
+        return call_op(self, a->fn, args, nargsf, kwnames);
     PyObject *names = PyTuple_New(nk);
     if (names == NULL)
         return NULL;
@@ -50,7 +136,7 @@ static PyObject *aliased_vectorcall(PyObject *self, PyObject *const *args, size_
         Py_INCREF(name);
         PyTuple_SET_ITEM(names, i, name);
     }
-    PyObject *result = PyObject_Vectorcall(a->fn, args, nargsf, names);
+    PyObject *result = call_op(self, a->fn, args, nargsf, names);
     Py_DECREF(names);
     return result;
 }

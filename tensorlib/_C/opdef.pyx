@@ -21,6 +21,7 @@ cpdef bint requires_grad(tuple args):
 
 cdef extern from "aliased_call.h":
     object aliased_new(object fn, object table)
+    int aliased_set_fallback(object fallback, object tensor) except -1
 
 
 # the type of what with_aliases returns: code that tells ops from other objects by type
@@ -32,6 +33,14 @@ def with_aliases(fn, dict table):
     """fn accepting the aliases of `table` as keywords: a C object that passes a call on
     as it came (vectorcall, no repacking) unless one of its keywords is an alias."""
     return aliased_new(fn, table)
+
+
+def set_torch_function_fallback(fallback, tensor_class):
+    """fallback(op, args, kwargs) for the calls of ops (with_aliases objects) given a
+    positional argument whose type defines __torch_function__ (other than tensor_class's
+    instances), and for calls that raised: its answer is the call's, NotImplemented when no
+    argument overrides (the op runs, or its exception stands)."""
+    aliased_set_fallback(fallback, tensor_class)
 
 
 def make_op(str name, fn, autocast):

@@ -34,3 +34,13 @@ class profile(_profile):
 
     def table(self, *args, **kwargs):
         return self.key_averages().table(*args, **kwargs)
+
+    @property
+    def function_events(self):
+        return self.events()
+
+    def __str__(self):
+        """print(prof): the table of every event, in the order they ran (torch's too)."""
+        if self._session is not None:
+            return "<unfinished tensorlib.autograd.profile>"
+        return self.events().table()

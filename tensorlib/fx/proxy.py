@@ -112,6 +112,18 @@ class Proxy:
     def __hash__(self):
         return id(self)
 
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args=(), kwargs=None):
+        """A tensorlib function called on a Proxy outside a trace's patching (a Proxy over a
+        hand-built Graph's Node): one node in that Proxy's graph, call_method for a Tensor
+        method, call_function otherwise."""
+        from tensorlib.overrides import is_tensor_method_or_property
+        kwargs = kwargs or {}
+        tracer = _contains_proxy(args, kwargs)[0].tracer
+        if is_tensor_method_or_property(orig_method):
+            return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, kwargs)
+
 
 class _Attribute(Proxy):
     __slots__ = ("root", "attr", "_node")

@@ -44,8 +44,12 @@ def install(tensor_cls, namespace):
 
 
 def __getattr__(name):
-    """tensorlib.ops.<namespace>: the custom ops of tensorlib.library.custom_op."""
+    """tensorlib.ops.<namespace>: the custom ops of tensorlib.library.custom_op, and
+    tensorlib.ops.profiler (record_function ranges as ops)."""
     if name.startswith("_") or name in FAMILIES:     # submodules being imported
         raise AttributeError(f"module 'tensorlib.ops' has no attribute '{name}'")
+    if name == "profiler":
+        from tensorlib.profiler._ops import NAMESPACE
+        return NAMESPACE
     from tensorlib.library.custom_ops import namespace
     return namespace(name)

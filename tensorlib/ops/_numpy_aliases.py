@@ -36,11 +36,11 @@ def alias_table(fn):
 
 
 def accept_aliases(fn):
-    """fn taking the NumPy spellings too (itself when none apply or it already does)."""
-    if type(fn) is AliasedOp or not callable(fn) or isinstance(fn, type):
-        return fn                           # values (default_generator, dtypes) and classes
-    table = alias_table(fn)
-    if table is None:
+    """fn taking the NumPy spellings too, in the C wrapper that also hands a call failing on a
+    tensor-like argument to its __torch_function__ (tensorlib.overrides); values, classes
+    and ops already wrapped are returned as they are."""
+    if type(fn) is AliasedOp or not callable(fn) or isinstance(fn, (type, staticmethod,
+                                                                    classmethod)):
         return fn
     import functools
-    return functools.update_wrapper(with_aliases(fn, table), fn)
+    return functools.update_wrapper(with_aliases(fn, alias_table(fn) or {}), fn)

@@ -140,3 +140,19 @@ def test_python_ops_are_events_around_their_kernels():
     assert linear.time_range_start <= kernel.time_range_start
     assert linear.cpu_time_total >= kernel.cpu_time_total
     assert not tensorlib.ops._autocast.active          # the hook is off again
+
+
+def test_record_function_ranges_as_ops_and_the_printed_table():
+    """torch.ops.profiler._record_function_enter/_exit (what fx graphs call to keep a range)
+    open and close a range; print(prof) of autograd.profiler.profile is its table."""
+    x = tensorlib.ones(4)
+    with tensorlib.autograd.profiler.profile() as prof:
+        handle = tensorlib.ops.profiler._record_function_enter("outer")
+        x.relu()
+        tensorlib.ops.profiler._record_function_exit(handle)
+    table = str(prof)
+    assert "outer" in table and "relu" in table
+    outer = [ev for ev in prof.function_events if ev.name == "outer"]
+    assert len(outer) == 1
+    with pytest.raises(TypeError, match="_record_function_exit: expected the handle"):
+        tensorlib.ops.profiler._record_function_exit(3)
