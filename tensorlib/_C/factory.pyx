@@ -4,6 +4,7 @@ from tensorlib._C.device cimport device
 from tensorlib._C.storage cimport Storage
 from tensorlib._C.tensor_impl cimport TensorImpl, wrap, contiguous_strides, numel
 from tensorlib._C.dispatch cimport lookup
+from tensorlib import _capture_state
 
 
 cpdef TensorImpl empty(tuple sizes, dtype dt, device dev):
@@ -34,7 +35,9 @@ DEF SCALAR_CACHE_SIZE = 512
 cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
     """A 0-dim tensor holding `value`, for a Python number taking part in an op. Filled on the
     device (no host transfer) and cached: `x * 2` in a loop allocates nothing for the 2. The
-    cached tensors are operands only; no op writes into its inputs."""
+    cached tensors are operands only; no op writes into its inputs. One made while a
+    tensorlib.compile capture records is not cached: its fill is recorded, not run (a
+    backward trace never runs it), so later eager ops would read uninitialised memory."""
     # float keys by their bits: -0.0 == 0.0 would hand a -0.0 tensor to a 0.0 operand
     key = (type(value), value.hex() if type(value) is float else value, dt, dev)
     cdef TensorImpl t = _scalars.get(key)
@@ -42,6 +45,8 @@ cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
         return t
     t = empty((), dt, dev)
     lookup("fill", dev)(t, value)
+    if _capture_state.current is not None:
+        return t
     if len(_scalars) >= SCALAR_CACHE_SIZE:
         # the oldest goes (dicts keep insertion order); clearing the whole cache made every
         # scalar of the next calls a new fill, so a compiled call recorded a different program

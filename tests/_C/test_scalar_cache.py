@@ -15,3 +15,17 @@ def test_a_recent_scalar_stays_cached_while_others_come_and_go():
             scalar_tensor(2e6 + r * 1000 + i + 0.25, dt, dev)
         assert scalar_tensor(1e6 + r + 0.5, dt, dev) is first
         assert first.item() == 1e6 + r + 0.5
+
+
+def test_no_caching_while_a_compile_capture_records(monkeypatch):
+    """Under a capture the fill is recorded, not run (a backward trace never runs it): such a
+    tensor must not be handed to later eager ops."""
+    from tensorlib import _capture_state
+    probe = tensorlib.zeros(1)
+    cpu = probe._device
+    monkeypatch.setattr(_capture_state, "current", object())
+    a = scalar_tensor(0.6180339, probe._dtype, cpu)
+    assert scalar_tensor(0.6180339, probe._dtype, cpu) is not a
+    monkeypatch.setattr(_capture_state, "current", None)
+    b = scalar_tensor(0.6180339, probe._dtype, cpu)
+    assert b is not a and scalar_tensor(0.6180339, probe._dtype, cpu) is b

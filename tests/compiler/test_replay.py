@@ -272,3 +272,16 @@ def test_a_loss_inside_the_compiled_call_replays_with_its_backward(device):
         assert loss_of.graph_breaks == [] and loss_of.replayed_calls >= 1
     with pytest.raises(IndexError):
         loss_of(x, tl.tensor([0, 1, 2, 3, 4], device=device))
+
+
+def test_numbers_first_seen_by_the_backward_trace_stay_right_in_eager_code():
+    """The backward program is traced without running its kernels; a Python number it meets
+    for the first time (here 2 / batch, from a Linear's traced backward) must not enter the
+    shared scalar cache unfilled, or later eager ops read uninitialised memory (a Linear's
+    bias init in a later test did)."""
+    f = tl.compile(nn.Linear(4, 4))
+    x = tl.randn(29, 4)
+    for _ in range(3):
+        f(x)
+    for dtype in (tl.float32, tl.float64):
+        assert (tl.ones(3, dtype=dtype) * (2 / 29)).tolist() == [pytest.approx(2 / 29)] * 3
