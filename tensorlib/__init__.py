@@ -24,6 +24,9 @@ long = int64
 int = int32  # noqa: A001
 short = int16
 
+from math import e, inf, nan, pi  # noqa: E402 - torch.pi, torch.e, torch.inf, torch.nan
+newaxis = None                     # torch.newaxis, x[:, torch.newaxis]
+
 __version__ = "0.1.0"
 
 
@@ -96,3 +99,4 @@ overrides.make_overridable(globals(), _toplevel_nn.__all__)
 for _namespace in (nn.functional, linalg, special):
     overrides.make_overridable(_namespace, _namespace.__all__)
 del _namespace
+legacy_contiguous_format = contiguous_format  # noqa: F405 - torch's older name of the format

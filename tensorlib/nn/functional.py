@@ -22,8 +22,8 @@ from tensorlib.ops._autocast import autocast_op
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
            "prelu", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
            "sigmoid", "tanh", "softplus", "softsign", "hardtanh", "hardtanh_", "hardswish",
-           "hardsigmoid", "softmax", "log_softmax", "softmin", "logsigmoid", "threshold",
-           "threshold_", "tanhshrink", "hardshrink", "softshrink", "glu"]
+           "hardsigmoid", "softmax", "log_softmax", "softmin", "gumbel_softmax", "logsigmoid",
+           "threshold", "threshold_", "tanhshrink", "hardshrink", "softshrink", "glu"]
 
 
 def _native(name, caller):
@@ -375,6 +375,20 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
     if dim is None:
         dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return tensorlib.log_softmax(_softmax_input(input, dtype), dim)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    r"""softmax((logits + g) / tau) with g ~ Gumbel(0, 1), a differentiable sample of a
+    categorical; hard=True returns the one-hot of its argmax with the soft sample's gradient
+    (straight-through). `eps` is unused, as in PyTorch."""
+    gumbels = -tensorlib.empty_like(logits, memory_format=tensorlib.legacy_contiguous_format) \
+        .exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = tensorlib.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def hardshrink(input, lambd=0.5):  # noqa: A002
