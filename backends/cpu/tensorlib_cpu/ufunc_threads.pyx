@@ -39,14 +39,18 @@ cdef int _loop_index(cnp.ufunc f, tuple nums):
     found = _loops.get(key)
     if found is not None:
         return found
-    cdef int i, j, index = -1
-    for i in range(f.ntypes):
-        if f.functions[i] == NULL:
+    cdef int i, index = -1
+    # the loops' signatures through the Python attribute ('ff->f', in the order of the C
+    # arrays): numpy >= 2.5's Cython declarations no longer expose the C `types` field, and
+    # Cython then reads `f.types` as this list
+    for i, signature in enumerate((<object>f).types):
+        if i >= f.ntypes or f.functions[i] == NULL:
             continue
-        for j in range(f.nargs):
-            if f.types[i * f.nargs + j] != nums[j]:
-                break
-        else:
+        try:
+            codes = tuple(np.dtype(c).num for c in signature.replace("->", ""))
+        except TypeError:
+            continue
+        if codes == nums:
             index = i
             break
     _loops[key] = index

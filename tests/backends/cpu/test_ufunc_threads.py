@@ -104,3 +104,17 @@ def test_from_many_user_threads():
     with ThreadPoolExecutor(4) as ex:
         assert all(ex.map(job, range(8), timeout=60))
     assert threading.active_count() < 50
+
+
+@pytest.mark.parametrize("ufunc, dtypes", [
+    (np.add, ("float32", "float32")), (np.multiply, ("float64", "float64")),
+    (np.less, ("int64", "int64")), (np.logical_and, ("bool", "bool")),
+    (np.exp, ("float32",)), (np.negative, ("int32",)), (np.maximum, ("uint8", "uint8"))])
+def test_the_loop_is_found_from_the_ufuncs_signatures(ufunc, dtypes):
+    """The exact loop comes from `ufunc.types` ('ff->f'), which every numpy has; numpy 2.5's
+    Cython declarations no longer expose the C types field (reading it crashed)."""
+    inputs = [(np.arange(1, 300001) % 7).astype(d) for d in dtypes]
+    want = ufunc(*inputs)
+    out = np.empty_like(want)
+    assert ufunc_threads.run(ufunc, out, *inputs)
+    np.testing.assert_array_equal(out, want)
