@@ -49,7 +49,7 @@ def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):  # noqa: A00
 def _arg_extremum(name, input, dim, keepdim, dtype, mask):  # noqa: A002
     check_strided(name, input)
     dtype = input.dtype if dtype is None else dtype   # as torch: the index in input's dtype
-    filled = fill_masked(name[3:], input, mask)
+    filled = fill_masked("amax" if name == "argmax" else "amin", input, mask)
     reduce = tensorlib.argmax if name == "argmax" else tensorlib.argmin
     return reduce(filled, dim, bool(keepdim)).to(dtype=dtype)
 
