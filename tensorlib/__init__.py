@@ -82,6 +82,8 @@ from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
 from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI until a world > 1)
 from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
+from tensorlib.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
+from tensorlib import masked  # noqa: E402 - torch.masked
 from tensorlib.fft._stft import istft, stft  # noqa: E402
 # production tools (issue 17): mixed precision, profiler, custom ops
 from tensorlib import amp, cpu, library, profiler  # noqa: E402
@@ -96,7 +98,7 @@ sparse.install(Tensor, globals())
 # tensor-like argument (an fx Proxy) to its __torch_function__
 from tensorlib import overrides, _toplevel_nn  # noqa: E402
 overrides.make_overridable(globals(), _toplevel_nn.__all__)
-for _namespace in (nn.functional, linalg, special):
+for _namespace in (nn.functional, linalg, special, masked):
     overrides.make_overridable(_namespace, _namespace.__all__)
 del _namespace
 legacy_contiguous_format = contiguous_format  # noqa: F405 - torch's older name of the format

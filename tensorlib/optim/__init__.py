@@ -1,6 +1,6 @@
 r"""tensorlib.optim: optimizers (torch.optim) and learning-rate schedulers
 (`tensorlib.optim.lr_scheduler`)."""
-from tensorlib.optim import lr_scheduler  # noqa: F401
+from tensorlib.optim import lr_scheduler, swa_utils  # noqa: F401
 from tensorlib.optim.optimizer import Optimizer
 from tensorlib.optim.sgd import SGD
 from tensorlib.optim.adam import Adam
@@ -14,4 +14,4 @@ from tensorlib.optim.radam import RAdam
 from tensorlib.optim.lbfgs import LBFGS
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "LBFGS", "lr_scheduler"]
+           "NAdam", "RAdam", "LBFGS", "lr_scheduler", "swa_utils"]

@@ -125,3 +125,12 @@ def test_per_sample_grad_jacfwd_and_forward_ad_on_device(device):
         tangent = fwAD.unpack_dual((d @ d.t()).sum()).tangent
     expected = (2 * A @ np.ones((3, 4))).sum()             # sum(1 A^T + A 1^T)
     np.testing.assert_allclose(tangent.cpu().numpy(), expected, rtol=1e-4)
+
+
+def test_toplevel_vmap_is_func_vmap():
+    """torch.vmap is torch.func.vmap; tensorlib.vmap is the same function."""
+    assert tl.vmap is tf.vmap
+    assert torch.vmap is ff.vmap
+    ours = tl.vmap(lambda x: (x * x).sum())(tl.tensor(A))
+    theirs = torch.vmap(lambda x: (x * x).sum())(torch.tensor(A))
+    assert_same(ours, theirs)

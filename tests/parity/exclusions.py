@@ -33,6 +33,8 @@ EXCLUDED = {
         "set_autocast_dtype", "is_autocast_enabled", "set_autocast_enabled",
         "is_autocast_cache_enabled", "set_autocast_cache_enabled")},
     "compile": "compiles a function: tested by tests/compiler against eager runs",
+    "vmap": "a function transform (torch.func.vmap), not an op: compared with torch in "
+            "tests/func/test_vmap.py",
     **{name: _IO for name in (
         "save", "load", "from_numpy", "Tensor.numpy", "Tensor.data_ptr", "Tensor.untyped_storage",
         "Tensor.share_memory_", "Tensor.is_shared")},
