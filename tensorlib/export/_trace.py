@@ -186,8 +186,15 @@ def trace(root, bound, names, leaves):
     call = bound.signature.bind_partial()
     call.arguments.update(arguments)
     fn = type(root).forward
-    result = tracer.run_traced(fn, [root], call.args, call.kwargs,
-                               getattr(fn, "__globals__", {}))
+    try:
+        result = tracer.run_traced(fn, [root], call.args, call.kwargs,
+                                   getattr(fn, "__globals__", {}))
+    except TypeError as exc:
+        if "Proxy" not in str(exc):
+            raise
+        raise UserError(f"export cannot trace through a call that takes traced values to a "
+                        f"tensorlib internal no public function records ({exc}); see the "
+                        f"limits in docs/compile.md") from exc
     tracer.graph.output(tracer.create_arg(result))
     return tracer
 

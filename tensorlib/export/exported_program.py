@@ -82,12 +82,14 @@ class ExportedProgram:
                 env[node] = graph.node_copy(node, lambda n: env[n])
         buffers = [(s.target, s.persistent) for s in self.graph_signature.input_specs
                    if s.kind is InputKind.BUFFER]
-        return _ExportedModule(attrs, graph, self._inputs, buffers)
+        mod = _ExportedModule(attrs, graph, self._inputs, buffers)
+        mod.train(self.graph_module.training)
+        return mod
 
     def __str__(self):
         code = self.graph_module.print_readable(print_output=False)
-        ranges = {k: f"VR[{lo}, {'int_oo' if hi is None else hi}]"
-                  for k, (lo, hi) in self.range_constraints.items()}
+        ranges = "{" + ", ".join(f"{k}: VR[{lo}, {'int_oo' if hi is None else hi}]"
+                                 for k, (lo, hi) in self.range_constraints.items()) + "}"
         indent = "\n".join("    " + line for line in code.splitlines())
         sig = "\n".join("    " + line for line in str(self.graph_signature).splitlines())
         return (f"ExportedProgram:\n{indent}\n\nGraph signature: \n{sig}\n\n"
@@ -109,7 +111,6 @@ class _ExportedModule(GraphModule):
             value = getattr(owner, leaf)
             delattr(owner, leaf)
             owner.register_buffer(leaf, value, persistent=persistent is not False)
-        self.training = False
 
     def recompile(self):
         src = super().recompile()

@@ -105,6 +105,23 @@ def test_exported_program_is_not_callable_and_prints():
     assert "def forward(self, p_fc1_weight, p_fc1_bias, p_fc2_weight, p_fc2_bias, x)" in text
     assert "p_fc1_weight: PARAMETER target='fc1.weight'" in text
     assert ep.run_decompositions() is ep
+    dynamic = export(MLP(), (tl.randn(2, 6),),
+                     dynamic_shapes={"x": {0: tl.export.Dim("batch", min=2, max=9)}})
+    assert "Range constraints: {batch: VR[2, 9]}" in str(dynamic)
+
+
+def test_untraceable_internal_call_is_a_clear_error():
+    lstm = tl.nn.LSTM(3, 4, batch_first=True)
+
+    class M(tl.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = lstm
+
+        def forward(self, x):
+            return self.lstm(x)[0]
+    with pytest.raises(tl.export.UserError, match="cannot trace through"):
+        export(M(), (tl.randn(2, 5, 3),))
 
 
 def test_export_leaves_buffers_and_module_shares_them():
@@ -113,7 +130,8 @@ def test_export_leaves_buffers_and_module_shares_them():
     before = {k: v.clone() for k, v in m.state_dict().items()}
     ep = export(m, (x,), dynamic_shapes={"x": {0: tl.export.Dim("b")}})     # two traces
     assert all(tl.equal(before[k], v) for k, v in m.state_dict().items())
-    mod = ep.module().train()
+    mod = ep.module()
+    assert mod.training
     assert mod.bn.running_mean is m.bn.running_mean is ep.state_dict["bn.running_mean"]
     mod(x)      # training-mode updates run through the graph, in place, as in eager
     assert not tl.equal(before["bn.running_mean"], m.bn.running_mean)
