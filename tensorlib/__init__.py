@@ -70,7 +70,7 @@ from tensorlib import linalg, nn, opencl, optim, serialization, utils  # noqa: E
 from tensorlib import special  # noqa: E402 - torch.special
 from tensorlib import distributions  # noqa: E402 - torch.distributions
 from tensorlib.serialization import load, save  # noqa: E402
-from tensorlib import compiler, fx, jit, onnx  # noqa: E402
+from tensorlib import compiler, export, fx, jit, onnx  # noqa: E402
 from tensorlib.compiler import compile  # noqa: E402,A004
 # runtime surface PyTorch programs touch (issue 13)
 from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F401

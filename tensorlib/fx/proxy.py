@@ -45,10 +45,7 @@ class Proxy:
     def _concrete(self, what):
         if self.value is _NO_VALUE:
             return None
-        warnings.warn(f"Converting a traced value ({self.node.name}) to a Python {what}: the "
-                      f"trace holds this example's value and will not generalize to other "
-                      f"inputs", TracerWarning, stacklevel=3)
-        return self.value
+        return self.tracer.to_python(self, what)
 
     def __repr__(self):
         return f"Proxy({self.node.name})"
@@ -297,6 +294,14 @@ class Tracer:
         finally:
             self._evaluating = False
 
+    def to_python(self, proxy, what):
+        """A concrete trace turns a traced value into a Python value (bool(), int(), len()...):
+        the example's value, with a TracerWarning (export refuses instead)."""
+        warnings.warn(f"Converting a traced value ({proxy.node.name}) to a Python {what}: the "
+                      f"trace holds this example's value and will not generalize to other "
+                      f"inputs", TracerWarning, stacklevel=4)
+        return proxy.value
+
     # -- the trace -------------------------------------------------------------------------
     def trace(self, root, concrete_args=None, example_inputs=None):
         from tensorlib.nn.modules.module import Module
@@ -342,6 +347,16 @@ class Tracer:
                 continue
             default = None if p.default is inspect.Parameter.empty else p.default
             args.append(Proxy(self.graph.placeholder(p.name, default_value=default), self))
+        result = self.run_traced(fn, bound_self, args, {}, fn_globals)
+        self.graph.output(self.create_arg(result))
+        return self.graph
+
+    def run_traced(self, fn, bound_self, args, kwargs, fn_globals):
+        """Call fn(*bound_self, *args, **kwargs) with tensorlib's functions, Module calls and
+        parameter reads recording into self.graph; returns what fn returns."""
+        from tensorlib.nn.modules.module import Module
+        if _current_tracer[0] is not None:
+            raise RuntimeError("symbolic_trace: nested tracing is not supported")
         patches = self._patches(fn_globals)
         param_cache = {}
         original_call = Module.__call__
@@ -365,15 +380,13 @@ class Tracer:
         Module.__call__ = traced_call
         Module.__getattr__ = traced_getattr
         try:
-            result = fn(*bound_self, *args)
+            return fn(*bound_self, *args, **kwargs)
         finally:
             Module.__call__ = original_call
             Module.__getattr__ = original_getattr
             for ns, name, wrapper in patches:
                 _set(ns, name, wrapper.__wrapped__)
             _current_tracer[0] = None
-        self.graph.output(self.create_arg(result))
-        return self.graph
 
     def _patches(self, fn_globals):
         patches, originals = [], {}
