@@ -37,6 +37,10 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     if not isinstance(args, tuple):
         raise UserError(f"Expecting `args` to be a tuple of example positional inputs, got "
                         f"{type(args)}")
+    if preserve_module_call_signature:
+        raise NotImplementedError(
+            f"export: preserve_module_call_signature={tuple(preserve_module_call_signature)} "
+            f"is not supported by tensorlib (the graph inlines every submodule)")
     kwargs = dict(kwargs or {})
     bound, names, leaves, constants = _trace.flatten_inputs(mod.forward, args, kwargs)
     shapes = _dyn.resolve(dynamic_shapes, names, leaves)

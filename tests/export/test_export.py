@@ -157,3 +157,9 @@ def test_bad_arguments():
 
 def test_reachable_from_tensorlib():
     assert tl.export.export is export and tl.export.Dim is not None
+
+
+def test_preserving_submodule_call_signatures_is_refused():
+    """Not supported (every submodule is inlined): a clear error, never a silent ignore."""
+    with pytest.raises(NotImplementedError, match="preserve_module_call_signature"):
+        export(tl.nn.Linear(2, 2), (tl.ones(1, 2),), preserve_module_call_signature=("a",))
