@@ -58,8 +58,8 @@ def test_info_says_what_would_make_the_cpu_faster(monkeypatch, capsys):
     hints = _info._speedups()
     assert len(hints) == 2
     assert 'install mkl (pip install "tensorlib[mkl]")' in hints[0]
-    assert hints[1].startswith("conv2d forward and backward")
-    assert 'install onednn-cpu-gomp (pip install "tensorlib[onednn]")' in hints[1]
+    assert hints[1].startswith("conv2d forward and backward and, on Intel, float32 GEMMs")
+    assert "install onednn-cpu-gomp (a default dependency" in hints[1]
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert all(f"  faster  {hint}" in out for hint in hints)
@@ -67,6 +67,9 @@ def test_info_says_what_would_make_the_cpu_faster(monkeypatch, capsys):
 
 def test_info_has_no_hint_for_what_is_installed_or_unused(monkeypatch):
     _info = _fake_cpu(monkeypatch, mkl="/x/libmkl_rt.so.2", onednn_path="/x/libdnnl.so.3")
+    assert _info._speedups() == []
+    # Intel with oneDNN: its sgemm runs the GEMMs, so MKL is not suggested
+    _info = _fake_cpu(monkeypatch, mkl=None, onednn_path="/x/libdnnl.so.3")
     assert _info._speedups() == []
     # AMD AVX2 (OpenBLAS's Haswell kernels): MKL would not be chosen, so it is not suggested
     _info = _fake_cpu(monkeypatch, mkl=None, onednn_path="/x/libdnnl.so.3",

@@ -1,12 +1,18 @@
 """Which BLAS the CPU backend's GEMM runs on, found at run time (no build-time dependency).
 
-The candidates: MKL from the `mkl` wheel (`libmkl_rt`), numpy's own OpenBLAS, OpenBLAS with
-MKL for its slow float32 form ("openblas+mkl", below), and scipy's (`scipy.linalg.cython_blas`,
-the fallback). `TENSORLIB_BLAS=mkl|openblas|openblas+mkl|scipy` chooses; otherwise MKL on
-Intel CPUs when the wheel is installed, "openblas+mkl" on other CPUs where OpenBLAS runs its
-AVX-512 kernels on split 512-bit units (Zen 4) and MKL is installed, plain OpenBLAS
-elsewhere.
+The candidates: MKL from the `mkl` wheel (`libmkl_rt`), oneDNN's `dnnl_sgemm` for float32
+(the `onednn-cpu-gomp` wheel, a default dependency on x86-64 Linux; float64 then runs on
+OpenBLAS), numpy's own OpenBLAS, OpenBLAS with MKL for its slow float32 form
+("openblas+mkl", below), and scipy's (`scipy.linalg.cython_blas`, the fallback).
+`TENSORLIB_BLAS=mkl|onednn|openblas|openblas+mkl|scipy` chooses; otherwise MKL on Intel CPUs
+when the wheel is installed, else oneDNN there when it is installed (and not switched off by
+TENSORLIB_ONEDNN=0), "openblas+mkl" on other CPUs where OpenBLAS runs its AVX-512 kernels on
+split 512-bit units (Zen 4) and MKL is installed, plain OpenBLAS elsewhere.
 
+- On an Intel Xeon (Emerald Rapids, 2 cores) oneDNN's sgemm ran the benchmark's float32
+  products at 0.88-1.08x PyTorch (256^3 1.01, 1024^3 1.00, 128x784x512 with B transposed
+  0.96, 64x128^3 batched 0.94) where OpenBLAS ran them at 0.60-0.95x; it is not measured on
+  AMD yet, so AMD keeps the choices below.
 - On Intel Xeons MKL reached 0.9-1.1x PyTorch where OpenBLAS reached 0.6-0.94x.
 - On the AMD EPYC Zen 3 (AVX2: OpenBLAS's Haswell kernels) MKL and OpenBLAS ran the issue-16
   shapes at the same speed on one thread (85-93 GFLOP/s each), so OpenBLAS, which every
@@ -34,7 +40,7 @@ __all__ = ["CHOICES", "ENV", "cpu_family", "cpu_flags", "cpu_vendor", "find_mkl"
            "requested"]
 
 ENV = "TENSORLIB_BLAS"
-CHOICES = ("mkl", "openblas", "openblas+mkl", "scipy")
+CHOICES = ("mkl", "onednn", "openblas", "openblas+mkl", "scipy")
 # OpenBLAS's names for its AVX-512 kernel sets (what openblas_get_corename says)
 _AVX512_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
 
@@ -151,6 +157,12 @@ def openblas_core():
     return None
 
 
+def _onednn_present():
+    """Whether oneDNN's library is installed and not switched off (TENSORLIB_ONEDNN=0)."""
+    from tensorlib_cpu import onednn
+    return onednn.library() is not None
+
+
 def requested():
     """The library to bind: `TENSORLIB_BLAS` if set (an unknown value or a missing MKL warns
     and falls back), else the per-CPU default."""
@@ -165,9 +177,10 @@ def requested():
             return "openblas"
         else:
             return choice
+    intel = cpu_vendor() == "GenuineIntel"
     if find_mkl() is None:
-        return "openblas"
-    if cpu_vendor() == "GenuineIntel":
+        return "onednn" if intel and _onednn_present() else "openblas"
+    if intel:
         return "mkl"
     if openblas_core() in _AVX512_CORES and not full_width_avx512():
         return "openblas+mkl"

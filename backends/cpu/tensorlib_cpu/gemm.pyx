@@ -20,6 +20,10 @@ The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
   and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
   the products of each chunk a thread takes (the unprefixed `cblas_sgemm_batch_strided` it exports
   is not part of its scipy-openblas interface);
+- oneDNN's `dnnl_sgemm` for float32 ("onednn"; float64 on numpy's OpenBLAS): a product
+  worth splitting is one call on nt threads (oneDNN partitions it on our OpenMP team and
+  packs each operand once: 1.00x PyTorch at 1024^3 here), inside our regions one sequential
+  call per share;
 - "openblas+mkl": numpy's OpenBLAS, but MKL (sequential) for the float32 products that read
   B transposed, which OpenBLAS's AVX-512 kernels run 14-40% slower (see blas_choice);
 - scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
@@ -36,7 +40,7 @@ from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.stdint cimport int64_t, uint16_t, uintptr_t
 from libc.string cimport memcpy
 
-from tensorlib_cpu import blas_choice, fastreduce
+from tensorlib_cpu import blas_choice, fastreduce, onednn
 
 cnp.import_array()
 
@@ -103,6 +107,10 @@ ctypedef void (*cblas_dgemm_strided_t)(int, int, int, int64_t, int64_t, int64_t,
                                        int64_t, double, double*, int64_t, int64_t,
                                        int64_t) noexcept nogil
 # bf16 x bf16 -> f32 and f16 x f16 -> f32 (both operands 16-bit words)
+# oneDNN's row-major sgemm (`dnnl_sgemm`: C = alpha op(A) op(B) + beta C, returns a status)
+ctypedef int (*dnnl_sgemm_t)(char, char, int64_t, int64_t, int64_t, float, const float*,
+                             int64_t, const float*, int64_t, float, float*,
+                             int64_t) noexcept nogil
 ctypedef void (*cblas_lowp_t)(int, int, int, int64_t, int64_t, int64_t, float, const uint16_t*,
                               int64_t, const uint16_t*, int64_t, float, float*,
                               int64_t) noexcept nogil
@@ -125,6 +133,7 @@ cdef cblas_sgemm_strided_t _mkl_sgemm_strided = NULL
 cdef cblas_dgemm_strided_t _mkl_dgemm_strided = NULL
 # "openblas+mkl": MKL's sgemm for the float32 products with B transposed, beside OpenBLAS
 cdef cblas_sgemm_t _mkl_sgemm_bt = NULL
+cdef dnnl_sgemm_t _dnnl_sgemm = NULL   # "onednn": float32 products (float64 on OpenBLAS)
 cdef cblas_lowp_t _mkl_bf16 = NULL     # bound whenever MKL is found, whatever runs float32
 cdef cblas_lowp_t _mkl_f16 = NULL
 
@@ -148,10 +157,11 @@ def _address(lib, name):
 def _unbind_all():
     global _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads, sgemm, dgemm
     global _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided, _mkl_sgemm_bt
+    global _dnnl_sgemm
     _np_sgemm, _np_dgemm, _np_set_threads, _np_get_threads = NULL, NULL, NULL, NULL
     sgemm, dgemm = NULL, NULL
     _mkl_sgemm, _mkl_dgemm, _mkl_sgemm_strided, _mkl_dgemm_strided = NULL, NULL, NULL, NULL
-    _mkl_sgemm_bt = NULL
+    _mkl_sgemm_bt, _dnnl_sgemm = NULL, NULL
 
 
 def _bind_numpy_openblas():
@@ -256,6 +266,19 @@ def _bind_mkl_for_transposed_b():
     return True
 
 
+def _bind_onednn_sgemm():
+    """Run float32 products on oneDNN's `dnnl_sgemm` (float64 stays on the BLAS bound before);
+    returns the library's description, or None when oneDNN is not loaded. The GNU OpenMP
+    build runs sequentially inside our regions (omp_in_parallel), so each thread's share is
+    one single-threaded call, as with the other libraries."""
+    global _dnnl_sgemm
+    lib = onednn.library()
+    if lib is None or not lib.openmp:
+        return None
+    _dnnl_sgemm = <dnnl_sgemm_t><uintptr_t>_address(lib._dll, "dnnl_sgemm")
+    return onednn.describe()
+
+
 def _bind_low_precision():
     """MKL's bf16/fp16 GEMMs when MKL is installed; returns a description or None."""
     global _mkl_bf16, _mkl_f16
@@ -276,9 +299,9 @@ def use_blas(library):
     falls back to the next: mkl, then numpy's OpenBLAS, then scipy's. Returns the path or
     name of what is in use for all other products (also in BLAS; LIBRARY names it)."""
     global BLAS, LIBRARY
-    if library not in ("mkl", "openblas", "openblas+mkl", "numpy", "scipy"):
-        raise ValueError(f"use_blas: expected 'mkl', 'openblas', 'openblas+mkl' or 'scipy', "
-                         f"got {library!r}")
+    if library not in ("mkl", "onednn", "openblas", "openblas+mkl", "numpy", "scipy"):
+        raise ValueError(f"use_blas: expected 'mkl', 'onednn', 'openblas', 'openblas+mkl' or "
+                         f"'scipy', got {library!r}")
     bound = None
     if library == "mkl":
         bound, LIBRARY = _bind_mkl(), "mkl"
@@ -286,6 +309,8 @@ def use_blas(library):
         bound, LIBRARY = _bind_numpy_openblas(), "openblas"
         if bound is not None and library == "openblas+mkl" and _bind_mkl_for_transposed_b():
             LIBRARY = "openblas+mkl"
+        if bound is not None and library == "onednn" and _bind_onednn_sgemm() is not None:
+            LIBRARY = "onednn"
     if bound is None:
         bound, LIBRARY = _bind_scipy_blas(), "scipy"
     BLAS = bound
@@ -299,6 +324,8 @@ def describe():
             "openblas": openblas,
             "openblas+mkl": lambda: (f"{openblas()}; float32 products with B transposed on "
                                      f"{_mkl_version(_open_mkl())}"),
+            "onednn": lambda: (f"float32 on {onednn.describe()} (dnnl_sgemm); float64 on "
+                               f"{openblas()}"),
             "scipy": lambda: "scipy.linalg.cython_blas"}[LIBRARY]()
     how = "single-threaded calls on the backend's OpenMP threads"
     why = (f"{blas_choice.ENV}={os.environ[blas_choice.ENV]}" if os.environ.get(blas_choice.ENV)
@@ -306,8 +333,8 @@ def describe():
     return f"{what}, {how} ({why})"
 
 
-# The library the products run on (LIBRARY: "mkl", "openblas", "openblas+mkl" or "scipy";
-# BLAS: its path, or "scipy.linalg.cython_blas"); MKL's low-precision GEMMs (None: not
+# The library the products run on (LIBRARY: "mkl", "onednn", "openblas", "openblas+mkl" or
+# "scipy"; BLAS: its path, or "scipy.linalg.cython_blas"); MKL's low-precision GEMMs (None: not
 # found) and the dtypes matmul sends to them (the others run on float32 copies; see
 # blas_choice).
 LIBRARY = None
@@ -367,7 +394,9 @@ cdef inline void _blas(char ta, char tb, int m, int n, int k, real alpha, const 
         return
     cdef int64_t m64 = m, n64 = n, k64 = k, lda64 = lda, ldb64 = ldb, ldc64 = ldc
     if real is float:
-        if _mkl_sgemm != NULL:
+        if _dnnl_sgemm != NULL:
+            _dnnl_sgemm(ta, tb, m64, n64, k64, alpha, a, lda64, b, ldb64, beta, c, ldc64)
+        elif _mkl_sgemm != NULL:
             _mkl_sgemm(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m64, n64, k64,
                        alpha, a, lda64, b, ldb64, beta, c, ldc64)
         elif (tb == b'T' and _mkl_sgemm_bt != NULL
@@ -480,7 +509,16 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
             return
     elif skinny_gemm_double(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         return
-    if _worth_splitting(<double>m * n * k, m, n, nt):
+    cdef bint split = _worth_splitting(<double>m * n * k, m, n, nt)
+    cdef int before
+    if real is float:
+        if _dnnl_sgemm != NULL and not openmp.omp_in_parallel():
+            before = openmp.omp_get_max_threads()
+            openmp.omp_set_num_threads(nt if split else 1)
+            _dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+            openmp.omp_set_num_threads(before)
+            return
+    if split:
         _split(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc, nt)
     else:
         _blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -12,15 +12,17 @@ import tensorlib
 from tensorlib._C.device import canonical
 from tensorlib.testing._cases import CASES
 from tensorlib.testing.conformance import ConformanceSuite
-from tensorlib_cpu import blas_choice, gemm
+from tensorlib_cpu import blas_choice, gemm, onednn
 
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(params=["mkl", "openblas", "openblas+mkl", "scipy"], autouse=True)
+@pytest.fixture(params=["mkl", "onednn", "openblas", "openblas+mkl", "scipy"], autouse=True)
 def blas(request):
     if "mkl" in request.param and blas_choice.find_mkl() is None:
         pytest.skip("the mkl wheel is not installed")
+    if request.param == "onednn" and onednn.library() is None:
+        pytest.skip("oneDNN (onednn-cpu-gomp) is not installed")
     before = gemm.LIBRARY
     gemm.use_blas(request.param)
     yield request.param

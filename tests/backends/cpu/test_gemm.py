@@ -11,10 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from tensorlib_cpu import blas_choice, fastreduce, gemm as gemm_module
+from tensorlib_cpu import blas_choice, fastreduce, gemm as gemm_module, onednn
 from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_bias, gemm_low_precision, gemm_pair
 
 HAVE_MKL = blas_choice.find_mkl() is not None
+HAVE_ONEDNN = onednn.library() is not None
 
 # (130, 40, 300): wider than tall, split by rows on 2 threads and by columns on 3
 # (320, 128, 128): over "openblas+mkl"'s MKL threshold (2M multiply-adds) whole and in halves
@@ -22,12 +23,14 @@ SHAPES = [(1, 1, 1), (1, 5, 7), (7, 1, 3), (3, 4, 1), (33, 17, 65), (64, 64, 64)
           (5, 300, 100), (0, 3, 4), (4, 0, 5), (130, 64, 2), (130, 40, 300), (320, 128, 128)]
 
 
-@pytest.fixture(params=["mkl", "openblas", "openblas+mkl", "scipy"], autouse=True)
+@pytest.fixture(params=["mkl", "onednn", "openblas", "openblas+mkl", "scipy"], autouse=True)
 def blas(request):
-    """Every BLAS binding: MKL, numpy's OpenBLAS (alone, and with MKL for transposed B) and
-    scipy.linalg.cython_blas (the fallback)."""
+    """Every BLAS binding: MKL, oneDNN's sgemm (float64 on OpenBLAS), numpy's OpenBLAS (alone,
+    and with MKL for transposed B) and scipy.linalg.cython_blas (the fallback)."""
     if "mkl" in request.param and not HAVE_MKL:
         pytest.skip("the mkl wheel is not installed")
+    if request.param == "onednn" and not HAVE_ONEDNN:
+        pytest.skip("oneDNN (onednn-cpu-gomp) is not installed")
     before = gemm_module.LIBRARY
     gemm_module.use_blas(request.param)
     assert gemm_module.LIBRARY == request.param
@@ -209,7 +212,7 @@ def test_low_precision_refuses_what_it_cannot_take():
 
 
 def test_use_blas_rejects_unknown_names():
-    with pytest.raises(ValueError, match="expected 'mkl', 'openblas', 'openblas\\+mkl' or 'scipy'"):
+    with pytest.raises(ValueError, match="expected 'mkl', 'onednn', 'openblas', 'openblas\\+mkl' or"):
         gemm_module.use_blas("atlas")
 
 
@@ -221,22 +224,27 @@ def _library_in_subprocess(value):
     return out.stdout.strip(), out.stderr
 
 
-@pytest.mark.parametrize("value", ["mkl", "openblas", "openblas+mkl", "scipy"])
+@pytest.mark.parametrize("value", ["mkl", "onednn", "openblas", "openblas+mkl", "scipy"])
 def test_environment_variable_chooses_the_library(value):
     library, _ = _library_in_subprocess(value)
-    assert library == (value if "mkl" not in value or HAVE_MKL else "openblas")
+    present = HAVE_MKL if "mkl" in value else HAVE_ONEDNN if value == "onednn" else True
+    assert library == (value if present else "openblas")
 
 
 @pytest.mark.parametrize("vendor,family,core,has_mkl,expected", [
     ("GenuineIntel", 6, "SapphireRapids", True, "mkl"),
+    ("GenuineIntel", 6, "SapphireRapids", False, "onednn"),
     ("AuthenticAMD", 25, "SkylakeX", True, "openblas+mkl"),     # Zen 4: split AVX-512
     ("AuthenticAMD", 26, "SkylakeX", True, "openblas"),         # Zen 5: full-width AVX-512
     ("AuthenticAMD", 26, "Haswell", True, "openblas"),          # Zen 5, OPENBLAS_CORETYPE
     ("AuthenticAMD", 25, "Haswell", True, "openblas"),          # Zen 3: AVX2 kernels
     ("AuthenticAMD", 25, "SkylakeX", False, "openblas"),
-    ("GenuineIntel", 6, "SkylakeX", False, "openblas")])
+    ("AuthenticAMD", 26, "SkylakeX", False, "openblas")])
 def test_default_per_cpu(monkeypatch, vendor, family, core, has_mkl, expected):
+    """oneDNN present (as the default install brings it on x86-64 Linux): its sgemm on Intel
+    without MKL, OpenBLAS on AMD (not measured there yet)."""
     monkeypatch.delenv(blas_choice.ENV, raising=False)
+    monkeypatch.setattr(blas_choice, "_onednn_present", lambda: True)
     monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
     monkeypatch.setattr(blas_choice, "cpu_family", lambda: family)
     monkeypatch.setattr(blas_choice, "cpu_flags",
@@ -253,4 +261,4 @@ def test_openblas_core_is_named():
 def test_unknown_environment_value_warns_and_uses_the_default():
     library, err = _library_in_subprocess("atlas")
     assert "TENSORLIB_BLAS='atlas'" in err
-    assert library in ("mkl", "openblas", "openblas+mkl")
+    assert library in ("mkl", "onednn", "openblas", "openblas+mkl")
