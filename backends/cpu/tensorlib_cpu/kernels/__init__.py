@@ -6,7 +6,7 @@ from tensorlib_cpu.kernels import blas, fused, indexing, pointwise, random, redu
 
 
 def register(table):
-    # activation_kernels last: its tanh replaces pointwise's numpy one
+    # activation_kernels last: its exp and tanh replace pointwise's numpy ones
     for module in (pointwise, reduction, blas, indexing, random, fused, attention_kernels,
                    conv_kernels, grid_kernels, onednn_conv, loss_kernels, norm_kernels,
                    optim_kernels, pool_kernels, rnn_kernels, select_kernels, copy_kernels,
