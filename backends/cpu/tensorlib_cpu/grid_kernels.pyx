@@ -151,13 +151,7 @@ cdef extern from *:
                     }                                                                         \\
                     continue;                                                                 \\
                 }                                                                             \\
-                for (j = 0; j < len; j++) {                                                   \\
-                    T v0 = plane[b.off[0][j]], v1 = plane[b.off[1][j]];                       \\
-                    T v2 = plane[b.off[2][j]], v3 = plane[b.off[3][j]];                       \\
-                    v0 = b.ok[0][j] ? v0 : 0; v1 = b.ok[1][j] ? v1 : 0;                       \\
-                    v2 = b.ok[2][j] ? v2 : 0; v3 = b.ok[3][j] ? v3 : 0;                       \\
-                    o[j] = v0 * b.w[0][j] + v1 * b.w[1][j] + v2 * b.w[2][j] + v3 * b.w[3][j]; \\
-                }                                                                             \\
+                gs_bilinear_##T(o, plane, &b, len);                                           \\
             }                                                                                 \\
         }                                                                                     \\
     }                                                                                         \\
@@ -179,15 +173,7 @@ cdef extern from *:
                     for (j = 0; j < len; j++) if (b->ok[0][j]) gpl[b->flat[0][j]] += g[j];    \\
                 continue;                                                                     \\
             }                                                                                 \\
-            for (j = 0; j < len; j++) {      /* d(value)/d(position), vectorisable */        \\
-                T v0 = plane[b->off[0][j]], v1 = plane[b->off[1][j]];                         \\
-                T v2 = plane[b->off[2][j]], v3 = plane[b->off[3][j]];                         \\
-                v0 = b->ok[0][j] ? v0 : 0; v1 = b->ok[1][j] ? v1 : 0;                         \\
-                v2 = b->ok[2][j] ? v2 : 0; v3 = b->ok[3][j] ? v3 : 0;                         \\
-                T tx = b->tx[j], ty = b->ty[j], gj = g[j];                                    \\
-                gix[j] += gj * ((v1 - v0) * (1 - ty) + (v3 - v2) * ty);                       \\
-                giy[j] += gj * ((v2 - v0) * (1 - tx) + (v3 - v1) * tx);                       \\
-            }                                                                                 \\
+            gs_position_grad_##T(gix, giy, plane, g, b, len);   /* d(value)/d(position) */ \\
             if (gpl)                         /* the scatter into the input's gradient */     \\
                 for (j = 0; j < len; j++)                                                     \\
                     for (k = 0; k < 4; k++)                                                   \\
@@ -236,6 +222,80 @@ cdef extern from *:
     DEFINE_GRID_COORD(double, floor, fmod)
     DEFINE_GRID_TAPS(float)
     DEFINE_GRID_TAPS(double)
+
+    /* One channel of a block: the bilinear value of each point, and the forward's
+       d(value)/d(position) accumulated for the backward. A tap outside reads 0. */
+    #define DEFINE_GRID_CHANNEL(T)                                                            \\
+    static inline void gs_bilinear_##T(T* o, const T* plane, const gs_block_##T* b,          \\
+                                       int64_t len) {                                         \\
+        for (int64_t j = 0; j < len; j++) {                                                   \\
+            T v0 = plane[b->off[0][j]], v1 = plane[b->off[1][j]];                             \\
+            T v2 = plane[b->off[2][j]], v3 = plane[b->off[3][j]];                             \\
+            v0 = b->ok[0][j] ? v0 : 0; v1 = b->ok[1][j] ? v1 : 0;                             \\
+            v2 = b->ok[2][j] ? v2 : 0; v3 = b->ok[3][j] ? v3 : 0;                             \\
+            o[j] = v0 * b->w[0][j] + v1 * b->w[1][j] + v2 * b->w[2][j] + v3 * b->w[3][j];     \\
+        }                                                                                     \\
+    }                                                                                         \\
+    static inline void gs_position_grad_##T(T* gix, T* giy, const T* plane, const T* g,     \\
+                                            const gs_block_##T* b, int64_t len) {            \\
+        for (int64_t j = 0; j < len; j++) {                                                   \\
+            T v0 = plane[b->off[0][j]], v1 = plane[b->off[1][j]];                             \\
+            T v2 = plane[b->off[2][j]], v3 = plane[b->off[3][j]];                             \\
+            v0 = b->ok[0][j] ? v0 : 0; v1 = b->ok[1][j] ? v1 : 0;                             \\
+            v2 = b->ok[2][j] ? v2 : 0; v3 = b->ok[3][j] ? v3 : 0;                             \\
+            T tx = b->tx[j], ty = b->ty[j], gj = g[j];                                        \\
+            gix[j] += gj * ((v1 - v0) * (1 - ty) + (v3 - v2) * ty);                           \\
+            giy[j] += gj * ((v2 - v0) * (1 - tx) + (v3 - v1) * tx);                           \\
+        }                                                                                     \\
+    }
+    DEFINE_GRID_CHANNEL(double)
+    #if defined(__AVX512F__)
+    /* float32 with AVX-512: the four taps of 16 points by masked gathers (gcc leaves these
+       loops scalar: 2.2-2.6x PyTorch's time on the Intel Xeon). Same operations in the same
+       order as the scalar loops, so the results are bit-identical. */
+    #include <immintrin.h>
+    static inline __mmask16 gs_lanes(int64_t left) {
+        return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    }
+    static inline __m512 gs_tap(const float* plane, const gs_block_float* b, int k, int64_t j,
+                                __mmask16 lanes) {
+        __m512i off = _mm512_maskz_loadu_epi32(lanes, b->off[k] + j);
+        __mmask16 ok = _mm512_mask_cmpneq_epi32_mask(
+            lanes, _mm512_maskz_loadu_epi32(lanes, b->ok[k] + j), _mm512_setzero_si512());
+        return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, off, plane, 4);
+    }
+    static inline void gs_bilinear_float(float* o, const float* plane, const gs_block_float* b,
+                                         int64_t len) {
+        for (int64_t j = 0; j < len; j += 16) {
+            __mmask16 m = gs_lanes(len - j);
+            __m512 acc = _mm512_mul_ps(gs_tap(plane, b, 0, j, m), _mm512_maskz_loadu_ps(m, b->w[0] + j));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(gs_tap(plane, b, 1, j, m), _mm512_maskz_loadu_ps(m, b->w[1] + j)));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(gs_tap(plane, b, 2, j, m), _mm512_maskz_loadu_ps(m, b->w[2] + j)));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(gs_tap(plane, b, 3, j, m), _mm512_maskz_loadu_ps(m, b->w[3] + j)));
+            _mm512_mask_storeu_ps(o + j, m, acc);
+        }
+    }
+    static inline void gs_position_grad_float(float* gix, float* giy, const float* plane,
+                                              const float* g, const gs_block_float* b,
+                                              int64_t len) {
+        const __m512 one = _mm512_set1_ps(1.0f);
+        for (int64_t j = 0; j < len; j += 16) {
+            __mmask16 m = gs_lanes(len - j);
+            __m512 v0 = gs_tap(plane, b, 0, j, m), v1 = gs_tap(plane, b, 1, j, m);
+            __m512 v2 = gs_tap(plane, b, 2, j, m), v3 = gs_tap(plane, b, 3, j, m);
+            __m512 tx = _mm512_maskz_loadu_ps(m, b->tx + j), ty = _mm512_maskz_loadu_ps(m, b->ty + j);
+            __m512 gj = _mm512_maskz_loadu_ps(m, g + j);
+            __m512 dx = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(v1, v0), _mm512_sub_ps(one, ty)),
+                                      _mm512_mul_ps(_mm512_sub_ps(v3, v2), ty));
+            __m512 dy = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(v2, v0), _mm512_sub_ps(one, tx)),
+                                      _mm512_mul_ps(_mm512_sub_ps(v3, v1), tx));
+            _mm512_mask_storeu_ps(gix + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, gix + j), _mm512_mul_ps(gj, dx)));
+            _mm512_mask_storeu_ps(giy + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, giy + j), _mm512_mul_ps(gj, dy)));
+        }
+    }
+    #else
+    DEFINE_GRID_CHANNEL(float)
+    #endif
     DEFINE_GRID_SAMPLE(float, floorf, nearbyintf, fabsf)
     DEFINE_GRID_SAMPLE(double, floor, nearbyint, fabs)
     """
