@@ -35,7 +35,9 @@ class Digits(Dataset):
         return torch.from_numpy(self.images[i]), int(self.labels[i])
 
 
-def make_model():
+def make_model(nn=nn):
+    """The CNN; `nn` may be another library's module of the same API (serve_load.py builds
+    the same network on torch.nn for its PyTorch baseline)."""
     return nn.Sequential(
         nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
         nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),

@@ -1,9 +1,10 @@
-"""The model store: which models are served, loaded from files `tensorlib.jit.save` wrote.
+"""The model store: which models are served, loaded from files `tensorlib.jit.save` or
+`tensorlib.export.save` wrote.
 
 A file is read only if it starts with tensorlib's checkpoint magic, and then only through
-`tensorlib.jit.load` (JSON header, raw tensor bytes, call targets looked up by name in
-tensorlib and `operator`): a pickle, a PyTorch zip or a truncated file is refused before
-anything in it is interpreted."""
+`tensorlib.jit.load` or `tensorlib.export.load` (JSON header, raw tensor bytes, call targets
+looked up by name in tensorlib and `operator`): a pickle, a PyTorch zip or a truncated file
+is refused before anything in it is interpreted."""
 import os
 
 from tensorlib.serve.errors import BadRequest, Conflict, ModelNotFound
@@ -25,11 +26,33 @@ def load_graph(path, device="cpu"):
         raise BadRequest(f"'{path}' is not a graph saved by tensorlib.jit.save (it does not "
                          f"start with tensorlib's checkpoint header; pickles are never loaded)")
     try:
-        module = jit.load(path, map_location=device)
+        try:
+            module = jit.load(path, map_location=device)
+        except RuntimeError as exc:
+            if "not a file written by tensorlib.jit.save" not in str(exc):
+                raise
+            module = _exported_module(path, device)
     except (CheckpointError, RuntimeError, KeyError, TypeError, ValueError, AttributeError,
             IndexError) as exc:         # a malformed file is the client's error, not ours
-        raise BadRequest(f"'{path}' is not a loadable tensorlib.jit graph: {exc}") from None
+        raise BadRequest(f"'{path}' is not a loadable tensorlib.jit graph or exported "
+                         f"program: {exc}") from None
     module.eval()
+    return module
+
+
+def _exported_module(path, device):
+    """An ExportedProgram (tensorlib.export.save) as a served module. Requests are stacked
+    along dim 0, so every input's dim 0 must have been exported dynamic (export.Dim)."""
+    from tensorlib import export, jit
+    program = export.load(path)
+    shapes = program._inputs["shapes"]      # per input: ints, or [name, min, max] if dynamic
+    static = [i for i, shape in enumerate(shapes) if not shape or not isinstance(shape[0], list)]
+    if static:
+        raise BadRequest(f"'{path}' is an exported program whose input(s) {static} have a "
+                         f"static dim 0: export it with a dynamic batch dimension "
+                         f"(dynamic_shapes with tensorlib.export.Dim) to serve it")
+    module = program.module().to(device)
+    module.input_signature = jit._signature(program.example_inputs[0])
     return module
 
 
