@@ -6,10 +6,11 @@
 #
 # WHEEL_DIR (default gpu_wheels/) is what benchmarks/gpu_prepare.sh filled; OUT_DIR (default
 # $OUT, else gpu_check_out/) gets gpu_check.json and the logs. Steps, each time-boxed so the
-# whole stays under 8 minutes (about 9.5 at the very worst; the run tool allows 10): a virtual environment over the system's packages, pycuda
-# (its wheel, or built from the archive with cuRAND off), tensorlib built and installed,
-# `tensorlib info`, the conformance suite and the per-device tests on cuda (the tests'
-# LeNet among them), then benchmarks/cuda_bench.py beside torch. Exit status: the tests'.
+# whole stays under 8 minutes (about 10 at the very worst; the run tool allows 10): a virtual
+# environment over the system's packages, pycuda (its wheel, or built from the archive with
+# cuRAND off), tensorlib built and installed, `tensorlib info`, the conformance suite and the
+# per-device tests on cuda (the tests' LeNet among them), one C++/CUDA extension built by nvcc
+# and run, then benchmarks/cuda_bench.py beside torch. Exit status: the tests'.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -29,7 +30,7 @@ python3 -m venv --system-site-packages /tmp/tensorlib-gpu-venv
 . /tmp/tensorlib-gpu-venv/bin/activate
 python -c "import numpy, torch; print('numpy', numpy.__version__, 'torch', torch.__version__, 'cuda', torch.version.cuda)"
 pip_local() { python -m pip install -q --no-index --find-links "$wheels" "$@"; }
-pip_local pytools platformdirs mako setuptools wheel "Cython>=3.0" pytest hypothesis \
+pip_local pytools platformdirs mako setuptools wheel "Cython>=3.0" pytest hypothesis pybind11 \
     || say "some build/test dependencies did not install"
 python -c "import scipy, ml_dtypes" 2>/dev/null || pip_local scipy ml_dtypes
 
@@ -102,10 +103,13 @@ run_tests backend_tests 120 tests/backends/test_cuda.py tests/cuda tests/codegen
 tests_rc=$?
 say "$(echo "$per_device" | wc -l) per-device test files on cuda (the tests' LeNet among them)"
 run_tests per_device_tests 150 $per_device || tests_rc=$?
+say "a C++/CUDA extension (nvcc, <<<blocks, threads>>>) on cuda tensors"
+TENSORLIB_EXTENSIONS_DIR="$out/extensions" run_tests cpp_extension_cuda 60 \
+    tests/utils/test_cpp_extension_cuda.py || tests_rc=$?
 
 # -- beside torch -------------------------------------------------------------------------------
 say "timing beside torch"
-timeout 120 python benchmarks/cuda_bench.py --json "$out/gpu_check.json" --repeats 10 \
+timeout 90 python benchmarks/cuda_bench.py --json "$out/gpu_check.json" --repeats 10 \
     2>&1 | tee "$out/bench.log"
 say "done; results in $out"
 exit "$tests_rc"

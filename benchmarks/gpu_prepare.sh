@@ -28,7 +28,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$py" 
     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d "$dir" \
     pytools platformdirs mako markupsafe typing_extensions siphash24 "Cython>=3.0" \
     setuptools wheel "ml_dtypes>=0.3" "scipy>=1.10" "pytest>=7" iniconfig packaging pluggy \
-    pygments "hypothesis>=6" sortedcontainers
+    pygments "hypothesis>=6" sortedcontainers pybind11
 
 # 3. optionally, the pycuda wheel itself
 target_python=$(command -v "python$py" || true)

@@ -75,10 +75,25 @@ class _Recorder:
         op = self.op
         if op in _DECLINE:
             return False
+        if "::" in op:
+            return self._custom(args, kwargs)
         node = Node(op, self.kernel, args, kwargs, self.device_type)
         if op in _RUN_NOW:
             return self.capture.run_now(node)
         self.capture.nodes.append(node)
+
+
+    def _custom(self, args, kwargs):
+        """A custom op's kernel (tensorlib.library: a C++ extension function, an OpenCL or
+        CUDA C kernel, Python) returns its outputs, which no recorder can stand for: it runs
+        where it is called, after the pending kernels, as a graph break."""
+        cap = self.capture
+        cap.graph_break(f"the custom op {self.op}")
+        cap.uninstall()
+        try:
+            return self.kernel(*args, **kwargs)
+        finally:
+            cap.install()
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep

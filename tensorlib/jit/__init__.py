@@ -8,7 +8,8 @@ traced value follows the example and warns (`TracerWarning`), as torch.jit.trace
 and raises naming the construct otherwise. `save`/`load` keep the graph as data beside the
 tensors and the standard modules it calls, in tensorlib's safe format: nothing is unpickled
 and no code from the file runs (node targets are looked up by name in tensorlib, `operator`
-and `builtins.getattr` only)."""
+and `builtins.getattr` only). A custom op of tensorlib.library (a C++ extension's kernel among
+them) is saved by its name: loading needs it defined again, and says so when it is not."""
 import builtins
 import operator
 
@@ -129,6 +130,9 @@ def _target_name(target):
         return target
     if target is builtins.getattr:
         return "builtins.getattr"
+    from tensorlib.library.custom_ops import CustomOpDef
+    if isinstance(target, CustomOpDef):
+        return "custom_op:" + target._qualname
     from tensorlib.fx.graph import _import_path
     path = _import_path(target)
     if path is None or path.startswith("builtins."):
@@ -140,6 +144,15 @@ def _target_name(target):
 def _resolve(path):
     if path == "builtins.getattr":
         return builtins.getattr
+    if path.startswith("custom_op:"):
+        from tensorlib.library.custom_ops import _OPS
+        qualname = path.split(":", 1)[1]
+        if qualname not in _OPS:
+            raise RuntimeError(f"jit.load: the graph calls the custom op {qualname}, which is "
+                               f"not defined in this process; define it with "
+                               f"tensorlib.library.custom_op (and register its kernels, e.g. "
+                               f"from its C++ extension) before loading")
+        return _OPS[qualname]
     if path.startswith("operator."):
         fn = getattr(operator, path.split(".", 1)[1], None)
     elif path.startswith("tensorlib."):

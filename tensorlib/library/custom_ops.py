@@ -4,6 +4,7 @@ per device type, like the built-in primitives (so the profiler and the CPU fallb
 them), with autograd from register_autograd and a fake (shape/dtype) function for the graph
 capture from register_fake."""
 import inspect
+import sys
 
 import tensorlib
 from tensorlib._C import dispatch
@@ -141,6 +142,11 @@ class CustomOpDef:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         args = tuple(bound.arguments.values())
+        fx = sys.modules.get("tensorlib.fx.proxy")     # no fx imported: nothing is tracing
+        if fx is not None:
+            proxies = fx._contains_proxy(args, {})
+            if proxies and not proxies[0].tracer._evaluating:   # fx / jit.trace: one node
+                return proxies[0].tracer.create_proxy("call_function", self, args, {})
         tensors = [a for a in args if isinstance(a, TensorImpl)]
         if not tensors:
             raise RuntimeError(f"{self._qualname}: expected at least one Tensor argument")

@@ -186,12 +186,6 @@ def test_compile_error_reports_compiler_message(build_dir):
     assert "return input * undefined_name;" in str(info.value)
 
 
-def test_cuda_sources_not_supported(build_dir):
-    with pytest.raises(NotImplementedError):
-        cpp_extension.load_inline("cu_ext", GUIDE, cuda_sources=["__global__ void k() {}"],
-                                  build_directory=build_dir)
-
-
 def test_include_paths_hold_the_headers():
     paths = cpp_extension.include_paths()
     assert os.path.isfile(os.path.join(paths[0], "torch", "extension.h"))

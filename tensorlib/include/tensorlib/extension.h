@@ -20,6 +20,7 @@ constexpr ScalarType kFloat = ScalarType::Float, kFloat32 = ScalarType::Float,
                      kChar = ScalarType::Char, kByte = ScalarType::Byte,
                      kBool = ScalarType::Bool;
 inline const Device kCPU{"cpu"};
+inline const Device kCUDA{"cuda"};
 }  // namespace at
 namespace torch {
 using namespace ::at;

@@ -1,6 +1,7 @@
 // tensorlib's C++ extension API: a Tensor handle over a Python tensorlib tensor.
 // Header-only: the handle holds the Python object and calls its methods, so every op runs
-// tensorlib's own kernels (and autograd); data_ptr<T>() reads the tensor's storage in place.
+// tensorlib's own kernels (and autograd); data_ptr<T>() reads the tensor's storage in place:
+// host memory for cpu tensors, the device pointer (for a kernel launch) for cuda tensors.
 #pragma once
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -43,8 +44,9 @@ struct Device {
   Device(std::string n = "cpu") : name(std::move(n)) {}
   std::string str() const { return name; }
   bool is_cpu() const { return name.rfind("cpu", 0) == 0; }
+  bool is_cuda() const { return name.rfind("cuda", 0) == 0; }
 };
-namespace DeviceType { inline const Device CPU{"cpu"}; }
+namespace DeviceType { inline const Device CPU{"cpu"}; inline const Device CUDA{"cuda"}; }
 
 struct TensorOptions {
   ScalarType dtype_ = ScalarType::Float;
@@ -98,10 +100,14 @@ class Tensor {
 
   template <typename T> T* data_ptr() const {
     Device d = device();
-    if (!d.is_cpu())
-      throw std::runtime_error("data_ptr() of a " + d.str() +
-                               " tensor: C++ extensions read CPU memory only");
-    return reinterpret_cast<T*>(call("data_ptr").cast<uintptr_t>());
+    if (d.is_cpu()) return reinterpret_cast<T*>(call("data_ptr").cast<uintptr_t>());
+    if (d.is_cuda()) {   // the CUDA backend's allocation (PyCUDA) plus the view's offset
+      auto base = py::int_(obj_.attr("_storage").attr("handle")).cast<uintptr_t>();
+      auto offset = obj_.attr("_offset").cast<int64_t>() * element_size();
+      return reinterpret_cast<T*>(base + offset);
+    }
+    throw std::runtime_error("data_ptr() of a " + d.str() +
+                             " tensor: C++ extensions read cpu and cuda memory only");
   }
   void* data_ptr() const { return data_ptr<void>(); }
   template <typename T> T* mutable_data_ptr() const { return data_ptr<T>(); }
