@@ -111,6 +111,7 @@ for _name, _params in {
         "hardshrink": {"lambd": [0.5, 1.0]}, "softshrink": {"lambd": [0.5, 1.0, -1.0]},
         "hardtanh": {"min_val": [-1.0, 0.5], "max_val": [1.0, 2.0]},
         "leaky_relu": {"negative_slope": [0.01, 0.2]},
+        "rrelu": {"lower": [0.125, 0.2], "upper": [0.3, 0.5]},
         "softplus": {"beta": [1.0, 2.0], "threshold": [20.0, 1.0]}}.items():
     op("nn.functional." + _name)(_activation(_params))
 
@@ -753,6 +754,7 @@ def _lp_pool(spatial):
 
 op("nn.functional.lp_pool1d", scale=10)(_lp_pool(1))
 op("nn.functional.lp_pool2d", scale=10)(_lp_pool(2))
+op("nn.functional.lp_pool3d", scale=10)(_lp_pool(3))
 
 
 def _unpool(spatial):
@@ -833,6 +835,16 @@ def _pixel_shuffle_args(draw):
     r = draw(st.integers(1, 2))
     c = draw(st.sampled_from([1, 4, 8, 3]))
     return (_tensor(draw, shape=(1, c, 2, draw(st.integers(1, 2)))), r), {}
+
+
+def _channel_shuffle_args(draw):
+    shape = (draw(st.integers(0, 2)), draw(st.sampled_from([0, 2, 4, 6]))) + tuple(
+        draw(st.lists(st.integers(1, 2), max_size=2)))
+    return (_tensor(draw, shape=shape), draw(st.integers(-1, 3))), {}
+
+
+family(["nn.functional.channel_shuffle", "nn.functional.native_channel_shuffle"],
+       _channel_shuffle_args)
 
 
 @op("nn.functional.pixel_unshuffle")
