@@ -38,13 +38,14 @@ from tensorlib.nn.modules.transformer import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.upsampling import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.lazy import *  # noqa: E402,F401,F403
 from tensorlib.nn.modules.syncbatchnorm import *  # noqa: E402,F401,F403
+from tensorlib.nn.modules.adaptive import *  # noqa: E402,F401,F403
 
 
 def _family_names():
     import importlib
     families = ("batchnorm", "conv", "distance", "dropout", "fold", "instancenorm", "loss",
                 "normalization", "padding", "pixelshuffle", "pooling", "rnn", "sparse",
-                "transformer", "upsampling", "lazy", "syncbatchnorm")
+                "transformer", "upsampling", "lazy", "syncbatchnorm", "adaptive")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn.modules.{family}").__all__]
 
