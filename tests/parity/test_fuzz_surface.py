@@ -14,6 +14,7 @@ from tests.parity import fuzz_inputs as fi
 from tests.parity import spellings
 from tests.parity.compare import check
 from tests.parity.test_fuzz_ops import (ALL, FLOATS, FUZZ, _conv_args, _dim, _dtype_kw,
+                                        _solve_args,
                                         _index_values, _loss_input, _class_target,
                                         _matrix_operand, _shape, _sizes, _tensor,
                                         registrar)
@@ -431,6 +432,47 @@ def _square(draw, conditioned=True, symmetric=False, spd=False):
 family(["linalg.slogdet", "logdet", "linalg.inv_ex", "linalg.eigvals", "linalg.matrix_rank",
         "linalg.svdvals", "linalg.pinv"],
        lambda draw: ((_square(draw),), {}), scale=100)
+family(["linalg.matrix_exp", "linalg.cond", "linalg.diagonal", "linalg.lu_factor",
+        "linalg.lu_factor_ex", "linalg.lu"], lambda draw: ((_square(draw),), {}), scale=100)
+op("linalg.solve_ex", scale=100)(_solve_args)
+
+
+@op("linalg.lu_solve", method=False, scale=100)
+def _lu_solve_args(draw):
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    n = draw(st.integers(1, 3))
+    a = _matrix_operand(draw, batch, n, conditioned=True, dtypes=("float64",))
+    b = _matrix_operand(draw, batch, n, draw(st.integers(1, 2)), dtypes=("float64",))
+    return (a, b), {"left": True, "adjoint": draw(st.booleans())}
+
+
+def _lu_solve_call(path):
+    """lu_solve of lu_factor's (LU, pivots) in each library."""
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(m, tuple(m.linalg.lu_factor(args[0])) + (args[1],),
+                                       kwargs)
+
+
+OPS["linalg.lu_solve"] = (OPS["linalg.lu_solve"][0], _lu_solve_call("linalg.lu_solve"), 100)
+SPELLED["linalg.lu_solve"] = (SPELLED["linalg.lu_solve"][0], _lu_solve_call)
+
+
+@op("linalg.tensorinv", method=False, scale=100)
+def _tensorinv_args(draw):
+    n = draw(st.integers(1, 3))
+    a = _matrix_operand(draw, (), n, conditioned=True, dtypes=FLOATS)
+    return (a,), {"ind": draw(st.integers(0, 1))}
+
+
+@op("linalg.tensorsolve", method=False, scale=100)
+def _tensorsolve_args(draw):
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    a = np.round(rng.standard_normal((2, 3, 6)), 2) + 4 * np.eye(6).reshape(2, 3, 6)
+    b = np.round(rng.standard_normal((2, 3)), 2)
+    return (fi.Operand(values=a.tolist(), dtype="float64", shape=a.shape),
+            fi.Operand(values=b.tolist(), dtype="float64", shape=b.shape)), {}
+
+
 family(["linalg.eigvalsh"], lambda draw: ((_square(draw, symmetric=True),), {}), scale=100)
 family(["linalg.cholesky", "linalg.cholesky_ex", "cholesky"],
        lambda draw: ((_square(draw, spd=True),), {"upper": draw(st.booleans())}), scale=100)
