@@ -17,7 +17,10 @@ from tensorlib.distributions.exponential import Exponential
 from tensorlib.distributions.gamma import Gamma
 from tensorlib.distributions.geometric import Geometric
 from tensorlib.distributions.gumbel import Gumbel
+from tensorlib.distributions.half_cauchy import HalfCauchy
+from tensorlib.distributions.half_normal import HalfNormal
 from tensorlib.distributions.independent import Independent
+from tensorlib.distributions.inverse_gamma import InverseGamma
 from tensorlib.distributions.kl import kl_divergence, register_kl
 from tensorlib.distributions.laplace import Laplace
 from tensorlib.distributions.log_normal import LogNormal
@@ -25,9 +28,11 @@ from tensorlib.distributions.lowrank_multivariate_normal import LowRankMultivari
 from tensorlib.distributions.mixture_same_family import MixtureSameFamily
 from tensorlib.distributions.multinomial import Multinomial
 from tensorlib.distributions.multivariate_normal import MultivariateNormal
+from tensorlib.distributions.negative_binomial import NegativeBinomial
 from tensorlib.distributions.normal import Normal
 from tensorlib.distributions.one_hot_categorical import (OneHotCategorical,
                                                          OneHotCategoricalStraightThrough)
+from tensorlib.distributions.pareto import Pareto
 from tensorlib.distributions.poisson import Poisson
 from tensorlib.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from tensorlib.distributions.relaxed_categorical import (ExpRelaxedCategorical,
@@ -42,6 +47,7 @@ from tensorlib.distributions.transforms import (AbsTransform, AffineTransform,  
                                                 StickBreakingTransform, TanhTransform,
                                                 Transform, identity_transform)
 from tensorlib.distributions.uniform import Uniform
+from tensorlib.distributions.weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution",
@@ -54,5 +60,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
            "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "constraints", "identity_transform",
+           "TransformedDistribution", "Uniform", "constraints", "HalfCauchy", "HalfNormal",
+           "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]

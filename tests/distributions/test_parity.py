@@ -115,6 +115,20 @@ CASES = [
     ("Transformed-affine-tanh", _transformed, [LOC, POS], np.tanh(X) * 0.9, "lp cdf"),
     ("Transformed-stickbreaking", _stick, [LOC, POS], SIMPLEX_X, "lp"),
     ("MixtureSameFamily", _mixture, [LOGITS[:, :3], LOC, POS], X[:, :, :1], "lp cdf mean var"),
+    ("HalfNormal", lambda lib, s: lib.distributions.HalfNormal(s), [POS], XPOS,
+     "lp ent cdf icdf mean mode var"),
+    ("HalfCauchy", lambda lib, s: lib.distributions.HalfCauchy(s), [POS], XPOS,
+     "lp ent cdf icdf mean mode var"),
+    ("Pareto", lambda lib, s, a: lib.distributions.Pareto(s, a), [POS * 0.1, POS2 + 1.5],
+     XPOS + 0.3, "lp ent cdf icdf mean mode var"),
+    ("Weibull", lambda lib, s, c: lib.distributions.Weibull(s, c), [POS, POS2], XPOS,
+     "lp ent cdf icdf mean mode var"),
+    ("InverseGamma", lambda lib, a, b: lib.distributions.InverseGamma(a, b), [POS * 2, POS2],
+     XPOS, "lp ent mean mode var"),
+    ("NegativeBinomial", lambda lib, n, p: lib.distributions.NegativeBinomial(n, probs=p),
+     [POS * 3, PROB], COUNTS, "lp mean mode var"),
+    ("NegativeBinomial-logits", lambda lib, n, p: lib.distributions.NegativeBinomial(
+        n, logits=p), [POS * 3, LOC], COUNTS, "lp mean mode var"),
     ("RelaxedBernoulli", lambda lib, p: lib.distributions.RelaxedBernoulli(
         lib.tensor(0.7, dtype=p.dtype, device=p.device), probs=p), [PROB], XUNIT, "lp"),
     ("RelaxedOneHotCategorical", lambda lib, p: lib.distributions.RelaxedOneHotCategorical(
