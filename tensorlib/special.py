@@ -4,6 +4,10 @@ PyTorch gives them (gammaln = lgamma, psi = digamma, expit = sigmoid, ...)."""
 from tensorlib.ops import pointwise as _pointwise
 from tensorlib.ops.pointwise import erf, erfc, exp2, expm1, log1p  # noqa: F401
 from tensorlib.ops.reduction import log_softmax, logsumexp, softmax  # noqa: F401
+from tensorlib.ops.special_polynomials import (  # noqa: F401
+    chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
+    chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+    legendre_polynomial_p)
 from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
                                    expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
                                    log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc,
@@ -25,7 +29,10 @@ def multigammaln(input, p):  # noqa: A002
 __all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv", "exp2",
            "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
            "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
-           "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+           "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
 _out.install(globals(), _out.SPECIAL_RULE, "special.")

@@ -100,6 +100,32 @@ def _zeta_args(draw):
 family(["special.xlog1py", "special.gammainc", "special.gammaincc"], _zeta_args)
 
 
+def _polynomial_args(draw):
+    """x (often in [-1, 1], where the closed forms apply, with the boundary values) and a
+    degree tensor or number, some negative, some past the closed-form switch."""
+    x = _tensor(draw, dtypes=FLOATS + ("int64",))
+    shape = _shape(x)
+    if draw(st.booleans()):
+        values = np.round(np.random.default_rng(draw(st.integers(0, 999))).uniform(
+            -1, 1, draw(st.integers(0, 4))), 2)
+        values[:2] = [1.0, -1.0][:len(values[:2])]
+        x = fi.Operand(values=values.tolist(), dtype=draw(st.sampled_from(FLOATS)),
+                       shape=values.shape)
+        shape = values.shape
+    n = draw(st.one_of(st.integers(-1, 12), st.just(None)))
+    if n is None:
+        n = _tensor(draw, shape=draw(fi.broadcast_partner(tuple(shape))),
+                    dtypes=FLOATS + ("int64",))
+    return (x, n), {}
+
+
+family([f"special.{name}" for name in (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p")], _polynomial_args, method=False,
+    scale=100)
+
+
 def _activation(params):
     def strategy(draw):
         x = _tensor(draw, dtypes=FLOATS + ("int64",))
