@@ -14,6 +14,7 @@ from tensorlib.distributions.dirichlet import Dirichlet
 from tensorlib.distributions.distribution import Distribution
 from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.exponential import Exponential
+from tensorlib.distributions.fishersnedecor import FisherSnedecor
 from tensorlib.distributions.gamma import Gamma
 from tensorlib.distributions.geometric import Geometric
 from tensorlib.distributions.gumbel import Gumbel
@@ -21,6 +22,7 @@ from tensorlib.distributions.half_cauchy import HalfCauchy
 from tensorlib.distributions.half_normal import HalfNormal
 from tensorlib.distributions.independent import Independent
 from tensorlib.distributions.inverse_gamma import InverseGamma
+from tensorlib.distributions.kumaraswamy import Kumaraswamy
 from tensorlib.distributions.kl import kl_divergence, register_kl
 from tensorlib.distributions.laplace import Laplace
 from tensorlib.distributions.log_normal import LogNormal
@@ -61,5 +63,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "constraints", "HalfCauchy", "HalfNormal",
-           "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "identity_transform",
+           "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "FisherSnedecor",
+           "Kumaraswamy", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]

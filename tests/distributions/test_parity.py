@@ -129,6 +129,10 @@ CASES = [
      [POS * 3, PROB], COUNTS, "lp mean mode var"),
     ("NegativeBinomial-logits", lambda lib, n, p: lib.distributions.NegativeBinomial(
         n, logits=p), [POS * 3, LOC], COUNTS, "lp mean mode var"),
+    ("Kumaraswamy", lambda lib, a, b: lib.distributions.Kumaraswamy(a, b), [POS, POS2 + 0.6],
+     XUNIT, "lp ent cdf icdf mean mode var"),
+    ("FisherSnedecor", lambda lib, a, b: lib.distributions.FisherSnedecor(a, b),
+     [POS * 3, POS2 * 4], XPOS, "lp mean mode var"),
     ("RelaxedBernoulli", lambda lib, p: lib.distributions.RelaxedBernoulli(
         lib.tensor(0.7, dtype=p.dtype, device=p.device), probs=p), [PROB], XUNIT, "lp"),
     ("RelaxedOneHotCategorical", lambda lib, p: lib.distributions.RelaxedOneHotCategorical(

@@ -36,3 +36,14 @@ def test_negative_binomial_samples_are_counts():
     s = d.sample((2000,))
     assert tuple(s.shape) == (2000, 2) and bool((s >= 0).all()) and bool((s == s.round()).all())
     assert tl.allclose(s.mean(0), d.mean, rtol=0.15)
+
+
+@pytest.mark.parametrize("build,low,high", [
+    (lambda a: tld.Kumaraswamy(a, tl.tensor([2.0, 0.7], dtype=tl.float64)), 0.0, 1.0),
+    (lambda a: tld.FisherSnedecor(a, tl.tensor([5.0, 9.0], dtype=tl.float64)), 0.0, None)])
+def test_rsample_in_support_with_finite_gradients(build, low, high):
+    a = tl.tensor([1.5, 3.0], dtype=tl.float64, requires_grad=True)
+    x = build(a).rsample((50,))
+    assert bool((x > low).all()) and (high is None or bool((x < high).all()))
+    x.sum().backward()
+    assert bool(tl.isfinite(a.grad).all()) and bool((a.grad != 0).any())
