@@ -9,7 +9,8 @@ from tensorlib.nn import init
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
-__all__ = ["Threshold", "ReLU", "ReLU6", "LeakyReLU", "RReLU", "PReLU", "ELU", "CELU", "SELU", "GELU",
+__all__ = ["Threshold", "ReLU", "ReLU6", "LeakyReLU", "RReLU", "PReLU", "ELU", "CELU", "SELU",
+           "GELU",
            "SiLU", "Mish", "Sigmoid", "Tanh", "Softplus", "Softsign", "Hardtanh", "Hardswish",
            "Hardsigmoid", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "LogSigmoid",
            "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "MultiheadAttention"]

@@ -5,7 +5,6 @@ those of one batch norm over every rank's data. On one process, or in eval, or w
 tensorlib.distributed is not initialised, it is BatchNorm."""
 import tensorlib
 from tensorlib.autograd.function import Function
-from tensorlib.nn import functional as F
 from tensorlib.nn.modules.batchnorm import _BatchNorm
 
 __all__ = ["SyncBatchNorm"]

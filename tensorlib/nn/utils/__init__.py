@@ -7,7 +7,7 @@ from tensorlib.nn.utils.clip_grad import (clip_grad_norm, clip_grad_norm_, clip_
                                           clip_grads_with_norm_, get_total_norm)
 from tensorlib.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 from tensorlib.nn.utils.init import skip_init
-from tensorlib.nn.utils import memory_format
+from tensorlib.nn.utils import memory_format  # noqa: F401 - torch.nn.utils.memory_format
 from tensorlib.nn.utils.memory_format import (convert_conv2d_weight_memory_format,
                                               convert_conv3d_weight_memory_format)
 from tensorlib.nn.utils.fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,
