@@ -4,6 +4,8 @@ tensorlib's counter-based generator (tensorlib.rand/randn), so one seed gives th
 samples on every device; the samplers without an inverse CDF (Gamma and its relatives,
 Poisson) are rejection samplers with a fixed number of vectorised rounds (_sampling.py)."""
 from tensorlib.distributions import constraints, transforms  # noqa: F401
+from tensorlib.distributions import constraint_registry  # noqa: F401
+from tensorlib.distributions.constraint_registry import biject_to, transform_to
 from tensorlib.distributions.bernoulli import Bernoulli
 from tensorlib.distributions.beta import Beta
 from tensorlib.distributions.binomial import Binomial
@@ -47,7 +49,9 @@ from tensorlib.distributions.transforms import (AbsTransform, AffineTransform,  
                                                 ReshapeTransform, SigmoidTransform,
                                                 SoftmaxTransform, SoftplusTransform,
                                                 StickBreakingTransform, TanhTransform,
-                                                Transform, identity_transform)
+                                                Transform, identity_transform,
+                                                LowerCholeskyTransform,
+                                                PositiveDefiniteTransform)
 from tensorlib.distributions.uniform import Uniform
 from tensorlib.distributions.weibull import Weibull
 
@@ -64,5 +68,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "constraints", "HalfCauchy", "HalfNormal",
            "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "FisherSnedecor",
-           "Kumaraswamy", "identity_transform",
+           "Kumaraswamy", "biject_to", "transform_to", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]
