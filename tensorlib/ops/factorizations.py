@@ -17,7 +17,7 @@ from tensorlib.ops.decompositions import (LinAlgError, _back, _check_matrix, _ho
                                           _getrf_info, solve, svdvals, inv)
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "matrix_exp", "solve_ex", "cond",
-           "tensorinv", "tensorsolve", "diagonal"]
+           "tensorinv", "tensorsolve", "diagonal", "householder_product"]
 
 lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -254,3 +254,33 @@ def tensorsolve(A, B, dims=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     r"""torch.linalg.diagonal: torch.diagonal with the matrix dims last by default."""
     return tensorlib.diagonal(A, offset=offset, dim1=dim1, dim2=dim2)
+
+
+def householder_product(A, tau):
+    r"""The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i the i-th column of
+    A below the diagonal with a unit i-th entry (geqrf's packed Q). Composed from
+    differentiable ops, so gradients reach A and tau."""
+    name = "torch.linalg.householder_product"
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if tau.dim() < 1 or tau.shape[-1] > n:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {tau.dtype.scalar_name} does not match input "
+                           f"dtype {A.dtype.scalar_name}")
+    rows = tensorlib.arange(m, device=A.device).unsqueeze(-1)
+    Q = tensorlib.eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape))
+    for i in reversed(range(tau.shape[-1])):
+        column = A[..., :, i:i + 1]
+        v = tensorlib.where(rows > i, column, (rows == i).to(A.dtype))
+        t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
+        Q = Q - t * (v @ (v.mH @ Q))
+    return Q

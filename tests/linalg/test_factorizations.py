@@ -121,7 +121,25 @@ def test_tensorinv_tensorsolve_diagonal(device):
           torch.linalg.diagonal(torch.tensor(d), offset=1))
 
 
+@pytest.mark.parametrize("shape,k", [((5, 3), 3), ((2, 4, 4), 2), ((3, 3), 1)])
+def test_householder_product_values_and_gradients(device, shape, k):
+    a = RNG.standard_normal(shape)
+    t = RNG.uniform(0, 2, shape[:-2] + (k,))
+    x, tx = pair(a, device)
+    tau, ttau = pair(t, device)
+    got = LA.householder_product(x, tau)
+    want = torch.linalg.householder_product(tx, ttau)
+    close(got, want)
+    grads_match(got, want, x, tx)
+    close(tau.grad, ttau.grad, 1e-9)
+
+
 ERRORS = [
+    ("householder_product", (np.ones((2, 3)), np.ones(1)), {}),
+    ("householder_product", (np.ones((3, 2)), np.ones(3)), {}),
+    ("householder_product", (np.ones(3), np.ones(1)), {}),
+    ("householder_product", (np.ones((2, 3, 2)), np.ones((3, 1))), {}),
+    ("householder_product", (np.ones((3, 2)), np.ones(1, np.float32)), {}),
     ("lu_factor", (np.ones(3),), {}),
     ("lu_factor", (np.zeros((2, 2)),), {}),
     ("lu_factor", (np.ones((2, 2), np.int64),), {}),

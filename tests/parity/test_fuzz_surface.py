@@ -483,6 +483,19 @@ OPS["linalg.lu_solve"] = (OPS["linalg.lu_solve"][0], _lu_solve_call("linalg.lu_s
 SPELLED["linalg.lu_solve"] = (SPELLED["linalg.lu_solve"][0], _lu_solve_call)
 
 
+@op("linalg.householder_product", method=False, scale=100)
+def _householder_args(draw):
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    n = draw(st.integers(1, 3))
+    m = n + draw(st.integers(0, 2))
+    dtype = draw(st.sampled_from(FLOATS))
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    a = np.round(rng.standard_normal(batch + (m, n)), 2)
+    tau = np.round(rng.uniform(0, 2, batch + (draw(st.integers(0, n)),)), 2)
+    return (fi.Operand(values=a.tolist(), dtype=dtype, shape=a.shape),
+            fi.Operand(values=tau.tolist(), dtype=dtype, shape=tau.shape)), {}
+
+
 @op("linalg.tensorinv", method=False, scale=100)
 def _tensorinv_args(draw):
     n = draw(st.integers(1, 3))
