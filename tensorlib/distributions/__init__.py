@@ -28,6 +28,7 @@ from tensorlib.distributions.kumaraswamy import Kumaraswamy
 from tensorlib.distributions.kl import kl_divergence, register_kl
 from tensorlib.distributions.laplace import Laplace
 from tensorlib.distributions.log_normal import LogNormal
+from tensorlib.distributions.logistic_normal import LogisticNormal
 from tensorlib.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from tensorlib.distributions.mixture_same_family import MixtureSameFamily
 from tensorlib.distributions.multinomial import Multinomial
@@ -68,6 +69,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "constraints", "HalfCauchy", "HalfNormal",
            "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "FisherSnedecor",
-           "Kumaraswamy", "biject_to", "transform_to", "LowerCholeskyTransform",
+           "Kumaraswamy", "LogisticNormal", "biject_to", "transform_to", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]

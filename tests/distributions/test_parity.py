@@ -133,6 +133,8 @@ CASES = [
      XUNIT, "lp ent cdf icdf mean mode var"),
     ("FisherSnedecor", lambda lib, a, b: lib.distributions.FisherSnedecor(a, b),
      [POS * 3, POS2 * 4], XPOS, "lp mean mode var"),
+    ("LogisticNormal", lambda lib, a, b: lib.distributions.LogisticNormal(a, b), [LOC, POS],
+     R.dirichlet(np.ones(4), size=(5, 2)), "lp"),
     ("RelaxedBernoulli", lambda lib, p: lib.distributions.RelaxedBernoulli(
         lib.tensor(0.7, dtype=p.dtype, device=p.device), probs=p), [PROB], XUNIT, "lp"),
     ("RelaxedOneHotCategorical", lambda lib, p: lib.distributions.RelaxedOneHotCategorical(
