@@ -18,6 +18,7 @@ from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.exponential import Exponential
 from tensorlib.distributions.fishersnedecor import FisherSnedecor
 from tensorlib.distributions.gamma import Gamma
+from tensorlib.distributions.generalized_pareto import GeneralizedPareto
 from tensorlib.distributions.geometric import Geometric
 from tensorlib.distributions.gumbel import Gumbel
 from tensorlib.distributions.half_cauchy import HalfCauchy
@@ -69,6 +70,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "constraints", "HalfCauchy", "HalfNormal",
            "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "FisherSnedecor",
-           "Kumaraswamy", "LogisticNormal", "biject_to", "transform_to", "LowerCholeskyTransform",
+           "Kumaraswamy", "LogisticNormal", "GeneralizedPareto", "biject_to", "transform_to", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]

@@ -47,3 +47,25 @@ def test_rsample_in_support_with_finite_gradients(build, low, high):
     assert bool((x > low).all()) and (high is None or bool((x < high).all()))
     x.sum().backward()
     assert bool(tl.isfinite(a.grad).all()) and bool((a.grad != 0).any())
+
+
+def test_generalized_pareto_matches_torch_in_float32():
+    """(torch's log_prob and cdf compare concentration with a float32 zero, so they fail for
+    float64 parameters: compared in float32)"""
+    import numpy as np
+    torch = pytest.importorskip("torch")
+    conc = np.array([0.3, 0.0, -0.2, 0.6], np.float32)
+    x = np.array([0.5, 1.0, 2.0, 3.0], np.float32)
+    ours = tld.GeneralizedPareto(tl.tensor(0.1), tl.tensor(1.5), tl.tensor(conc))
+    ref = torch.distributions.GeneralizedPareto(torch.tensor(0.1), torch.tensor(1.5),
+                                                torch.tensor(conc))
+    for method in ("log_prob", "cdf", "log_survival_function"):
+        np.testing.assert_allclose(getattr(ours, method)(tl.tensor(x)).numpy(),
+                                   getattr(ref, method)(torch.tensor(x)).numpy(), rtol=2e-5)
+    u = np.array([0.1, 0.5, 0.9, 0.99], np.float32)
+    np.testing.assert_allclose(ours.icdf(tl.tensor(u)).numpy(),
+                               ref.icdf(torch.tensor(u)).numpy(), rtol=2e-5)
+    scale = tl.tensor(1.5, requires_grad=True)
+    s = tld.GeneralizedPareto(tl.tensor(0.0), scale, tl.tensor(conc)).rsample((3,))
+    s.sum().backward()                  # loc 0: the sample is linear in the scale
+    assert tl.allclose(scale.grad, (s.detach() / 1.5).sum(), rtol=1e-5)
