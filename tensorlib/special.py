@@ -7,7 +7,8 @@ from tensorlib.ops.reduction import log_softmax, logsumexp, softmax  # noqa: F40
 from tensorlib.ops.special_polynomials import (  # noqa: F401
     chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
     chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
-    legendre_polynomial_p)
+    legendre_polynomial_p, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w)
 from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
                                    expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
                                    log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc,
@@ -32,7 +33,9 @@ __all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv",
            "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta",
            "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p"]
+           "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w"]
 
 from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
 _out.install(globals(), _out.SPECIAL_RULE, "special.")

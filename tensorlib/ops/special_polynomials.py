@@ -1,5 +1,5 @@
 """torch.special's classical orthogonal polynomials of degree n at x, elementwise with
-broadcasting: Chebyshev T, U, V, W, Hermite H (physicists') and He (probabilists'),
+broadcasting: Chebyshev T, U, V, W (and shifted to [0, 1]: at 2x - 1), Hermite H (physicists') and He (probabilists'),
 Laguerre L and Legendre P. PyTorch's kernels, vectorised: the three-term recurrence runs
 to the largest degree present (one host read of it) and each element keeps its own degree's
 value; the boundary values (|x| = 1) and the trigonometric closed forms PyTorch switches to
@@ -13,7 +13,9 @@ from tensorlib._C.tensor_impl import TensorImpl
 
 __all__ = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p"]
+           "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w"]
 
 _HERMITE_LIMIT = {tensorlib.float32: 128, tensorlib.float64: 512}
 
@@ -56,9 +58,11 @@ def _parity(degree, even, odd):
     return tensorlib.where(tensorlib.remainder(degree, 2) == 0, even, odd)
 
 
-def _chebyshev(name, x, n, first, closed_from, closed, at_one, at_minus_one):
+def _chebyshev(name, x, n, first, closed_from, closed, at_one, at_minus_one, shifted=False):
     with tensorlib.no_grad():
         x, degree = _operands(name, x, n)
+        if shifted:
+            x = x + x - 1
         value = _recurrence(x, degree, first(x),
                             lambda m, p, q: (x + x) * q - p)
         inside = (degree > closed_from) & (x.abs() < 1)
@@ -108,6 +112,48 @@ def chebyshev_polynomial_w(input, n, *, out=None):  # noqa: A002
     return _result(_chebyshev("chebyshev_polynomial_w", input, n, lambda x: x + x + 1, 8,
                               closed, lambda d: d + d + 1, lambda d: _parity(d, 1.0, -1.0)),
                    out)
+
+
+def shifted_chebyshev_polynomial_t(input, n, *, out=None):  # noqa: A002
+    r"""T*_n(x) = T_n(2x - 1), on [0, 1]."""
+    return _result(_chebyshev("shifted_chebyshev_polynomial_t", input, n, lambda x: x, 6,
+                              lambda x, d, t: tensorlib.cos(d * t),
+                              lambda d: tensorlib.ones_like(d),
+                              lambda d: _parity(d, 1.0, -1.0), shifted=True), out)
+
+
+def shifted_chebyshev_polynomial_u(input, n, *, out=None):  # noqa: A002
+    r"""U*_n(x) = U_n(2x - 1)."""
+    def closed(x, d, t):
+        s = tensorlib.sin(t)
+        return tensorlib.where(s != 0, tensorlib.sin((d + 1) * t) / s,
+                               (d + 1) * tensorlib.cos((d + 1) * t) / x)
+    return _result(_chebyshev("shifted_chebyshev_polynomial_u", input, n, lambda x: x + x, 6,
+                              closed, lambda d: d + 1, lambda d: _parity(d, d + 1, -(d + 1)),
+                              shifted=True), out)
+
+
+def shifted_chebyshev_polynomial_v(input, n, *, out=None):  # noqa: A002
+    r"""V*_n(x) = V_n(2x - 1)."""
+    def closed(x, d, t):
+        return tensorlib.where(tensorlib.sin(t / 2) != 1,
+                               tensorlib.cos((d + 0.5) * t) / tensorlib.cos(t / 2),
+                               _parity(d, d + d + 1, -(d + d + 1)))
+    return _result(_chebyshev("shifted_chebyshev_polynomial_v", input, n,
+                              lambda x: x + x - 1, 6, closed, lambda d: tensorlib.ones_like(d),
+                              lambda d: _parity(d, d + d + 1, -(d + d + 1)), shifted=True),
+                   out)
+
+
+def shifted_chebyshev_polynomial_w(input, n, *, out=None):  # noqa: A002
+    r"""W*_n(x) = W_n(2x - 1) (PyTorch's closed form from degree 5 on)."""
+    def closed(x, d, t):
+        return tensorlib.where(tensorlib.cos(t / 2) != 1,
+                               tensorlib.sin((d + 0.5) * t) / tensorlib.sin(t / 2),
+                               _parity(d, 1.0, -1.0))
+    return _result(_chebyshev("shifted_chebyshev_polynomial_w", input, n,
+                              lambda x: x + x + 1, 4, closed, lambda d: d + d + 1,
+                              lambda d: _parity(d, 1.0, -1.0), shifted=True), out)
 
 
 def _hermite(name, x, n, first, step):

@@ -11,8 +11,10 @@ torch = pytest.importorskip("torch")
 
 NAMES = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
          "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-         "laguerre_polynomial_l", "legendre_polynomial_p"]
-X = np.concatenate([np.linspace(-1.3, 1.3, 27), [1.0, -1.0, 0.0]])
+         "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+         "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+         "shifted_chebyshev_polynomial_w"]
+X = np.concatenate([np.linspace(-1.3, 1.3, 27), [1.0, -1.0, 0.0, 0.5, 1e-9]])
 N = np.arange(-2, 21, dtype=np.float64)
 
 
