@@ -12,7 +12,7 @@ from tensorlib.ops.special_polynomials import (  # noqa: F401
 from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
                                    expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
                                    log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc,
-                                   xlog1py, xlogy, zeta)
+                                   spherical_bessel_j0, xlog1py, xlogy, zeta)
 
 gammaln = lgamma
 psi = digamma
@@ -35,7 +35,7 @@ __all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv",
            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
            "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-           "shifted_chebyshev_polynomial_w"]
+           "shifted_chebyshev_polynomial_w", "spherical_bessel_j0"]
 
 from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
 _out.install(globals(), _out.SPECIAL_RULE, "special.")

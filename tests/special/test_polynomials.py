@@ -1,5 +1,5 @@
-"""special's orthogonal polynomials against torch.special: values over degrees 0..20 (past
-each closed-form switch) and x in and outside [-1, 1] with the boundary points, degree
+"""special's orthogonal polynomials (and spherical_bessel_j0) against torch.special: values
+over degrees 0..20 (past each closed-form switch) and x in and outside [-1, 1] with the boundary points, degree
 tensors and numbers, dtypes, Hermite's NaN past its limit, out=, and errors."""
 import numpy as np
 import pytest
@@ -75,3 +75,13 @@ def test_errors_match_torch(args):
         call(torch)
     with pytest.raises(type(ref.value)):
         call(tensorlib)
+
+
+def test_spherical_bessel_j0_matches_torch(device):
+    x = np.concatenate([np.linspace(-20, 20, 81), [0.0, 0.49, -0.5, 1e-8, np.inf, -np.inf,
+                                                   np.nan]])
+    got = S.spherical_bessel_j0(tensorlib.tensor(x, device=device))
+    _compare(got, torch.special.spherical_bessel_j0(torch.tensor(x)), rtol=1e-12)
+    assert S.spherical_bessel_j0(tensorlib.tensor([1, 2])).dtype == tensorlib.float32
+    with pytest.raises(NotImplementedError):
+        S.spherical_bessel_j0(tensorlib.tensor([1.0], dtype=tensorlib.float16))
