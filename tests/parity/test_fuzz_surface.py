@@ -45,7 +45,8 @@ def _float_unary(draw):
 
 family(["digamma", "erfinv", "i0", "lgamma", "sinc", "special.bessel_j0", "special.bessel_j1",
         "special.entr", "special.i0e", "special.i1", "special.i1e", "special.log_ndtr",
-        "special.ndtr", "special.ndtri", "special.spherical_bessel_j0", "conj",
+        "special.ndtr", "special.ndtri", "special.spherical_bessel_j0",
+        "special.modified_bessel_i0", "special.modified_bessel_i1", "conj",
         "conj_physical", "resolve_conj", "detach",
         "Tensor.contiguous", "Tensor.cpu", "Tensor.double", "Tensor.float", "Tensor.half",
         "Tensor.bfloat16", "Tensor.bool", "Tensor.char", "Tensor.short",

@@ -1,6 +1,7 @@
-"""special's orthogonal polynomials (and spherical_bessel_j0) against torch.special: values
-over degrees 0..20 (past each closed-form switch) and x in and outside [-1, 1] with the boundary points, degree
-tensors and numbers, dtypes, Hermite's NaN past its limit, out=, and errors."""
+"""special's orthogonal polynomials (and spherical_bessel_j0, modified_bessel_i0/i1) against
+torch.special: values over degrees 0..20 (past each closed-form switch) and x in and outside
+[-1, 1] with the boundary points, degree tensors and numbers, dtypes, Hermite's NaN past its
+limit, out=, and errors."""
 import numpy as np
 import pytest
 
@@ -85,3 +86,14 @@ def test_spherical_bessel_j0_matches_torch(device):
     assert S.spherical_bessel_j0(tensorlib.tensor([1, 2])).dtype == tensorlib.float32
     with pytest.raises(NotImplementedError):
         S.spherical_bessel_j0(tensorlib.tensor([1.0], dtype=tensorlib.float16))
+
+
+@pytest.mark.parametrize("name", ["modified_bessel_i0", "modified_bessel_i1"])
+def test_modified_bessel_matches_torch(device, name):
+    x = np.concatenate([np.linspace(-30, 30, 121), [0.0, np.nan]])
+    xt = tensorlib.tensor(x, device=device, requires_grad=True)
+    got = getattr(S, name)(xt)
+    _compare(got, getattr(torch.special, name)(torch.tensor(x)), rtol=1e-12)
+    assert not got.requires_grad        # no derivative in PyTorch either
+    with pytest.raises(NotImplementedError):
+        getattr(S, name)(tensorlib.tensor([1.0], dtype=tensorlib.float16))
