@@ -10,6 +10,9 @@ from tensorlib.ops.decompositions import linalg_cholesky as cholesky  # noqa: F4
 from tensorlib.ops.decompositions import linalg_cross as cross  # noqa: F401
 from tensorlib.ops.decompositions import linalg_qr as qr  # noqa: F401
 from tensorlib.ops.decompositions import linalg_svd as svd  # noqa: F401
+from tensorlib.ops.factorizations import (cond, diagonal, householder_product,  # noqa: F401
+                                          lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp,
+                                          solve_ex, tensorinv, tensorsolve)
 from tensorlib.ops.linalg import matmul, matrix_norm, norm, vector_norm  # noqa: F401
 
 
@@ -23,10 +26,13 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
-           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq",
+           "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]
 
 from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
 _out.install(globals(), _out.LINALG_RULE, "linalg.")

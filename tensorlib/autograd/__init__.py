@@ -12,6 +12,9 @@ from tensorlib.autograd.grad_mode import (enable_grad, inference_mode, is_grad_e
                                           is_inference_mode_enabled, no_grad,
                                           set_grad_enabled)
 from tensorlib.autograd.recording import record, record_inplace
+from tensorlib.autograd.threading_mode import (is_multithreading_enabled,  # noqa: F401
+                                               is_view_replay_enabled, kineto_available,
+                                               set_multithreading_enabled)
 from tensorlib.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tensorlib.autograd import forward_ad, functional  # noqa: E402,F401
 from tensorlib.autograd.variable import Variable  # noqa: E402
@@ -131,4 +134,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "Node", "AccumulateGrad",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly", "gradcheck",
-           "gradgradcheck", "GradcheckError", "Variable"]
+           "gradgradcheck", "GradcheckError", "Variable", "is_multithreading_enabled",
+           "set_multithreading_enabled", "is_view_replay_enabled", "kineto_available"]

@@ -4,6 +4,8 @@ tensorlib's counter-based generator (tensorlib.rand/randn), so one seed gives th
 samples on every device; the samplers without an inverse CDF (Gamma and its relatives,
 Poisson) are rejection samplers with a fixed number of vectorised rounds (_sampling.py)."""
 from tensorlib.distributions import constraints, transforms  # noqa: F401
+from tensorlib.distributions import constraint_registry  # noqa: F401
+from tensorlib.distributions.constraint_registry import biject_to, transform_to
 from tensorlib.distributions.bernoulli import Bernoulli
 from tensorlib.distributions.beta import Beta
 from tensorlib.distributions.binomial import Binomial
@@ -14,20 +16,29 @@ from tensorlib.distributions.dirichlet import Dirichlet
 from tensorlib.distributions.distribution import Distribution
 from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.exponential import Exponential
+from tensorlib.distributions.fishersnedecor import FisherSnedecor
 from tensorlib.distributions.gamma import Gamma
+from tensorlib.distributions.generalized_pareto import GeneralizedPareto
 from tensorlib.distributions.geometric import Geometric
 from tensorlib.distributions.gumbel import Gumbel
+from tensorlib.distributions.half_cauchy import HalfCauchy
+from tensorlib.distributions.half_normal import HalfNormal
 from tensorlib.distributions.independent import Independent
+from tensorlib.distributions.inverse_gamma import InverseGamma
+from tensorlib.distributions.kumaraswamy import Kumaraswamy
 from tensorlib.distributions.kl import kl_divergence, register_kl
 from tensorlib.distributions.laplace import Laplace
 from tensorlib.distributions.log_normal import LogNormal
+from tensorlib.distributions.logistic_normal import LogisticNormal
 from tensorlib.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from tensorlib.distributions.mixture_same_family import MixtureSameFamily
 from tensorlib.distributions.multinomial import Multinomial
 from tensorlib.distributions.multivariate_normal import MultivariateNormal
+from tensorlib.distributions.negative_binomial import NegativeBinomial
 from tensorlib.distributions.normal import Normal
 from tensorlib.distributions.one_hot_categorical import (OneHotCategorical,
                                                          OneHotCategoricalStraightThrough)
+from tensorlib.distributions.pareto import Pareto
 from tensorlib.distributions.poisson import Poisson
 from tensorlib.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from tensorlib.distributions.relaxed_categorical import (ExpRelaxedCategorical,
@@ -40,8 +51,11 @@ from tensorlib.distributions.transforms import (AbsTransform, AffineTransform,  
                                                 ReshapeTransform, SigmoidTransform,
                                                 SoftmaxTransform, SoftplusTransform,
                                                 StickBreakingTransform, TanhTransform,
-                                                Transform, identity_transform)
+                                                Transform, identity_transform,
+                                                LowerCholeskyTransform,
+                                                PositiveDefiniteTransform)
 from tensorlib.distributions.uniform import Uniform
+from tensorlib.distributions.weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution",
@@ -54,5 +68,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
            "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "constraints", "identity_transform",
+           "TransformedDistribution", "Uniform", "constraints", "HalfCauchy", "HalfNormal",
+           "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "FisherSnedecor",
+           "Kumaraswamy", "LogisticNormal", "GeneralizedPareto", "biject_to", "transform_to", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]

@@ -10,7 +10,8 @@ from tensorlib.distributions.utils import _sum_rightmost, finfo
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+           "Transform", "identity_transform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform"]
 
 
 class Transform:
@@ -583,3 +584,36 @@ class StickBreakingTransform(Transform):
 
     def inverse_shape(self, shape):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """An unconstrained square matrix to a lower-triangular one with a positive diagonal:
+    its strict lower triangle kept, its diagonal exponentiated."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """An unconstrained square matrix to a positive-definite one, L L^T for L its
+    LowerCholeskyTransform."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(tensorlib.linalg.cholesky(y))

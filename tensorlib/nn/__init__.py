@@ -7,7 +7,9 @@ from tensorlib.nn import functional, init, modules, parameter, utils  # noqa: F4
 from tensorlib.nn import parallel  # noqa: F401
 from tensorlib.nn import attention  # noqa: F401
 from tensorlib.nn.parallel import DataParallel
+from tensorlib.nn import common_types, grad  # noqa: F401
+from tensorlib.nn._factory import factory_kwargs
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
            "functional", "init", "utils", "parameter", "modules",
-           "parallel", "DataParallel", *_modules_all]
+           "parallel", "DataParallel", "factory_kwargs", *_modules_all]

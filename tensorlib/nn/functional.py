@@ -20,6 +20,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
+           "rrelu", "rrelu_",
            "prelu", "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
            "sigmoid", "tanh", "softplus", "softsign", "hardtanh", "hardtanh_", "hardswish",
            "hardsigmoid", "softmax", "log_softmax", "softmin", "gumbel_softmax", "logsigmoid",
@@ -187,6 +188,24 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
 
 def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
     return _inplace(input, lambda x: leaky_relu(x, negative_slope))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  # noqa: A002
+    r"""Randomized leaky ReLU: in training each non-positive element gets its own slope drawn
+    from U(lower, upper) (the slope is also its gradient); in eval the mean slope."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    _floating_kernel(input, "rrelu_with_noise_out_cpu")
+    slope = tensorlib.empty_like(input).uniform_(lower, upper)
+    return tensorlib.where(input > 0, input, input * slope)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):  # noqa: A002
+    return _inplace(input, lambda x: rrelu(x, lower, upper, training))
 
 
 @autocast_op("prelu")
@@ -425,6 +444,7 @@ from tensorlib.nn._functional.attention import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.conv import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.distance import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.dropout import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.fractional_pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.loss import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.normalization import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.padding import *  # noqa: E402,F401,F403
@@ -438,10 +458,15 @@ _out.install(globals(), _out.FUNCTIONAL_RULE, "nn.functional.")
 
 def _family_names():
     import importlib
-    families = ("attention", "conv", "distance", "dropout", "loss", "normalization", "padding",
-                "pooling", "sparse", "upsampling", "vision")
+    families = ("attention", "conv", "distance", "dropout", "fractional_pooling", "loss",
+                "normalization", "padding", "pooling", "sparse", "upsampling", "vision")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn._functional.{family}").__all__]
 
 
 __all__ += _family_names()
+
+# torch.nn.functional also exposes the __torch_function__ helpers and the nn.grad module.
+from tensorlib.overrides import (handle_torch_function, has_torch_function,  # noqa: E402,F401
+                                 has_torch_function_unary, has_torch_function_variadic)
+from tensorlib.nn import grad  # noqa: E402,F401

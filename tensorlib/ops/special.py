@@ -526,6 +526,24 @@ def bessel_j0(input):  # noqa: A002
     return _wide(lambda x: _j64(x, 0), _tensor(input))
 
 
+def spherical_bessel_j0(input):  # noqa: A002
+    """j0(x) = sin(x) / x (PyTorch's Taylor polynomial below |x| = 0.5, 0 at +-inf). As in
+    PyTorch it has no derivative: the result records no graph."""
+    import tensorlib
+    _no_half_kernel("spherical_bessel_j0", input)
+
+    def j0(x):
+        x2 = x * x
+        series = 1 + x2 * (-1 / 6 + x2 * (1 / 120 + x2 * (-1 / 5040 + x2 * (
+            1 / 362880 + x2 * (-1 / 39916800 + x2 * (1 / 6227020800))))))
+        small = x.abs() < 0.5
+        far = tensorlib.where(small, tensorlib.ones_like(x), x)
+        out = tensorlib.where(small, series, tensorlib.sin(far) / far)
+        return tensorlib.where(tensorlib.isinf(x), tensorlib.zeros_like(x), out)
+    with tensorlib.no_grad():
+        return _wide(j0, _tensor(input))
+
+
 @differentiable("bessel_j1")
 def bessel_j1(input):  # noqa: A002
     """Bessel function of the first kind, order 1."""

@@ -12,6 +12,8 @@ from tensorlib.optim.adamax import Adamax
 from tensorlib.optim.nadam import NAdam
 from tensorlib.optim.radam import RAdam
 from tensorlib.optim.lbfgs import LBFGS
+from tensorlib.optim.rprop import Rprop
+from tensorlib.optim.asgd import ASGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "LBFGS", "lr_scheduler", "swa_utils"]
+           "NAdam", "RAdam", "LBFGS", "Rprop", "ASGD", "lr_scheduler", "swa_utils"]

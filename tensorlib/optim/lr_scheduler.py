@@ -19,7 +19,7 @@ from tensorlib.optim.optimizer import Optimizer
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
            "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR",
            "ChainedScheduler", "ReduceLROnPlateau", "OneCycleLR",
-           "CosineAnnealingWarmRestarts", "PolynomialLR"]
+           "CosineAnnealingWarmRestarts", "PolynomialLR", "CyclicLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -730,3 +730,6 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = computed_momentum
         return lrs
+
+
+from tensorlib.optim._cyclic_lr import CyclicLR  # noqa: E402 - built on LRScheduler

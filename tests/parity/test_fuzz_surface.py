@@ -14,6 +14,7 @@ from tests.parity import fuzz_inputs as fi
 from tests.parity import spellings
 from tests.parity.compare import check
 from tests.parity.test_fuzz_ops import (ALL, FLOATS, FUZZ, _conv_args, _dim, _dtype_kw,
+                                        _solve_args,
                                         _index_values, _loss_input, _class_target,
                                         _matrix_operand, _shape, _sizes, _tensor,
                                         registrar)
@@ -44,7 +45,9 @@ def _float_unary(draw):
 
 family(["digamma", "erfinv", "i0", "lgamma", "sinc", "special.bessel_j0", "special.bessel_j1",
         "special.entr", "special.i0e", "special.i1", "special.i1e", "special.log_ndtr",
-        "special.ndtr", "special.ndtri", "conj", "conj_physical", "resolve_conj", "detach",
+        "special.ndtr", "special.ndtri", "special.spherical_bessel_j0",
+        "special.modified_bessel_i0", "special.modified_bessel_i1", "conj",
+        "conj_physical", "resolve_conj", "detach",
         "Tensor.contiguous", "Tensor.cpu", "Tensor.double", "Tensor.float", "Tensor.half",
         "Tensor.bfloat16", "Tensor.bool", "Tensor.char", "Tensor.short",
         "Tensor.int", "Tensor.long", "Tensor.cfloat", "Tensor.cdouble", "Tensor.tolist",
@@ -99,6 +102,34 @@ def _zeta_args(draw):
 family(["special.xlog1py", "special.gammainc", "special.gammaincc"], _zeta_args)
 
 
+def _polynomial_args(draw):
+    """x (often in [-1, 1], where the closed forms apply, with the boundary values) and a
+    degree tensor or number, some negative, some past the closed-form switch."""
+    x = _tensor(draw, dtypes=FLOATS + ("int64",))
+    shape = _shape(x)
+    if draw(st.booleans()):
+        values = np.round(np.random.default_rng(draw(st.integers(0, 999))).uniform(
+            -1, 1, draw(st.integers(0, 4))), 2)
+        values[:2] = [1.0, -1.0][:len(values[:2])]
+        x = fi.Operand(values=values.tolist(), dtype=draw(st.sampled_from(FLOATS)),
+                       shape=values.shape)
+        shape = values.shape
+    n = draw(st.one_of(st.integers(-1, 12), st.just(None)))
+    if n is None:
+        n = _tensor(draw, shape=draw(fi.broadcast_partner(tuple(shape))),
+                    dtypes=FLOATS + ("int64",))
+    return (x, n), {}
+
+
+family([f"special.{name}" for name in (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w")], _polynomial_args, method=False,
+    scale=100)
+
+
 def _activation(params):
     def strategy(draw):
         x = _tensor(draw, dtypes=FLOATS + ("int64",))
@@ -111,6 +142,7 @@ for _name, _params in {
         "hardshrink": {"lambd": [0.5, 1.0]}, "softshrink": {"lambd": [0.5, 1.0, -1.0]},
         "hardtanh": {"min_val": [-1.0, 0.5], "max_val": [1.0, 2.0]},
         "leaky_relu": {"negative_slope": [0.01, 0.2]},
+        "rrelu": {"lower": [0.125, 0.2], "upper": [0.3, 0.5]},
         "softplus": {"beta": [1.0, 2.0], "threshold": [20.0, 1.0]}}.items():
     op("nn.functional." + _name)(_activation(_params))
 
@@ -430,6 +462,60 @@ def _square(draw, conditioned=True, symmetric=False, spd=False):
 family(["linalg.slogdet", "logdet", "linalg.inv_ex", "linalg.eigvals", "linalg.matrix_rank",
         "linalg.svdvals", "linalg.pinv"],
        lambda draw: ((_square(draw),), {}), scale=100)
+family(["linalg.matrix_exp", "linalg.cond", "linalg.diagonal", "linalg.lu_factor",
+        "linalg.lu_factor_ex", "linalg.lu"], lambda draw: ((_square(draw),), {}), scale=100)
+op("linalg.solve_ex", scale=100)(_solve_args)
+
+
+@op("linalg.lu_solve", method=False, scale=100)
+def _lu_solve_args(draw):
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    n = draw(st.integers(1, 3))
+    a = _matrix_operand(draw, batch, n, conditioned=True, dtypes=("float64",))
+    b = _matrix_operand(draw, batch, n, draw(st.integers(1, 2)), dtypes=("float64",))
+    return (a, b), {"left": True, "adjoint": draw(st.booleans())}
+
+
+def _lu_solve_call(path):
+    """lu_solve of lu_factor's (LU, pivots) in each library."""
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(m, tuple(m.linalg.lu_factor(args[0])) + (args[1],),
+                                       kwargs)
+
+
+OPS["linalg.lu_solve"] = (OPS["linalg.lu_solve"][0], _lu_solve_call("linalg.lu_solve"), 100)
+SPELLED["linalg.lu_solve"] = (SPELLED["linalg.lu_solve"][0], _lu_solve_call)
+
+
+@op("linalg.householder_product", method=False, scale=100)
+def _householder_args(draw):
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
+    n = draw(st.integers(1, 3))
+    m = n + draw(st.integers(0, 2))
+    dtype = draw(st.sampled_from(FLOATS))
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    a = np.round(rng.standard_normal(batch + (m, n)), 2)
+    tau = np.round(rng.uniform(0, 2, batch + (draw(st.integers(0, n)),)), 2)
+    return (fi.Operand(values=a.tolist(), dtype=dtype, shape=a.shape),
+            fi.Operand(values=tau.tolist(), dtype=dtype, shape=tau.shape)), {}
+
+
+@op("linalg.tensorinv", method=False, scale=100)
+def _tensorinv_args(draw):
+    n = draw(st.integers(1, 3))
+    a = _matrix_operand(draw, (), n, conditioned=True, dtypes=FLOATS)
+    return (a,), {"ind": draw(st.integers(0, 1))}
+
+
+@op("linalg.tensorsolve", method=False, scale=100)
+def _tensorsolve_args(draw):
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    a = np.round(rng.standard_normal((2, 3, 6)), 2) + 4 * np.eye(6).reshape(2, 3, 6)
+    b = np.round(rng.standard_normal((2, 3)), 2)
+    return (fi.Operand(values=a.tolist(), dtype="float64", shape=a.shape),
+            fi.Operand(values=b.tolist(), dtype="float64", shape=b.shape)), {}
+
+
 family(["linalg.eigvalsh"], lambda draw: ((_square(draw, symmetric=True),), {}), scale=100)
 family(["linalg.cholesky", "linalg.cholesky_ex", "cholesky"],
        lambda draw: ((_square(draw, spd=True),), {"upper": draw(st.booleans())}), scale=100)
@@ -753,6 +839,7 @@ def _lp_pool(spatial):
 
 op("nn.functional.lp_pool1d", scale=10)(_lp_pool(1))
 op("nn.functional.lp_pool2d", scale=10)(_lp_pool(2))
+op("nn.functional.lp_pool3d", scale=10)(_lp_pool(3))
 
 
 def _unpool(spatial):
@@ -833,6 +920,16 @@ def _pixel_shuffle_args(draw):
     r = draw(st.integers(1, 2))
     c = draw(st.sampled_from([1, 4, 8, 3]))
     return (_tensor(draw, shape=(1, c, 2, draw(st.integers(1, 2)))), r), {}
+
+
+def _channel_shuffle_args(draw):
+    shape = (draw(st.integers(0, 2)), draw(st.sampled_from([0, 2, 4, 6]))) + tuple(
+        draw(st.lists(st.integers(1, 2), max_size=2)))
+    return (_tensor(draw, shape=shape), draw(st.integers(-1, 3))), {}
+
+
+family(["nn.functional.channel_shuffle", "nn.functional.native_channel_shuffle"],
+       _channel_shuffle_args)
 
 
 @op("nn.functional.pixel_unshuffle")

@@ -31,8 +31,8 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "max_unpool1d",
-           "max_unpool2d", "max_unpool3d"]
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -381,6 +381,13 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     kh, kw = _tuple(kernel_size, 2, "kernel_size")
     out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
     return (tensorlib.sign(out) * tensorlib.relu(tensorlib.abs(out))).mul(kh * kw).pow(
+        1.0 / norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    kd, kh, kw = _tuple(kernel_size, 3, "kernel_size")
+    out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), stride, 0, ceil_mode)
+    return (tensorlib.sign(out) * tensorlib.relu(tensorlib.abs(out))).mul(kd * kh * kw).pow(
         1.0 / norm_type)
 
 

@@ -1,4 +1,4 @@
-r"""nn.functional: resampling (interpolate / upsample) and pixel (un)shuffle.
+r"""nn.functional: resampling (interpolate / upsample), pixel (un)shuffle, channel shuffle.
 
 Interpolation is separable: each spatial dim is resampled in turn by `index_select` with a
 host-computed table of source positions (nearest, nearest-exact), or by two (linear,
@@ -21,7 +21,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle"]
+           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
 
 _LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
 _INTERPOLATING_DIMS = dict(_LINEAR_DIMS, bicubic=2)
@@ -342,3 +342,26 @@ def pixel_unshuffle(input, downscale_factor):  # noqa: A002
     x = input.reshape(batch + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
     return x.reshape(batch + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):  # noqa: A002
+    r"""(N, g k, *) -> (N, k g, *): the channels, read as a g x k grid, transposed (ShuffleNet)."""
+    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool):
+        raise TypeError(f"channel_shuffle(): argument 'groups' (position 2) must be int, not "
+                        f"{type(groups).__name__}")
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+    return x.reshape((n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle

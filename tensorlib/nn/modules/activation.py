@@ -9,7 +9,8 @@ from tensorlib.nn import init
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
-__all__ = ["Threshold", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "CELU", "SELU", "GELU",
+__all__ = ["Threshold", "ReLU", "ReLU6", "LeakyReLU", "RReLU", "PReLU", "ELU", "CELU", "SELU",
+           "GELU",
            "SiLU", "Mish", "Sigmoid", "Tanh", "Softplus", "Softsign", "Hardtanh", "Hardswish",
            "Hardsigmoid", "Softmax", "Softmin", "LogSoftmax", "Softmax2d", "LogSigmoid",
            "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "MultiheadAttention"]
@@ -118,6 +119,25 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}{_inplace_suffix(self.inplace)}"
+
+
+class RReLU(Module):
+    r"""Randomized leaky ReLU: a slope drawn from U(lower, upper) per element in training,
+    (lower + upper) / 2 in eval."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
 
 
 class PReLU(Module):

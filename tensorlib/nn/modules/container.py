@@ -2,6 +2,7 @@
 children are registered under string keys ("0", "1", ... for the list-like ones), which is
 what makes state_dict keys such as "0.weight" match PyTorch's."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
@@ -10,7 +11,21 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn.modules.module import Module, _addindent, _typename
 from tensorlib.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
+
+
+class Container(Module):
+    r"""The deprecated Module that takes its children as keyword arguments (PyTorch warns the
+    same FutureWarning: subclass Module instead)."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -3,12 +3,13 @@ statistics; the math is in nn.functional."""
 import numbers
 
 import tensorlib
+from tensorlib.autograd.function import Function
 from tensorlib.nn import functional as F
 from tensorlib.nn import init
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _as_shape(normalized_shape):
@@ -171,6 +172,71 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):  # noqa: A002
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _band(channels, rows):
+    return [[1.0 if j in rows(c) else 0.0 for j in range(channels)] for c in range(channels)]
+
+
+def _forward_window(channels, size):
+    """PyTorch's CrossMapLRN2d running window: channel c sums the squares of channels up to
+    c + pre_pad - 1 and, past pre_pad, drops those from 1 (never channel 0) up to c - pre_pad
+    (the legacy implementation's window, kept as is)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    return _band(channels, lambda c: {0} | set(range(max(1, c - pre_pad + 1), c + pre_pad)))
+
+
+def _backward_window(channels, size):
+    """The window PyTorch's hand-written backward sums over (a symmetric one, not the
+    forward's: PyTorch's gradient, kept as is)."""
+    if size == 1:
+        raise RuntimeError(f"start (1) + length ({channels}) exceeds dimension size "
+                           f"({channels}).")
+    pad = int(size - (size - 1) / 2)
+    return _band(channels, lambda c: set(range(c - pad, c + size - pad)))
+
+
+class _CrossMapLRN2dFunction(Function):
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):  # noqa: A002
+        window = input.new_tensor(_forward_window(input.size(1), size))
+        sums = tensorlib.matmul((input * input).movedim(1, -1), window.t()).movedim(-1, 1)
+        scale = sums * (alpha / size) + k
+        output = input * scale.pow(-beta)
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        ctx.save_for_backward(input, output, scale)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output, scale = ctx.saved_tensors
+        window = input.new_tensor(_backward_window(input.size(1), ctx.size))
+        ratio = (grad_output * output / scale).movedim(1, -1)
+        accum = tensorlib.matmul(ratio, window.t()).movedim(-1, 1)
+        grad = scale.pow(-ctx.beta) * grad_output - \
+            (2 * ctx.alpha * ctx.beta / ctx.size) * input * accum
+        return grad, None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    r"""The legacy (Lua Torch) local response normalization of 4-D input across channels:
+    x * (k + alpha / size * window sum of x^2) ** -beta, with PyTorch's windows."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):  # noqa: A002
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             f"instead.")
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

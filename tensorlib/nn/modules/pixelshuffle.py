@@ -1,8 +1,9 @@
-"""PixelShuffle / PixelUnshuffle: channels <-> spatial blocks (sub-pixel convolution)."""
+"""PixelShuffle / PixelUnshuffle: channels <-> spatial blocks (sub-pixel convolution);
+ChannelShuffle."""
 from tensorlib.nn import functional as F
 from tensorlib.nn.modules.module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class PixelShuffle(Module):
@@ -35,3 +36,17 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    r"""(N, g k, *) -> (N, k g, *): interleaves the channels of g groups (ShuffleNet)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):  # noqa: A002
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
