@@ -32,6 +32,10 @@ EXCLUDED = {
         "is_inference_mode_enabled", "clear_autocast_cache", "get_autocast_dtype",
         "set_autocast_dtype", "is_autocast_enabled", "set_autocast_enabled",
         "is_autocast_cache_enabled", "set_autocast_cache_enabled")},
+    **{name: "a global setting or query, not an op on tensors (tests/test_runtime_misc.py)"
+       for name in ("set_printoptions", "typename", "is_storage", "set_flush_denormal",
+                    "set_warn_always", "is_warn_always_enabled", "get_num_interop_threads",
+                    "set_num_interop_threads", "set_default_tensor_type")},
     "compile": "compiles a function: tested by tests/compiler against eager runs",
     "vmap": "a function transform (torch.func.vmap), not an op: compared with torch in "
             "tests/func/test_vmap.py",
