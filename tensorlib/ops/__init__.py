@@ -8,7 +8,7 @@ import importlib
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
             "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
-            "differences", "matrices", "windows", "pinned",
+            "differences", "matrices", "windows", "view_copies", "pinned",
             "memory_format")
 
 
