@@ -51,6 +51,10 @@ EXCLUDED = {
                     "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
                     "view_as_real_copy", "view_as_complex_copy", "slice_copy",
                     "Tensor.narrow_copy")},
+    "Tensor.get_device": "a query of the device, not an op "
+                         "(tests/ops/test_method_aliases_inplace.py)",
+    "Tensor.polygamma_": "polygamma computed into self: compared with torch in "
+                         "tests/ops/test_method_aliases_inplace.py",
     "compile": "compiles a function: tested by tests/compiler against eager runs",
     "vmap": "a function transform (torch.func.vmap), not an op: compared with torch in "
             "tests/func/test_vmap.py",
