@@ -1,16 +1,18 @@
 """Tensor methods PyTorch spells two ways or adds an in-place form to (arccos_ is acos_,
-greater_ is gt_, digamma_ computes digamma into self), and the small tensor queries
+greater_ is gt_, unsafe_split is split, digamma_ computes digamma into self), and the small tensor queries
 (get_device, itemsize, nbytes, H). The alias resolves its target per call, so it is the
 target, with the same autograd and errors."""
 import warnings
 
 from tensorlib.ops.pointwise import inplace_composite
 
-__all__ = ["arccos_", "arcsin_", "arctan_", "i0_", "sinc_"]
+__all__ = ["arccos_", "arcsin_", "arctan_", "i0_", "sinc_", "unsafe_chunk", "unsafe_split",
+           "unsafe_split_with_sizes"]
 
 _ALIASES = {"arccos_": "acos_", "arcsin_": "asin_", "arctan_": "atan_", "arctan2_": "atan2_",
             "greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_", "less_equal_": "le_",
-            "not_equal_": "ne_"}
+            "not_equal_": "ne_", "unsafe_chunk": "chunk", "unsafe_split": "split",
+            "unsafe_split_with_sizes": "split_with_sizes"}
 _COMPOSITES = ("bitwise_not", "digamma", "erfinv", "i0", "lgamma", "sinc", "polygamma",
                "mvlgamma")
 
@@ -60,3 +62,6 @@ TENSOR_METHODS = {**{name: _alias(name, target) for name, target in _ALIASES.ite
                   "nbytes": property(_nbytes), "H": property(_H)}
 arccos_, arcsin_, arctan_ = (TENSOR_METHODS[n] for n in ("arccos_", "arcsin_", "arctan_"))
 i0_, sinc_ = TENSOR_METHODS["i0_"], TENSOR_METHODS["sinc_"]
+# PyTorch's unsafe_ forms skip the view bookkeeping; here they are the views themselves
+unsafe_chunk, unsafe_split, unsafe_split_with_sizes = (
+    TENSOR_METHODS[n] for n in ("unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"))

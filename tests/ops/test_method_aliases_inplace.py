@@ -56,3 +56,13 @@ def test_queries():
         tensorlib.ones(3).H
     with pytest.warns(UserWarning):
         assert tensorlib.tensor(2.0).H.item() == 2.0
+
+
+@pytest.mark.parametrize("name,args", [("unsafe_chunk", (2, 1)), ("unsafe_split", (2,)),
+                                       ("unsafe_split_with_sizes", ([1, 2], 0))])
+def test_unsafe_split_family(name, args):
+    ours = getattr(tensorlib, name)(tensorlib.arange(12.0).reshape(3, 4), *args)
+    want = getattr(torch, name)(torch.arange(12.0).reshape(3, 4), *args)
+    assert [o.numpy().tolist() for o in ours] == [w.tolist() for w in want]
+    again = getattr(tensorlib.arange(12.0).reshape(3, 4), name)(*args)
+    assert [o.numpy().tolist() for o in again] == [w.tolist() for w in want]
