@@ -43,7 +43,8 @@ def set_flush_denormal(mode):
 
 
 def set_warn_always(b):
-    """Warnings PyTorch gives once per process are given every time (read by warn_once)."""
+    """Kept and reported: PyTorch repeats its once-per-process warnings under it; tensorlib
+    has no once-per-process warning for it to repeat."""
     global _warn_always
     if not isinstance(b, bool):
         raise TypeError(f"_set_warnAlways(): argument 'enabled' (position 1) must be bool, "
