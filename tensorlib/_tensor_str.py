@@ -1,11 +1,36 @@
 """PyTorch-like printing: `tensor([[1., 2.], [3., 4.]], dtype=tensorlib.float64)`."""
+import math
+
 import numpy as np
 
 import tensorlib._C.dtypes as dt
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
+
+class _PrintOptions:
+    """What `set_printoptions` changes: read by every repr (PyTorch's PRINT_OPTS)."""
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None
+
+
+PRINT_OPTS = _PrintOptions()
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """torch.set_printoptions: a profile ('default', 'short', 'full') first, then the
+    options given; sci_mode None chooses scientific notation from the values."""
+    if profile in _PROFILES:         # as PyTorch, another profile name changes nothing
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
+         PRINT_OPTS.linewidth) = _PROFILES[profile]
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            setattr(PRINT_OPTS, name, value)
+    PRINT_OPTS.sci_mode = sci_mode
 
 
 def _float_formatter(values):
@@ -14,16 +39,18 @@ def _float_formatter(values):
         return lambda v: _special(v) or f"{v}"
     absval = np.abs(finite)
     nonzero = absval[absval > 0]
-    if np.all(finite == np.round(finite)) and (absval.max() < 1e8 if absval.size else True):
+    precision, sci_mode = PRINT_OPTS.precision, PRINT_OPTS.sci_mode
+    if (sci_mode is not True and np.all(finite == np.round(finite))
+            and (absval.max() < 1e8 if absval.size else True)):
         width = max(len(f"{v:.0f}") for v in finite) + 1
         return lambda v: (_special(v) or f"{v:.0f}.").rjust(width)
-    sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
+    sci = sci_mode if sci_mode is not None else nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
                                 or nonzero.min() < 1e-4)
     if sci:
-        width = max(len(f"{v:.{PRECISION}e}") for v in finite)
-        return lambda v: (_special(v) or f"{v:.{PRECISION}e}").rjust(width)
-    width = max(len(f"{v:.{PRECISION}f}") for v in finite)
-    return lambda v: (_special(v) or f"{v:.{PRECISION}f}").rjust(width)
+        width = max(len(f"{v:.{precision}e}") for v in finite)
+        return lambda v: (_special(v) or f"{v:.{precision}e}").rjust(width)
+    width = max(len(f"{v:.{precision}f}") for v in finite)
+    return lambda v: (_special(v) or f"{v:.{precision}f}").rjust(width)
 
 
 def _special(v):
@@ -57,14 +84,16 @@ def _complex_formatter(values):
 def _format(array, fmt, indent, summarize):
     if array.ndim == 0:
         return fmt(array.item())
-    n = array.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        items = [*range(EDGEITEMS), None, *range(n - EDGEITEMS, n)]
+    n, edge = array.shape[0], PRINT_OPTS.edgeitems
+    if summarize and n > 2 * edge:
+        items = [*range(edge), None, *range(n - edge, n)]
     else:
         items = range(n)
     if array.ndim == 1:
-        parts = ["..." if i is None else fmt(array[i]) for i in items]
-        return "[" + ", ".join(parts) + "]"
+        parts = [" ..." if i is None else fmt(array[i]) for i in items]
+        per_line = max(1, int((PRINT_OPTS.linewidth - indent) // (len(parts[0]) + 2)))
+        lines = [", ".join(parts[i:i + per_line]) for i in range(0, len(parts), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     sep = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
     parts = ["..." if i is None else _format(array[i], fmt, indent + 1, summarize)
              for i in items]
@@ -77,7 +106,7 @@ def tensor_repr(t, prefix="tensor("):
     array = t.detach().cpu().numpy() if hasattr(t, "detach") else t.cpu().numpy()
     if t._dtype in (dt.bfloat16, dt.float16):
         array = array.astype(np.float32)
-    summarize = array.size > THRESHOLD
+    summarize = array.size > PRINT_OPTS.threshold
     suffixes = []
     if array.size == 0:
         body = "[]"
@@ -105,10 +134,10 @@ def _default_complex():
 
 def _edges(array):
     """The values that a summarised print shows, so the column width fits them."""
+    edge = PRINT_OPTS.edgeitems
     for axis in range(array.ndim):
-        if array.shape[axis] > 2 * EDGEITEMS:
-            idx = list(range(EDGEITEMS)) + list(range(array.shape[axis] - EDGEITEMS,
-                                                      array.shape[axis]))
+        if array.shape[axis] > 2 * edge:
+            idx = list(range(edge)) + list(range(array.shape[axis] - edge, array.shape[axis]))
             array = np.take(array, idx, axis=axis)
     return array
 

@@ -8,7 +8,8 @@ import importlib
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
             "random", "joining", "sorting", "special",
             "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
-            "differences", "matrices", "pinned",
+            "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
+            "pinned",
             "memory_format")
 
 

@@ -4,7 +4,8 @@ import itertools
 
 import tensorlib._C.dtypes as dt
 
-__all__ = ["tril_indices", "triu_indices", "cartesian_prod", "combinations", "cdist"]
+__all__ = ["tril_indices", "triu_indices", "cartesian_prod", "combinations", "cdist",
+           "unravel_index"]
 
 
 def _triangle(row, col, offset, lower, dtype, device):
@@ -85,3 +86,25 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         return d2.clamp(min=0).sqrt()
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return tensorlib.linalg.vector_norm(diff, p, dim=-1)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat indices, one int64 tensor per dimension (negative
+    indices wrap as PyTorch's floor division and remainder make them)."""
+    from tensorlib.ops.creation import tensor
+    if indices._dtype.category >= 2 or indices._dtype is dt.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices._dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    for size in shape:
+        if not isinstance(size, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got "
+                            f"{type(size)}")
+    if any(size < 0 for size in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    strides = list(itertools.accumulate(reversed((*shape[1:], 1)), lambda a, b: a * b))[::-1]
+    device = indices.device
+    flat = indices.unsqueeze(-1).floor_divide(tensor(strides, dtype=dt.int64, device=device))
+    return (flat % tensor(list(shape), dtype=dt.int64, device=device)).unbind(-1)

@@ -14,7 +14,8 @@ from tensorlib.ops.pointwise import (_floating, _not_implemented, _promoted, inp
 
 __all__ = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "acosh_", "asinh_",
            "atanh_", "arccosh_", "arcsinh_", "arctanh_", "gcd", "lcm", "gcd_", "lcm_",
-           "frexp", "ldexp", "ldexp_", "nextafter", "heaviside", "isin", "logit_"]
+           "frexp", "ldexp", "ldexp_", "nextafter", "heaviside", "isin", "logit_",
+           "logaddexp2", "isreal", "dist"]
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 _LN2 = math.log(2.0)
@@ -230,7 +231,36 @@ def logit_(self, eps=None):
     return inplace_composite(logit)(self, eps)
 
 
-TENSOR_METHODS = {"acosh": acosh, "asinh": asinh, "atanh": atanh, "arccosh": arccosh,
+def logaddexp2(input, other):  # noqa: A002
+    """log2(2**a + 2**b): logaddexp on the values scaled by ln 2 (its overflow and infinity
+    handling and its derivative), scaled back."""
+    from tensorlib.ops.pointwise import logaddexp
+    promoted = _promoted(input, other)
+    if not promoted.is_floating_point:
+        raise _not_implemented("logaddexp2", promoted)
+    return logaddexp(input * _LN2, other * _LN2) / _LN2
+
+
+def isreal(input):  # noqa: A002
+    """True where the imaginary part is zero; every element of a real tensor."""
+    if not isinstance(input, TensorImpl):
+        raise TypeError(f"isreal(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input._dtype.is_complex:
+        return input.imag == 0
+    from tensorlib.ops.creation import ones_like
+    return ones_like(input, dtype=dt.bool_)
+
+
+def dist(input, other, p=2):  # noqa: A002
+    """The p-norm of input - other (broadcast), over all elements."""
+    from tensorlib.ops.linalg import vector_norm
+    if not isinstance(input, TensorImpl) or not isinstance(other, TensorImpl):
+        raise TypeError("dist(): argument 'input' and 'other' must be Tensor")
+    return vector_norm(input - other, p)
+
+
+TENSOR_METHODS = {"logaddexp2": logaddexp2, "isreal": isreal, "dist": dist, "acosh": acosh, "asinh": asinh, "atanh": atanh, "arccosh": arccosh,
                   "arcsinh": arcsinh, "arctanh": arctanh, "acosh_": acosh_, "asinh_": asinh_,
                   "atanh_": atanh_, "arccosh_": arccosh_, "arcsinh_": arcsinh_,
                   "arctanh_": arctanh_, "gcd": gcd, "lcm": lcm, "gcd_": gcd_, "lcm_": lcm_,

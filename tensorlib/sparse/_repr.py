@@ -3,7 +3,7 @@ dtype, layout and autograd, wrapped at 80 columns (a COO tensor's always on a ne
 import numpy as np
 
 import tensorlib._C.dtypes as dt
-from tensorlib._tensor_str import THRESHOLD, _default_complex, _edges, _format, _formatter
+from tensorlib._tensor_str import PRINT_OPTS, _default_complex, _edges, _format, _formatter
 
 __all__ = ["sparse_repr"]
 
@@ -17,7 +17,7 @@ def _body(t, indent):
         array = array.astype(np.float32)
     if array.size == 0:
         return f"[], size={tuple(array.shape)}"
-    summarize = array.size > THRESHOLD
+    summarize = array.size > PRINT_OPTS.threshold
     return _format(array, _formatter(_edges(array) if summarize else array), indent,
                    summarize)
 

@@ -32,6 +32,34 @@ EXCLUDED = {
         "is_inference_mode_enabled", "clear_autocast_cache", "get_autocast_dtype",
         "set_autocast_dtype", "is_autocast_enabled", "set_autocast_enabled",
         "is_autocast_cache_enabled", "set_autocast_cache_enabled")},
+    **{name: "a global setting or query, not an op on tensors (tests/test_runtime_misc.py)"
+       for name in ("set_printoptions", "typename", "is_storage", "set_flush_denormal",
+                    "set_warn_always", "is_warn_always_enabled", "get_num_interop_threads",
+                    "set_num_interop_threads", "set_default_tensor_type")},
+    **{name: "a factory without tensor inputs: compared with torch over lengths, periodic, "
+             "dtypes and devices in tests/ops/test_windows.py"
+       for name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                    "kaiser_window")},
+    **{name: "compared with torch (values, gradients, errors) in tests/ops/test_small_math.py"
+       for name in ("logaddexp2", "isreal", "dist", "unravel_index", "Tensor.logaddexp2",
+                    "Tensor.isreal", "Tensor.dist")},
+    **{name: "a view op's result copied: compared with torch (values, grads, no aliasing) in "
+             "tests/ops/test_view_copies.py"
+       for name in ("alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy",
+                    "narrow_copy", "permute_copy", "select_copy", "split_copy",
+                    "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy",
+                    "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
+                    "view_as_real_copy", "view_as_complex_copy", "slice_copy",
+                    "Tensor.narrow_copy")},
+    "Tensor.get_device": "a query of the device, not an op "
+                         "(tests/ops/test_method_aliases_inplace.py)",
+    "Tensor.polygamma_": "polygamma computed into self: compared with torch in "
+                         "tests/ops/test_method_aliases_inplace.py",
+    **{name: "split/chunk under another name: compared with torch in "
+             "tests/ops/test_method_aliases_inplace.py"
+       for name in ("unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+                    "Tensor.unsafe_chunk", "Tensor.unsafe_split",
+                    "Tensor.unsafe_split_with_sizes")},
     "compile": "compiles a function: tested by tests/compiler against eager runs",
     "vmap": "a function transform (torch.func.vmap), not an op: compared with torch in "
             "tests/func/test_vmap.py",

@@ -1,0 +1,93 @@
+"""Small process-wide switches and queries PyTorch programs call at start-up
+(torch.typename, set_warn_always, set_num_interop_threads, set_default_tensor_type, ...)."""
+import os
+import warnings
+
+import tensorlib._C.dtypes as dt
+from tensorlib._C.storage import Storage
+from tensorlib._C.tensor_impl import TensorImpl
+
+__all__ = ["typename", "is_storage", "set_flush_denormal", "set_warn_always",
+           "is_warn_always_enabled", "get_num_interop_threads", "set_num_interop_threads",
+           "set_default_tensor_type"]
+
+_warn_always = False
+_interop_threads = os.cpu_count() or 1
+
+
+def typename(obj):
+    """The type's name as torch.typename spells it: `tensorlib.FloatTensor` for a tensor."""
+    if isinstance(obj, TensorImpl):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def is_storage(obj):
+    return isinstance(obj, Storage)
+
+
+def set_flush_denormal(mode):
+    """Flushing denormals needs the CPU's control register, which the kernels do not set:
+    False, PyTorch's answer on a CPU without the feature."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"set_flush_denormal(): argument 'mode' (position 1) must be bool, "
+                        f"not {type(mode).__name__}")
+    return False
+
+
+def set_warn_always(b):
+    """Kept and reported: PyTorch repeats its once-per-process warnings under it; tensorlib
+    has no once-per-process warning for it to repeat."""
+    global _warn_always
+    if not isinstance(b, bool):
+        raise TypeError(f"_set_warnAlways(): argument 'enabled' (position 1) must be bool, "
+                        f"not {type(b).__name__}")
+    _warn_always = b
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
+def get_num_interop_threads():
+    return _interop_threads
+
+
+def set_num_interop_threads(n):
+    """Kept and reported: tensorlib runs independent ops one after another, with no
+    inter-op pool for the number to size."""
+    global _interop_threads
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"set_num_interop_threads(): argument 'num' (position 1) must be int, "
+                        f"not {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    _interop_threads = n
+
+
+def set_default_tensor_type(t):
+    """Deprecated in PyTorch for set_default_dtype: a legacy type (or its name) sets the
+    default floating dtype."""
+    import tensorlib
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                  "use torch.set_default_dtype() and torch.set_default_device() as "
+                  "alternatives.", UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        name = t.split(".")[-1]
+        cls = getattr(tensorlib, name, None) if t.count(".") == 1 else None
+        if cls is None or not hasattr(cls, "dtype"):
+            raise TypeError(f"invalid type: '{t}'")
+        t = cls
+    dtype = getattr(t, "dtype", None)
+    if not isinstance(dtype, dt.dtype):
+        raise TypeError(f"invalid type: '{t}'")
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    tensorlib.set_default_dtype(dtype)

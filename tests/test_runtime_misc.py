@@ -1,0 +1,83 @@
+"""set_printoptions and the start-up switches (typename, set_warn_always, ...) against torch."""
+import warnings
+
+import pytest
+
+import tensorlib
+from tensorlib._tensor_str import PRINT_OPTS
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def restore_print():
+    yield
+    tensorlib.set_printoptions(profile="default")
+    torch.set_printoptions(profile="default")
+
+
+def _same_repr(values, **options):
+    tensorlib.set_printoptions(**options)
+    torch.set_printoptions(**options)
+    ours = repr(tensorlib.tensor(values)).replace("tensorlib", "torch")
+    assert ours == repr(torch.tensor(values))
+
+
+@pytest.mark.parametrize("options", [
+    {"precision": 2}, {"precision": 6}, {"sci_mode": True}, {"sci_mode": False},
+    {"profile": "short"}, {"threshold": 5, "edgeitems": 1}, {"linewidth": 30}])
+def test_printoptions_change_repr_as_torch(restore_print, options):
+    _same_repr([1.123456, 2.5, -3.0], **options)
+    _same_repr([[0.5, 1.25, 3.0] * 4] * 3, **options)
+    _same_repr([float(i) + 0.5 for i in range(40)], **options)
+
+
+def test_long_vector_wraps_at_linewidth(restore_print):
+    _same_repr(list(range(60)))
+    _same_repr([float(i) / 7 for i in range(2000)])
+
+
+def test_profile_then_options_and_unknown_profile(restore_print):
+    tensorlib.set_printoptions(profile="full", precision=1)
+    assert PRINT_OPTS.precision == 1 and PRINT_OPTS.threshold == float("inf")
+    tensorlib.set_printoptions(profile="long")
+    assert PRINT_OPTS.precision == 1 and PRINT_OPTS.threshold == float("inf")
+
+
+def test_typename_and_is_storage():
+    x = tensorlib.zeros(2, dtype=tensorlib.int64)
+    assert tensorlib.typename(x) == "tensorlib.LongTensor"
+    for obj in (3, "a", int, [1], pytest.raises):
+        assert tensorlib.typename(obj) == torch.typename(obj)
+    assert tensorlib.is_storage(x.untyped_storage()) and not tensorlib.is_storage(x)
+
+
+def test_warn_always_and_interop_threads():
+    before = tensorlib.is_warn_always_enabled()
+    tensorlib.set_warn_always(True)
+    assert tensorlib.is_warn_always_enabled()
+    tensorlib.set_warn_always(before)
+    with pytest.raises(TypeError):
+        tensorlib.set_warn_always(1)
+    n = tensorlib.get_num_interop_threads()
+    tensorlib.set_num_interop_threads(2)
+    assert tensorlib.get_num_interop_threads() == 2
+    tensorlib.set_num_interop_threads(n)
+    with pytest.raises(RuntimeError):
+        tensorlib.set_num_interop_threads(0)
+    assert tensorlib.set_flush_denormal(False) is False
+
+
+def test_set_default_tensor_type():
+    try:
+        with pytest.warns(UserWarning, match="deprecated"):
+            tensorlib.set_default_tensor_type("tensorlib.DoubleTensor")
+        assert tensorlib.get_default_dtype() is tensorlib.float64
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tensorlib.set_default_tensor_type(tensorlib.FloatTensor)
+            assert tensorlib.get_default_dtype() is tensorlib.float32
+            with pytest.raises(TypeError, match="floating-point"):
+                tensorlib.set_default_tensor_type(tensorlib.LongTensor)
+    finally:
+        tensorlib.set_default_dtype(tensorlib.float32)
