@@ -1,7 +1,8 @@
 """Quantized tensors: an integer tensor (`int_repr()`) plus its quantization parameters, kept
 beside Tensor as a small class (like the sparse layouts) so the strided core stays untouched.
-Values round as PyTorch's do: x * (1 / scale) on float32, half to even, plus the zero point,
-clamped to the dtype's range. Only the inspection API and dequantize() are offered: PyTorch
+Values round as PyTorch's do, half to even on float32, clamped to the dtype's range: per
+tensor x * (1 / scale) + zero_point rounded (fbgemm's fused multiply-add), per channel
+x * (1 / scale) rounded, then the zero point added. Only the inspection API and dequantize() are offered: PyTorch
 runs arithmetic on quantized tensors through quantized modules, not Tensor ops."""
 import numpy as np
 
@@ -36,6 +37,14 @@ def _round(values, inv_scale, zero_point, dtype):
     """zero_point + round_half_even(values * inv_scale), clamped; inv_scale float32."""
     q = np.rint(values * inv_scale).astype(np.float64) + zero_point
     return np.clip(q, dtype.quant_min, dtype.quant_max).astype(dtype.np)
+
+
+def _round_fused(values, inv_scale, zero_point, dtype):
+    """round_half_even(fma(values, inv_scale, zero_point)) clamped, on float32: fbgemm's
+    per-tensor quantization (the zero point is added before rounding, so ties
+    fall differently from _round's)."""
+    t = (values.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(np.float32)
+    return np.clip(np.rint(t), dtype.quant_min, dtype.quant_max).astype(dtype.np)
 
 
 class QuantizedTensor:
@@ -124,16 +133,15 @@ class QuantizedTensor:
 
     def __repr__(self):
         body = repr(self.dequantize())
-        if body.endswith(")"):
-            body = body[:-1]
-        size = tuple(self.shape)
-        pad = " " * len("tensor(")
-        head = f"{body}, size={size}, dtype={self.dtype},\n{pad}quantization_scheme={self._qscheme}"
+        body = body[:-1] if body.endswith(")") else body
+        suffixes = [f"size={tuple(self.shape)}", f"dtype={self.dtype}",
+                    f"quantization_scheme={self._qscheme}"]
         if self._axis is None:
-            return f"{head}, scale={self._scale}, zero_point={self._zero_point})"
-        scale = repr(self._scale).replace("\n", "\n" + pad)
-        zero_point = repr(self._zero_point).replace("\n", "\n" + pad)
-        return f"{head},\n{pad}scale={scale},\n{pad}zero_point={zero_point}, axis={self._axis})"
+            suffixes += [f"scale={self._scale}", f"zero_point={self._zero_point}"]
+        else:
+            suffixes += [f"scale={self._scale!r}", f"zero_point={self._zero_point!r}",
+                         f"axis={self._axis}"]
+        return _add_suffixes(body, suffixes, len("tensor("))
 
     def __getattr__(self, name):
         if name.startswith("_"):
@@ -143,13 +151,26 @@ class QuantizedTensor:
                                   "int_repr, the q_* accessors and dequantize()")
 
 
+def _add_suffixes(text, suffixes, indent, linewidth=80):
+    """PyTorch's printing of the keyword suffixes: on the line while it fits, else wrapped."""
+    parts, last = [text], len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
+
+
 def quantize_per_tensor(input, scale, zero_point, dtype):
     """torch.quantize_per_tensor: round(input / scale) + zero_point in dtype's range."""
     _check_qdtype(dtype)
     x = _float_input(input, "quantize_per_tensor")
     scale, zero_point = _scalar(scale, float), _scalar(zero_point, int)
     inv = np.float32(1.0) / np.float32(scale)
-    q = _round(x.astype(np.float32), inv, zero_point, dtype)
+    q = _round_fused(x.astype(np.float32), inv, zero_point, dtype)
     tl = _tensorlib()
     return QuantizedTensor(tl.tensor(q, device=input.device), dtype, qt.per_tensor_affine,
                            scale, zero_point)

@@ -48,9 +48,10 @@ def choose_activation_qparams(lo, hi, qmin=0, qmax=127):
 
 
 def quantize_rows(x, scale, zero_point, qmin, qmax, npdtype):
-    """round(x / scale) + zero_point clamped, rounding half to even on float32 like fbgemm."""
-    q = np.rint(x * np.float32(1.0 / np.float32(scale)))
-    q += np.float32(zero_point)
+    """round_half_even(fma(x, 1 / scale, zero_point)) clamped, on float32 like fbgemm."""
+    q = (x.astype(np.float64) * np.float64(np.float32(1.0) / np.float32(scale))
+         + zero_point).astype(np.float32)
+    np.rint(q, out=q)
     np.clip(q, qmin, qmax, out=q)
     return q.astype(npdtype)
 
