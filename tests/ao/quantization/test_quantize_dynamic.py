@@ -101,3 +101,18 @@ def test_observers_match_torch():
         ours(tl.tensor(x)), ref(torch.tensor(x))
         for a, b in zip(ours.calculate_qparams(), ref.calculate_qparams()):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_devices(device):
+    """Quantized tensors live on any device; the dynamic Linear runs on the CPU's int8 kernel
+    and refuses other devices with NotImplementedError, as PyTorch's quantized engines do."""
+    x = tl.tensor([[0.5, -1.0, 2.0, 0.25]], device=device)
+    q = tl.quantize_per_tensor(x, 0.25, 8, tl.quint8)
+    assert q.device == x.device
+    np.testing.assert_array_equal(q.dequantize().cpu().numpy(), x.cpu().numpy())
+    layer = tl.ao.quantization.quantize_dynamic(nn.Sequential(nn.Linear(4, 2)), {nn.Linear})
+    if x.device.type == "cpu":
+        assert layer(x).shape == (1, 2)
+    else:
+        with pytest.raises(NotImplementedError, match="linear_dynamic"):
+            layer(x)
