@@ -96,6 +96,12 @@ from tensorlib.amp import (autocast, is_autocast_enabled, get_autocast_dtype,  #
 # torch.sparse and the layouts; last: sparse tensors refuse the Tensor methods installed above
 from tensorlib import sparse  # noqa: E402
 sparse.install(Tensor, globals())
+# torch.ao.quantization, its quantized dtypes and tensors, and the torch.quantization alias
+from tensorlib.ao.quantization import _qtensor as _quantized  # noqa: E402
+_quantized.install(Tensor, globals())
+from tensorlib import ao, quantization  # noqa: E402
+import tensorlib.nn.quantized  # noqa: E402,F401 - torch.nn.quantized, the older name
+del _quantized
 # torch.overrides: the public functions ops.install did not wrap also hand a call failing on a
 # tensor-like argument (an fx Proxy) to its __torch_function__
 from tensorlib import overrides, _toplevel_nn  # noqa: E402

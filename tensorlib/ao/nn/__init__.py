@@ -1,0 +1,4 @@
+"""torch.ao.nn: the quantized module namespaces."""
+from tensorlib.ao.nn import quantized
+
+__all__ = ["quantized"]

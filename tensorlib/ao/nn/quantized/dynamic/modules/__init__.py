@@ -1,0 +1,4 @@
+"""The dynamically quantized modules."""
+from tensorlib.ao.nn.quantized.dynamic.modules.linear import Linear
+
+__all__ = ["Linear"]

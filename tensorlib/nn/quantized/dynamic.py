@@ -1,0 +1,4 @@
+"""torch.nn.quantized.dynamic: the older name of tensorlib.ao.nn.quantized.dynamic."""
+from tensorlib.ao.nn.quantized.dynamic import Linear  # noqa: F401
+
+__all__ = ["Linear"]
