@@ -22,7 +22,7 @@ import inspect
 import warnings
 
 import tensorlib._C.dtypes as dt
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.grad_mode import is_grad_enabled, set_grad_enabled
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
@@ -238,9 +238,9 @@ def _product_into(out, a=None, b=None, *rest):
             or out._sizes != (sa[0], sb[1]) or not (a._dtype is b._dtype is out._dtype) \
             or not (a._device is b._device is out._device) or not out.is_contiguous() \
             or out._storage is a._storage or out._storage is b._storage \
-            or not has_kernel("mm", out._device):
+            or optional_kernel(out._device, "mm") is None:
         return False
-    lookup("mm", out._device)(out, a, b)
+    optional_kernel(out._device, "mm")(out, a, b)
     out._storage.version += 1
     return True
 
