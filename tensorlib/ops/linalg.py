@@ -576,8 +576,6 @@ TENSOR_METHODS = {name: globals()[name] for name in
 TENSOR_METHODS.update({f"{name}_": _inplace(globals()[name])
                        for name in ("addmm", "addmv", "addbmm", "baddbmm", "addr")})
 
-import tensorlib.linalg  # noqa: E402,F401 - makes tensorlib.linalg available after import tensorlib
-
 
 @differentiable("linear")
 def linear(x, weight, bias=None):
