@@ -28,7 +28,8 @@ def _imports(source):
 
 @pytest.mark.parametrize("rel, target", FORBIDDEN)
 def test_upward_import_is_gone(rel, target):
-    found = [m for m in _imports((ROOT / rel).read_text()) if m == target or m.startswith(target + ".")]
+    found = [m for m in _imports((ROOT / rel).read_text())
+             if m == target or m.startswith(target + ".")]
     assert found == [], f"{rel} imports {found}, a lower layer reaching up (use a hook)"
 
 

@@ -250,6 +250,6 @@ one means the reference path listed here runs instead. How a kernel declines a c
 not cover (a layout, dtype or shape it lacks) is the same for all: it returns False before
 writing anything, and the caller takes the reference path. A signature marked "-> bool"
 may decline and returns True when it wrote its outputs; the others are called only after the
-caller has checked what they take (float32/float64, dense inputs), their result other than
-False is ignored. Kernels are called with grad mode off, or not at all when a graph of the
-backward must be recorded."""
+caller has checked what they take (float32/float64, dense inputs) and must handle the call.
+A kernel never records autograd: the op records its node around the call, and a backward
+kernel is skipped when a graph of the backward itself is recorded (create_graph)."""
