@@ -123,6 +123,19 @@ class Backend:
     def synchronize(self, index=None):
         """Wait for all queued work on the device."""
 
+    def build_source_kernels(self, index, source, names):
+        """{name: kernel} for the kernels `names` of `source`, a program in the backend's
+        kernel language, built for device `index` (cached by the backend). Used by
+        `tensorlib.library`'s source kernels (OpenCLKernel, CUDAKernel); a backend that does
+        not build kernels from source keeps this default."""
+        raise NotImplementedError(f"{type(self).__name__} does not build kernels from source")
+
+    def launch1d(self, index, kernel, n, *args):
+        """Launch a kernel of `build_source_kernels` over n work items in 1-D (rounded up to
+        whole groups) on device `index`, its arguments `args`, as the backend's own kernels
+        are launched (so the profiler times it)."""
+        raise NotImplementedError(f"{type(self).__name__} does not launch source kernels")
+
     def register(self, table):
         """Fill `table` (op name -> kernel) with this backend's kernels."""
         raise NotImplementedError(f"{type(self).__name__} needs register(table)")
