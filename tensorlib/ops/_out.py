@@ -237,10 +237,12 @@ def _product_into(out, a=None, b=None, *rest):
     if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or sa[1] == 0 \
             or out._sizes != (sa[0], sb[1]) or not (a._dtype is b._dtype is out._dtype) \
             or not (a._device is b._device is out._device) or not out.is_contiguous() \
-            or out._storage is a._storage or out._storage is b._storage \
-            or optional_kernel(out._device, "mm") is None:
+            or out._storage is a._storage or out._storage is b._storage:
         return False
-    optional_kernel(out._device, "mm")(out, a, b)
+    mm = optional_kernel(out._device, "mm")
+    if mm is None:
+        return False
+    mm(out, a, b)
     out._storage.version += 1
     return True
 
