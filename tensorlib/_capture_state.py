@@ -9,6 +9,10 @@ current = None
 # `backward()` runs under a capture too, so the backward's kernels fuse as the forward's do
 backward = None
 
+# callable(run_backward, roots, grads, retain_graph, create_graph) running that backward
+# under a capture; set by tensorlib.compiler.api at import, so autograd needs no compiler import
+run_backward_compiled = None
+
 
 def materialize(what):
     """Run every kernel recorded so far: `what` (e.g. 'item()') needs real values."""

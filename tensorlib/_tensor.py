@@ -13,7 +13,7 @@ from tensorlib._size import Size
 from tensorlib._tensor_str import tensor_repr
 from tensorlib import _capture_state
 from tensorlib.ops import copy as _copy, indexing as _idx, linalg as _la, pointwise as _p
-from tensorlib.ops import reduction as _r, shape as _s
+from tensorlib.ops import _conj_view, reduction as _r, shape as _s
 from tensorlib.ops.pointwise import inplace
 
 SAME, TO_BOOL, TO_FLOAT, LOGICAL = _pw.SAME, _pw.TO_BOOL, _pw.TO_FLOAT, _pw.LOGICAL
@@ -612,3 +612,4 @@ def _rebuild_tensor(array, device, requires_grad):
 
 
 set_tensor_class(Tensor)
+_conj_view.register_tensor_class(Tensor)

@@ -95,9 +95,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             _state.set_grad_enabled(prev)
         return
     if _capture_state.backward is not None and _capture_state.current is None:
-        from tensorlib.compiler.api import run_backward_compiled
-        run_backward_compiled(run_backward, [edge(t) for t in tensors], grads, retain_graph,
-                              create_graph)
+        _capture_state.run_backward_compiled(run_backward, [edge(t) for t in tensors], grads,
+                                             retain_graph, create_graph)
         return
     run_backward([edge(t) for t in tensors], grads, retain_graph, create_graph)
 

@@ -419,3 +419,4 @@ JVP_RULES.update({"softmax": _softmax, "log_softmax": _softmax})
 JVP_RULES["conv2d_bias"] = _conv2d_bias
 JVP_RULES["addmm"] = _addmm
 JVP_RULES["alias"] = lambda op, args, tangents, kwargs, out: tangents[0]
+_recording.inplace_tangent = inplace_tangent

@@ -7,6 +7,7 @@ from tensorlib._C.autograd import (FORMULAS, Context, Formula, OpNode, formula, 
 
 
 dual_level_active = False      # set by forward_ad while a dual level is entered
+inplace_tangent = None         # forward_ad's in-place tangent rule, set by forward_ad at import
 
 
 def record_inplace(op, kind, self, other):
@@ -38,7 +39,6 @@ def apply_inplace(self, compute, needs_old_self=True):
     finally:
         _state.set_grad_enabled(prev)
     if dual_level_active:
-        from tensorlib.autograd.forward_ad import inplace_tangent
         inplace_tangent(self, result)
     if self._base is not None:
         rebase_view(self, result)

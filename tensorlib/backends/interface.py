@@ -123,6 +123,146 @@ class Backend:
     def synchronize(self, index=None):
         """Wait for all queued work on the device."""
 
+    def build_source_kernels(self, index, source, names):
+        """{name: kernel} for the kernels `names` of `source`, a program in the backend's
+        kernel language, built for device `index` (cached by the backend). Used by
+        `tensorlib.library`'s source kernels (OpenCLKernel, CUDAKernel); a backend that does
+        not build kernels from source keeps this default."""
+        raise NotImplementedError(f"{type(self).__name__} does not build kernels from source")
+
+    def launch1d(self, index, kernel, n, *args):
+        """Launch a kernel of `build_source_kernels` over n work items in 1-D (rounded up to
+        whole groups) on device `index`, its arguments `args`, as the backend's own kernels
+        are launched (so the profiler times it)."""
+        raise NotImplementedError(f"{type(self).__name__} does not launch source kernels")
+
     def register(self, table):
         """Fill `table` (op name -> kernel) with this backend's kernels."""
         raise NotImplementedError(f"{type(self).__name__} needs register(table)")
+
+
+COMPOSITES = {
+    # name: (signature, reference path taken when a backend has no such kernel)
+    # -- elementwise and their backwards
+    "relu": ("relu(out, x) -> bool", "maximum(x, 0) (ops/pointwise.py)"),
+    "sigmoid": ("sigmoid(out, x) -> bool", "1 / (1 + exp(-|x|)) in ops (ops/pointwise.py)"),
+    "relu_backward": ("relu_backward(out, grad, y)",
+                      "where(y <= 0, 0, grad) (autograd/formulas/pointwise.py)"),
+    "sigmoid_backward": ("sigmoid_backward(out, grad, y) -> bool",
+                         "grad * y * (1 - y) (autograd/formulas/pointwise.py)"),
+    "tanh_backward": ("tanh_backward(out, grad, y) -> bool",
+                      "grad * (1 - y^2) (autograd/formulas/pointwise.py)"),
+    # -- softmax
+    "softmax": ("softmax(out, x, dim)", "exp(x - max) / sum (ops/reduction.py)"),
+    "log_softmax": ("log_softmax(out, x, dim)",
+                    "x - max - log(sum(exp(x - max))) (ops/reduction.py)"),
+    "softmax_backward": ("softmax_backward(grad_x, grad, y, dim)",
+                         "y * (grad - sum(grad * y)) (autograd/formulas/reduction.py)"),
+    "log_softmax_backward": ("log_softmax_backward(grad_x, grad, y, dim)",
+                             "grad - exp(y) * sum(grad) (autograd/formulas/reduction.py)"),
+    # -- matrix products
+    "mm": ("mm(out, a, b): 2-D a @ b", "the matmul primitive (ops/linalg.py)"),
+    "addmm": ("addmm(out, mat1, mat2, beta, alpha): out = beta*out + alpha*mat1@mat2",
+              "matmul, then mul/add (ops/linalg.py)"),
+    "addmm_bias": ("addmm_bias(out, mat1, mat2, bias) -> bool: out = bias + mat1 @ mat2, "
+                   "bias 1-D", "copy of the bias, then addmm (ops/linalg.py)"),
+    "mm_pair": ("mm_pair(out1, a1, b1, out2, a2, b2) -> bool: out1 = a1@b1, out2 = a2@b2 "
+                "side by side", "two matmuls (autograd/formulas/linalg.py)"),
+    "sparse_coo_mm": ("sparse_coo_mm(out, rows, cols, values, dense): COO (m, k) @ dense",
+                      "index_select, mul and index_add (sparse/_kernels.py)"),
+    # -- joining
+    "cat": ("cat(out, tensors, dim)", "one copy per input (ops/joining.py)"),
+    "stack": ("stack(out, tensors, dim)", "cat of unsqueezed views (ops/joining.py)"),
+    # -- convolution
+    "conv2d": ("conv2d(out, x, w, stride, padding, dilation, groups)",
+               "im2col and matmul (nn/_functional/conv.py)"),
+    "conv1d": ("conv1d(out, x, w, stride, padding, dilation, groups)",
+               "im2col and matmul (nn/_functional/conv.py)"),
+    "conv_transpose1d": ("conv_transpose1d(out, g, w, stride, padding, dilation, groups): the "
+                         "input gradient of conv1d", "matmul and col2im (nn/_functional/conv.py)"),
+    "conv1d_weight_grad": ("conv1d_weight_grad(out, x, g, stride, padding, dilation, groups)",
+                           "im2col and matmul (nn/_functional/conv.py)"),
+    "conv3d": ("conv3d(out, x, w, stride, padding, dilation, groups)",
+               "im2col and matmul (nn/_functional/conv.py)"),
+    "conv_transpose3d": ("conv_transpose3d(out, g, w, stride, padding, dilation, groups): the "
+                         "input gradient of conv3d", "matmul and col2im (nn/_functional/conv.py)"),
+    "conv3d_weight_grad": ("conv3d_weight_grad(out, x, g, stride, padding, dilation, groups)",
+                           "im2col and matmul (nn/_functional/conv.py)"),
+    "conv2d_bias": ("conv2d_bias(out, x, w, b, stride, padding, dilation, groups)",
+                    "conv2d then a bias add (nn/_functional/conv.py)"),
+    "conv_transpose2d": ("conv_transpose2d(out, g, w, stride, padding, dilation, groups): "
+                         "the input gradient of conv2d",
+                         "matmul and col2im (nn/_functional/conv.py)"),
+    "conv2d_weight_grad": ("conv2d_weight_grad(out, x, g, stride, padding, dilation, groups)",
+                           "im2col and matmul (nn/_functional/conv.py)"),
+    "conv2d_backward": ("conv2d_backward(gx, gw, gb, x, g, w, stride, padding, dilation, "
+                        "groups): the unwanted ones are None",
+                        "conv_transpose2d, conv2d_weight_grad and a sum "
+                        "(nn/_functional/conv.py)"),
+    # -- pooling, sampling
+    "max_pool": ("max_pool(values, indices, x, tables) -> bool: tables, one per spatial dim, "
+                 "are (positions, in-bounds mask) windows", "gather and amax over the "
+                 "windows (nn/_functional/pooling.py)"),
+    "max_pool_backward": ("max_pool_backward(grad_x, grad, indices, tables) -> bool",
+                          "one flat scatter-add (nn/_functional/pooling.py)"),
+    "grid_sampler_2d": ("grid_sampler_2d(out, input, grid, mode, padding_mode, align_corners)"
+                        " -> bool", "gathers and weights in ops (nn/_functional/vision.py)"),
+    "grid_sampler_2d_backward": ("grid_sampler_2d_backward(grad_input, grad_grid, grad, "
+                                 "input, grid, mode, padding_mode, align_corners) -> bool",
+                                 "the composite's derivative (nn/_functional/vision.py)"),
+    # -- normalisation and losses
+    "batch_norm": ("batch_norm(out, x, running_mean, running_var, weight, bias, eps): "
+                   "inference", "normalisation in ops (nn/_functional/normalization.py)"),
+    "rms_norm": ("rms_norm(out, x, weight, ndim, eps): inference",
+                 "rsqrt of the mean square in ops (nn/_functional/normalization.py)"),
+    "layer_norm": ("layer_norm(out, x, weight, bias, ndim, eps): inference",
+                   "mean/var in ops (nn/_functional/normalization.py)"),
+    "layer_norm_train": ("layer_norm_train(out, stats, x, weight, bias, ndim, eps): stats "
+                         "(rows, 2) = (mean, rstd)", "mean/var in ops, recorded for autograd"),
+    "layer_norm_backward": ("layer_norm_backward(grad_x, grad, x, weight, stats, ndim)",
+                            "the derivative in ops (nn/_functional/normalization.py)"),
+    "layer_norm_backward_affine": ("layer_norm_backward_affine(grad_w, grad_b, grad, x, "
+                                   "stats, ndim): the unwanted one is None",
+                                   "sums over rows in ops"),
+    "cross_entropy": ("cross_entropy(rows, x, target, ignore_index) -> kept rows: per-row "
+                      "loss of class targets", "log_softmax and gather (nn/_functional/"
+                      "loss.py)"),
+    "cross_entropy_backward": ("cross_entropy_backward(grad_x, grad_rows, x, target, "
+                               "ignore_index)", "softmax minus one-hot, in ops"),
+    # -- attention, recurrent
+    "scaled_dot_product_attention": (
+        "scaled_dot_product_attention(out, lse, q, k, v, mask, is_causal, scale)",
+        "matmul, softmax, matmul (nn/_functional/attention.py)"),
+    "scaled_dot_product_attention_backward": (
+        "scaled_dot_product_attention_backward(dq, dk, dv, grad, q, k, v, out, lse, mask, "
+        "is_causal, scale)", "the derivative in ops (nn/_functional/attention_fused.py)"),
+    "lstm_cell": ("lstm_cell(h_new, c_new, act, igates, hgates, c) -> bool: act (rows, "
+                  "5*hidden) saved for the backward", "sigmoid/tanh of the gate chunks "
+                  "(nn/_functional/lstm_cell.py)"),
+    "lstm_cell_backward": ("lstm_cell_backward(grad_gates, grad_c_old, grad_h, grad_c, c, act)"
+                           " -> bool", "the derivative in ops (nn/_functional/lstm_cell.py)"),
+    # -- optimizers
+    "sgd_update": ("sgd_update(param, grad, buf, lr, weight_decay, momentum, dampening, "
+                   "nesterov, maximize, first) -> bool", "tensor ops (optim/sgd.py)"),
+    "sgd_update_multi": ("sgd_update_multi(params, grads, bufs, lr, weight_decay, momentum, "
+                         "dampening, nesterov, maximize, firsts) -> bool",
+                         "sgd_update per parameter (optim/sgd.py)"),
+    "adam_update_multi": ("adam_update_multi(params, grads, exp_avgs, exp_avg_sqs, "
+                          "max_exp_avg_sqs, step_sizes, bias_correction2_sqrts, beta1, beta2, "
+                          "weight_decay, lr, eps, amsgrad, maximize, decoupled) -> bool",
+                          "tensor ops per parameter (optim/adam.py)"),
+    "adam_update_multi_capturable": (
+        "adam_update_multi_capturable(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, "
+        "state_steps, beta1, beta2, weight_decay, lr, eps, amsgrad, maximize, decoupled) -> "
+        "bool: the steps are tensors", "adam_update_multi, else tensor ops (optim/adam.py)"),
+}
+"""The optional composite kernels: one call for what the framework otherwise composes from
+primitives. A backend registers any of them under its name in `register(table)`; the
+framework looks them up through `tensorlib.ops._composites.optional_kernel`, and an absent
+one means the reference path listed here runs instead. How a kernel declines a call it does
+not cover (a layout, dtype or shape it lacks) is the same for all: it returns False before
+writing anything, and the caller takes the reference path. A signature marked "-> bool"
+may decline and returns True when it wrote its outputs; the others are called only after the
+caller has checked what they take (float32/float64, dense inputs) and must handle the call.
+A kernel never records autograd: the op records its node around the call, and a backward
+kernel is skipped when a graph of the backward itself is recorded (create_graph)."""

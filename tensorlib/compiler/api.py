@@ -244,6 +244,9 @@ def run_backward_compiled(run_backward, *args):
                           lambda nodes, cap: _plan.run_segment(nodes, cap, fuse))
 
 
+_capture_state.run_backward_compiled = run_backward_compiled
+
+
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
     """torch.compile: a callable (or module) that computes what `model` computes, with its

@@ -1,7 +1,7 @@
 """User kernels in source form for custom ops, written once for the GPU backends: checking
 the source names the kernel, the `#define T` prefix, allocating the outputs, and the launch
-over the backend's device adapter (`state.kernels.launch1d`, as every generated kernel
-starts, so the profiler times these too). A subclass says which backend, how it reads the
+through the backend contract (`build_source_kernels`, and `launch1d`, which launches as every
+generated kernel starts, so the profiler times these too). A subclass says which backend, how it reads the
 kernels and argument types from the source, and how a tensor is passed.
 
 The launch convention (docs/custom_ops.md has worked examples):
@@ -72,12 +72,12 @@ class SourceKernel:
         source = self.source_for(tensors[0].dtype)
         made = self.outputs(*args) if self.outputs else tensorlib.empty_like(tensors[0])
         outs = made if isinstance(made, tuple) else (made,)
-        state = tensorlib.backends.get(self.device_type).state(dev.index)
-        kernel = state.compiler.kernels(source, [self.name])[self.name]
+        backend = tensorlib.backends.get(self.device_type)
+        kernel = backend.build_source_kernels(dev.index, source, [self.name])[self.name]
         call = [self.pointer(o) for o in outs]
         for a in args:
             call.append(self.pointer(_contiguous(a)) if isinstance(a, TensorImpl) else a)
         n = outs[0].numel()
         if n:
-            state.kernels.launch1d(kernel, n, *call, n)
+            backend.launch1d(dev.index, kernel, n, *call, n)
         return made

@@ -32,6 +32,7 @@ _INPLACE_DUNDERS = ("__setitem__", "__iadd__", "__isub__", "__imul__", "__itrued
                     "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__")
 
 _cls = None
+_tensor_class = None     # tensorlib.Tensor, registered by tensorlib._tensor at import
 
 
 def _write_back(view):
@@ -73,7 +74,7 @@ def _class():
     """ConjView, built on first use: Tensor's methods are all installed by then."""
     global _cls
     if _cls is None:
-        from tensorlib._tensor import Tensor
+        Tensor = _tensor_class
         names = [n for n in dir(Tensor) if n.endswith("_") and not n.startswith("_")
                  and n not in _NOT_DATA] + list(_INPLACE_DUNDERS)
         namespace = {n: _writing(n, getattr(Tensor, n)) for n in names
@@ -90,6 +91,13 @@ def _class():
                          is_conj=lambda self: True)
         _cls = type("Tensor", (Tensor,), namespace)     # torch's conj views are Tensors
     return _cls
+
+
+def register_tensor_class(cls):
+    """Called by tensorlib._tensor once Tensor is defined: ConjView subclasses it, and ops sit
+    below the Tensor class, so they are told it rather than importing it."""
+    global _tensor_class
+    _tensor_class = cls
 
 
 def make(values, source):

@@ -22,7 +22,7 @@ import inspect
 import warnings
 
 import tensorlib._C.dtypes as dt
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.grad_mode import is_grad_enabled, set_grad_enabled
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
@@ -239,10 +239,12 @@ def _product_into(out, a=None, b=None, *rest):
     if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or sa[1] == 0 \
             or out._sizes != (sa[0], sb[1]) or not (a._dtype is b._dtype is out._dtype) \
             or not (a._device is b._device is out._device) or not out.is_contiguous() \
-            or out._storage is a._storage or out._storage is b._storage \
-            or not has_kernel("mm", out._device):
+            or out._storage is a._storage or out._storage is b._storage:
         return False
-    lookup("mm", out._device)(out, a, b)
+    mm = optional_kernel(out._device, "mm")
+    if mm is None:
+        return False
+    mm(out, a, b)
     out._storage.version += 1
     return True
 

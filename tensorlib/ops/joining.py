@@ -13,7 +13,8 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C import joining as _j
 from tensorlib._C import views as _v
 from tensorlib._C.broadcast import broadcast_shapes
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib._C.dispatch import lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.joining import tensor_list as _tensor_list
 from tensorlib._C.tensor_impl import TensorImpl, numel
@@ -103,8 +104,9 @@ def _cat(dim, *tensors):
     out, kept = _j.cat_output(dim, tensors)
     if not kept:
         return out
-    if has_kernel("cat", out._device):        # a backend's one-call cat
-        lookup("cat", out._device)(out, kept, dim)
+    kernel = optional_kernel(out._device, "cat")      # a backend's one-call cat
+    if kernel is not None:
+        kernel(out, kept, dim)
         return out
     start = 0
     for t in kept:
@@ -130,9 +132,10 @@ def stack(tensors, dim=0):
 @differentiable("stack")
 def _stack(dim, *tensors):
     """One output written by the backend's stack kernel, else a cat of unsqueezed views."""
-    if has_kernel("stack", tensors[0]._device):
+    kernel = optional_kernel(tensors[0]._device, "stack")
+    if kernel is not None:
         out = _j.stack_output(dim, tensors)
-        lookup("stack", out._device)(out, list(tensors), dim)
+        kernel(out, list(tensors), dim)
         return out
     return _cat(dim, *[_v.unsqueeze(t, dim) for t in tensors])
 

@@ -4,7 +4,8 @@ import math
 
 from tensorlib._C import views as _views
 from tensorlib._C.broadcast import broadcast_shapes
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib._C.dispatch import lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl, numel
 from tensorlib._layout import strided as _strided
@@ -30,11 +31,13 @@ def _matrix_product(a, b):
     8x8 product spent ~5 us of its ~9 us there); None for everything else."""
     sa, sb = a._sizes, b._sizes
     if len(sa) != 2 or not 0 < len(sb) <= 2 or sa[1] != sb[0] or sa[1] == 0 \
-            or a._device is not b._device or a._dtype is not b._dtype \
-            or not has_kernel("mm", a._device):
+            or a._device is not b._device or a._dtype is not b._dtype:
+        return None
+    mm = optional_kernel(a._device, "mm")
+    if mm is None:
         return None
     out = empty((sa[0], sb[1]) if len(sb) == 2 else (sa[0],), a._dtype, a._device)
-    lookup("mm", a._device)(out, a, b)
+    mm(out, a, b)
     return out
 
 
@@ -184,7 +187,7 @@ def _fusable(input, mat1, mat2, beta):  # noqa: A002
     return (beta != 0 and len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and sa[1] != 0
             and input._device is dev and mat2._device is dev
             and input._dtype is mat1._dtype and mat2._dtype is mat1._dtype
-            and mat1._dtype.is_floating_point and has_kernel("addmm", dev))
+            and mat1._dtype.is_floating_point and optional_kernel(dev, "addmm") is not None)
 
 
 def _fused_addmm(input, mat1, mat2, beta, alpha):  # noqa: A002
@@ -194,11 +197,11 @@ def _fused_addmm(input, mat1, mat2, beta, alpha):  # noqa: A002
     out = empty((mat1._sizes[0], mat2._sizes[1]), mat1._dtype, dev)
     _broadcast(input, out)
     if beta == 1 and alpha == 1 and len(input._sizes) == 1:
-        bias = dev._kernels.get("addmm_bias")     # the bias copied on the GEMM's threads
+        bias = optional_kernel(dev, "addmm_bias")     # the bias copied on the GEMM's threads
         if bias is not None and bias(out, mat1, mat2, input):
             return out
     lookup("copy", dev)(out, _views.expand(input, out._sizes))    # (copy_'s checks hold)
-    lookup("addmm", dev)(out, mat1, mat2, beta, alpha)
+    optional_kernel(dev, "addmm")(out, mat1, mat2, beta, alpha)
     return out
 
 
@@ -574,8 +577,6 @@ TENSOR_METHODS = {name: globals()[name] for name in
                    "addmv", "addbmm", "baddbmm", "addr", "kron")}
 TENSOR_METHODS.update({f"{name}_": _inplace(globals()[name])
                        for name in ("addmm", "addmv", "addbmm", "baddbmm", "addr")})
-
-import tensorlib.linalg  # noqa: E402,F401 - makes tensorlib.linalg available after import tensorlib
 
 
 @differentiable("linear")

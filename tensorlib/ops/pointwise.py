@@ -8,6 +8,7 @@ from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary,
                                     unary_, unary_if_taken)
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable as _differentiable
 from tensorlib.ops._where import where as _where
 from tensorlib.ops import _autocast
@@ -471,7 +472,7 @@ def logaddexp(a, b):
 def sigmoid(x):
     """1 / (1 + exp(-x)) written with exp(-|x|) so it never overflows."""
     x = _floating(x)
-    kernel = x._device._kernels.get("sigmoid")     # a backend's fused sigmoid, if any
+    kernel = optional_kernel(x._device, "sigmoid")     # a backend's fused sigmoid, if any
     if kernel is not None:
         out = _empty(x._sizes, x._dtype, x._device)
         if kernel(out, x):

@@ -9,6 +9,7 @@ from tensorlib._C.factory import empty, cast
 from tensorlib._C.reductions import reduce as _reduce
 from tensorlib._C.views import wrap_dim
 from tensorlib.ops._args import dims_arg
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -662,7 +663,7 @@ def _softmax_forward(op, x, dim):
         return empty(x._sizes, x._dtype, x._device)
     if x.dim() == 0:
         return (x - x) if op == "log_softmax" else (x - x).exp()
-    kernel = x._device._kernels.get(op)
+    kernel = optional_kernel(x._device, op)
     if kernel is not None:
         out = empty(x._sizes, x._dtype, x._device)
         kernel(out, x, dim)

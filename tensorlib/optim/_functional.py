@@ -52,6 +52,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import wrap, contiguous_strides, is_contiguous, numel
 from tensorlib._C import grad_mode as _grad_mode
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.optim.optimizer import _default_foreach, _resolve_foreach
 
 __all__ = ["flatten_parameters_"]
@@ -287,7 +288,7 @@ def multi_kernel(name, params, grads):
     if not params or _grad_mode.is_grad_enabled():
         return None
     device, dtype = params[0]._device, params[0]._dtype
-    kernel = device._kernels.get(name) if device._kernels is not None else None
+    kernel = optional_kernel(device, name)
     if kernel is None:
         return None
     for p, g in zip(params, grads):

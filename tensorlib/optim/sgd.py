@@ -1,5 +1,6 @@
 r"""Stochastic gradient descent (torch.optim.SGD), optionally with momentum."""
 import tensorlib
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.optim import _functional as F
 from tensorlib.optim._validation import check_fused, check_hyperparameters
 from tensorlib.optim.optimizer import (Optimizer, _default_foreach, _differentiable_doc,
@@ -84,7 +85,7 @@ def _sgd_update(param, grad, buf, *, key, lr, weight_decay, momentum, dampening,
     """One SGD update of `param` (a parameter or a flat bucket); returns the momentum buffer
     (a new one on the first step). A backend's fused "sgd_update" kernel does it in one pass
     when it takes these tensors."""
-    fused = param._device._kernels.get("sgd_update")
+    fused = optional_kernel(param._device, "sgd_update")
     if fused is not None and grad._device is param._device and grad._dtype is param._dtype:
         first = momentum != 0 and buf is None
         new_buf = tensorlib.empty_like(param) if first else buf

@@ -3,8 +3,8 @@ device: a backend that registers `sparse_coo_mm` (the CPU's scipy product) runs 
 itself; elsewhere it is index_select, a multiply and index_add. Nothing here records autograd
 (the Functions of _autograd.py call these with recording off)."""
 import tensorlib
-from tensorlib._C.dispatch import has_kernel, lookup
 from tensorlib._C.factory import empty
+from tensorlib.ops._composites import optional_kernel
 
 __all__ = ["linear_keys", "unravel_keys", "coalesce_parts", "coo_mm", "sampled_dot",
            "values_at"]
@@ -52,8 +52,9 @@ def coo_mm(rows, cols, values, m, dense):
     out = empty((m, dense._sizes[1]), dense._dtype, dense._device)
     if values._sizes[0] == 0 or dense._sizes[1] == 0:
         return out.zero_()
-    if has_kernel("sparse_coo_mm", dense._device):
-        lookup("sparse_coo_mm", dense._device)(out, rows, cols, values.contiguous(),
+    kernel = optional_kernel(dense._device, "sparse_coo_mm")
+    if kernel is not None:
+        kernel(out, rows, cols, values.contiguous(),
                                                dense.contiguous())
         return out
     out.zero_()

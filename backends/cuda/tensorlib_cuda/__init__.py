@@ -124,6 +124,12 @@ class CUDABackend(Backend):
         from tensorlib_cuda import device as _device
         _device.get(index).set_stream(stream)
 
+    def build_source_kernels(self, index, source, names):
+        return self.state(index).compiler.kernels(source, list(names))
+
+    def launch1d(self, index, kernel, n, *args):
+        return self.state(index).kernels.launch1d(kernel, n, *args)
+
     # -- memory ----------------------------------------------------------------------------
     def allocate(self, nbytes, index):
         st = self.state(index)

@@ -79,6 +79,12 @@ class OpenCLBackend(Backend):
             st = self._states[index or 0] = _DeviceState(index or 0)
         return st
 
+    def build_source_kernels(self, index, source, names):
+        return self.state(index).compiler.kernels(source, list(names))
+
+    def launch1d(self, index, kernel, n, *args):
+        return self.state(index).kernels.launch1d(kernel, n, *args)
+
     # -- memory ----------------------------------------------------------------------------
     def allocate(self, nbytes, index):
         return self.state(index).allocator.allocate(nbytes)

@@ -6,6 +6,7 @@ import tensorlib
 from tensorlib._C.factory import empty
 from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
+from tensorlib.ops._composites import optional_kernel
 
 
 @formula("matmul", "mm", save=(0, 1))
@@ -75,7 +76,7 @@ def _paired_products(g, x, weight):
     """g @ weight and g^T @ x in one call of the backend's `mm_pair` kernel, which runs the
     two side by side on its threads; None where it has none or declines (it takes 2-D real
     matrices), or a graph of the backward is being recorded."""
-    pair = g._device._kernels.get("mm_pair")
+    pair = optional_kernel(g._device, "mm_pair")
     if pair is None or x.dim() != 2 or g.dim() != 2 or tensorlib.is_grad_enabled() \
             or not (g._dtype is x._dtype is weight._dtype) or g._dtype.is_complex:
         return None

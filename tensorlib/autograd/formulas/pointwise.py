@@ -6,6 +6,7 @@ import tensorlib
 from tensorlib._C.factory import empty
 from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
+from tensorlib.ops._composites import optional_kernel
 
 
 def _is_tensor(x):
@@ -16,7 +17,7 @@ def _fused_backward(op, g, y):
     """g * f'(x) from f's output y in one pass of a backend's fused kernel `op`; None where
     the backend has none, declines the layout, or the gradient must stay differentiable
     (create_graph)."""
-    kernel = g._device._kernels.get(op)
+    kernel = optional_kernel(g._device, op)
     if kernel is None or tensorlib.is_grad_enabled():
         return None
     out = empty(g._sizes, g._dtype, g._device)
@@ -228,7 +229,7 @@ def relu(ctx, g):
     """g where the output is > 0 (a NaN output passes g, as torch's threshold_backward), in
     one pass of the backend's `relu_backward(out, grad, y)` where it has one."""
     y = ctx.out
-    kernel = g._device._kernels.get("relu_backward")
+    kernel = optional_kernel(g._device, "relu_backward")
     if kernel is not None and not tensorlib.is_grad_enabled() and g._dtype is y._dtype:
         out = empty(g._sizes, g._dtype, g._device)
         kernel(out, g, y)

@@ -4,6 +4,7 @@ import tensorlib
 from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._args import dims_arg
+from tensorlib.ops._composites import optional_kernel
 
 
 def arg(ctx, index, name, default=None):
@@ -192,7 +193,7 @@ def _softmax_backward(op, ctx, g):
     """The fused backward kernel when the backward itself needs no graph; else in ops."""
     y = ctx.out
     dim = tensorlib._C.views.wrap_dim(arg(ctx, 1, "dim"), y.dim()) if y.dim() else 0
-    kernel = y.device._kernels.get(op + "_backward")
+    kernel = optional_kernel(y.device, op + "_backward")
     if kernel is not None and not tensorlib.is_grad_enabled() and y.dim() > 0:
         grad_input = tensorlib.empty_like(y)
         kernel(grad_input, g.to(y.dtype), y, dim)

@@ -25,6 +25,7 @@ gradient for the mask, float32/float64. A backward that must itself be different
 """
 import tensorlib
 from tensorlib.autograd.recording import formula
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["eligible", "fused_attention", "split_heads", "packed_attention"]
@@ -40,8 +41,7 @@ def _broadcast(*shapes):
 
 def eligible(query, key, value, attn_mask, dropout_p, enable_gqa):
     """Whether the device's fused kernels can compute this call (else the composite path)."""
-    kernels = query._device._kernels
-    if _OP not in kernels or dropout_p > 0.0:
+    if optional_kernel(query._device, _OP) is None or dropout_p > 0.0:
         return False
     if query.dtype not in (tensorlib.float32, tensorlib.float64):
         return False
@@ -111,7 +111,7 @@ def _fused(q, k, v, mask, is_causal, scale):
     B, H, L, _ = q.shape
     out = _empty_in_order(q, (B, H, L, v.shape[-1]))
     lse = tensorlib.empty((B, H, L), dtype=q.dtype, device=q.device)
-    q._device._kernels[_OP](out, lse, q, k, v, mask, is_causal, scale)
+    optional_kernel(q._device, _OP)(out, lse, q, k, v, mask, is_causal, scale)
     return out, lse
 
 
@@ -120,7 +120,7 @@ def _fused_grad(ctx, grad_out, grad_lse=None):
     q, k, v, mask, is_causal, scale = ctx.args
     if grad_out is None:
         return None, None, None, None, None, None
-    kernel = q.device._kernels.get(_OP + "_backward")
+    kernel = optional_kernel(q.device, _OP + "_backward")
     if kernel is not None and not tensorlib.is_grad_enabled():
         out, lse = ctx.out
         dq, dk, dv = _empty_in_order(q), _empty_in_order(k), _empty_in_order(v)
@@ -164,8 +164,8 @@ def _fused_packed(qkv, num_heads, mask, is_causal, scale):
     B, L = qkv.shape[0], qkv.shape[1]
     out = _empty_in_order(qkv, (B, L, qkv.shape[-1] // 3))
     lse = tensorlib.empty((B, num_heads, L), dtype=qkv.dtype, device=qkv.device)
-    qkv._device._kernels[_OP](_merged_view(out, num_heads), lse, q, k, v, mask, is_causal,
-                              scale)
+    kernel = optional_kernel(qkv._device, _OP)
+    kernel(_merged_view(out, num_heads), lse, q, k, v, mask, is_causal, scale)
     return out, lse
 
 
@@ -176,7 +176,7 @@ def _fused_packed_grad(ctx, grad_out, grad_lse=None):
         return None, None, None, None, None
     q, k, v = split_heads(qkv, num_heads)
     g = _merged_view(grad_out.to(qkv.dtype), num_heads)
-    kernel = qkv.device._kernels.get(_OP + "_backward")
+    kernel = optional_kernel(qkv.device, _OP + "_backward")
     if kernel is not None and not tensorlib.is_grad_enabled():
         out, lse = ctx.out
         grad = _empty_in_order(qkv)

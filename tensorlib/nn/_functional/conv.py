@@ -12,7 +12,7 @@ derivative of any of them is another member of the family (see the formulas at t
 this file). They are three `@differentiable` ops named ``conv{n}d``, ``conv_transpose{n}d``
 and ``conv{n}d_weight_grad``; double backward and gradgradcheck work through them.
 
-Each op first asks the device for a kernel of its name (`has_kernel`): a backend may register
+Each op first asks the device for a kernel of its name (`optional_kernel`): a backend may register
 a composite kernel ``kernel(out, x, w, stride, padding, dilation, groups)`` (for the weight
 gradient ``kernel(out, x, g, stride, padding, dilation, groups)``; for the transposed op
 ``out`` is input-shaped and gives the input size). Otherwise the op is decomposed into
@@ -38,7 +38,8 @@ import itertools
 
 import tensorlib
 from tensorlib._C import views as _v
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib._C.dispatch import lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.autograd.recording import formula
@@ -140,9 +141,10 @@ def _forward(name, x, w, stride, padding, dilation, groups):
     kernel = w._sizes[2:]
     out_sp = tuple(_conv_out_size(x._sizes[2 + i], kernel[i], stride[i], padding[i],
                                   dilation[i]) for i in range(nd))
-    if has_kernel(name, x._device):     # a backend's kernel writes any dense layout
+    fused = optional_kernel(x._device, name)    # a backend's kernel writes any dense layout
+    if fused is not None:
         out = empty_in((n, o) + out_sp, x._dtype, x._device, suggest_for_output(nd + 2, x, w))
-        lookup(name, x._device)(out, x, w, stride, padding, dilation, groups)
+        fused(out, x, w, stride, padding, dilation, groups)
         return out
     cols = _im2col(x, kernel, stride, padding, dilation)
     big_l = numel(out_sp)
@@ -158,9 +160,10 @@ def _transpose(name, g, w, in_sp, stride, padding, dilation, groups):
     o, cg = w._sizes[:2]
     kernel = w._sizes[2:]
     c = cg * groups
-    if has_kernel(name, g._device):
+    fused = optional_kernel(g._device, name)
+    if fused is not None:
         out = empty((n, c) + tuple(in_sp), g._dtype, g._device)
-        lookup(name, g._device)(out, g, w, stride, padding, dilation, groups)
+        fused(out, g, w, stride, padding, dilation, groups)
         return out
     out_sp = g._sizes[2:]
     big_l = numel(out_sp)
@@ -175,9 +178,10 @@ def _weight_grad(name, x, g, w_shape, stride, padding, dilation, groups):
     n, c = x._sizes[:2]
     o = g._sizes[1]
     kernel = tuple(w_shape[2:])
-    if has_kernel(name, x._device):
+    fused = optional_kernel(x._device, name)
+    if fused is not None:
         out = empty(tuple(w_shape), x._dtype, x._device)
-        lookup(name, x._device)(out, x, g, stride, padding, dilation, groups)
+        fused(out, x, g, stride, padding, dilation, groups)
         return out
     cols = _im2col(x, kernel, stride, padding, dilation)
     big_l = numel(g._sizes[2:])
@@ -263,7 +267,8 @@ def _conv2d_bias_forward(x, w, b, stride, padding, dilation, groups):
     out_sp = tuple(_conv_out_size(x._sizes[2 + i], w._sizes[2 + i], stride[i], padding[i],
                                   dilation[i]) for i in range(2))
     out = empty_in((n, o) + out_sp, x._dtype, x._device, suggest_for_output(4, x, w))
-    lookup("conv2d_bias", x._device)(out, x, w, b, stride, padding, dilation, groups)
+    optional_kernel(x._device, "conv2d_bias")(out, x, w, b, stride, padding, dilation,
+                                              groups)
     return out
 
 
@@ -273,13 +278,15 @@ _conv2d_bias = differentiable("conv2d_bias")(_conv2d_bias_forward)
 def _fuses_bias(x):
     """A backend kernel `conv2d_bias(out, x, w, b, ...)` (oneDNN adds the bias as it writes
     the output), next to its conv2d kernel."""
-    return has_kernel("conv2d_bias", x._device) and has_kernel("conv2d", x._device)
+    return (optional_kernel(x._device, "conv2d_bias") is not None
+            and optional_kernel(x._device, "conv2d") is not None)
 
 
 def _backward_in_one(x):
     """Whether a 2-D convolution's gradients are one `conv2d_backward` call: the device has
     it and no graph of the backward is recorded (the three ops carry double backward)."""
-    return not tensorlib.is_grad_enabled() and has_kernel("conv2d_backward", x._device)
+    return (not tensorlib.is_grad_enabled()
+            and optional_kernel(x._device, "conv2d_backward") is not None)
 
 
 def _conv2d_grads(x, w, g, needs, stride, padding, dilation, groups):
@@ -289,8 +296,8 @@ def _conv2d_grads(x, w, g, needs, stride, padding, dilation, groups):
     gw = empty(w._sizes, g._dtype, g._device) if needs[1] else None
     gb = empty((w._sizes[0],), g._dtype, g._device) if needs[2] else None
     if needs[0] or needs[1] or needs[2]:
-        lookup("conv2d_backward", x._device)(gx, gw, gb, x, g, w, stride, padding, dilation,
-                                             groups)
+        optional_kernel(x._device, "conv2d_backward")(gx, gw, gb, x, g, w, stride, padding,
+                                                      dilation, groups)
     return gx, gw, gb
 
 

@@ -16,6 +16,7 @@ path's backward instead, which is written in tensorlib ops.
 """
 import tensorlib
 from tensorlib.autograd.recording import formula
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["try_fused_grid_sample"]
@@ -25,8 +26,7 @@ _OP = "grid_sampler_2d"
 
 def try_fused_grid_sample(input, grid, mode, padding_mode, align_corners):  # noqa: A002
     """The fused result, or None where the device has no kernel or the kernel declines."""
-    kernels = input._device._kernels
-    if _OP not in kernels or input.dim() != 4 or mode == "bicubic":
+    if optional_kernel(input._device, _OP) is None or input.dim() != 4 or mode == "bicubic":
         return None
     if input.dtype not in (tensorlib.float32, tensorlib.float64):
         return None
@@ -47,7 +47,8 @@ def _fused_op(input, grid, mode, padding_mode, align_corners):  # noqa: A002
     n, c = input.shape[:2]
     out = tensorlib.empty((n, c) + tuple(grid.shape[1:3]), dtype=input.dtype,
                           device=input.device)
-    if not input._device._kernels[_OP](out, input, grid, mode, padding_mode, align_corners):
+    kernel = optional_kernel(input._device, _OP)
+    if not kernel(out, input, grid, mode, padding_mode, align_corners):
         raise _Declined
     return out
 
@@ -63,7 +64,7 @@ def _fused(input, grid, mode, padding_mode, align_corners):  # noqa: A002
 def _fused_grad(ctx, grad_out):
     input, grid, mode, padding_mode, align_corners = ctx.args  # noqa: A001
     want_input, want_grid = ctx.needs_input_grad[:2]
-    kernel = input.device._kernels.get(_OP + "_backward")
+    kernel = optional_kernel(input.device, _OP + "_backward")
     if kernel is not None and not tensorlib.is_grad_enabled():
         grad_input = tensorlib.empty(input.shape, dtype=input.dtype, device=input.device) \
             if want_input else None

@@ -22,7 +22,7 @@ import warnings
 
 import tensorlib
 import tensorlib._C.dtypes as dt
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.function import Function
@@ -302,7 +302,7 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
     _check_weight(weight, n_classes)
     if weight is None and label_smoothing == 0 and input.dim() == 2 \
             and _has_fused_cross_entropy(input):
-        if not getattr(lookup("cross_entropy", input._device), "checks_targets", False):
+        if not getattr(optional_kernel(input._device, "cross_entropy"), "checks_targets", False):
             _class_targets(target, ignore_index, n_classes)
         return _CrossEntropyRows.apply(input, target.to(tensorlib.int64), ignore_index,
                                        reduction)
@@ -334,10 +334,10 @@ def _has_fused_cross_entropy(input):  # noqa: A002
     if _forward_ad._level is not None:
         return False
     dev = input._device
-    if not has_kernel("cross_entropy", dev):
+    if optional_kernel(dev, "cross_entropy") is None:
         return False
     return not (tensorlib.is_grad_enabled() and input.requires_grad) \
-        or has_kernel("cross_entropy_backward", dev)
+        or optional_kernel(dev, "cross_entropy_backward") is not None
 
 
 class _CrossEntropyRows(Function):
@@ -352,7 +352,7 @@ class _CrossEntropyRows(Function):
     @staticmethod
     def forward(ctx, x, target, ignore_index, reduction):
         rows = tensorlib.empty(target.shape, dtype=x.dtype, device=x.device)
-        kept = lookup("cross_entropy", x._device)(rows, x, target, ignore_index)
+        kept = optional_kernel(x._device, "cross_entropy")(rows, x, target, ignore_index)
         ctx.save_for_backward(x, target)
         ctx.ignore_index, ctx.reduction = ignore_index, reduction
         if reduction == "none":
@@ -379,7 +379,7 @@ class _CrossEntropyRows(Function):
             rows = (grad_rows * keep).unsqueeze(1)
             return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None, None
         grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
-        lookup("cross_entropy_backward", x._device)(grad_x, grad_rows, x, target,
+        optional_kernel(x._device, "cross_entropy_backward")(grad_x, grad_rows, x, target,
                                                      ctx.ignore_index)
         return grad_x, None, None, None
 

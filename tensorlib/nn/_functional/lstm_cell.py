@@ -24,6 +24,7 @@ import tensorlib
 from tensorlib._C.factory import empty
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.recording import formula
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["lstm_pointwise"]
@@ -34,7 +35,8 @@ _FLOATS = (tensorlib.float32, tensorlib.float64)
 def lstm_pointwise(igates, hgates, c):
     """(h', c') of one LSTM step from its input gates, hidden gates and cell state."""
     if (c._dtype in _FLOATS and igates._dtype is c._dtype and hgates._dtype is c._dtype
-            and _forward_ad._level is None and "lstm_cell" in c._device._kernels):
+            and _forward_ad._level is None
+            and optional_kernel(c._device, "lstm_cell") is not None):
         try:
             h_new, c_new, _ = _fused_op(igates, hgates, c)
             return h_new, c_new
@@ -62,7 +64,7 @@ def _fused_op(igates, hgates, c):
     dt, dev = c._dtype, c._device
     h_new, c_new = empty((rows, hidden), dt, dev), empty((rows, hidden), dt, dev)
     act = empty((rows, 5 * hidden), dt, dev)
-    if not dev._kernels["lstm_cell"](h_new, c_new, act, igates, hgates, c):
+    if not optional_kernel(dev, "lstm_cell")(h_new, c_new, act, igates, hgates, c):
         raise _Declined
     return h_new, c_new, act
 
@@ -72,7 +74,7 @@ def _fused_grad(ctx, grad_h=None, grad_c=None, grad_act=None):
     c = ctx.args[2]
     act = ctx.out[2]
     want_c = ctx.needs_input_grad[2]
-    kernel = c._device._kernels.get("lstm_cell_backward")
+    kernel = optional_kernel(c._device, "lstm_cell_backward")
     if kernel is not None and grad_act is None and not tensorlib.is_grad_enabled():
         grad_gates = empty(ctx.args[0].shape, c._dtype, c._device)
         grad_c_old = empty(c._sizes, c._dtype, c._device) if want_c else None

@@ -29,7 +29,7 @@ import numbers
 
 import tensorlib
 from tensorlib.autograd.function import Function
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._autocast import autocast_op
 
@@ -41,12 +41,13 @@ def _fused_kernel(name, *tensors):
     """The backend's fused kernel `name` on the first tensor's device, or None when it has
     none or when a gradient is needed (see NOTE [ Fused kernels ])."""
     dev = tensors[0]._device
-    if not has_kernel(name, dev):
+    kernel = optional_kernel(dev, name)
+    if kernel is None:
         return None
     if tensorlib.is_grad_enabled() and any(isinstance(t, TensorImpl) and t._requires_grad
                                            for t in tensors):
         return None
-    return lookup(name, dev)
+    return kernel
 
 
 def _shape_arg(normalized_shape):
@@ -218,8 +219,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         kernel(out, input, weight, bias, len(shape), eps)
         return out
     dev = input._device
-    if (input._dtype.is_floating_point and has_kernel("layer_norm_train", dev)
-            and has_kernel("layer_norm_backward", dev)):
+    if (input._dtype.is_floating_point and optional_kernel(dev, "layer_norm_train") is not None
+            and optional_kernel(dev, "layer_norm_backward") is not None):
         return _LayerNormFused.apply(input, weight, bias, len(shape), eps)
     dims = tuple(range(-len(shape), 0))
     mean, var = _moments(input, dims)
@@ -236,7 +237,8 @@ class _LayerNormFused(Function):
         rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
         stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
         stats = tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
-        lookup("layer_norm_train", x._device)(out, stats, x, weight, bias, ndim, eps)
+        optional_kernel(x._device, "layer_norm_train")(out, stats, x, weight, bias, ndim,
+                                                       eps)
         ctx.save_for_backward(x, weight, stats)
         ctx.ndim, ctx.eps, ctx.has_bias = ndim, eps, bias is not None
         return out
@@ -256,9 +258,9 @@ class _LayerNormFused(Function):
             grad_x = None
             if ctx.needs_input_grad[0]:
                 grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
-                lookup("layer_norm_backward", x._device)(grad_x, grad_out, x, weight, stats,
-                                                         ctx.ndim)
-            if has_kernel("layer_norm_backward_affine", x._device):
+                optional_kernel(x._device, "layer_norm_backward")(grad_x, grad_out, x,
+                                                                  weight, stats, ctx.ndim)
+            if optional_kernel(x._device, "layer_norm_backward_affine") is not None:
                 need_w = weight is not None and ctx.needs_input_grad[1]
                 need_b = ctx.has_bias and ctx.needs_input_grad[2]
                 return (grad_x, *_affine_grads_fused(grad_out, x, stats, ctx.ndim, need_w,
@@ -283,8 +285,8 @@ def _affine_grads_fused(grad_out, x, stats, ndim, need_w, need_b):
     grad_w = tensorlib.empty(shape, dtype=x.dtype, device=x.device) if need_w else None
     grad_b = tensorlib.empty(shape, dtype=x.dtype, device=x.device) if need_b else None
     if need_w or need_b:
-        lookup("layer_norm_backward_affine", x._device)(grad_w, grad_b, grad_out, x, stats,
-                                                        ndim)
+        optional_kernel(x._device, "layer_norm_backward_affine")(grad_w, grad_b, grad_out,
+                                                                 x, stats, ndim)
     return grad_w, grad_b
 
 

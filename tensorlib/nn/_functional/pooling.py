@@ -22,6 +22,7 @@ import numpy as np
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.recording import formula
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op
 from tensorlib.ops.memory_format import contiguous_in, in_layout_of_inputs, suggest
@@ -136,7 +137,7 @@ def _max_pool(x, tables):
     nd = len(tables)
     dev = x.device
     sp = x.shape[2:]
-    kernel = x._device._kernels.get("max_pool")       # a backend's fused pooling, if any
+    kernel = optional_kernel(x._device, "max_pool")       # a backend's fused pooling, if any
     # a window wholly in the padding is -inf (PyTorch's); the fused kernels assume none is
     empty_window = any(not ok.any(axis=1).all() for _, ok in tables)
     if kernel is not None and not empty_window:
@@ -194,7 +195,7 @@ def _max_pool_backward(g, indices, in_shape, tables):
     """zeros(in_shape) with each output gradient added at its maximum's position (indices:
     flat per (N, C) plane). A backend's fused kernel if any (given the window tables, so it
     can work per input element), else one flat scatter-add."""
-    kernel = g._device._kernels.get("max_pool_backward")
+    kernel = optional_kernel(g._device, "max_pool_backward")
     if kernel is not None:
         out = tensorlib.empty(tuple(in_shape), dtype=g.dtype, device=g.device)
         if kernel(out, g.contiguous(), indices.contiguous(), tables):
