@@ -143,6 +143,11 @@ class Backend:
 
 COMPOSITES = {
     # name: (signature, reference path taken when a backend has no such kernel)
+    # -- quantized inference (CPU-first, as in PyTorch): no reference path
+    "quantized_linear_dynamic": (
+        "quantized_linear_dynamic(out, x, weight, weight_scale, bias, reduce_range): x float32 "
+        "(rows, in) quantized per call to uint8, weight int8 (out, in), int32 accumulation",
+        "none: DynamicQuantizedLinear raises NotImplementedError on that device"),
     # -- elementwise and their backwards
     "relu": ("relu(out, x) -> bool", "maximum(x, 0) (ops/pointwise.py)"),
     "sigmoid": ("sigmoid(out, x) -> bool", "1 / (1 + exp(-|x|)) in ops (ops/pointwise.py)"),

@@ -165,13 +165,16 @@ DRIVERS = {
         lambda p: tensorlib.optim.Adam(p, lr=0.1, capturable=True)),
 }
 _BY_NAME = {name: run for names, run in DRIVERS.items() for name in names}
+# declared kernels whose absence is an error, not a slower path: tested where they live
+NO_REFERENCE = {"quantized_linear_dynamic": "tests/ao/quantization/test_quantize_dynamic.py"}
 
 
 def test_every_declared_composite_has_a_driver():
-    assert set(_BY_NAME) == set(COMPOSITES)
+    assert set(_BY_NAME) == set(COMPOSITES) - set(NO_REFERENCE)
+    assert all(COMPOSITES[name][1].startswith("none:") for name in NO_REFERENCE)
 
 
-@pytest.mark.parametrize("name", sorted(COMPOSITES))
+@pytest.mark.parametrize("name", sorted(set(COMPOSITES) - set(NO_REFERENCE)))
 def test_reference_path_matches_the_kernel(name, device, monkeypatch):
     run = _BY_NAME[name]
     with_kernel = [t.detach().cpu().numpy() for t in run(device)]

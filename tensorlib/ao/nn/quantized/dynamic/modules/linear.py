@@ -3,7 +3,7 @@ with the float input runs in int8 with int32 accumulation on the device's
 `quantized_linear_dynamic` kernel (the CPU's: oneDNN's u8s8s32 GEMM), the input quantized per
 call as PyTorch's fbgemm path does (quint8, reduce_range on x86)."""
 import tensorlib
-from tensorlib._C.dispatch import has_kernel, lookup
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ao.quantization import _qtypes as qt
 from tensorlib.ao.quantization._qtensor import QuantizedTensor, quantize_per_tensor
 from tensorlib.nn.modules.module import Module
@@ -76,14 +76,14 @@ class Linear(Module):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                                f"({x.numel() // max(x.shape[-1], 1)}x{x.shape[-1]} and "
                                f"{self.in_features}x{self.out_features})")
-        if not has_kernel("quantized_linear_dynamic", x._device):
+        kernel = optional_kernel(x._device, "quantized_linear_dynamic")
+        if kernel is None:
             raise NotImplementedError("quantized::linear_dynamic is not implemented on "
                                       f"{x.device.type}: dynamic quantization runs on the CPU")
         flat = x.reshape(-1, self.in_features).contiguous()
         out = tensorlib.empty(flat.shape[0], self.out_features, device=x.device)
         p = self._packed_params
-        lookup("quantized_linear_dynamic", x._device)(out, flat, p.weight, p.weight_scale.item(),
-                                                     p.bias, self.reduce_range)
+        kernel(out, flat, p.weight, p.weight_scale.item(), p.bias, self.reduce_range)
         return out.reshape(*x.shape[:-1], self.out_features)
 
     @classmethod
