@@ -42,13 +42,19 @@ cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
     key = (type(value), value.hex() if type(value) is float else value, dt, dev)
     cdef TensorImpl t = _scalars.get(key)
     if t is not None:
+        if len(_scalars) >= SCALAR_CACHE_SIZE:
+            # a full cache evicts its least recently used: a hit moves to the end, so the
+            # scalars a compiled step keeps using are not evicted by others made between
+            # its calls (a new fill would change its recording and delay its replay)
+            del _scalars[key]
+            _scalars[key] = t
         return t
     t = empty((), dt, dev)
     lookup("fill", dev)(t, value)
     if _capture_state.current is not None:
         return t
     if len(_scalars) >= SCALAR_CACHE_SIZE:
-        # the oldest goes (dicts keep insertion order); clearing the whole cache made every
+        # the least recently used goes (dicts keep insertion order); clearing the whole cache made every
         # scalar of the next calls a new fill, so a compiled call recorded a different program
         # each time and its replay started calls later
         del _scalars[next(iter(_scalars))]

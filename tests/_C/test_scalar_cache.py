@@ -17,6 +17,19 @@ def test_a_recent_scalar_stays_cached_while_others_come_and_go():
         assert first.item() == 1e6 + r + 0.5
 
 
+def test_a_scalar_in_use_survives_a_full_cache():
+    # the cache full of others first (as after many tests): a scalar used between every
+    # new one is the most recently used, so it is never the one evicted
+    probe = tensorlib.zeros(1)
+    dev, dt = probe._device, probe._dtype
+    for i in range(600):
+        scalar_tensor(3e6 + i + 0.25, dt, dev)
+    kept = scalar_tensor(4e6 + 0.5, dt, dev)
+    for i in range(1200):
+        scalar_tensor(5e6 + i + 0.25, dt, dev)
+        assert scalar_tensor(4e6 + 0.5, dt, dev) is kept
+
+
 def test_no_caching_while_a_compile_capture_records(monkeypatch):
     """Under a capture the fill is recorded, not run (a backward trace never runs it): such a
     tensor must not be handed to later eager ops."""
