@@ -13,27 +13,16 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 
+from tensorlib._info import _cpu_model
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
-
-
-def cpu_model():
-    """The processor's name as lscpu gives it (Linux), else what `platform` knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def load_average():
@@ -136,7 +125,7 @@ def main(argv=None):
         f" --runs {args.runs}" if args.runs != 3 else "") + " --write-readme"
     when = datetime.date.today().isoformat()
     block = render(summarize(runs, args.device), args.runs, args.device, command,
-                   f"{cpu_model()} ({os.cpu_count()} logical cores)", when, (before, after))
+                   f"{_cpu_model()} ({os.cpu_count()} logical cores)", when, (before, after))
     print(block)
     if args.write_readme:
         write_readme(block)
