@@ -144,6 +144,13 @@ def _switches():
     out += attrs(backends.cuda.matmul, "backends.cuda.matmul",
                  ["allow_tf32", "allow_fp16_reduced_precision_reduction",
                   "allow_bf16_reduced_precision_reduction"])
+    try:   # the CPU backend's library choices (tests switch them in-process)
+        from tensorlib_cpu import gemm, onednn
+    except ImportError:
+        pass
+    else:
+        out += [("oneDNN in use", lambda: onednn.library() is not None, onednn.use),
+                ("BLAS library", lambda: gemm.LIBRARY, gemm.use_blas)]
     for kind in ("flash", "mem_efficient", "math", "cudnn"):
         out.append((f"{kind} sdp", getattr(backends.cuda, f"{kind}_sdp_enabled"),
                     getattr(backends.cuda, f"enable_{kind}_sdp")))
