@@ -13,13 +13,14 @@ class Program:
     name: str
     repo: str                      # owner/name of the mirror
     folder: str                    # extracted from the mirror's HEAD; the program runs in it
-    command: list                  # ["prog.py", args...] or ["-m", "module", args...]
+    command: list                  # ["prog.py" or "notebook.ipynb", args...] or ["-m", "module", ...]
     exercises: str
     setup: list = field(default_factory=list)   # commands (same form) run first, same mode
     data: list = field(default_factory=list)    # (repo, path in repo, destination in folder)
     pythonpath: list = field(default_factory=list)  # folders (relative to the extracted root)
     packages: list = field(default_factory=list)    # pip packages the program imports
     timeout: int = 600
+    needs: str = ""                # what the program needs that this machine lacks (not run)
 
 
 EXAMPLES = "pytorch/examples"
@@ -132,6 +133,16 @@ PROGRAMS = [
             ["-m", "pytest", "-x", "-q", "tests/test_vit.py"],
             "einops Rearrange layers, ViT forward", pythonpath=["."],
             packages=["einops", "torchvision"]),
+    Program("functorch jacobians_hessians", "pytorch/functorch", "notebooks/colab",
+            ["jacobians_hessians_colab.ipynb"],
+            "functorch's jacrev/jacfwd/hessian/vjp/jvp, vmap of jacobians, utils.benchmark.Timer"),
+    Program("functorch per_sample_grads", "pytorch/functorch", "notebooks/colab",
+            ["per_sample_grads_colab.ipynb"],
+            "make_functional_with_buffers, vmap(grad) per-sample gradients of a CNN",
+            needs="a GPU (the notebook puts its model and data on device='cuda')"),
+    Program("normalizing flows", "karpathy/pytorch-normalizing-flows", "", ["nflib1.ipynb"],
+            "neural spline flows, ActNorm, invertible 1x1 convs, TransformedDistribution "
+            "(Uniform + SigmoidTransform().inv), Adam, 1000 steps", packages=["sklearn", "matplotlib"]),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

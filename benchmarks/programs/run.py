@@ -67,6 +67,21 @@ def has_blob(mirrors, repo, path):
                            f"HEAD:{path}"], capture_output=True).returncode == 0
 
 
+def notebook_script(workdir, notebook):
+    """A Jupyter notebook's code cells, in order, as one script beside it (IPython's `%` magics
+    and `!` shell lines left out: they are not Python); returns the script's name."""
+    cells = json.loads((workdir / notebook).read_text())["cells"]
+    lines = []
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"]).splitlines()
+        lines += [line for line in source if not line.lstrip().startswith(("%", "!"))] + [""]
+    script = notebook.replace("/", "_").replace(".ipynb", "_cells.py")
+    (workdir / script).write_text("\n".join(lines))
+    return script
+
+
 def interpreter_args(library, command):
     if library == "tensorlib":
         return [sys.executable, "-m", "tensorlib.torch_compat"] + command
@@ -81,6 +96,8 @@ def run_one(program, library, workdir, timeout, log):
         env["PYTHONPATH"] = os.pathsep.join(extra + [p for p in [env.get("PYTHONPATH")] if p])
     start = time.perf_counter()
     for command in program.setup + [program.command]:
+        if command[0].endswith(".ipynb"):
+            command = [notebook_script(workdir, command[0])] + command[1:]
         with open(log, "a") as out:
             out.write(f"$ {' '.join(command)}\n")
             out.flush()
@@ -129,6 +146,11 @@ def run_corpus(programs, mirrors, names, with_torch, timeout, logs):
         if lacking:
             row.update(result=f"not run: needs a download ({', '.join(lacking)} is not in "
                               "the mirror)")
+            results.append(row)
+            print(format_row(row), flush=True)
+            continue
+        if program.needs:
+            row.update(result=f"not run: {program.needs}")
             results.append(row)
             print(format_row(row), flush=True)
             continue

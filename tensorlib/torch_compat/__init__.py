@@ -36,7 +36,8 @@ TORCH_VERSION = _read_torch_version()
 
 # torch paths answered by a compat module of ours instead of `tensorlib.<same path>`
 _REDIRECTS = {"torch.version": "tensorlib.torch_compat.version",
-              "torch.torch_version": "tensorlib.torch_compat.version"}
+              "torch.torch_version": "tensorlib.torch_compat.version",
+              "functorch": "tensorlib.torch_compat.functorch"}
 
 
 class TorchModule(types.ModuleType):
@@ -102,7 +103,8 @@ class _TorchDistribution(importlib.metadata.PathDistribution):
 
 
 class TorchFinder(importlib.abc.MetaPathFinder):
-    """First on sys.meta_path: `torch` -> the TorchModule, `torch.X.Y` -> `tensorlib.X.Y`."""
+    """First on sys.meta_path: `torch` -> the TorchModule, `torch.X.Y` -> `tensorlib.X.Y`,
+    and `functorch` (shipped in PyTorch's wheel) -> tensorlib's functorch API."""
 
     def __init__(self, torch_module):
         self.torch_module = torch_module
@@ -111,7 +113,7 @@ class TorchFinder(importlib.abc.MetaPathFinder):
         if fullname == "torch":
             return importlib.machinery.ModuleSpec("torch", _AliasLoader(self.torch_module),
                                                   is_package=True)
-        if not fullname.startswith("torch."):
+        if not (fullname.startswith(("torch.", "functorch.")) or fullname == "functorch"):
             return None
         module = _tensorlib_module(fullname)
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module),
@@ -126,6 +128,10 @@ class TorchFinder(importlib.abc.MetaPathFinder):
 
 def _tensorlib_module(torch_name):
     """tensorlib's module for a torch path, or ModuleNotFoundError naming the torch path."""
+    if torch_name.startswith("functorch."):
+        raise ModuleNotFoundError(f"No module named '{torch_name}': only the top-level functorch "
+                                  "API is provided by tensorlib (see docs/torch_compat.md)",
+                                  name=torch_name)
     target = _REDIRECTS.get(torch_name, "tensorlib" + torch_name[len("torch"):])
     try:
         if importlib.util.find_spec(target) is not None:

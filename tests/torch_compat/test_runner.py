@@ -80,6 +80,22 @@ def test_missing_submodule_names_the_torch_path(tmp_path):
     assert "not provided by tensorlib" in message and "torch._not_a_torch_module" in message
 
 
+def test_functorch_is_torch_funcs_api(tmp_path):
+    out = run_program(tmp_path, """
+        import functorch
+        from functorch import make_functional, vmap, grad
+        import tensorlib
+        assert vmap is tensorlib.func.vmap and grad is tensorlib.func.grad
+        fmodel, params = make_functional(tensorlib.nn.Linear(2, 1))
+        print(functorch.__version__.startswith("2."), len(params))
+        try:
+            import functorch.not_provided
+        except ModuleNotFoundError as error:
+            print(error.name)
+    """)
+    assert out.split() == ["True", "2", "functorch.not_provided"]
+
+
 def test_program_arguments_and_argv_pass_through(tmp_path):
     out = run_program(tmp_path, """
         import sys, os
