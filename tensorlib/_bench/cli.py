@@ -18,6 +18,7 @@ import tempfile
 
 import numpy as np
 
+from tensorlib._bench.libraries import format_libraries, tensorlib_libraries, torch_libraries
 from tensorlib._bench.ops import LIBRARIES
 from tensorlib._bench.progress import Progress
 from tensorlib._bench.registry import workloads
@@ -40,6 +41,9 @@ def _parse(argv):
     p.add_argument("--plot", metavar="PATH.png", help="also draw the ratios (needs matplotlib)")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparison")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--libraries", action="store_true",
+                   help="print which libraries do the work on each side (GEMM, convolution, "
+                        "threads) and exit; every run also records them")
     return p.parse_args(argv)
 
 
@@ -174,6 +178,8 @@ def run(args):
             "tensorlib": tensorlib.__version__, "statistic": "median"}
     if with_torch:
         meta["torch"] = _version("torch")
+    meta["libraries_in_use"] = {"tensorlib": tensorlib_libraries(),
+                                "torch": torch_libraries() if with_torch else None}
     return {"meta": meta, "results": results, "ratios": ratios}
 
 
@@ -218,6 +224,9 @@ def _print_report(report):
     m = report["meta"]
     print(f"tensorlib {m['tensorlib']} | numpy {m['numpy']} | torch {m.get('torch') or 'n/a'}"
           f" | cores {m['cores']}{' | quick' if m['quick'] else ''}")
+    in_use = m.get("libraries_in_use")
+    if in_use:
+        print(format_libraries(in_use["tensorlib"], in_use["torch"]))
     print("time per call, median of repeats; vs X = X time / tensorlib time "
           "(>1: tensorlib faster)")
     for device in m["devices"]:
@@ -229,6 +238,11 @@ def _print_report(report):
 
 def main(argv=None):
     args = _parse(argv)
+    if args.libraries:
+        print(format_libraries(tensorlib_libraries(), torch_libraries()
+                               if importlib.util.find_spec("torch") and not args.no_torch
+                               else None))
+        return 0
     if args.list:
         for w in workloads(quick=args.quick):
             print(f"{w.name:<22} {w.kind:<8} {w.family:<18} {w.description}")

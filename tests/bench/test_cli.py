@@ -60,10 +60,22 @@ def test_only_and_no_torch(tmp_path, capsys):
                      "--json", str(path)]) == 0
     report = json.loads(path.read_text())
     assert report["meta"]["libraries"] == ["tensorlib", "numpy"]
+    in_use = report["meta"]["libraries_in_use"]
+    assert in_use["torch"] is None and in_use["tensorlib"]["gemm"]
     assert [r["workload"] for r in report["ratios"]] == [
         "small_add", "matmul_16", "matmul_32", "matmul_64"]
     assert all(r["vs_torch"] is None for r in report["ratios"])
     assert "matmul_32" in capsys.readouterr().out
+
+
+def test_libraries_mode_names_each_sides_gemm_and_convolution(capsys):
+    assert cli.main(["--libraries"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tensorlib ") and "gemm:" in out and "conv2d:" in out
+    if HAVE_TORCH:
+        assert "\ntorch 2." in out and out.count("\n  gemm:") == 2
+    else:
+        assert "torch: not run" in out
 
 
 def test_unknown_workload_is_an_error():

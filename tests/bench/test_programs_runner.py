@@ -2,6 +2,7 @@
 HEAD, run unchanged under the torch compatibility runner, and reported with its last error
 line; a data file the mirror lacks is reported as a download, not run."""
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,11 @@ def mirrors(tmp_path):
         "assert torch.ones(2).__class__ is tensorlib.Tensor\n"
         "print(open('data.txt').read().strip(), sys.argv[1:])\n")
     (repo / "app" / "broken.py").write_text("import torch\ntorch.no_such_function()\n")
+    cells = [{"cell_type": "markdown", "source": ["# not code"]},
+             {"cell_type": "code", "source": ["%matplotlib inline\n", "import torch\n",
+                                              "x = torch.ones(3)"]},
+             {"cell_type": "code", "source": ["!pip install nothing\n", "print(x.sum().item())"]}]
+    (repo / "app" / "book.ipynb").write_text(json.dumps({"cells": cells}))
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(git[:3] + ["init", "-q"], check=True)
     subprocess.run(git + ["add", "."], check=True)
@@ -44,6 +50,9 @@ def test_runs_extracted_programs_and_reports_errors(runner, mirrors, tmp_path):
         runner.Program("tiny lacks data", "someone/tiny", "app", ["train.py"], "x",
                        data=[("someone/tiny", "app/absent.bin", "data.txt")]),
         runner.Program("not fetched", "someone/else", "", ["x.py"], "x"),
+        runner.Program("tiny notebook", "someone/tiny", "app", ["book.ipynb"], "x"),
+        runner.Program("tiny on a GPU", "someone/tiny", "app", ["train.py"], "x",
+                       needs="a GPU (device='cuda')"),
     ]
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -54,6 +63,9 @@ def test_runs_extracted_programs_and_reports_errors(runner, mirrors, tmp_path):
     assert "no_such_function" in rows["tiny broken"]["result"]
     assert rows["tiny lacks data"]["result"].startswith("not run: needs a download")
     assert rows["not fetched"]["result"].startswith("not run: mirror missing")
+    assert rows["tiny notebook"]["result"] == "passes"        # magics and shell lines left out
+    assert "3.0" in (logs / "tiny_notebook.tensorlib.log").read_text()
+    assert rows["tiny on a GPU"]["result"] == "not run: a GPU (device='cuda')"
     ok_log = (logs / "tiny_ok.tensorlib.log").read_text()
     assert "['--steps', '1']" in ok_log
     table = runner.markdown(list(rows.values()))
