@@ -487,6 +487,37 @@ OPS["linalg.lu_solve"] = (OPS["linalg.lu_solve"][0], _lu_solve_call("linalg.lu_s
 SPELLED["linalg.lu_solve"] = (SPELLED["linalg.lu_solve"][0], _lu_solve_call)
 
 
+op("lu_unpack", method=False, scale=100)(lambda draw: ((_square(draw),), {}))
+
+
+def _lu_unpack_call(path):
+    """lu_unpack of linalg.lu_factor's (LU, pivots) in each library."""
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(m, tuple(m.linalg.lu_factor(args[0])), kwargs)
+
+
+OPS["lu_unpack"] = (OPS["lu_unpack"][0], _lu_unpack_call("lu_unpack"), 100)
+SPELLED["lu_unpack"] = (SPELLED["lu_unpack"][0], _lu_unpack_call)
+
+
+@op("Tensor.lu_solve", scale=100)
+def _legacy_lu_solve_args(draw):
+    (a, b), _ = _lu_solve_args(draw)
+    return (b, a), {}
+
+
+def _legacy_lu_solve_call(path):
+    """b.lu_solve(LU, pivots) with linalg.lu_factor's (LU, pivots) of A in each library."""
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(m, (args[0],) + tuple(m.linalg.lu_factor(args[1])),
+                                       kwargs)
+
+
+OPS["Tensor.lu_solve"] = (OPS["Tensor.lu_solve"][0], _legacy_lu_solve_call("Tensor.lu_solve"),
+                          100)
+SPELLED["Tensor.lu_solve"] = (SPELLED["Tensor.lu_solve"][0], _legacy_lu_solve_call)
+
+
 @op("linalg.householder_product", method=False, scale=100)
 def _householder_args(draw):
     batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
