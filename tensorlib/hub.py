@@ -23,14 +23,20 @@ def _no_downloads(what):
                         f"tensorlib.load on the file.")
 
 
-def get_dir():
-    """Where hub files would be cached: set_dir's value, $TORCH_HOME/hub, or
-    $XDG_CACHE_HOME/torch/hub (~/.cache/torch/hub), as PyTorch's."""
-    if _hub_dir is not None:
-        return _hub_dir
+def _get_torch_home():
+    """$TORCH_HOME, or $XDG_CACHE_HOME/torch (~/.cache/torch): where PyTorch and libraries
+    built on it (torchvision's weights) keep downloads."""
     home = os.environ.get("TORCH_HOME") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch")
-    return os.path.join(os.path.expanduser(home), "hub")
+    return os.path.expanduser(home)
+
+
+def get_dir():
+    """Where hub files would be cached: set_dir's value or _get_torch_home()/hub, as
+    PyTorch's."""
+    if _hub_dir is not None:
+        return _hub_dir
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d):

@@ -71,3 +71,14 @@ def test_cached_state_dict_and_dirs(tmp_path):
         assert tensorlib.hub.get_dir() == str(tmp_path)
     finally:
         tensorlib.hub.set_dir(old)
+
+
+def test_torch_home_follows_the_environment_as_pytorch(monkeypatch, tmp_path):
+    from tensorlib import hub
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "th"))
+    assert hub._get_torch_home() == str(tmp_path / "th")
+    monkeypatch.delenv("TORCH_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert hub._get_torch_home() == str(tmp_path / "cache" / "torch")
+    torch = pytest.importorskip("torch")
+    assert hub._get_torch_home() == torch.hub._get_torch_home()

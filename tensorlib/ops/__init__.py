@@ -44,6 +44,17 @@ def install(tensor_cls, namespace):
             setattr(tensor_cls, name, accept_aliases(fn))
 
 
+def load_library(path):
+    """torch.ops.load_library: PyTorch dlopens a shared library whose static initialisers
+    register operators with libtorch's C++ dispatcher. tensorlib has no such dispatcher, and
+    such a library needs libtorch itself, so this raises OSError (what PyTorch raises for a
+    library it cannot load: callers such as torchvision fall back on it)."""
+    raise OSError(f"torch.ops.load_library({str(path)!r}): operator libraries built against "
+                  f"PyTorch's C++ library (libtorch) cannot be loaded by tensorlib; register "
+                  f"operators with tensorlib.library.custom_op, or build C++ code with "
+                  f"tensorlib.utils.cpp_extension")
+
+
 def __getattr__(name):
     """tensorlib.ops.<namespace>: the custom ops of tensorlib.library.custom_op, and
     tensorlib.ops.profiler (record_function ranges as ops)."""

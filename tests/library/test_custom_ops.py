@@ -125,3 +125,10 @@ def test_default_kernel_mutation_and_module_level_registration():
     tensorlib.library.register_kernel("testlib::cube", "cpu", lambda x: x ** 3)
     x = tensorlib.randn(4, dtype=tensorlib.float64, requires_grad=True)
     assert tensorlib.autograd.gradcheck(cube, (x,))
+
+
+def test_load_library_refuses_libtorch_operator_libraries_with_oserror(tmp_path):
+    """torch.ops.load_library's callers (torchvision's extension loader) catch OSError and
+    go on without the library."""
+    with pytest.raises(OSError, match="libtorch"):
+        tensorlib.ops.load_library(tmp_path / "_C.so")
