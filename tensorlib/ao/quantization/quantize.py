@@ -7,7 +7,7 @@ from tensorlib.ao.nn.quantized import dynamic as nnqd
 from tensorlib.ao.quantization import _qtypes as qt
 from tensorlib.ao.quantization.qconfig import default_dynamic_qconfig
 
-DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {nn.Linear: nnqd.Linear}
+DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM}
 
 
 def _spec_to_dict(qconfig_spec, dtype):
@@ -36,25 +36,18 @@ def _swap(module, spec, mapping, prefix):
         if qconfig is not None and target is not None:
             child.qconfig = qconfig
             setattr(module, name, target.from_float(child))
-        elif qconfig is not None and type(child) is nn.LSTM:
-            raise NotImplementedError("quantize_dynamic: nn.LSTM is not quantized yet in "
-                                      "tensorlib (only nn.Linear); leave it out of qconfig_spec")
         else:
             _swap(child, spec, mapping, full + ".")
 
 
 def quantize_dynamic(model, qconfig_spec=None, dtype=qt.qint8, mapping=None, inplace=False):
-    """The model with its Linear layers (or those named in qconfig_spec, by type or by
+    """The model with its Linear and LSTM layers (or those named in qconfig_spec, by type or by
     submodule name) replaced by dynamically quantized ones; a copy unless inplace."""
     spec = _spec_to_dict(qconfig_spec, dtype)
     mapping = DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()
-    if nn.LSTM in spec and nn.LSTM not in mapping and any(type(m) is nn.LSTM
-                                                          for m in model.modules()):
-        raise NotImplementedError("quantize_dynamic: nn.LSTM is not quantized yet in tensorlib "
-                                  "(only nn.Linear); pass {nn.Linear} as qconfig_spec")
     _swap(model, spec, mapping, "")
     return model
 

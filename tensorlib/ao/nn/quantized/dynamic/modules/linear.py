@@ -9,6 +9,35 @@ from tensorlib.ao.quantization._qtensor import QuantizedTensor, quantize_per_ten
 from tensorlib.nn.modules.module import Module
 
 
+def observed_qint8_weight(weight, qconfig, what):
+    """A float weight quantized to qint8 per tensor with the qconfig's weight observer (per-tensor
+    symmetric MinMax by default), a fresh observer per weight as PyTorch's from_float does."""
+    from tensorlib.ao.quantization.qconfig import default_dynamic_qconfig
+    observer = (qconfig or default_dynamic_qconfig).weight()
+    if observer.dtype is not qt.qint8:
+        raise RuntimeError(f"Unsupported dtype specified for dynamic quantized {what}: "
+                           f"{observer.dtype}")
+    if observer.qscheme not in (qt.per_tensor_symmetric, qt.per_tensor_affine):
+        raise NotImplementedError(f"dynamic quantized {what} here takes a per-tensor weight "
+                                  f"observer, not {observer.qscheme}")
+    observer(weight.detach())
+    scale, zero_point = observer.calculate_qparams()
+    return quantize_per_tensor(weight.detach().float(), float(scale.item()),
+                               int(zero_point.item()), qt.qint8)
+
+
+def linear_dynamic(x, weight, weight_scale, bias, reduce_range=True):
+    """x (m, k) float32 times a (n, k) int8 weight, x quantized per call: the device's
+    `quantized_linear_dynamic` kernel."""
+    kernel = optional_kernel(x._device, "quantized_linear_dynamic")
+    if kernel is None:
+        raise NotImplementedError("quantized::linear_dynamic is not implemented on "
+                                  f"{x.device.type}: dynamic quantization runs on the CPU")
+    out = tensorlib.empty(x.shape[0], weight.shape[0], device=x.device)
+    kernel(out, x.contiguous(), weight, weight_scale, bias, reduce_range)
+    return out
+
+
 class LinearPackedParams(Module):
     """The quantized weight and float bias, as buffers: state_dict keys
     `_packed_params.weight` (int8 int_repr), `_packed_params.weight_scale`, `_packed_params.bias`."""
@@ -76,33 +105,16 @@ class Linear(Module):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
                                f"({x.numel() // max(x.shape[-1], 1)}x{x.shape[-1]} and "
                                f"{self.in_features}x{self.out_features})")
-        kernel = optional_kernel(x._device, "quantized_linear_dynamic")
-        if kernel is None:
-            raise NotImplementedError("quantized::linear_dynamic is not implemented on "
-                                      f"{x.device.type}: dynamic quantization runs on the CPU")
-        flat = x.reshape(-1, self.in_features).contiguous()
-        out = tensorlib.empty(flat.shape[0], self.out_features, device=x.device)
         p = self._packed_params
-        kernel(out, flat, p.weight, p.weight_scale.item(), p.bias, self.reduce_range)
+        out = linear_dynamic(x.reshape(-1, self.in_features), p.weight, p.weight_scale.item(),
+                             p.bias, self.reduce_range)
         return out.reshape(*x.shape[:-1], self.out_features)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The quantized copy of a float nn.Linear, its weight observed by the qconfig's
         weight observer (per-tensor symmetric MinMax by default)."""
-        from tensorlib.ao.quantization.qconfig import default_dynamic_qconfig
-        qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
-        observer = qconfig.weight()
-        if observer.dtype is not qt.qint8:
-            raise RuntimeError(f"Unsupported dtype specified for dynamic quantized Linear: "
-                               f"{observer.dtype}")
-        if observer.qscheme not in (qt.per_tensor_symmetric, qt.per_tensor_affine):
-            raise NotImplementedError("dynamic quantized Linear here takes a per-tensor weight "
-                                      f"observer, not {observer.qscheme}")
-        observer(mod.weight.detach())
-        scale, zero_point = observer.calculate_qparams()
-        weight = quantize_per_tensor(mod.weight.detach().float(), float(scale.item()),
-                                     int(zero_point.item()), qt.qint8)
+        weight = observed_qint8_weight(mod.weight, getattr(mod, "qconfig", None), "Linear")
         new = cls(mod.in_features, mod.out_features, bias_=mod.bias is not None)
         new.set_weight_bias(weight, mod.bias)
         return new
