@@ -83,16 +83,24 @@ def _select(args):
     return chosen
 
 
+def _runs_on(workload, device):
+    """Whether a workload applies to a tensorlib device (`devices`, when it names some:
+    e.g. quantized inference is CPU-only, as in PyTorch)."""
+    kinds = getattr(workload, "devices", None)
+    return kinds is None or device.split(":")[0] in kinds
+
+
 def _jobs(chosen, devices, with_torch):
     """{(library, device): [workload names]}, in run order; each job is one process."""
     jobs = {}
     for device in devices:
+        chosen_here = [w for w in chosen if _runs_on(w, device)]
         runs = [("tensorlib", device)]
         if with_torch:
             runs.append(("torch", _torch_device(device)))
         runs.append(("numpy", "cpu"))
         for library, where in runs:
-            names = [w.name for w in chosen if library in w.libraries]
+            names = [w.name for w in chosen_here if library in w.libraries]
             if names and (library, where) not in jobs:
                 jobs[library, where] = names
     return jobs
@@ -164,7 +172,7 @@ def run(args):
     by_key = {(r["library"], r["device"], r["workload"]): r for r in results}
     ratios = []
     for device in devices:
-        for w in chosen:
+        for w in (w for w in chosen if _runs_on(w, device)):
             mine = by_key.get(("tensorlib", device, w.name))
             ratios.append({"workload": w.name, "kind": w.kind, "mode": w.mode,
                            "device": device, "description": w.description,

@@ -24,6 +24,14 @@ def _mlp(lib, quick):
             lambda params: lib.optim.SGD(params, lr=0.01, momentum=0.9))
 
 
+def _mlp_qdynamic(lib, quick):
+    """The MLP with its Linear layers dynamically quantized to int8 (each library's
+    quantize_dynamic), for inference."""
+    model, *rest = _mlp(lib, quick)
+    quantized = lib.ao.quantization.quantize_dynamic(model, {lib.nn.Linear}, dtype=lib.qint8)
+    return (quantized, *rest)
+
+
 def _cnn(lib, quick):
     nn = lib.nn
     model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.MaxPool2d(2),
@@ -241,6 +249,11 @@ def workloads(quick=False):
                               f"{what}: " + (f"train step, {optimizer}" if train
                                              else "inference forward"), build, train, quick)
             out.append(w)
+    quantized = ModelWorkload("mlp_fwd_qint8", "mlp", "MLP 784-512-256-10, batch {}: inference "
+                              "forward, Linear layers dynamically quantized to int8".format(
+                                  32 if quick else 128), _mlp_qdynamic, False, quick)
+    quantized.devices = ("cpu",)          # quantized inference is CPU-only, as in PyTorch
+    out.append(quantized)
     out.append(AutogradChain())
     out.append(LSTMSequence(quick))
     batch = 2 if quick else 32

@@ -100,6 +100,19 @@ def test_registry_has_ops_and_models_with_unique_names():
             "transformer_train"} <= set(names)
 
 
+def test_cpu_only_workloads_are_left_out_on_other_devices():
+    chosen = [w for w in workloads(quick=True) if w.name in ("mlp_fwd", "mlp_fwd_qint8")]
+    jobs = cli._jobs(chosen, ["cpu", "opencl"], with_torch=False)
+    assert jobs[("tensorlib", "cpu")] == ["mlp_fwd", "mlp_fwd_qint8"]
+    assert jobs[("tensorlib", "opencl")] == ["mlp_fwd"]
+
+
+def test_quantized_mlp_runs_on_the_cpu():
+    rows = []
+    worker.run("tensorlib", "cpu", {"mlp_fwd_qint8"}, True, rows.append)
+    assert "error" not in rows[0], rows[0]["error"]
+
+
 def test_worker_times_ops_and_models_on_each_device(device):
     rows = []
     worker.run("tensorlib", device, {"add_1K", "mlp_fwd", "autograd_chain"}, True,
