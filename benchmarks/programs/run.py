@@ -150,7 +150,7 @@ def run_corpus(programs, mirrors, names, with_torch, timeout, logs):
             print(format_row(row), flush=True)
             continue
         if program.needs:
-            row.update(result=f"not run: {program.needs}")
+            row.update(result=f"not run: needs {program.needs}")
             results.append(row)
             print(format_row(row), flush=True)
             continue

@@ -65,7 +65,7 @@ def test_runs_extracted_programs_and_reports_errors(runner, mirrors, tmp_path):
     assert rows["not fetched"]["result"].startswith("not run: mirror missing")
     assert rows["tiny notebook"]["result"] == "passes"        # magics and shell lines left out
     assert "3.0" in (logs / "tiny_notebook.tensorlib.log").read_text()
-    assert rows["tiny on a GPU"]["result"] == "not run: a GPU (device='cuda')"
+    assert rows["tiny on a GPU"]["result"] == "not run: needs a GPU (device='cuda')"
     ok_log = (logs / "tiny_ok.tensorlib.log").read_text()
     assert "['--steps', '1']" in ok_log
     table = runner.markdown(list(rows.values()))
