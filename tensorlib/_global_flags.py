@@ -23,6 +23,9 @@ _deterministic = False
 _warn_only = False
 _matmul_precision = "highest"
 _DEBUG_MODES = ("default", "warn", "error")
+# called with the new mode when deterministic algorithms are switched (a backend registers:
+# the CPU backend then keeps its thread count fixed, see cpu_load.py)
+_deterministic_listeners = []
 _PRECISIONS = ("highest", "high", "medium")
 
 
@@ -36,6 +39,14 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
         raise TypeError(f"_set_deterministic_algorithms(): argument 'warn_only' must be bool, "
                         f"not {type(warn_only).__name__}")
     _deterministic, _warn_only = mode, warn_only and mode
+    for listener in _deterministic_listeners:
+        listener(mode)
+
+
+def on_deterministic_algorithms(listener):
+    """Call `listener(mode)` now and whenever use_deterministic_algorithms switches."""
+    _deterministic_listeners.append(listener)
+    listener(_deterministic)
 
 
 def are_deterministic_algorithms_enabled():

@@ -17,6 +17,11 @@ import os
 import random
 import sys
 
+# The CPU backend's kernels follow the cores other processes leave free (cpu_load.py); tests
+# compare results bitwise across runs, so they keep the configured thread count (the
+# adaptive count is tested in tests/backends/cpu/test_cpu_load.py).
+os.environ.setdefault("TENSORLIB_ADAPTIVE_THREADS", "0")
+
 import numpy as np
 import pytest
 from hypothesis import settings
@@ -149,8 +154,11 @@ def _switches():
     except ImportError:
         pass
     else:
+        from tensorlib_cpu import fastreduce
         out += [("oneDNN in use", lambda: onednn.library() is not None, onednn.use),
-                ("BLAS library", lambda: gemm.LIBRARY, gemm.use_blas)]
+                ("BLAS library", lambda: gemm.LIBRARY, gemm.use_blas),
+                ("adaptive threads", lambda: fastreduce._sampler.enabled,
+                 fastreduce.use_adaptive_threads)]
     for kind in ("flash", "mem_efficient", "math", "cudnn"):
         out.append((f"{kind} sdp", getattr(backends.cuda, f"{kind}_sdp_enabled"),
                     getattr(backends.cuda, f"enable_{kind}_sdp")))

@@ -15,6 +15,7 @@ import numpy as np  # noqa: E402
 from tensorlib._C.tensor_impl import host_array  # noqa: E402
 from tensorlib.backends.interface import Backend  # noqa: E402
 
+from tensorlib import _global_flags  # noqa: E402
 from tensorlib_cpu import fastreduce  # noqa: E402
 from tensorlib_cpu.hostmem import HostAllocator  # noqa: E402
 
@@ -26,6 +27,8 @@ def _single_threaded_after_fork():
 
 
 os.register_at_fork(after_in_child=_single_threaded_after_fork)
+# deterministic algorithms keep the thread count fixed (NOTE [ oversubscription ], cpu_load.py)
+_global_flags.on_deterministic_algorithms(fastreduce.pin_threads)
 
 
 class CPUBackend(Backend):

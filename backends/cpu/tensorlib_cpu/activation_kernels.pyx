@@ -162,7 +162,7 @@ cdef bint _row_stride(TensorImpl t, Py_ssize_t* out):
 
 
 cdef inline int _threads(Py_ssize_t n):
-    return fastreduce.get_num_threads() if n >= PAR_MIN else 1
+    return fastreduce.threads_now() if n >= PAR_MIN else 1
 
 
 cdef inline void* _data(TensorImpl t):

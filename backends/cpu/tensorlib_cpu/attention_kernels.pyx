@@ -513,7 +513,7 @@ cdef int _threads(Layout* g):
     whose second thread is descheduled (a busy machine) waits a whole time slice."""
     if <double>g.B * g.H * g.L * g.S * (g.E + g.Ev) < PARALLEL_MIN_MACS:
         return 1
-    return fastreduce.get_num_threads()
+    return fastreduce.threads_now()
 
 
 def _mask_array(attn_mask, dtype):

@@ -35,12 +35,12 @@ ctypedef fused real:
     float
     double
 
-# Threads for the im2col / col2im / transpose phases (None: fastreduce.get_num_threads()).
+# Threads for the im2col / col2im / transpose phases (None: fastreduce.threads_now()).
 THREADS = None
 
 
 def _threads():
-    return fastreduce.get_num_threads() if THREADS is None else THREADS
+    return fastreduce.threads_now() if THREADS is None else THREADS
 
 
 # Column buffer budget per chunk (elements): bounds memory for big images / batches.

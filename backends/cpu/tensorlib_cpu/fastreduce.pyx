@@ -30,6 +30,7 @@ from tensorlib._C.dtypes cimport BOOL, FLOAT32, FLOAT64, INT64
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 cnp.import_array()
 
@@ -316,7 +317,8 @@ _OPS = {"sum": 0, "prod": 1, "amax": 2, "amin": 3}
 
 
 def set_num_threads(int n):
-    """Set the thread count of every OpenMP kernel of the backend (GEMM and elementwise too)."""
+    """Set the thread count of every OpenMP kernel of the backend (GEMM and elementwise too):
+    the most each region uses (see threads_now)."""
     global _nthreads
     if n < 1:
         raise ValueError("number of threads must be >= 1")
@@ -324,8 +326,53 @@ def set_num_threads(int n):
 
 
 def get_num_threads():
-    """Thread count of every OpenMP kernel of the backend."""
+    """The configured thread count (set_num_threads; what torch.get_num_threads reports)."""
     return _nthreads
+
+
+# threads_now(): the configured count, lowered to the cores other processes leave free,
+# re-sampled every cpu_load.SAMPLE_SECONDS (NOTE [ oversubscription ] in cpu_load.py)
+from tensorlib_cpu.cpu_load import SAMPLE_SECONDS as _SAMPLE, LoadSampler as _LoadSampler
+_sampler = _LoadSampler()
+cdef int _effective = 1 << 30      # the free cores at the last sample (none taken yet)
+cdef double _next_sample = 0.0
+cdef bint _pinned = False            # deterministic algorithms: the configured count only
+
+
+def pin_threads(bint pinned):
+    """Keep every region on the configured thread count (use_deterministic_algorithms: a
+    GEMM or convolution that oneDNN partitions over more threads may round differently)."""
+    global _pinned
+    _pinned = pinned
+
+
+cdef inline double _monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cpdef int threads_now():
+    """The threads a kernel's OpenMP region is to use now: at most the configured count, and
+    no more than the cores other processes left free over the last sample."""
+    global _effective, _next_sample
+    if _pinned:
+        return _nthreads
+    cdef double now = _monotonic()
+    if now >= _next_sample:
+        _next_sample = now + _SAMPLE
+        _effective = _sampler.free_cores()
+    return _nthreads if _effective >= _nthreads else _effective
+
+
+def use_adaptive_threads(bint enabled):
+    """Turn the free-core adjustment on or off in this process (TENSORLIB_ADAPTIVE_THREADS
+    sets the start); returns the previous setting."""
+    global _next_sample, _effective
+    before = _sampler.enabled
+    _sampler.enabled = enabled
+    _next_sample, _effective = 0.0, 1 << 30
+    return before
 
 
 cdef inline Py_ssize_t _cdiv(Py_ssize_t a, Py_ssize_t b) nogil:
@@ -584,6 +631,8 @@ cdef int _reduce(int opc, int nd, Py_ssize_t* shape, Py_ssize_t* xstr, Py_ssize_
             O *= ds[d]
     s.O = O
     cdef Py_ssize_t total = O * R * s.n
+    # planned for the configured count, whatever threads_now() runs it on: the partial sums
+    # (and so the result's rounding) do not change with the load (cpu_load.py)
     cdef int nt = _nthreads if total >= PARALLEL_MIN else 1
     cdef Py_ssize_t base_tasks, split_max
     s.oc = 1
@@ -606,6 +655,8 @@ cdef int _reduce(int opc, int nd, Py_ssize_t* shape, Py_ssize_t* xstr, Py_ssize_
     if nt > 1 and base_tasks < 4 * nt:
         s.P = min(_cdiv(4 * nt, base_tasks), split_max)
     cdef Py_ssize_t ntasks = base_tasks * s.P, t
+    if nt > 1:
+        nt = threads_now()
     if nt > ntasks:
         nt = <int>ntasks
     cdef double* pv = NULL

@@ -718,7 +718,7 @@ def gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0, double b
         _finish_empty(c, &p)
     if state != 1:
         return state == 0
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef bint single = a.dtype.type is np.float32
     cdef int before
     with nogil:
@@ -742,7 +742,7 @@ def gemm_bias(cnp.ndarray a, cnp.ndarray b, cnp.ndarray bias, cnp.ndarray c):
         if p.m and p.n:
             c[...] = bias
         return True
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef void* pbias = cnp.PyArray_DATA(bias)
     cdef bint single = a.dtype.type is np.float32
     cdef int before
@@ -772,7 +772,7 @@ def gemm_pair(cnp.ndarray a1, cnp.ndarray b1, cnp.ndarray c1, cnp.ndarray a2, cn
         _finish_empty(c1, &p1)
     if s2 == 0:
         _finish_empty(c2, &p2)
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef bint single = a1.dtype.type is np.float32
     cdef int before
     with nogil:
@@ -826,7 +826,7 @@ def gemm_batched(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
     cdef Py_ssize_t sa, sb, sc
     if not _batch_layout(a, b, c, &ta, &tb, &lda, &ldb, &ldc, &sa, &sb, &sc):
         return False
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef void* pa = cnp.PyArray_DATA(a)
     cdef void* pb = cnp.PyArray_DATA(b)
     cdef void* pc = cnp.PyArray_DATA(c)
@@ -911,7 +911,7 @@ def gemm_low_precision(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c):
     cdef Py_ssize_t sa, sb, sc
     if not _batch_layout(a, b, c, &ta, &tb, &lda, &ldb, &ldc, &sa, &sb, &sc):
         return False
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef const uint16_t* pa = <const uint16_t*>cnp.PyArray_DATA(a)
     cdef const uint16_t* pb = <const uint16_t*>cnp.PyArray_DATA(b)
     cdef float* pc = <float*>cnp.PyArray_DATA(c)

@@ -349,7 +349,7 @@ def grid_sampler_2d(TensorImpl out, TensorImpl input, TensorImpl grid, str mode,
     cdef long long N = xv.shape[0], C = xv.shape[1], H = xv.shape[2], W = xv.shape[3]
     cdef long long Ho = gv.shape[1], Wo = gv.shape[2]
     cdef int m = _MODES[mode], p = _PADDINGS[padding_mode], a = align_corners
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef void* od = cnp.PyArray_DATA(ov)
     cdef void* xd = cnp.PyArray_DATA(xv)
     cdef void* gd = cnp.PyArray_DATA(gv)
@@ -383,7 +383,7 @@ def grid_sampler_2d_backward(grad_input, TensorImpl grad_grid, TensorImpl grad_o
     cdef long long N = xv.shape[0], C = xv.shape[1], H = xv.shape[2], W = xv.shape[3]
     cdef long long Ho = gv.shape[1], Wo = gv.shape[2]
     cdef int m = _MODES[mode], p = _PADDINGS[padding_mode], a = align_corners
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef void* gid = cnp.PyArray_DATA(giv) if giv is not None else NULL
     cdef void* ggd = cnp.PyArray_DATA(ggv)
     cdef void* god = cnp.PyArray_DATA(gov)

@@ -227,7 +227,7 @@ cdef inline void* _data(cnp.ndarray a):
 cdef void _forward(cnp.ndarray xv, cnp.ndarray wv, cnp.ndarray bv, cnp.ndarray ov,
                    cnp.ndarray sv, Py_ssize_t rows, Py_ssize_t n, double eps):
     """The C forward over dense arrays of one compute dtype; sv None: no statistics."""
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef void* xp = _data(xv)
     cdef void* wp = _data(wv)
     cdef void* bp = _data(bv)
@@ -285,7 +285,7 @@ def layer_norm_backward(TensorImpl grad_x, TensorImpl grad_out, TensorImpl x, we
     cdef cnp.ndarray xv = host_array(x), gxv = host_array(grad_x)
     cdef Py_ssize_t n = _row_length(xv, normalized_ndim)
     cdef Py_ssize_t rows = xv.size // n if n else 0
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     if rows == 0 or n == 0:
         return
     acc = _compute_dtype(xv.dtype)
@@ -317,7 +317,7 @@ def layer_norm_backward_affine(grad_weight, grad_bias, TensorImpl grad_out, Tens
     cdef cnp.ndarray xv = host_array(x)
     cdef Py_ssize_t n = _row_length(xv, normalized_ndim)
     cdef Py_ssize_t rows = xv.size // n if n else 0
-    cdef int nt = fastreduce.get_num_threads(), ok
+    cdef int nt = fastreduce.threads_now(), ok
     acc = _compute_dtype(xv.dtype)
     cdef cnp.ndarray gwv = host_array(grad_weight) if grad_weight is not None else None
     cdef cnp.ndarray gbv = host_array(grad_bias) if grad_bias is not None else None

@@ -144,7 +144,7 @@ class Library:
         """The OpenMP thread count oneDNN's regions are to run on: the backend's
         (set_num_threads); 0 for a build on its own thread pool. The OpenMP setting is per
         calling thread, so the executor sets it on every call (well under 1 us)."""
-        return fastreduce.get_num_threads() if self.openmp else 0
+        return fastreduce.threads_now() if self.openmp else 0
 
 
 class Descriptor:

@@ -264,7 +264,7 @@ def sgd_update_multi(list params, list grads, list bufs, double lr, double weigh
             return False
         for j in range(n):
             L.flag[j] = bool(first[j]) if momentum != 0 else 0
-        nt = <int>fastreduce.get_num_threads()
+        nt = <int>fastreduce.threads_now()
         if dtype.char == "f":
             with nogil:
                 _sgd_multi[float](&L, <float>lr, <float>weight_decay, <float>momentum,
@@ -339,7 +339,7 @@ def adam_update_multi_capturable(list params, list grads, list exp_avgs, list ex
             t = L.scalar[2 * n + j]
             L.scalar[2 * j] = lr / (1 - pow(beta1, t))
             L.scalar[2 * j + 1] = pow(1 - pow(beta2, t), 0.5)
-        nt = <int>fastreduce.get_num_threads()
+        nt = <int>fastreduce.threads_now()
         if dtype.char == "f":
             with nogil:
                 _adam_multi[float](&L, <float>(1 - beta1), <float>beta2, <float>(1 - beta2),

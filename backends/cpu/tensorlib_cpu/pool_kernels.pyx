@@ -222,7 +222,7 @@ def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
     cdef void* xd = cnp.PyArray_DATA(xv)
     cdef void* od = cnp.PyArray_DATA(ov)
     cdef Py_ssize_t s0, s1, per_thread = 0
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     cdef char* sp = NULL
     cdef cnp.ndarray scratch
     if _dense(p0, ok0) and _dense(p1, ok1):
@@ -279,7 +279,7 @@ def max_pool_backward(TensorImpl gx, TensorImpl g, TensorImpl indices, tables):
     cdef void* dst = cnp.PyArray_DATA(gxv)
     cdef void* src = cnp.PyArray_DATA(gv)
     cdef const long long* ip = <long long*>cnp.PyArray_DATA(iv)
-    cdef int nt = fastreduce.get_num_threads()
+    cdef int nt = fastreduce.threads_now()
     if gv.dtype == np.float32:
         with nogil:
             _scatter_planes[float](<float*>dst, <float*>src, ip, planes, plane, outs, nt)

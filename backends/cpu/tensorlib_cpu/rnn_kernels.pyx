@@ -142,7 +142,7 @@ cdef int _kind(object dt):
 
 
 cdef inline int _threads(Py_ssize_t rows, Py_ssize_t H):
-    return fastreduce.get_num_threads() if rows > 1 and rows * H >= LSTM_PAR_MIN else 1
+    return fastreduce.threads_now() if rows > 1 and rows * H >= LSTM_PAR_MIN else 1
 
 
 def lstm_cell(TensorImpl h_out, TensorImpl c_out, TensorImpl act, TensorImpl igates,

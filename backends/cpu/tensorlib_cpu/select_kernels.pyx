@@ -92,7 +92,7 @@ def where(TensorImpl out, TensorImpl cond, TensorImpl a, TensorImpl b):
     cdef Py_ssize_t n = numel(sizes)
     if n == 0:
         return True
-    cdef int nt = fastreduce.get_num_threads() if n >= PARALLEL_MIN else 1
+    cdef int nt = fastreduce.threads_now() if n >= PARALLEL_MIN else 1
     cdef const uint8_t* cp = <uint8_t*>_data(cond)
     cdef void* ap = _data(a)
     cdef void* bp = _data(b)
@@ -149,7 +149,7 @@ def relu(TensorImpl out, TensorImpl x):
     cdef void* op
     if kind != 0 and out._dtype is x._dtype and _dense_alike(out, x):
         n = numel(x._sizes)
-        nt = fastreduce.get_num_threads() if n >= PARALLEL_MIN else 1
+        nt = fastreduce.threads_now() if n >= PARALLEL_MIN else 1
         xp = _data(x)
         op = _data(out)
         with nogil:
@@ -188,7 +188,7 @@ def relu_backward(TensorImpl out, TensorImpl grad, TensorImpl y):
     if (kind != 0 and grad._dtype is out._dtype and y._dtype is out._dtype
             and _dense_alike(out, grad) and _dense_alike(out, y)):
         n = numel(out._sizes)
-        nt = fastreduce.get_num_threads() if n >= PARALLEL_MIN else 1
+        nt = fastreduce.threads_now() if n >= PARALLEL_MIN else 1
         gp = _data(grad)
         yp = _data(y)
         op = _data(out)

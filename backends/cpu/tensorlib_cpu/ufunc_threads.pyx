@@ -165,7 +165,7 @@ def run(cnp.ufunc f, cnp.ndarray out, *inputs):
         kept = 1
     for d in range(kept - 1):
         rows *= shape[d]
-    cdef int nt = fastreduce.get_num_threads() if size >= PARALLEL_MIN else 1
+    cdef int nt = fastreduce.threads_now() if size >= PARALLEL_MIN else 1
     cdef cnp.npy_intp steps[_MAX_ARGS]
     cdef cnp.npy_intp share, t, r
     for k in range(nargs):
