@@ -146,5 +146,6 @@ PROGRAMS = [
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
-            pythonpath=["."], packages=["einops", "einx", "loguru", "torch_einops_utils"]),
+            pythonpath=["."], packages=["einops", "einx", "loguru", "torch_einops_utils"],
+            timeout=1800),      # 197 tests: 2-9 minutes on 2 idle cores, past 10 when loaded
 ]
