@@ -86,8 +86,9 @@ SPECIAL_RULE = {**{name: CAST for name in (
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf",
     "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
     "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "logit", "logsumexp", "multigammaln",
-    "modified_bessel_i0", "modified_bessel_i1",
-    "ndtr", "ndtri", "polygamma", "psi", "sinc", "spherical_bessel_j0", "xlog1py", "xlogy",
+    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "ndtr", "ndtri", "polygamma", "psi", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "sinc", "spherical_bessel_j0", "xlog1py", "xlogy",
     "zeta")},
     "round": EXACT}
 FFT_RULE = {**{name: COMPLEX_OUT for name in (
