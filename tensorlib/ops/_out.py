@@ -77,7 +77,8 @@ RULE = {name: rule for rule, names in _RULES.items() for name in names}
 LINALG_RULE = {**{name: EXACT for name in (
     "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
     "inv_ex", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "qr", "slogdet",
-    "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm")},
+    "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve")},
     "pinv": CAST, "matrix_rank": CAST}
 FUNCTIONAL_RULE = {"normalize": CAST}
 # special.*: every function with out= casts (round needs the exact dtype; softmax and

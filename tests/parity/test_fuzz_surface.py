@@ -490,6 +490,31 @@ OPS["linalg.lu_solve"] = (OPS["linalg.lu_solve"][0], _lu_solve_call("linalg.lu_s
 SPELLED["linalg.lu_solve"] = (SPELLED["linalg.lu_solve"][0], _lu_solve_call)
 
 
+family(["linalg.ldl_factor", "linalg.ldl_factor_ex"],
+       lambda draw: ((_square(draw, symmetric=True),), {}), scale=100)
+
+
+@op("linalg.ldl_solve", method=False, scale=100)
+def _ldl_solve_args(draw):
+    a = _square(draw, symmetric=True)
+    shape = tuple(a.shape)
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    b = np.round(rng.standard_normal(shape[:-1] + (draw(st.integers(1, 2)),)), 2)
+    return (a, fi.Operand(values=b.tolist(), dtype=a.dtype, shape=b.shape)), {}
+
+
+def _ldl_solve_call(path):
+    """ldl_solve of ldl_factor's (LD, pivots) in each library."""
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(m, tuple(m.linalg.ldl_factor(args[0])) + (args[1],),
+                                       kwargs)
+
+
+OPS["linalg.ldl_solve"] = (OPS["linalg.ldl_solve"][0], _ldl_solve_call("linalg.ldl_solve"),
+                           100)
+SPELLED["linalg.ldl_solve"] = (SPELLED["linalg.ldl_solve"][0], _ldl_solve_call)
+
+
 @op("linalg.householder_product", method=False, scale=100)
 def _householder_args(draw):
     batch = tuple(draw(st.lists(st.integers(1, 2), max_size=1)))
