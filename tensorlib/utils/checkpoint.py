@@ -23,7 +23,8 @@ from tensorlib.autograd.function import Function
 from tensorlib.ops import random as _random
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "CheckpointPolicy", "create_selective_checkpoint_contexts", "detach_variable",
+           "CheckpointPolicy", "DefaultDeviceType", "check_backward_validity",
+           "create_selective_checkpoint_contexts", "detach_variable",
            "get_device_states", "noop_context_fn", "set_checkpoint_debug_enabled",
            "set_checkpoint_early_stop", "set_device_states"]
 
@@ -94,6 +95,27 @@ def detach_variable(inputs):
                  if isinstance(x, tensorlib.Tensor) else x for x in inputs)
 
 
+def check_backward_validity(inputs):
+    """Warn when no input requires grad (the checkpointed gradients would all be None)."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, tensorlib.Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+class DefaultDeviceType:
+    """The device type whose RNG states set_device_states restores when not told (cuda
+    unless set, as torch)."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        return DefaultDeviceType._default_device_type or "cuda"
+
+
 def _device_tensors(args):
     from tensorlib.utils._pytree import tree_flatten
     return [t for t in tree_flatten(args)[0] if isinstance(t, tensorlib.Tensor)
@@ -110,11 +132,10 @@ def get_device_states(*args):
 
 
 def set_device_states(devices, states, *, device_type=None):
-    """Restore get_device_states' RNG states (device_type: the devices' type; default the
-    first non-CPU backend, torch's default being cuda)."""
+    """Restore get_device_states' RNG states (device_type: the devices' type; default
+    DefaultDeviceType's)."""
     if device_type is None:
-        device_type = next((name for name in tensorlib.backends.available()
-                            if name != "cpu"), "cuda")
+        device_type = DefaultDeviceType.get_device_type()
     if device_type == "meta":
         return
     for _, state in zip(devices, states):

@@ -89,3 +89,21 @@ def test_selective_checkpointing():
         cp.create_selective_checkpoint_contexts(lambda ctx, op, *a, **k:
                                                 cp.CheckpointPolicy.MUST_SAVE)
     assert issubclass(cp.CheckpointError, RuntimeError)
+
+
+def test_default_device_type_and_backward_validity(device):
+    assert cp.DefaultDeviceType.get_device_type() == "cuda"
+    x = tl.ones(2, device=device)
+    try:
+        cp.DefaultDeviceType.set_device_type(device)
+        assert cp.DefaultDeviceType.get_device_type() == device
+        if device != "cpu":
+            ids, states = cp.get_device_states(x)
+            first = tl.rand(3, device=device)
+            cp.set_device_states(ids, states)
+            np.testing.assert_array_equal(tl.rand(3, device=device).cpu().numpy(),
+                                          first.cpu().numpy())
+    finally:
+        cp.DefaultDeviceType._default_device_type = None
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        cp.check_backward_validity((x, 3))
