@@ -13,6 +13,7 @@ from tensorlib.ops.decompositions import linalg_svd as svd  # noqa: F401
 from tensorlib.ops.factorizations import (cond, diagonal, householder_product,  # noqa: F401
                                           lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp,
                                           solve_ex, tensorinv, tensorsolve)
+from tensorlib.ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401
 from tensorlib.ops.linalg import matmul, matrix_norm, norm, vector_norm  # noqa: F401
 
 
@@ -27,7 +28,8 @@ def vecdot(x, y, *, dim=-1):
 
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
-           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "lstsq",
            "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",

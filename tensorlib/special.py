@@ -9,6 +9,9 @@ from tensorlib.ops.special_polynomials import (  # noqa: F401
     chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
     legendre_polynomial_p, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
     shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w)
+from tensorlib.ops.special_bessel import (  # noqa: F401
+    airy_ai, bessel_y0, bessel_y1, erfcx, modified_bessel_k0, modified_bessel_k1,
+    scaled_modified_bessel_k0, scaled_modified_bessel_k1)
 from tensorlib.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfinv,  # noqa: F401
                                    expit, gammainc, gammaincc, i0, i0e, i1, i1e, lgamma,
                                    log_ndtr, logit, mvlgamma, ndtr, ndtri, polygamma, sinc,
@@ -56,7 +59,9 @@ __all__ = ["bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfinv",
            "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "modified_bessel_i0",
-           "modified_bessel_i1"]
+           "modified_bessel_i1", "airy_ai", "bessel_y0", "bessel_y1", "erfcx",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1"]
 
 from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
 _out.install(globals(), _out.SPECIAL_RULE, "special.")

@@ -101,3 +101,13 @@ def test_a_user_function_made_overridable():
     assert wrapped(tensorlib.ones(1)).tolist() == [2.0] and wrapped.__name__ == "scale"
     assert wrapped(Logged(), factor=3.0)[3] == {"factor": 3.0}
     assert overrides.overridable(tensorlib.Tensor) is tensorlib.Tensor
+
+
+def test_autograd_reexports_the_protocol_helpers():
+    """torch.autograd.handle_torch_function / has_torch_function / is_tensor_like are
+    torch.overrides' functions; programs reach them through either module."""
+    import tensorlib.autograd as autograd
+    assert autograd.handle_torch_function is overrides.handle_torch_function
+    assert autograd.has_torch_function is overrides.has_torch_function
+    assert autograd.is_tensor_like is overrides.is_tensor_like
+    assert autograd.is_tensor_like(tensorlib.zeros(1)) and not autograd.is_tensor_like([1])

@@ -201,3 +201,75 @@ class autocast:
             with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
                 return func(*args, **kwargs)
         return decorated
+
+
+def is_autocast_available(device_type):
+    """Whether autocast regions can be opened for `device_type` (cpu, cuda and every
+    registered backend); an unknown device string raises RuntimeError, as torch's."""
+    tensorlib.device(device_type)
+    try:
+        _check_device_type(device_type)
+    except RuntimeError:
+        return False
+    return True
+
+
+# ---- custom autograd functions -----------------------------------------------------------
+def _cast(value, device_type, dtype):
+    """Floating tensors of `device_type` (not float64) in `dtype`, through containers."""
+    if isinstance(value, TensorImpl):
+        eligible = value.is_floating_point() and value.device.type == device_type and \
+            value.dtype is not tensorlib.float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def _check_device_type_arg(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorates an autograd.Function's forward: records the autocast state for custom_bwd;
+    with `cast_inputs`, inside an enabled region, floating inputs are cast to it and forward
+    runs with autocast off (outside a region it is a no-op)."""
+    _check_device_type_arg(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast(args, device_type, cast_inputs),
+                       **_cast(kwargs, device_type, cast_inputs))
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorates an autograd.Function's backward: it runs with forward's autocast state."""
+    _check_device_type_arg(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast,
+                      dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd

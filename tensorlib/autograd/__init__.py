@@ -18,6 +18,8 @@ from tensorlib.autograd.threading_mode import (is_multithreading_enabled,  # noq
 from tensorlib.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tensorlib.autograd import forward_ad, functional  # noqa: E402,F401
 from tensorlib.autograd.variable import Variable  # noqa: E402
+from tensorlib.overrides import (handle_torch_function, has_torch_function,  # noqa: E402,F401
+                                 is_tensor_like)
 
 _state.set_recorders(record, record_inplace)
 

@@ -12,6 +12,7 @@ from tensorlib.distributions.binomial import Binomial
 from tensorlib.distributions.categorical import Categorical
 from tensorlib.distributions.cauchy import Cauchy
 from tensorlib.distributions.chi2 import Chi2
+from tensorlib.distributions.continuous_bernoulli import ContinuousBernoulli
 from tensorlib.distributions.dirichlet import Dirichlet
 from tensorlib.distributions.distribution import Distribution
 from tensorlib.distributions.exp_family import ExponentialFamily
@@ -28,6 +29,7 @@ from tensorlib.distributions.inverse_gamma import InverseGamma
 from tensorlib.distributions.kumaraswamy import Kumaraswamy
 from tensorlib.distributions.kl import kl_divergence, register_kl
 from tensorlib.distributions.laplace import Laplace
+from tensorlib.distributions.lkj_cholesky import LKJCholesky
 from tensorlib.distributions.log_normal import LogNormal
 from tensorlib.distributions.logistic_normal import LogisticNormal
 from tensorlib.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -53,9 +55,14 @@ from tensorlib.distributions.transforms import (AbsTransform, AffineTransform,  
                                                 StickBreakingTransform, TanhTransform,
                                                 Transform, identity_transform,
                                                 LowerCholeskyTransform,
-                                                PositiveDefiniteTransform)
+                                                PositiveDefiniteTransform, CatTransform,
+                                                CorrCholeskyTransform,
+                                                CumulativeDistributionTransform,
+                                                StackTransform)
 from tensorlib.distributions.uniform import Uniform
+from tensorlib.distributions.von_mises import VonMises
 from tensorlib.distributions.weibull import Weibull
+from tensorlib.distributions.wishart import Wishart
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution",
@@ -72,4 +79,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "InverseGamma", "NegativeBinomial", "Pareto", "Weibull", "FisherSnedecor",
            "Kumaraswamy", "LogisticNormal", "GeneralizedPareto", "biject_to", "transform_to", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "identity_transform",
-           "kl_divergence", "register_kl", "transforms"]
+           "kl_divergence", "register_kl", "transforms", "CatTransform",
+           "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "LKJCholesky", "StackTransform", "VonMises", "Wishart"]

@@ -1,9 +1,8 @@
 """torch.distributions.constraint_registry: `biject_to(constraint)`, a bijective Transform
 from unconstrained space onto the constraint's support, and `transform_to(constraint)`, a
 Transform onto it that need not be injective (cheaper: softmax for the simplex); each a
-ConstraintRegistry that code can extend with `register`. Constraints whose transforms
-tensorlib lacks (corr_cholesky, cat, stack) raise NotImplementedError as an unregistered
-one does."""
+ConstraintRegistry that code can extend with `register`. An unregistered constraint raises
+NotImplementedError, as in PyTorch."""
 import numbers
 
 from tensorlib.distributions import constraints, transforms
@@ -122,3 +121,32 @@ def _transform_to_lower_cholesky(constraint):
 @transform_to.register(constraints.positive_semidefinite)
 def _transform_to_positive_definite(constraint):
     return transforms.PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
+@biject_to.register(constraints.cat)
+def _biject_to_cat(constraint):
+    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_to_cat(constraint):
+    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_to_stack(constraint):
+    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_to_stack(constraint):
+    return transforms.StackTransform([transform_to(c) for c in constraint.cseq],
+                                     constraint.dim)

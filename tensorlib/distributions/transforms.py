@@ -11,7 +11,8 @@ __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform"
            "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
            "Transform", "identity_transform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform"]
+           "PositiveDefiniteTransform", "CatTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "StackTransform"]
 
 
 class Transform:
@@ -617,3 +618,7 @@ class PositiveDefiniteTransform(Transform):
 
     def _inverse(self, y):
         return LowerCholeskyTransform().inv(tensorlib.linalg.cholesky(y))
+
+
+from tensorlib.distributions._transforms_structured import (  # noqa: E402,F401 - they subclass Transform
+    CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform, StackTransform)

@@ -52,3 +52,17 @@ class MatrixExp(Function):
         top = tensorlib.cat([AH, grad], -1)
         bottom = tensorlib.cat([tensorlib.zeros_like(AH), AH], -1)
         return tensorlib.linalg.matrix_exp(tensorlib.cat([top, bottom], -2))[..., :n, n:]
+
+
+class NotImplementedDerivative(Function):
+    """Passes `result` through; backward raises as PyTorch does for ops without a derivative
+    (linalg.ldl_factor_ex, linalg.ldl_solve)."""
+
+    @staticmethod
+    def forward(ctx, name, result, *inputs):
+        ctx.name = name
+        return result.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(f"derivative for aten::{ctx.name} is not implemented")

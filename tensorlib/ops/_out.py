@@ -77,7 +77,8 @@ RULE = {name: rule for rule, names in _RULES.items() for name in names}
 LINALG_RULE = {**{name: EXACT for name in (
     "cholesky", "cholesky_ex", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
     "inv_ex", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "qr", "slogdet",
-    "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm")},
+    "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve")},
     "pinv": CAST, "matrix_rank": CAST}
 FUNCTIONAL_RULE = {"normalize": CAST}
 # special.*: every function with out= casts (round needs the exact dtype; softmax and
@@ -86,8 +87,9 @@ SPECIAL_RULE = {**{name: CAST for name in (
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf",
     "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
     "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "logit", "logsumexp", "multigammaln",
-    "modified_bessel_i0", "modified_bessel_i1",
-    "ndtr", "ndtri", "polygamma", "psi", "sinc", "spherical_bessel_j0", "xlog1py", "xlogy",
+    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "ndtr", "ndtri", "polygamma", "psi", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "sinc", "spherical_bessel_j0", "xlog1py", "xlogy",
     "zeta")},
     "round": EXACT}
 FFT_RULE = {**{name: COMPLEX_OUT for name in (

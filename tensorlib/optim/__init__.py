@@ -14,6 +14,9 @@ from tensorlib.optim.radam import RAdam
 from tensorlib.optim.lbfgs import LBFGS
 from tensorlib.optim.rprop import Rprop
 from tensorlib.optim.asgd import ASGD
+from tensorlib.optim.sparse_adam import SparseAdam
+from tensorlib.optim.adafactor import Adafactor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "LBFGS", "Rprop", "ASGD", "lr_scheduler", "swa_utils"]
+           "NAdam", "RAdam", "LBFGS", "Rprop", "ASGD", "SparseAdam", "Adafactor", "lr_scheduler",
+           "swa_utils"]

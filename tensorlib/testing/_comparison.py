@@ -5,6 +5,7 @@ numbers, sequences item by item, mappings key by key. Tensors are compared with 
 their own (common) dtype, so a float16 mismatch reports the numbers float16 gives."""
 import collections.abc
 import numbers
+import warnings
 
 import numpy as np
 
@@ -196,3 +197,28 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         elif msg is not None:
             text = msg
         raise failure.kind(text) from None
+
+
+# torch.testing.assert_allclose's own defaults (looser than assert_close's for float32)
+_ALLCLOSE_PRECISIONS = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5),
+                        "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated alias of assert_close (PyTorch's FutureWarning): numbers and sequences
+    become tensors, expected in actual's dtype, dtypes are not compared."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `torch.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=2)
+    if not isinstance(actual, TensorImpl):
+        actual = tensorlib.tensor(actual)
+    if not isinstance(expected, TensorImpl):
+        expected = tensorlib.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtols, atols = zip(*(_ALLCLOSE_PRECISIONS.get(t.dtype.name, (0.0, 0.0))
+                             for t in (actual, expected)))
+        rtol, atol = max(rtols), max(atols)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)

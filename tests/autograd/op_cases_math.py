@@ -45,7 +45,8 @@ for _name, _fn, _dom, _gg in [
         ("sinc", SP.sinc, "nonzero", False), ("logit", tl.logit, "prob", False),
         ("i0", SP.i0, "real", False), ("i0e", SP.i0e, "nonzero", False),
         ("i1", SP.i1, "real", False), ("i1e", SP.i1e, "nonzero", False),
-        ("bessel_j0", SP.bessel_j0, "real", False), ("bessel_j1", SP.bessel_j1, "real", False)]:
+        ("bessel_j0", SP.bessel_j0, "real", False), ("bessel_j1", SP.bessel_j1, "real", False),
+        ("special_erfcx", SP.erfcx, "real", True)]:
     add(Case(_name, _fn, [S], _dom, gradgrad=_gg, layouts=_ELEMENTWISE))
 add(Case("polygamma", lambda x: tl.polygamma(1, x), [S], "pos", layouts=_ELEMENTWISE),
     Case("polygamma-3", lambda x: tl.polygamma(3, x), [S], "pos", covers=["polygamma"],

@@ -46,7 +46,10 @@ def _float_unary(draw):
 family(["digamma", "erfinv", "i0", "lgamma", "sinc", "special.bessel_j0", "special.bessel_j1",
         "special.entr", "special.i0e", "special.i1", "special.i1e", "special.log_ndtr",
         "special.ndtr", "special.ndtri", "special.spherical_bessel_j0",
-        "special.modified_bessel_i0", "special.modified_bessel_i1", "conj",
+        "special.modified_bessel_i0", "special.modified_bessel_i1", "special.erfcx",
+        "special.airy_ai", "special.bessel_y0", "special.bessel_y1",
+        "special.modified_bessel_k0", "special.modified_bessel_k1",
+        "special.scaled_modified_bessel_k0", "special.scaled_modified_bessel_k1", "conj",
         "conj_physical", "resolve_conj", "detach",
         "Tensor.contiguous", "Tensor.cpu", "Tensor.double", "Tensor.float", "Tensor.half",
         "Tensor.bfloat16", "Tensor.bool", "Tensor.char", "Tensor.short",
@@ -516,6 +519,31 @@ def _legacy_lu_solve_call(path):
 OPS["Tensor.lu_solve"] = (OPS["Tensor.lu_solve"][0], _legacy_lu_solve_call("Tensor.lu_solve"),
                           100)
 SPELLED["Tensor.lu_solve"] = (SPELLED["Tensor.lu_solve"][0], _legacy_lu_solve_call)
+
+
+family(["linalg.ldl_factor", "linalg.ldl_factor_ex"],
+       lambda draw: ((_square(draw, symmetric=True),), {}), scale=100)
+
+
+@op("linalg.ldl_solve", method=False, scale=100)
+def _ldl_solve_args(draw):
+    a = _square(draw, symmetric=True)
+    shape = tuple(a.shape)
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    b = np.round(rng.standard_normal(shape[:-1] + (draw(st.integers(1, 2)),)), 2)
+    return (a, fi.Operand(values=b.tolist(), dtype=a.dtype, shape=b.shape)), {}
+
+
+def _ldl_solve_call(path):
+    """ldl_solve of ldl_factor's (LD, pivots) in each library."""
+    run = spellings.call(path)
+    return lambda m, args, kwargs: run(m, tuple(m.linalg.ldl_factor(args[0])) + (args[1],),
+                                       kwargs)
+
+
+OPS["linalg.ldl_solve"] = (OPS["linalg.ldl_solve"][0], _ldl_solve_call("linalg.ldl_solve"),
+                           100)
+SPELLED["linalg.ldl_solve"] = (SPELLED["linalg.ldl_solve"][0], _ldl_solve_call)
 
 
 @op("linalg.householder_product", method=False, scale=100)

@@ -101,3 +101,24 @@ def test_make_tensor_errors():
         make_tensor(2, dtype=tensorlib.int64, device="cpu", requires_grad=True)
     t = make_tensor(2, dtype=tensorlib.float64, device="cpu", requires_grad=True)
     assert t.requires_grad and t.is_leaf
+
+
+def test_assert_allclose_deprecated_alias():
+    """Its own looser float32 defaults, numbers/lists for either side, nan equal by default,
+    no dtype check, torch's FutureWarning and messages."""
+    for lib in (tensorlib, torch):
+        with pytest.warns(FutureWarning, match="assert_allclose\\(\\)` is deprecated"):
+            lib.testing.assert_allclose(lib.tensor([1.0, 2.0]), [1.00005, 2.0])
+    with pytest.warns(FutureWarning):
+        tensorlib.testing.assert_allclose(tensorlib.tensor([float("nan")]), [float("nan")])
+        tensorlib.testing.assert_allclose(2, 2.0)
+        tensorlib.testing.assert_allclose(tensorlib.tensor([1], dtype=tensorlib.int64),
+                                          tensorlib.tensor([1.0]))
+    messages = []
+    for lib in (tensorlib, torch):
+        with pytest.warns(FutureWarning), pytest.raises(AssertionError) as failure:
+            lib.testing.assert_allclose(lib.tensor([1.0, 2.0]), [1.001, 2.0])
+        messages.append(str(failure.value))
+        with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="^custom$"):
+            lib.testing.assert_allclose(lib.tensor([1.0]), [3.0], msg="custom")
+    assert messages[0] == messages[1]

@@ -42,6 +42,11 @@ def erfinv(ctx, g):
     return (g * (0.5 * math.sqrt(math.pi)) * (y * y).exp(),)
 
 
+@formula("special_erfcx", save=(0,), save_output=True)
+def special_erfcx(ctx, g):
+    return (g * (2.0 * ctx.args[0] * ctx.out - 2.0 / math.sqrt(math.pi)),)
+
+
 @formula("ndtri", save_output=True)
 def ndtri(ctx, g):
     y = ctx.out
