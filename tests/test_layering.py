@@ -13,6 +13,7 @@ FORBIDDEN = [
     ("ops/linalg.py", "tensorlib.linalg"),              # ops -> the public linalg namespace
     ("autograd/recording.py", "tensorlib.autograd.forward_ad"),   # recording -> forward AD
     ("ops/_conj_view.py", "tensorlib._tensor"),         # ops -> the Tensor class above them
+    ("backends/mkldnn.py", "tensorlib_cpu"),            # torch.backends -> a backend package
 ]
 
 
