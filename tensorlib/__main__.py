@@ -2,7 +2,8 @@
 (tensorlib.torch_compat). `tensorlib serve --model NAME=PATH ...`: serve jit graphs over HTTP
 (tensorlib.serve). `tensorlib info [--ops]`: versions, the BLAS and conv libraries in use, the
 backends found with their status, devices and why one is unavailable, the kernel cache (see
-`_info`), and (with --ops) which primitives each available backend implements."""
+`_info`), and (with --ops) which primitives and optional composite kernels each available
+backend implements."""
 import argparse
 import sys
 
@@ -18,7 +19,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="tensorlib")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="list backends and their status")
-    info.add_argument("--ops", action="store_true", help="show primitive op coverage")
+    info.add_argument("--ops", action="store_true",
+                      help="show each backend's primitive and composite kernels")
     info.add_argument("--traceback", action="store_true", help="show broken plugins' tracebacks")
     sub.add_parser("run-torch", help="run an unchanged PyTorch program on tensorlib "
                                      "(tensorlib run-torch PROGRAM.py ARGS...)")
@@ -30,12 +32,21 @@ def main(argv=None):
     from tensorlib._info import collect, format_report
     print(format_report(collect(), tracebacks=args.traceback))
     if args.ops:
-        print("primitive op coverage:")
-        for name in tensorlib.backends.available():
-            have, missing = tensorlib.backends.op_coverage(name)
-            print(f"  {name:<10} {len(have)}/{len(have) + len(missing)}"
-                  + (f"; missing: {', '.join(missing)}" if missing else ""))
+        _print_kernels(tensorlib.backends)
     return 0
+
+
+def _print_kernels(backends):
+    """Per available backend: its primitives (count, what is missing) and the optional
+    composite kernels it implements (the rest take the reference path)."""
+    print("kernels per backend:")
+    for name in backends.available():
+        have, missing = backends.op_coverage(name)
+        print(f"  {name:<10} primitives {len(have)}/{len(have) + len(missing)}"
+              + (f"; missing: {', '.join(missing)}" if missing else ""))
+        composites, absent = backends.composite_coverage(name)
+        print(f"  {'':<10} composites {len(composites)}/{len(composites) + len(absent)}"
+              + (f": {', '.join(composites)}" if composites else ""))
 
 
 if __name__ == "__main__":

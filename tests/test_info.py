@@ -35,9 +35,21 @@ def test_collect_lists_devices_of_available_backends():
             assert b["devices"] == [] and b["reason"]
 
 
-def test_ops_lists_coverage(capsys):
+def test_ops_lists_primitives_and_composites(capsys):
     assert main(["info", "--ops"]) == 0
-    assert "primitive op coverage:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "kernels per backend:" in out
+    have, absent = tensorlib.backends.composite_coverage("cpu")
+    total = len(have) + len(absent)
+    assert f"composites {len(have)}/{total}" in out and "cpu        primitives" in out
+    assert all(name in out for name in have)
+
+
+def test_composite_coverage_splits_the_declared_set():
+    from tensorlib.backends.interface import COMPOSITES
+    have, absent = tensorlib.backends.composite_coverage("cpu")
+    assert sorted(have + absent) == sorted(COMPOSITES) and not set(have) & set(absent)
+    assert "conv2d" in have       # the CPU backend's own convolution
 
 
 def _fake_cpu(monkeypatch, *, mkl, onednn_path, vendor="GenuineIntel"):

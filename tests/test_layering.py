@@ -13,6 +13,7 @@ FORBIDDEN = [
     ("ops/linalg.py", "tensorlib.linalg"),              # ops -> the public linalg namespace
     ("autograd/recording.py", "tensorlib.autograd.forward_ad"),   # recording -> forward AD
     ("ops/_conj_view.py", "tensorlib._tensor"),         # ops -> the Tensor class above them
+    ("backends/mkldnn.py", "tensorlib_cpu"),            # torch.backends -> a backend package
 ]
 
 
@@ -37,3 +38,50 @@ def test_the_parser_sees_function_level_imports():
     source = "def f():\n    from tensorlib.compiler.api import g\n    import tensorlib.linalg\n"
     assert {"tensorlib.compiler.api", "tensorlib.compiler.api.g",
             "tensorlib.linalg"} <= set(_imports(source))
+
+
+# Folders above the backend line compute with tensorlib ops on the tensor's device, never with
+# numpy/scipy on the host.
+HOST_FREE = ["nn", "autograd", "optim", "utils/data"]
+HOST_ALLOWED = {
+    "autograd/gradcheck.py": "finite differences and Jacobian comparison are a host-side check",
+    "utils/data/_collate.py": "default_collate turns numpy arrays from datasets into tensors",
+    # not yet moved to tensorlib ops (issue #33 still open for these):
+    "nn/_functional/pooling.py": "pending #33: window index tables still built on the host",
+    "nn/_functional/upsampling.py": "pending #33: interpolation tables still built on the host",
+    "nn/_functional/fractional_pooling.py": "pending #33: sampled windows built on the host",
+    "nn/parallel/_reducer.py": "pending #33: the DDP bucket is a host buffer for the collectives",
+    "utils/data/dataset.py": "pending #33: TensorDataset's batched gather indexes on the host",
+    "utils/data/sampler.py": "pending #33: WeightedRandomSampler's draws are made on the host",
+    "utils/data/distributed.py": "pending #33: DistributedSampler shuffles with a numpy RNG",
+    "utils/data/_shm.py": "pending #33: shared-memory transport of worker batches",
+    "utils/data/_random.py": "samplers accept numpy Generators/RandomStates as PyTorch does",
+    "utils/data/_worker.py": "workers seed numpy's global RNG, as PyTorch's workers do",
+}
+
+
+def _host_imports(path):
+    return [m for m in _imports(path.read_text())
+            if m.split(".")[0] in ("numpy", "scipy")]
+
+
+def test_no_numpy_or_scipy_above_the_backend_line():
+    offenders = {}
+    for folder in HOST_FREE:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            found = _host_imports(path)
+            if found and rel not in HOST_ALLOWED:
+                offenders[rel] = sorted(set(found))
+    assert offenders == {}, f"numpy/scipy imported above the backend line: {offenders}"
+
+
+def test_host_allow_list_has_no_stale_entries():
+    stale = [rel for rel in HOST_ALLOWED if not _host_imports(ROOT / rel)]
+    assert stale == [], f"these no longer import numpy/scipy; drop them from HOST_ALLOWED: {stale}"
+
+
+def test_the_host_import_parser_sees_both_forms():
+    (found,) = [list(m for m in _imports(s) if m.split(".")[0] in ("numpy", "scipy"))
+                for s in ["def f():\n    from scipy.linalg import qr\n    import numpy as np\n"]]
+    assert {"scipy.linalg", "numpy"} <= set(found)

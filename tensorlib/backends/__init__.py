@@ -7,7 +7,7 @@ The submodules cudnn, cuda, mps, mkldnn, mkl and openmp answer what PyTorch prog
 ``torch.backends`` (switches and availability); they are not plugins."""
 from tensorlib.backends._loader import LOADER, GROUP
 from tensorlib.backends._fallback import set_cpu_fallback, cpu_fallback_enabled
-from tensorlib.backends.interface import API_VERSION, Backend, PRIMITIVES
+from tensorlib.backends.interface import API_VERSION, Backend, COMPOSITES, PRIMITIVES
 from tensorlib.backends import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
 
 
@@ -49,6 +49,14 @@ def op_coverage(name):
     return have, missing
 
 
+def composite_coverage(name):
+    """(implemented, not implemented) names of the optional COMPOSITES for a backend: which
+    one-call kernels it brings; the others take the framework's reference path."""
+    table = LOADER.kernel_table(name)
+    have = sorted(op for op in COMPOSITES if op in table)
+    return have, sorted(op for op in COMPOSITES if op not in table)
+
+
 __all__ = ["API_VERSION", "Backend", "PRIMITIVES", "GROUP", "list", "available",
-           "why_unavailable", "get", "rediscover", "op_coverage", "set_cpu_fallback",
+           "why_unavailable", "get", "rediscover", "op_coverage", "composite_coverage", "set_cpu_fallback",
            "cpu_fallback_enabled"]

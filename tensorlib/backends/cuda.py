@@ -1,8 +1,11 @@
 """torch.backends.cuda for PyTorch programs: matmul precision switches and SDPA toggles.
 
 `matmul.allow_tf32` is the legacy face of `set_float32_matmul_precision` (True means 'high',
-False 'highest'), as in PyTorch. tensorlib's matmuls compute float32 in full precision on
-every device today, so these are recorded, not acted on."""
+False 'highest'), as in PyTorch. The CUDA backend's cuBLAS GEMM reads it on every call: float32
+products run in TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) when it is True or the precision is 'high'
+or 'medium', in full float32 otherwise; the CPU and OpenCL backends always compute float32 in
+full precision. The reduced-precision-reduction flags and the SDPA toggles are recorded, not
+acted on."""
 import contextlib
 
 __all__ = ["matmul", "is_built", "flash_sdp_enabled", "enable_flash_sdp",

@@ -136,6 +136,18 @@ class Backend:
         are launched (so the profiler times it)."""
         raise NotImplementedError(f"{type(self).__name__} does not launch source kernels")
 
+    def vendor_library(self, name):
+        """Whether the vendor library `name` (as torch.backends names it: "mkldnn", ...) is
+        there for this backend's kernels (switched on or off by `set_vendor_library`). torch.backends' `is_available()` and
+        `enabled` ask here, so tensorlib never imports a backend package."""
+        return False
+
+    def set_vendor_library(self, name, enabled):
+        """Turn the vendor library `name` on or off for this backend's kernels in this
+        process (torch.backends.<name>.enabled); returns whether it is now in use. A backend
+        without that library has nothing to switch."""
+        return False
+
     def register(self, table):
         """Fill `table` (op name -> kernel) with this backend's kernels."""
         raise NotImplementedError(f"{type(self).__name__} needs register(table)")

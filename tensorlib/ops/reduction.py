@@ -612,11 +612,13 @@ def aminmax(x, *, dim=None, keepdim=False):
 
 def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     """torch.norm: a vector norm over dim (all dims by default); 'fro' is the 2-norm, 'nuc'
-    needs an SVD tensorlib does not have."""
-    from tensorlib.ops.linalg import vector_norm
+    the sum of singular values over the two dims of dim (all of a 2-D input by default),
+    through linalg.matrix_norm."""
+    from tensorlib.ops.linalg import matrix_norm, vector_norm
     if p == "nuc":
-        raise NotImplementedError("norm(p='nuc') needs singular values (SVD), which tensorlib "
-                                  "does not implement")
+        dims = tuple(range(x.dim())) if dim is None else (dim,) if isinstance(dim, int) \
+            else tuple(dim)
+        return matrix_norm(x, "nuc", dims, keepdim, dtype=dtype)
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):

@@ -11,7 +11,9 @@ A plugin author runs it from their own tests::
 
 or ``globals().update(conformance_tests("toy"))``. A primitive the backend lacks and that
 skip_ops does not name fails with a message naming it. Each test runs all of its cases (layout
-x dtype x output layout) and reports every failing one with expected and actual values.
+x dtype x output layout) and reports every failing one with expected and actual values. Each optional
+composite kernel (``COMPOSITES``) the backend registers is compared with the framework's
+reference path (``tensorlib.testing.composites``).
 
 Inputs are made on the host with numpy, moved with ``tensorlib.tensor(a).to(device)`` and
 viewed on the device; outputs are read back with ``.cpu()``. Output buffers are larger than the
@@ -24,7 +26,7 @@ import pytest
 
 import tensorlib
 from tensorlib._C.device import canonical
-from tensorlib.backends.interface import PRIMITIVES
+from tensorlib.backends.interface import COMPOSITES, PRIMITIVES
 from tensorlib.testing import oracle as O
 from tensorlib.testing._cases import CASES
 from tensorlib.testing.layouts import Out, check, put
@@ -99,6 +101,19 @@ class ConformanceSuite:
     def test_primitive(self, op):
         kernel = self._kernel(op)
         _run(f"'{op}' on {self._dev()}", CASES[op](self, kernel, op))
+
+    # -- the optional composite kernels --
+    @pytest.mark.parametrize("name", sorted(COMPOSITES))
+    def test_composite(self, name):
+        """A composite the backend registers gives what the framework's reference path gives
+        (skipped for the composites it leaves to that path)."""
+        from tensorlib.testing.composites import NO_REFERENCE, compare_with_reference
+        dev = self._dev()
+        if name not in dev._kernels:
+            pytest.skip(f"{name}: not registered (the reference path runs)")
+        if name in NO_REFERENCE:
+            pytest.skip(f"{name}: no reference path to compare with")
+        compare_with_reference(name, str(dev))
 
     # -- the backend object --
     def test_available(self):

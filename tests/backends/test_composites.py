@@ -1,14 +1,13 @@
 """The optional composite kernels of tensorlib.backends.interface: every one a first-party
 backend registers is declared, an undeclared name is refused, and each declared one has a
 reference path that gives the kernel's answer when the backend lacks it."""
-import numpy as np
 import pytest
 
 import tensorlib
-import tensorlib.nn.functional as F
 from tensorlib.backends.interface import COMPOSITES, PRIMITIVES
 from tensorlib.codegen import composites as codegen_composites
 from tensorlib.ops._composites import optional_kernel
+from tensorlib.testing.composites import BY_NAME, NO_REFERENCE, compare_with_reference
 
 
 def _table(device):
@@ -29,159 +28,21 @@ def test_undeclared_name_is_refused():
         optional_kernel(tensorlib.empty(1)._device, "frobnicate")
 
 
-def _leaf(shape, seed, device, positive=False):
-    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    return tensorlib.tensor(np.abs(a) + 0.5 if positive else a, device=device,
-                            requires_grad=True)
-
-
-def _grads(out, *leaves):
-    out.sum().backward() if out.dim() else out.backward()
-    return [out] + [t.grad for t in leaves]
-
-
-def _pointwise(fn):
-    def run(d):
-        x = _leaf((5, 7), 0, d)
-        return _grads(fn(x) * tensorlib.arange(7.0, device=d), x)
-    return run
-
-
-def _softmax(fn):
-    def run(d):
-        x = _leaf((4, 6), 1, d)
-        return _grads(fn(x, 1) * tensorlib.arange(6.0, device=d), x)
-    return run
-
-
-def _linear(d):
-    x, w, b = _leaf((6, 5), 2, d), _leaf((3, 5), 3, d), _leaf((3,), 4, d)
-    return _grads(F.linear(x, w, b), x, w, b) + [tensorlib.mm(x.detach(), w.detach().T)]
-
-
-def _conv(nd):
-    def run(d):
-        x, w, b = _leaf((2, 4) + (6,) * nd, 5, d), _leaf((6, 2) + (3,) * nd, 6, d), \
-            _leaf((6,), 7, d)
-        conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
-        return _grads(conv(x, w, b, padding=1, groups=2), x, w, b)
-    return run
-
-
-def _conv_transpose(nd):
-    def run(d):
-        x, w = _leaf((2, 4) + (5,) * nd, 8, d), _leaf((4, 3) + (3,) * nd, 9, d)
-        tconv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
-        return _grads(tconv(x, w, stride=2), x, w)
-    return run
-
-
-def _max_pool(d):
-    x = _leaf((2, 3, 7, 7), 10, d)
-    return _grads(F.max_pool2d(x, 3, stride=2, padding=1), x)
-
-
-def _grid_sample(d):
-    x, grid = _leaf((2, 3, 5, 6), 11, d), _leaf((2, 4, 3, 2), 12, d)
-    return _grads(F.grid_sample(x, grid * 0.5, align_corners=False), x, grid)
-
-
-def _norms(d):
-    x, w, b = _leaf((4, 8), 13, d), _leaf((8,), 14, d), _leaf((8,), 15, d)
-    out = _grads(F.layer_norm(x, (8,), w, b), x, w, b)
-    with tensorlib.no_grad():
-        mean, var = tensorlib.zeros(8, device=d), tensorlib.ones(8, device=d)
-        out += [F.layer_norm(x, (8,), w, b), F.rms_norm(x, (8,), w),
-                F.batch_norm(x, mean, var, w, b, training=False)]
-    return out
-
-
-def _cross_entropy(d):
-    x = _leaf((6, 5), 16, d)
-    target = tensorlib.tensor([0, 4, 2, 1, 3, 2], device=d)
-    return _grads(F.cross_entropy(x, target), x)
-
-
-def _attention(d):
-    q, k, v = _leaf((2, 2, 5, 4), 17, d), _leaf((2, 2, 6, 4), 18, d), _leaf((2, 2, 6, 4), 19, d)
-    return _grads(F.scaled_dot_product_attention(q, k, v), q, k, v)
-
-
-def _lstm(d):
-    tensorlib.manual_seed(0)
-    cell = tensorlib.nn.LSTMCell(4, 3).to(d)
-    x = _leaf((5, 4), 20, d)
-    h, c = cell(x)
-    return _grads(h.sum() + c.sum(), x) + [p.grad for p in cell.parameters()]
-
-
-def _optimizer(make):
-    def run(d):
-        params = [_leaf((4, 3), 21, d), _leaf((3,), 22, d)]
-        opt = make(params)
-        for _ in range(2):
-            opt.zero_grad()
-            sum((p * p).sum() for p in params).backward()
-            opt.step()
-        return [p.detach() for p in params]
-    return run
-
-
-def _join(d):
-    a, b = _leaf((2, 3), 23, d), _leaf((2, 3), 24, d)
-    return [tensorlib.cat([a, b], 1), tensorlib.stack([a, b], 0)]
-
-
-def _sparse_mm(d):
-    s = tensorlib.sparse_coo_tensor(tensorlib.tensor([[0, 1, 1], [2, 0, 2]]),
-                                    tensorlib.tensor([1.0, 2.0, 3.0]), (2, 3)).to(d)
-    return [tensorlib.sparse.mm(s, tensorlib.ones(3, 4, device=d))]
-
-
-DRIVERS = {
-    ("relu", "relu_backward"): _pointwise(tensorlib.relu),
-    ("sigmoid", "sigmoid_backward"): _pointwise(tensorlib.sigmoid),
-    ("tanh_backward",): _pointwise(tensorlib.tanh),
-    ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
-    ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
-    ("mm", "addmm", "addmm_bias", "mm_pair"): _linear,
-    ("sparse_coo_mm",): _sparse_mm,
-    ("cat", "stack"): _join,
-    ("conv1d", "conv1d_weight_grad", "conv_transpose1d"): _conv(1),
-    ("conv2d", "conv2d_bias", "conv2d_backward", "conv2d_weight_grad"): _conv(2),
-    ("conv_transpose2d",): _conv_transpose(2),
-    ("conv3d", "conv3d_weight_grad", "conv_transpose3d"): _conv(3),
-    ("max_pool", "max_pool_backward"): _max_pool,
-    ("grid_sampler_2d", "grid_sampler_2d_backward"): _grid_sample,
-    ("batch_norm", "rms_norm", "layer_norm", "layer_norm_train", "layer_norm_backward",
-     "layer_norm_backward_affine"): _norms,
-    ("cross_entropy", "cross_entropy_backward"): _cross_entropy,
-    ("scaled_dot_product_attention", "scaled_dot_product_attention_backward"): _attention,
-    ("lstm_cell", "lstm_cell_backward"): _lstm,
-    ("sgd_update", "sgd_update_multi"): _optimizer(
-        lambda p: tensorlib.optim.SGD(p, lr=0.1, momentum=0.9)),
-    ("adam_update_multi",): _optimizer(lambda p: tensorlib.optim.Adam(p, lr=0.1)),
-    ("adam_update_multi_capturable",): _optimizer(
-        lambda p: tensorlib.optim.Adam(p, lr=0.1, capturable=True)),
-}
-_BY_NAME = {name: run for names, run in DRIVERS.items() for name in names}
-# declared kernels whose absence is an error, not a slower path: tested where they live
-NO_REFERENCE = {"quantized_linear_dynamic": "tests/ao/quantization/test_quantize_dynamic.py"}
-
-
 def test_every_declared_composite_has_a_driver():
-    assert set(_BY_NAME) == set(COMPOSITES) - set(NO_REFERENCE)
+    assert set(BY_NAME) == set(COMPOSITES) - set(NO_REFERENCE)
     assert all(COMPOSITES[name][1].startswith("none:") for name in NO_REFERENCE)
 
 
 @pytest.mark.parametrize("name", sorted(set(COMPOSITES) - set(NO_REFERENCE)))
-def test_reference_path_matches_the_kernel(name, device, monkeypatch):
-    run = _BY_NAME[name]
-    with_kernel = [t.detach().cpu().numpy() for t in run(device)]
-    monkeypatch.delitem(_table(device), name, raising=False)
-    without = [t.detach().cpu().numpy() for t in run(device)]
-    for a, b in zip(with_kernel, without):
-        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+def test_reference_path_matches_the_kernel(name, device):
+    compare_with_reference(name, device)
+
+
+def test_compare_puts_the_kernel_back(device):
+    table = tensorlib.empty(1, device=device)._device._kernels
+    before = table.get("relu")
+    compare_with_reference("relu", device)
+    assert table.get("relu") is before
 
 
 def test_plugin_guide_lists_every_composite():

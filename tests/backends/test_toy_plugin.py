@@ -49,6 +49,20 @@ def test_listed_as_available():
     assert "toy" in tensorlib.backends.available()
     assert tensorlib.backends.why_unavailable("toy") is None
     assert tensorlib.backends.op_coverage("toy")[1] == []
+    assert tensorlib.backends.composite_coverage("toy")[0] == ["relu"]
+
+
+def test_the_toy_relu_kernel_is_the_one_called():
+    x = tensorlib.tensor([-1.0, 0.5, float("nan")], device="toy")
+    table = x._device._kernels
+    calls = []
+    original = table["relu"]
+    table["relu"] = lambda out, a: calls.append(1) or original(out, a)
+    try:
+        np.testing.assert_array_equal(tensorlib.relu(x).cpu().numpy(), [0.0, 0.5, np.nan])
+    finally:
+        table["relu"] = original
+    assert calls == [1]
 
 
 def test_arithmetic_and_moves():

@@ -191,9 +191,21 @@ ERRORS = [
     (lambda: tl.median(tl.zeros(2, 0), 1), IndexError, "non-zero size"),
     (lambda: tl.mode(tl.zeros(0)), IndexError, "non-zero size"),
     (lambda: tl.cumsum(tl.ones(2, 2), 2), IndexError, "Dimension out of range"),
-    (lambda: tl.norm(tl.ones(2, 2), "nuc"), NotImplementedError, "SVD"),
+    (lambda: tl.norm(tl.ones(2, 2, 2), "nuc"), RuntimeError, "dim must be a 2-tuple"),
     (lambda: tl.norm(tl.tensor([1, 2])), RuntimeError, "floating point"),
 ]
+
+
+@pytest.mark.parametrize("dim, keepdim", [(None, False), ((1, 2), False), ((0, 2), True)])
+def test_nuclear_norm_is_the_sum_of_singular_values(device, dim, keepdim):
+    a = rng.standard_normal((2, 3, 4))
+    x = a[0] if dim is None else a
+    got = tl.norm(tl.tensor(x, device=device), p="nuc", dim=dim, keepdim=keepdim)
+    moved = np.moveaxis(x, dim, (-2, -1)) if dim is not None else x
+    want = np.linalg.svd(moved, compute_uv=False).sum(-1)
+    if keepdim:
+        want = np.expand_dims(want, dim)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-10)
 
 
 @pytest.mark.parametrize("case", range(len(ERRORS)))

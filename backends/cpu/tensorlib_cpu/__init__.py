@@ -63,6 +63,21 @@ class CPUBackend(Backend):
         from tensorlib_cpu.codegen import fused_kernel
         return fused_kernel(spec, sizes, strides)
 
+    def vendor_library(self, name):
+        """"mkldnn": oneDNN is installed and loads (TENSORLIB_ONEDNN=0 says no), whether or
+        not it is switched off now, as torch's is_available() answers whether it is built."""
+        if name != "mkldnn":
+            return False
+        from tensorlib_cpu import onednn
+        return not onednn._off_by_environment() and onednn._load()[0] is not None
+
+    def set_vendor_library(self, name, enabled):
+        """"mkldnn": oneDNN for convolutions and float32 GEMM (dnnl_sgemm)."""
+        if name != "mkldnn":
+            return False
+        from tensorlib_cpu import onednn_switch
+        return onednn_switch.use(enabled)
+
     def register(self, table):
         from tensorlib_cpu.kernels import register
         register(table)

@@ -64,8 +64,9 @@ class ToyBackend(Backend):
         """Toy kernels run synchronously: nothing is ever queued."""
 
     def register(self, table):
-        from tensorlib_toy.kernels import KERNELS
+        from tensorlib_toy.kernels import COMPOSITE_KERNELS, KERNELS
         table.update(KERNELS)
+        table.update(COMPOSITE_KERNELS)
 
 
 backend = ToyBackend()

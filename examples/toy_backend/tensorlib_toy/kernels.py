@@ -1,4 +1,5 @@
-"""Every primitive of tensorlib's plugin contract, in plain numpy over strided host views.
+"""Every primitive of tensorlib's plugin contract, in plain numpy over strided host views, and
+one optional composite kernel (relu) as an example.
 
 `host_array(t)` is a numpy view with t's sizes, strides and offset, so a kernel is
 "compute from the input views, assign into the output view": numpy handles stride 0
@@ -101,6 +102,13 @@ def _random(draw):
     return kernel
 
 
+def relu(out, x):
+    """An optional composite kernel (COMPOSITES["relu"]): one call instead of the framework's
+    maximum(x, 0). Returns True (it wrote out); returning False would decline the call."""
+    h(out)[...] = np.maximum(h(x), 0)          # NaN stays NaN, as torch.relu
+    return True
+
+
 KERNELS = {"fill": fill, "copy": copy, "where": where, "matmul": matmul, "gather": gather,
            "scatter_add": scatter_add, "index_select": index_select, "sort": sort,
            "argmax": _along(lambda x, d: np.argmax(x, axis=d, keepdims=True)),
@@ -110,3 +118,4 @@ KERNELS = {"fill": fill, "copy": copy, "where": where, "matmul": matmul, "gather
            "random_uniform": _random(philox.uniform), "random_normal": _random(philox.normal)}
 KERNELS.update({op: _elementwise(fn) for op, fn in {**UNARY, **BINARY}.items()})
 KERNELS.update({op: _reduce(ufunc) for op, ufunc in REDUCE.items()})
+COMPOSITE_KERNELS = {"relu": relu}     # optional: see tensorlib.backends.interface.COMPOSITES

@@ -14,9 +14,8 @@ through the weights (and the unnormalize / clip / reflect arithmetic, which pass
 gradient where a coordinate is clipped, as PyTorch's `clip_coordinates_set_grad`).
 """
 import itertools
+import math
 import warnings
-
-import numpy as np
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
@@ -121,7 +120,7 @@ def _sample(input, taps_per_dim):  # noqa: A002
     the product, so a non-finite weight of a masked tap does not leak)."""
     n, c = input.shape[:2]
     sizes = input.shape[2:]
-    strides = [int(np.prod(sizes[d + 1:])) for d in range(len(sizes))]
+    strides = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
     flats, weights, valids = [], [], []
     for combo in itertools.product(*taps_per_dim):
         flat, weight, valid = 0, 1, True
@@ -205,7 +204,7 @@ def composite_grid_sample(input, grid, mode, padding_mode, align_corners):  # no
     arguments are already checked."""
     n, c = input.shape[:2]
     out_spatial = tuple(grid.shape[1:-1])
-    points = int(np.prod(out_spatial))
+    points = math.prod(out_spatial)
     if n * c * points == 0:
         return tensorlib.zeros((n, c) + out_spatial, dtype=input.dtype, device=input.device)
     coords = grid.reshape(n, points, grid.shape[-1])
@@ -218,12 +217,12 @@ def composite_grid_sample(input, grid, mode, padding_mode, align_corners):  # no
 
 
 # ---- affine_grid ----------------------------------------------------------------------------
-def _base_axis(steps, align_corners):
-    """PyTorch's linspace_from_neg_one: the pixel centres in [-1, 1]."""
+def _base_axis(steps, align_corners, like):
+    """PyTorch's linspace_from_neg_one: the pixel centres in [-1, 1], on like's device."""
     if steps <= 1:
-        return np.zeros(max(steps, 1))
-    axis = np.linspace(-1.0, 1.0, steps)
-    return axis if align_corners else axis * (steps - 1) / steps
+        return tensorlib.zeros(max(steps, 1), dtype=like.dtype, device=like.device)
+    axis = tensorlib.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
+    return axis if align_corners else axis * ((steps - 1) / steps)
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -260,9 +259,9 @@ def affine_grid(theta, size, align_corners=None):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{size[0]}, {nd + 1}] but got: [{theta.shape[0]}, {nd + 1}].")
     # base[..., :] = (x, y[, z], 1) with x along the last spatial dim
-    axes = [_base_axis(s, align_corners) for s in spatial]
-    mesh = np.meshgrid(*axes, indexing="ij")
-    base = np.stack(list(mesh[::-1]) + [np.ones(spatial)], axis=-1).reshape(-1, nd + 1)
-    base = tensorlib.tensor(base, dtype=theta.dtype, device=theta.device)
+    axes = [_base_axis(s, align_corners, theta) for s in spatial]
+    mesh = tensorlib.meshgrid(*axes, indexing="ij")
+    ones = tensorlib.ones(spatial, dtype=theta.dtype, device=theta.device)
+    base = tensorlib.stack(list(mesh[::-1]) + [ones], dim=-1).reshape(-1, nd + 1)
     grid = tensorlib.matmul(base, theta.transpose(1, 2))
     return grid.reshape((size[0],) + spatial + (nd,))

@@ -1,9 +1,7 @@
 r"""The matrix maps the orthogonal parametrization needs, composed from tensorlib ops (so
 they run on every backend and autograd differentiates them): the matrix exponential, the
-product of Householder reflectors, and a host QR in LAPACK's compact (geqrf) form."""
+product of Householder reflectors, and QR in LAPACK's compact (geqrf) form."""
 import math
-
-import numpy as np
 
 import tensorlib
 
@@ -47,14 +45,29 @@ def householder_product(a, tau):
 
 
 def geqrf(a):
-    r"""QR in LAPACK's compact form (torch.geqrf): R on and above the diagonal of the first
-    result, the reflectors below it, and their scales tau. Computed on the host, not
-    differentiable."""
-    from scipy.linalg import qr
-    host = a.detach().cpu().numpy()
-    batch = host.reshape((-1,) + host.shape[-2:])
-    packed, taus = zip(*(qr(m, mode="raw")[0] for m in batch)) if len(batch) else ((), ())
-    packed = np.stack(packed).reshape(host.shape)
-    taus = np.stack(taus).reshape(host.shape[:-2] + (min(host.shape[-2:]),))
-    return (tensorlib.tensor(np.ascontiguousarray(packed), device=a.device),
-            tensorlib.tensor(np.ascontiguousarray(taus), device=a.device))
+    r"""QR in LAPACK's compact form (torch.geqrf) of a real matrix or batch: R on and above
+    the diagonal of the first result, the reflectors below it, and their scales tau.
+    Householder's method (LAPACK's dlarfg conventions) in tensorlib ops, so it runs on the
+    tensor's device; not differentiable."""
+    m, n = a.shape[-2], a.shape[-1]
+    with tensorlib.no_grad():
+        packed = a.detach().clone()
+        taus = []
+        for j in range(min(m, n)):
+            alpha, tail = packed[..., j, j], packed[..., j + 1:, j]
+            tail_norm = tail.norm(dim=-1) if m - j > 1 else tensorlib.zeros_like(alpha)
+            untouched = tail_norm == 0     # nothing below the diagonal: H = I, tau = 0
+            beta = -tensorlib.copysign(tensorlib.hypot(alpha, tail_norm), alpha)
+            tau = tensorlib.where(untouched, 0.0, (beta - alpha) / beta.masked_fill(untouched, 1.0))
+            v_tail = tail / (alpha - beta).masked_fill(untouched, 1.0).unsqueeze(-1)
+            v = tensorlib.cat([tensorlib.ones_like(alpha).unsqueeze(-1), v_tail], dim=-1)
+            rest = packed[..., j:, j + 1:]
+            if rest.shape[-1]:
+                w = tensorlib.matmul(v.unsqueeze(-2), rest)
+                rest.sub_(tau[..., None, None] * v.unsqueeze(-1) * w)
+            packed[..., j, j] = tensorlib.where(untouched, alpha, beta)
+            packed[..., j + 1:, j] = v_tail
+            taus.append(tau)
+        tau = (tensorlib.stack(taus, dim=-1) if taus
+               else tensorlib.zeros(a.shape[:-2] + (0,), dtype=a.dtype, device=a.device))
+    return packed, tau

@@ -3,8 +3,6 @@ exponential, Cayley or Householder map), spectral_norm (power iteration) and wei
 (magnitude and direction)."""
 from enum import Enum, auto
 
-import numpy as np
-
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn import functional as F
@@ -21,11 +19,7 @@ def _mH(x):
 
 
 def _eps(dtype):
-    if dtype == tensorlib.bfloat16:
-        return 2.0 ** -7
-    name = str(dtype).rsplit(".", 1)[-1].replace("complex128", "float64") \
-        .replace("complex64", "float32")
-    return float(np.finfo(name).eps)
+    return tensorlib.finfo(dtype).eps
 
 
 def _is_orthogonal(Q):

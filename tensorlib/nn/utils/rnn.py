@@ -3,13 +3,11 @@ r"""Variable-length sequences: padding, and packing for the recurrent layers.
 A PackedSequence stores a batch of sequences time step by time step: ``data`` holds, for each
 step t, the rows of the ``batch_sizes[t]`` sequences still running at t (the batch sorted by
 decreasing length), so a recurrent layer can shrink its batch as sequences end. Packing and
-unpacking are one gather each (``index_select`` with host-computed indices), so gradients
+unpacking are one gather each (``index_select`` with indices computed by tensorlib ops on the data's device), so gradients
 flow through both.
 """
 from collections import namedtuple
 from collections.abc import Iterable
-
-import numpy as np
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
@@ -120,7 +118,7 @@ class PackedSequence(_PackedSequenceBase):
 
 
 def _host_lengths(lengths):
-    """lengths as a numpy int64 vector, checked as PyTorch checks them."""
+    """lengths as a CPU int64 vector, checked as PyTorch checks them."""
     if not isinstance(lengths, TensorImpl):
         lengths = tensorlib.as_tensor(lengths, dtype=tensorlib.int64, device="cpu")
     else:
@@ -131,12 +129,13 @@ def _host_lengths(lengths):
     return lengths
 
 
-def _pack_indices(lengths, batch):
-    """Flat (t * batch + b) row of each packed row, and batch_sizes, for sorted lengths."""
-    steps = int(lengths[0]) if len(lengths) else 0
-    batch_sizes = (lengths[None, :] > np.arange(steps)[:, None]).sum(1)
-    rows = np.concatenate([t * batch + np.arange(n) for t, n in enumerate(batch_sizes)])
-    return rows.astype(np.int64), batch_sizes.astype(np.int64)
+def _pack_indices(lengths, batch, device):
+    """Flat (t * batch + b) row of each packed row (on device), and batch_sizes (CPU), for
+    sorted lengths."""
+    steps = int(lengths[0]) if lengths.numel() else 0
+    live = lengths.to(device)[None, :] > tensorlib.arange(steps, device=device)[:, None]
+    rows = tensorlib.arange(steps * batch, device=device).reshape(steps, batch)[live]
+    return rows, live.sum(1).to(device="cpu", dtype=tensorlib.int64)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):  # noqa: A002
@@ -160,25 +159,23 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if batch_first:
         input = input.transpose(0, 1)
     steps, batch = input.shape[0], input.shape[1]
-    host = lengths.numpy()
-    if len(host) != batch:
+    if lengths.numel() != batch:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
-                           f"{len(host)} (batch_size={batch})")
-    if host[-1] <= 0:
+                           f"{lengths.numel()} (batch_size={batch})")
+    if int(lengths[-1]) <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an "
                            "element in 'lengths' that is <= 0")
-    if np.any(host[1:] > host[:-1]):
+    if bool((lengths[1:] > lengths[:-1]).any()):
         raise RuntimeError("`lengths` array must be sorted in decreasing order when "
                            "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
                            "pack_padded_sequence and/or pack_sequence to sidestep this "
                            "requirement if you do not need ONNX exportability.")
-    if host[0] > steps:
-        raise RuntimeError(f"pack_padded_sequence: a length ({host[0]}) is longer than the "
-                           f"padded input's {steps} time steps")
-    rows, batch_sizes = _pack_indices(host, batch)
+    if int(lengths[0]) > steps:
+        raise RuntimeError(f"pack_padded_sequence: a length ({int(lengths[0])}) is longer "
+                           f"than the padded input's {steps} time steps")
+    rows, batch_sizes = _pack_indices(lengths, batch, input.device)
     flat = input.reshape((steps * batch,) + tuple(input.shape[2:]))
-    data = flat.index_select(0, tensorlib.tensor(rows, device=input.device))
-    return PackedSequence(data, tensorlib.tensor(batch_sizes), sorted_indices, None)
+    return PackedSequence(flat.index_select(0, rows), batch_sizes, sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -191,8 +188,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         padding_value (float): value of the padded elements. Default: ``0.0``
         total_length (int, optional): pad to this many steps (at least the longest)
     """
-    batch_sizes = sequence.batch_sizes.numpy().astype(np.int64)
-    steps = len(batch_sizes)
+    batch_sizes = sequence.batch_sizes.to(dtype=tensorlib.int64)
+    steps = batch_sizes.numel()
     if total_length is not None:
         if total_length < steps:
             raise ValueError(f"Expected total_length to be at least the length of the longest "
@@ -201,21 +198,20 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         steps = total_length
     data = sequence.data
     batch = int(batch_sizes[0])
-    lengths = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1)
+    lengths = (batch_sizes[None, :] > tensorlib.arange(batch)[:, None]).sum(1)
     # each padded slot reads its packed row, or the padding row appended after the data
-    source = np.full((steps, batch), data.shape[0], dtype=np.int64)
-    offset = 0
-    for t, n in enumerate(batch_sizes):
-        source[t, :n] = np.arange(offset, offset + n)
-        offset += n
+    sizes = tensorlib.cat([batch_sizes, batch_sizes.new_zeros(steps - batch_sizes.numel())])
+    sizes = sizes.to(data.device)
+    column = tensorlib.arange(batch, device=data.device)[None, :]
+    starts = (sizes.cumsum(0) - sizes)[:, None]
+    source = tensorlib.where(column < sizes[:, None], starts + column, data.shape[0])
     if batch_first:
-        source = source.T
+        source = source.mT
     pad_row = tensorlib.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype,
                              device=data.device)
-    rows = tensorlib.cat([data, pad_row]).index_select(
-        0, tensorlib.tensor(source.reshape(-1), device=data.device))
-    padded = rows.reshape(source.shape + tuple(data.shape[1:]))
-    lengths = tensorlib.tensor(lengths.astype(np.int64))
+    rows = tensorlib.cat([data, pad_row]).index_select(0, source.reshape(-1))
+    padded = rows.reshape(tuple(source.shape) + tuple(data.shape[1:]))
+    lengths = lengths.to(tensorlib.int64)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
         lengths = lengths[sequence.unsorted_indices.cpu()]

@@ -161,3 +161,18 @@ def test_matrix_maps_match_torch_and_gradcheck(device):
                          requires_grad=True)
     assert gradcheck(matrix_exp, (x,))
     assert gradcheck(householder_product, (x[:, :3], t))
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 6, 4), (4, 4), (1, 1)])
+def test_geqrf_on_the_device_matches_torch(device, shape):
+    """geqrf is Householder QR in tensorlib ops (no host LAPACK): wide, batched, square with a
+    column already reduced (tau = 0, LAPACK's identity reflector) and 1x1."""
+    from tensorlib.nn.utils._matrix_functions import geqrf
+    a = RNG.standard_normal(shape)
+    if shape == (4, 4):
+        a[1:, 0] = 0.0
+    packed, tau = geqrf(tensorlib.tensor(a, device=device))
+    tpacked, ttau = torch.geqrf(torch.tensor(a))
+    assert packed.device.type == tau.device.type == tensorlib.device(device).type
+    np.testing.assert_allclose(npy(packed), tpacked.numpy(), **TOL)
+    np.testing.assert_allclose(npy(tau), ttau.numpy(), **TOL)
