@@ -114,9 +114,10 @@ def _property(name):
     return property(get, doc=prop.__doc__)
 
 
-def prepare_subclass(cls):
+def prepare_subclass(cls, **kwargs):
     """Tensor.__init_subclass__: refuse __torch_dispatch__; give a subclass that does not opt
     out of __torch_function__ the dispatching operators it does not define itself."""
+    super(_tensor, cls).__init_subclass__(**kwargs)
     if getattr(cls, "__torch_dispatch__", None) is not None:
         raise NotImplementedError(
             f"{cls.__name__} defines __torch_dispatch__: tensorlib has no dispatcher below "
