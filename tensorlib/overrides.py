@@ -5,10 +5,9 @@ user's tensor-like class, a Tensor subclass) hands the call to that type's
 call first.
 
 The C wrapper of every public op (tensorlib/_C/aliased_call.h) hands a call to `_fallback` when
-a positional argument's type overrides (an exact Tensor or a number costs one pointer compare;
-a type whose `__torch_function__` is `_disabled_torch_function_impl`, such as Parameter, is
-skipped in C), when a mode is on, and when the call raised (an overriding object inside a list
-or a keyword argument). Tensor's operators and properties reach `_dispatch` through the
+an argument's type overrides (an exact Tensor or a number costs one pointer compare; a type
+whose `__torch_function__` is `_disabled_torch_function_impl`, such as Parameter, is skipped in
+C), when a mode is on, and when the call raised (an overriding object deeper in a container). Tensor's operators and properties reach `_dispatch` through the
 wrappers `tensorlib._tensor_subclass` installs on subclasses (and on Tensor while a mode is on).
 """
 import functools
@@ -121,10 +120,13 @@ def _overloaded_args(values):
 
 
 def has_torch_function(relevant_args):
-    """An argument of relevant_args overrides __torch_function__, or a mode is on."""
+    """A mode is on, or an argument of relevant_args overrides __torch_function__ (and
+    arguments' dispatch is not off)."""
     if _State.all_disabled:
         return False
-    return bool(_State.modes) or bool(_overloaded_args(relevant_args))
+    if _State.modes:
+        return True
+    return not _State.subclass_disabled and bool(_overloaded_args(relevant_args))
 
 
 def has_torch_function_unary(obj):
@@ -172,9 +174,12 @@ def is_tensor_like(obj):
 def is_tensor_method_or_property(func):
     """func is one of Tensor's methods or properties (fx records those as call_method)."""
     name = getattr(func, "__name__", None)
+    from tensorlib import _tensor_subclass
+    wrappers = list(_tensor_subclass._wrappers.values())
     if name == "__get__":
-        return getattr(func, "__self__", None) in vars(_tensor_class()).values()
-    return name is not None and getattr(_tensor_class(), name, None) is func
+        owner = getattr(func, "__self__", None)
+        return owner in vars(_tensor_class()).values() or owner in wrappers
+    return name is not None and (getattr(_tensor_class(), name, None) is func or func in wrappers)
 
 
 def _dispatch(func, args, kwargs):
@@ -189,9 +194,9 @@ def _dispatch(func, args, kwargs):
 
 
 def _fallback(op, args, kwargs, failed):
-    """The C wrapper's path: before the op runs (a mode is on or a positional argument
-    overrides), or after it raised (failed: an overriding object that is not a tensor, inside
-    a list or a keyword argument, takes the call)."""
+    """The C wrapper's path: before the op runs (a mode is on or an argument overrides), or
+    after it raised (failed: an overriding object that is not a tensor, deeper in a container,
+    takes the call)."""
     if not failed:
         return _dispatch(op, args, kwargs)
     if _State.all_disabled or _State.subclass_disabled:

@@ -185,3 +185,32 @@ def test_overridable_and_ignored_functions():
     assert tensorlib.nn.functional.relu in overridable[tensorlib.nn.functional]
     assert tensorlib.Tensor.sum in overridable[tensorlib.Tensor]
     assert tensorlib.add not in overrides.get_ignored_functions()
+
+
+@pytest.mark.parametrize("lib", [tensorlib, torch], ids=["tensorlib", "torch"])
+def test_a_subclass_given_by_keyword_is_dispatched(lib):
+    _, Logging, _ = make_classes(lib)
+    x = lib.ones(2).as_subclass(Logging)
+    Logging.seen.clear()
+    out = lib.add(lib.ones(2), other=x)
+    assert type(out) is Logging and Logging.seen == ["add"]
+
+
+@pytest.mark.parametrize("lib", [tensorlib, torch], ids=["tensorlib", "torch"])
+def test_user_functions_dispatch_through_handle_torch_function(lib):
+    def scaled(x, factor):
+        if lib.overrides.has_torch_function_unary(x):
+            return lib.overrides.handle_torch_function(scaled, (x,), x, factor)
+        return x * factor
+
+    _, Logging, _ = make_classes(lib)
+    x = lib.ones(2).as_subclass(Logging)
+    Logging.seen.clear()
+    assert type(scaled(x, 3)) is Logging and Logging.seen == ["scaled"]
+    assert scaled(lib.ones(1), 2).tolist() == [2.0]
+
+
+def test_operator_wrappers_count_as_tensor_methods():
+    _, Logging, _ = make_classes(tensorlib)
+    assert overrides.is_tensor_method_or_property(Logging.__dict__["__getitem__"])
+    assert overrides.is_tensor_method_or_property(Logging.__dict__["T"].__get__)

@@ -3,7 +3,7 @@
  * none of the aliases, is passed on as it came (no tuple or dict is built); only a call
  * naming an alias gets its keyword names renamed. It binds as a method does, and with
  * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object.
- * A call given an overriding positional argument, or made while a TorchFunctionMode is on,
+ * A call given an overriding argument, or made while a TorchFunctionMode is on,
  * goes to the __torch_function__ fallback (set once by tensorlib.overrides) first; a call that
  * fails (TypeError, AttributeError...) is offered to it again: an argument that is not a
  * tensor but implements __torch_function__ (inside a list, a keyword) handles it. A call on
@@ -37,10 +37,10 @@ static int overrides(PyObject *arg) {
     return impl != NULL && impl != disabled_impl;
 }
 
-/* A positional argument, or an item of a list/tuple one (cat's tensors), that overrides: the
- * call goes to the fallback before the op runs, as PyTorch dispatches (F.leaky_relu(proxy) is
- * one node, not the ops its body would record). */
-static int has_overriding_positional(PyObject *const *args, Py_ssize_t n) {
+/* An argument (positional or keyword), or an item of a list/tuple one (cat's tensors), that
+ * overrides: the call goes to the fallback before the op runs, as PyTorch dispatches
+ * (F.leaky_relu(proxy) is one node, not the ops its body would record). */
+static int has_overriding_argument(PyObject *const *args, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyTypeObject *t = Py_TYPE(args[i]);
         if (t == &PyList_Type || t == &PyTuple_Type) {
@@ -84,7 +84,8 @@ static PyObject *call_op(PyObject *self, PyObject *fn, PyObject *const *args, si
     PyObject *result;
     if (torch_function_fallback == NULL)
         return PyObject_Vectorcall(fn, args, nargsf, kwnames);
-    if (mode_active || has_overriding_positional(args, PyVectorcall_NARGS(nargsf))) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    if (mode_active || has_overriding_argument(args, n)) {
         result = call_fallback(self, args, nargsf, kwnames, 0);
         if (result != Py_NotImplemented)
             return result;
@@ -93,7 +94,7 @@ static PyObject *call_op(PyObject *self, PyObject *fn, PyObject *const *args, si
     result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
     if (result != NULL || !PyErr_ExceptionMatches(PyExc_Exception))
         return result;
-    /* failed: an overriding argument the scan above does not see (inside a list, a keyword)
+    /* failed: an overriding argument the scan above does not see (deeper in a container)
      * takes the call; without one, the op's own error stands */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);

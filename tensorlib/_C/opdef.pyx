@@ -38,7 +38,7 @@ def with_aliases(fn, dict table):
 
 def set_torch_function_fallback(fallback, tensor_class, disabled_impl):
     """fallback(op, args, kwargs, failed) for the calls of ops (with_aliases objects) given a
-    positional argument whose type defines __torch_function__ (other than tensor_class's
+    argument (or list/tuple item) whose type defines __torch_function__ (other than tensor_class's
     exact instances and types whose __torch_function__ is `disabled_impl`), made while a mode
     is on, and (failed=True) for calls that raised: its answer is the call's, NotImplemented
     when nothing handles it (the op runs, or its exception stands)."""
