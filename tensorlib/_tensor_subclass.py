@@ -28,8 +28,12 @@ _OPERATORS = {
     "__le__": ("le", None), "__gt__": ("gt", None), "__ge__": ("ge", None),
     "__neg__": ("neg", None), "__pos__": ("positive", None), "__abs__": ("abs", None),
     "__invert__": (None, None), "__getitem__": (None, None), "__setitem__": (None, None),
+    "__len__": (None, None), "__repr__": (None, None),
+    "size": (None, None), "stride": (None, None),         # plain functions on Tensor, for speed
 }
-_PROPERTIES = ("T", "mT", "H", "mH")
+# the properties that dispatch (reading them; setting data/grad/requires_grad does not)
+_PROPERTIES = ("T", "mT", "H", "mH", "shape", "dtype", "device", "layout", "ndim", "data",
+               "grad", "requires_grad", "is_leaf", "grad_fn", "real", "imag")
 
 _tensor = None      # tensorlib.Tensor, set by install
 _base = {}          # name -> Tensor's own operator or property (before any wrapping)
@@ -42,7 +46,10 @@ def _default_torch_function(cls, func, types, args=(), kwargs=None):
     if not all(issubclass(cls, t) for t in types):
         return NotImplemented
     with overrides.DisableTorchFunctionSubclass():
-        return _convert(func(*args, **(kwargs or {})), cls)
+        ret = func(*args, **(kwargs or {}))
+        if getattr(func, "__self__", None) is _wrappers.get("grad"):  # PyTorch's nowrap
+            return ret
+        return _convert(ret, cls)
 
 
 def _convert(ret, cls):
@@ -89,12 +96,12 @@ def _operator(name, report, forward):
     reports, or this wrapper itself."""
     base = _base[name]
 
-    def method(self, *args):
+    def method(self, *args, **kwargs):
         if forward is not None and isinstance(args[0], _tensor):
-            out = overrides._dispatch(_reported(forward), (args[0], self), {})
+            out = overrides._dispatch(_reported(forward), (args[0], self), kwargs)
         else:
-            out = overrides._dispatch(_reported(name), (self,) + args, {})
-        return base(self, *args) if out is NotImplemented else out
+            out = overrides._dispatch(_reported(name), (self,) + args, kwargs)
+        return base(self, *args, **kwargs) if out is NotImplemented else out
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -111,7 +118,7 @@ def _property(name):
     def get(self):
         out = overrides._dispatch(_wrappers[name].__get__, (self,), {})
         return prop.__get__(self) if out is NotImplemented else out
-    return property(get, doc=prop.__doc__)
+    return property(get, prop.fset, prop.fdel, prop.__doc__)
 
 
 def prepare_subclass(cls, **kwargs):

@@ -214,3 +214,25 @@ def test_operator_wrappers_count_as_tensor_methods():
     _, Logging, _ = make_classes(tensorlib)
     assert overrides.is_tensor_method_or_property(Logging.__dict__["__getitem__"])
     assert overrides.is_tensor_method_or_property(Logging.__dict__["T"].__get__)
+
+
+def metadata_reads(lib):
+    _, Logging, _ = make_classes(lib)
+    x = lib.ones(2, 3).as_subclass(Logging)
+    Logging.seen.clear()
+    values = [str(x.dtype).split(".")[-1], x.device.type, x.requires_grad, x.grad, x.ndim,
+              x.dim(), list(x.size()), list(x.shape), len(x), x.is_leaf]
+    text = repr(x == 1)
+    return values, Logging.seen, "True" in text
+
+
+def test_metadata_reads_and_repr_match_torch():
+    assert metadata_reads(tensorlib) == metadata_reads(torch)
+
+
+def test_setting_requires_grad_on_a_subclass():
+    plain = make_classes(tensorlib)[0]
+    x = tensorlib.ones(2).as_subclass(plain)
+    x.requires_grad = True
+    (x * 2).sum().backward()
+    assert x.requires_grad and x.grad.tolist() == [2.0, 2.0] and type(x.grad) is tensorlib.Tensor
