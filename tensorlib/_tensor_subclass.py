@@ -80,9 +80,10 @@ def as_subclass(self, cls):
     return _as_subclass(self, cls)
 
 
-def _make_subclass(cls, data, require_grad=False, **_ignored):
+def _make_subclass(cls, data, require_grad=False, **_dispatch_flags):
     """Tensor._make_subclass: an instance of cls sharing data's memory, detached, a leaf that
-    requires grad when asked."""
+    requires grad when asked. PyTorch's dispatch_strides/dispatch_device/... flags steer
+    __torch_dispatch__, which tensorlib does not have: they change nothing here."""
     from tensorlib._legacy import _as_subclass
     out = _as_subclass(data, cls)
     if require_grad:

@@ -93,6 +93,7 @@ def test_parameters_stay_plain_and_skip_dispatch():
         assert type(param + 1) is lib.Tensor and type(param.view(4)) is lib.Tensor
         assert type(param.T) is lib.Tensor
         assert not overrides.has_torch_function((p,))
+    assert "__add__" not in vars(tensorlib.nn.Parameter)        # no Python operator wrappers
 
 
 def test_as_subclass_keeps_the_graph(device):
