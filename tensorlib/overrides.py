@@ -7,8 +7,9 @@ call first.
 The C wrapper of every public op (tensorlib/_C/aliased_call.h) hands a call to `_fallback` when
 an argument's type overrides (an exact Tensor or a number costs one pointer compare; a type
 whose `__torch_function__` is `_disabled_torch_function_impl`, such as Parameter, is skipped in
-C), when a mode is on, and when the call raised (an overriding object deeper in a container). Tensor's operators and properties reach `_dispatch` through the
-wrappers `tensorlib._tensor_subclass` installs on subclasses (and on Tensor while a mode is on).
+C), when a mode is on, and when the call raised (an overriding object deeper in a container).
+Tensor's operators and properties reach `_dispatch` through the wrappers
+`tensorlib._tensor_subclass` installs on subclasses (and on Tensor while a mode is on).
 """
 import functools
 

@@ -237,3 +237,37 @@ def test_setting_requires_grad_on_a_subclass():
     x.requires_grad = True
     (x * 2).sum().backward()
     assert x.requires_grad and x.grad.tolist() == [2.0, 2.0] and type(x.grad) is tensorlib.Tensor
+
+
+def tagged_model_run(lib):
+    """A subclass carrying metadata (made with _make_subclass) through an nn model."""
+    class Tagged(lib.Tensor):
+        @staticmethod
+        def __new__(cls, data, tag):
+            return lib.Tensor._make_subclass(cls, data, data.requires_grad)
+
+        def __init__(self, data, tag):
+            self.tag = tag
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            out = super().__torch_function__(func, types, args, kwargs)
+            tags = [a.tag for a in args if isinstance(a, Tagged) and hasattr(a, "tag")]
+            if isinstance(out, Tagged) and tags:
+                out.tag = tags[0]
+            return out
+
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.linspace(-1, 1, p.numel()).reshape(p.shape))
+    y = model(Tagged(lib.ones(5, 3), "img"))
+    y.sum().backward()
+    grad = model[0].weight.grad
+    return (type(y).__name__, y.tag, type(grad).__name__,
+            [round(v, 5) for v in grad.flatten().tolist()],
+            [type(t).__name__ for t in (y.detach(), y.float(), lib.stack([y, y]), y.unbind(0)[0])])
+
+
+def test_a_tagged_subclass_through_a_model_matches_torch():
+    assert tagged_model_run(tensorlib) == tagged_model_run(torch)
