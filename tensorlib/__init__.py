@@ -56,6 +56,9 @@ def get_num_threads():
 
 # every op family's functions and Tensor methods (tensorlib/ops/__init__.py)
 ops.install(Tensor, globals())
+# Tensor subclasses keep their type through ops and reach __torch_function__ (torch.overrides)
+from tensorlib import _tensor_subclass  # noqa: E402
+_tensor_subclass.install(Tensor)
 swapaxes = swapdims = transpose  # noqa: F821 - installed above
 Tensor.swapdims = Tensor.swapaxes
 is_floating_point, is_signed = Tensor.is_floating_point, Tensor.is_signed

@@ -70,15 +70,18 @@ def test_calls_without_an_override_keep_their_own_errors():
     assert tensorlib.add(tensorlib.ones(2), 1).tolist() == [2.0, 2.0]   # and still work
 
 
-def test_tensor_subclasses_are_not_dispatched():
+def test_tensor_subclasses_are_dispatched():
     class Sub(tensorlib.Tensor):
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
-            raise AssertionError("tensor subclasses run the op itself")
+            return "sub", func
 
     s = Sub([1.0, -2.0])
-    assert tensorlib.relu(s).tolist() == [1.0, 0.0]
-    assert not overrides.has_torch_function((s,))
+    assert tensorlib.relu(s) == ("sub", tensorlib.relu)
+    assert F.relu(s) == ("sub", F.relu)
+    assert overrides.has_torch_function((s,))
+    assert not overrides.has_torch_function((tensorlib.ones(1),))
+    assert not overrides.has_torch_function((tensorlib.nn.Parameter(tensorlib.ones(1)),))
 
 
 def test_the_overrides_helpers():

@@ -3,9 +3,11 @@
  * none of the aliases, is passed on as it came (no tuple or dict is built); only a call
  * naming an alias gets its keyword names renamed. It binds as a method does, and with
  * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object.
- * A call that fails (TypeError, AttributeError...) is offered to the __torch_function__
- * fallback (set once by tensorlib.overrides): an argument that is not a tensor but implements
- * __torch_function__ (an fx Proxy) handles it; a call that succeeds pays nothing for this. */
+ * A call given an overriding argument, or made while a TorchFunctionMode is on,
+ * goes to the __torch_function__ fallback (set once by tensorlib.overrides) first; a call that
+ * fails (TypeError, AttributeError...) is offered to it again: an argument that is not a
+ * tensor but implements __torch_function__ (inside a list, a keyword) handles it. A call on
+ * exact Tensors and numbers pays a pointer compare per argument and one flag test. */
 #include <Python.h>
 #include <stddef.h>
 
@@ -17,21 +19,38 @@ typedef struct {
     vectorcallfunc vectorcall;
 } AliasedCall;
 
-static PyObject *torch_function_fallback = NULL;  /* fallback(op, args, kwargs) */
+static PyObject *torch_function_fallback = NULL;  /* fallback(op, args, kwargs, failed) */
 static PyObject *tensor_type = NULL;              /* tensorlib.Tensor: never overrides */
+static PyObject *disabled_impl = NULL;            /* _disabled_torch_function_impl */
 static PyObject *torch_function_name = NULL;      /* "__torch_function__", interned */
+static int mode_active = 0;                       /* a TorchFunctionMode is on the stack */
 
-/* A positional argument whose type defines __torch_function__ (an fx Proxy): the call goes to
- * the fallback before the op runs, as PyTorch dispatches (F.leaky_relu(proxy) is one node,
- * not the ops its body would record). Tensors and numbers cost a pointer compare each. */
-static int has_overriding_positional(PyObject *const *args, Py_ssize_t n) {
+/* An argument whose type defines __torch_function__ (an fx Proxy, a Tensor subclass whose
+ * __torch_function__ is not _disabled_torch_function_impl). An exact Tensor or a number costs
+ * a pointer compare. */
+static int overrides(PyObject *arg) {
+    PyTypeObject *t = Py_TYPE(arg);
+    if ((PyObject *)t == tensor_type || t == &PyFloat_Type || t == &PyLong_Type
+            || arg == Py_None || t == &PyBool_Type)
+        return 0;
+    PyObject *impl = _PyType_Lookup(t, torch_function_name);
+    return impl != NULL && impl != disabled_impl;
+}
+
+/* An argument (positional or keyword), or an item of a list/tuple one (cat's tensors), that
+ * overrides: the call goes to the fallback before the op runs, as PyTorch dispatches
+ * (F.leaky_relu(proxy) is one node, not the ops its body would record). */
+static int has_overriding_argument(PyObject *const *args, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyTypeObject *t = Py_TYPE(args[i]);
-        if ((PyObject *)t == tensor_type || t == &PyFloat_Type || t == &PyLong_Type
-                || args[i] == Py_None || t == &PyBool_Type)
-            continue;
-        if (_PyType_Lookup(t, torch_function_name) != NULL)
+        if (t == &PyList_Type || t == &PyTuple_Type) {
+            PyObject **items = PySequence_Fast_ITEMS(args[i]);
+            for (Py_ssize_t j = 0, m = PySequence_Fast_GET_SIZE(args[i]); j < m; j++)
+                if (overrides(items[j]))
+                    return 1;
+        } else if (overrides(args[i])) {
             return 1;
+        }
     }
     return 0;
 }
@@ -39,7 +58,7 @@ static int has_overriding_positional(PyObject *const *args, Py_ssize_t n) {
 /* fallback(op, args, kwargs) for a vectorcall's arguments: a new reference (NotImplemented
  * when no argument overrides), or NULL with the fallback's exception set. */
 static PyObject *call_fallback(PyObject *self, PyObject *const *args, size_t nargsf,
-                               PyObject *kwnames) {
+                               PyObject *kwnames, int failed) {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf), i;
     Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     PyObject *tuple = PyTuple_New(n), *kwargs = PyDict_New(), *result = NULL;
@@ -52,7 +71,8 @@ static PyObject *call_fallback(PyObject *self, PyObject *const *args, size_t nar
     for (i = 0; i < nk; i++)
         if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0)
             goto done;
-    result = PyObject_CallFunctionObjArgs(torch_function_fallback, self, tuple, kwargs, NULL);
+    result = PyObject_CallFunctionObjArgs(torch_function_fallback, self, tuple, kwargs,
+                                          failed ? Py_True : Py_False, NULL);
 done:
     Py_XDECREF(tuple);
     Py_XDECREF(kwargs);
@@ -64,20 +84,21 @@ static PyObject *call_op(PyObject *self, PyObject *fn, PyObject *const *args, si
     PyObject *result;
     if (torch_function_fallback == NULL)
         return PyObject_Vectorcall(fn, args, nargsf, kwnames);
-    if (has_overriding_positional(args, PyVectorcall_NARGS(nargsf))) {
-        result = call_fallback(self, args, nargsf, kwnames);
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    if (mode_active || has_overriding_argument(args, n)) {
+        result = call_fallback(self, args, nargsf, kwnames, 0);
         if (result != Py_NotImplemented)
             return result;
-        Py_DECREF(result);                      /* a tensor subclass: the op runs on it */
+        Py_DECREF(result);          /* dispatch is off, or no handler: the op runs */
     }
     result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
     if (result != NULL || !PyErr_ExceptionMatches(PyExc_Exception))
         return result;
-    /* failed: an overriding argument the scan above does not see (inside a list, a keyword)
+    /* failed: an overriding argument the scan above does not see (deeper in a container)
      * takes the call; without one, the op's own error stands */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    result = call_fallback(self, args, nargsf, kwnames);
+    result = call_fallback(self, args, nargsf, kwnames, 1);
     if (result == Py_NotImplemented) {
         Py_DECREF(result);
         PyErr_Restore(type, value, tb);
@@ -89,7 +110,7 @@ static PyObject *call_op(PyObject *self, PyObject *fn, PyObject *const *args, si
     return result;
 }
 
-static int aliased_set_fallback(PyObject *fallback, PyObject *tensor) {
+static int aliased_set_fallback(PyObject *fallback, PyObject *tensor, PyObject *disabled) {
     if (torch_function_name == NULL
             && (torch_function_name = PyUnicode_InternFromString("__torch_function__")) == NULL)
         return -1;
@@ -97,7 +118,13 @@ static int aliased_set_fallback(PyObject *fallback, PyObject *tensor) {
     Py_XSETREF(torch_function_fallback, fallback);
     Py_XINCREF(tensor);
     Py_XSETREF(tensor_type, tensor);
+    Py_XINCREF(disabled);
+    Py_XSETREF(disabled_impl, disabled);
     return 0;
+}
+
+static void aliased_set_mode_active(int active) {
+    mode_active = active;
 }
 
 static PyObject *aliased_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,

@@ -21,7 +21,8 @@ cpdef bint requires_grad(tuple args):
 
 cdef extern from "aliased_call.h":
     object aliased_new(object fn, object table)
-    int aliased_set_fallback(object fallback, object tensor) except -1
+    int aliased_set_fallback(object fallback, object tensor, object disabled) except -1
+    void aliased_set_mode_active(int active)
 
 
 # the type of what with_aliases returns: code that tells ops from other objects by type
@@ -35,12 +36,18 @@ def with_aliases(fn, dict table):
     return aliased_new(fn, table)
 
 
-def set_torch_function_fallback(fallback, tensor_class):
-    """fallback(op, args, kwargs) for the calls of ops (with_aliases objects) given a
-    positional argument whose type defines __torch_function__ (other than tensor_class's
-    instances), and for calls that raised: its answer is the call's, NotImplemented when no
-    argument overrides (the op runs, or its exception stands)."""
-    aliased_set_fallback(fallback, tensor_class)
+def set_torch_function_fallback(fallback, tensor_class, disabled_impl):
+    """fallback(op, args, kwargs, failed) for the calls of ops (with_aliases objects) given a
+    argument (or list/tuple item) whose type defines __torch_function__ (other than tensor_class's
+    exact instances and types whose __torch_function__ is `disabled_impl`), made while a mode
+    is on, and (failed=True) for calls that raised: its answer is the call's, NotImplemented
+    when nothing handles it (the op runs, or its exception stands)."""
+    aliased_set_fallback(fallback, tensor_class, disabled_impl)
+
+
+def set_torch_function_mode_active(bint active):
+    """Every op call goes to the fallback while a TorchFunctionMode is on the stack."""
+    aliased_set_mode_active(active)
 
 
 def make_op(str name, fn, autocast):

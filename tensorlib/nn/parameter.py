@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.overrides import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
@@ -45,6 +46,8 @@ class Parameter(tensorlib.Tensor):
     """
 
     __module__ = "tensorlib.nn.parameter"
+    # ops on Parameters return plain Tensors, and the C wrapper skips them (PyTorch's choice)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -97,6 +100,8 @@ class Buffer(tensorlib.Tensor, metaclass=_BufferMeta):
         persistent (bool, optional): whether the buffer is part of the module's
             :attr:`state_dict`. Default: ``True``
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
@@ -195,6 +200,8 @@ class UninitializedTensorMixin:
     raises ValueError. Tensors passed to tensorlib functions raise the same ValueError: the
     placeholder lives on a device of its own whose allocator refuses (`_placeholder_device`).
     `device` is the real device."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def materialize(self, shape, device=None, dtype=None):
         r"""Give the tensor its data (uninitialized values of `shape`) and turn it into the

@@ -23,6 +23,7 @@ Tests: tests/ops/test_conj_view.py."""
 import functools
 import inspect
 
+from tensorlib import _C
 from tensorlib._C.tensor_impl import TensorImpl
 
 _INPUT = "_conj_input"
@@ -88,7 +89,9 @@ def _class():
             elif callable(attr) and not isinstance(attr, (staticmethod, classmethod, type)):
                 namespace[n] = _viewing(getattr(Tensor, n))
         namespace.update(__module__="tensorlib", __doc__=__doc__,
-                         is_conj=lambda self: True)
+                         is_conj=lambda self: True,
+                         # ops on a conj view give plain Tensors (set by tensorlib.overrides)
+                         __torch_function__=_C._disabled_torch_function_impl)
         _cls = type("Tensor", (Tensor,), namespace)     # torch's conj views are Tensors
     return _cls
 

@@ -4,6 +4,7 @@ Tensor methods that PyTorch does not run on a sparse layout."""
 import tensorlib._C.dtypes as dt
 from tensorlib._C.grad_mode import is_inference_mode_enabled as _inference_enabled
 from tensorlib._tensor import Tensor
+from tensorlib.overrides import _disabled_torch_function_impl
 from tensorlib.sparse._guard import guard_device, guard_storage, not_supported
 
 __all__ = ["SparseTensor", "refuse_dense_methods", "parse_to"]
@@ -15,6 +16,8 @@ class SparseTensor(Tensor):
     same sparsity, each component mapped by fn(name, tensor)) and `_map_values`."""
 
     __module__ = "tensorlib"
+    # ops reach the sparse layouts through their own methods, never __torch_function__
+    __torch_function__ = _disabled_torch_function_impl
     _layout = None
     _components = ()
 
