@@ -6,6 +6,7 @@ from tensorlib.ops.decompositions import (cholesky_ex_result, eig_result, eigh_r
                                           slogdet_result, svd_result, torch_svd_result)
 from tensorlib.ops.factorizations import (lu_factor_ex_result, lu_factor_result, lu_result,
                                           solve_ex_result)
+from tensorlib.ops.linalg_legacy import triangular_solve_result
 from tensorlib.ops.pointwise_math import frexp_result
 from tensorlib.ops.reduction import (aminmax_out, cummax_out, cummin_out, max_out, median_out,
                                      min_out, mode_out, nanmedian_out)
@@ -18,6 +19,7 @@ _TYPES = {
     "kthvalue": kthvalue_result, "max": max_out, "median": median_out, "min": min_out,
     "mode": mode_out, "nanmedian": nanmedian_out, "qr": qr_result, "slogdet": slogdet_result,
     "sort": sort_result, "svd": torch_svd_result, "topk": topk_result,
+    "triangular_solve": triangular_solve_result,
     "linalg_cholesky_ex": cholesky_ex_result, "linalg_eig": eig_result,
     "linalg_eigh": eigh_result, "linalg_inv_ex": inv_ex_result, "linalg_lstsq": lstsq_result,
     "linalg_lu": lu_result, "linalg_lu_factor": lu_factor_result,

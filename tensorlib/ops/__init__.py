@@ -9,7 +9,7 @@ FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing",
             "random", "joining", "sorting", "special",
             "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
-            "pinned",
+            "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
             "memory_format")
 
 

@@ -20,7 +20,8 @@ EXCLUDED = {
         "bernoulli", "multinomial", "normal", "rand", "rand_like", "randint", "randint_like",
         "randn", "randn_like", "randperm", "Tensor.bernoulli", "Tensor.bernoulli_",
         "Tensor.exponential_", "Tensor.multinomial", "Tensor.normal_", "Tensor.random_",
-        "Tensor.uniform_", "nn.functional.gumbel_softmax")},
+        "Tensor.uniform_", "nn.functional.gumbel_softmax",
+        "svd_lowrank", "pca_lowrank")},
     **{name: _RNG_STATE for name in (
         "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state")},
     **{name: _SETTING for name in (
