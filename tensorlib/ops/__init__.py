@@ -10,6 +10,8 @@ FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing",
             "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
             "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
+            "random_fill", "index_writes", "aliases_extra",
+            "segment",
             "memory_format")
 
 

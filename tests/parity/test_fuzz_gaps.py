@@ -122,6 +122,73 @@ def _triangular_solve_args(draw):
         "unitriangular": draw(st.booleans())}
 
 
+def _gamma_pair(draw):
+    a = _tensor(draw, dtypes=FLOATS)
+    return (a, _tensor(draw, shape=_shape(a), dtypes=(a.spec[1],))), {}
+
+
+op("igamma")(_gamma_pair)
+op("igammac")(_gamma_pair)
+
+
+def _index_vector(draw, n, bound):
+    return fi.Operand(values=[draw(st.integers(0, bound - 1)) for _ in range(n)],
+                      dtype="int64", shape=(n,))
+
+
+@op("index_reduce")
+def _index_reduce_args(draw):
+    x = _tensor(draw, min_dims=1, dtypes=FLOATS + ("int64",))
+    shape = _shape(x)
+    dim = _dim(draw, len(shape), valid_only=True) % len(shape)
+    n = draw(st.integers(0, 3))
+    src_shape = shape[:dim] + (n,) + shape[dim + 1:]
+    index = _index_vector(draw, n, shape[dim]) if shape[dim] else \
+        fi.Operand(values=[], dtype="int64", shape=(0,))
+    if not shape[dim]:
+        src_shape = shape[:dim] + (0,) + shape[dim + 1:]
+    return (x, dim, index, _tensor(draw, shape=src_shape, dtypes=(x.spec[1],)),
+            draw(st.sampled_from(["prod", "mean", "amax", "amin"]))), {
+        "include_self": draw(st.booleans())}
+
+
+@op("put")
+def _put_args(draw):
+    x = _tensor(draw, dtypes=FLOATS + ("int64",))
+    numel = int(np.prod(_shape(x)))
+    n = draw(st.integers(0, 3)) if numel else 0
+    index = fi.Operand(values=[draw(st.integers(-numel, numel - 1)) for _ in range(n)],
+                       dtype="int64", shape=(n,))
+    accumulate = draw(st.booleans())
+    if not accumulate:       # repeated indices without accumulate: either write may win
+        index = fi.Operand(values=list(dict.fromkeys(v % numel for v in index.values)),
+                           dtype="int64")
+        n = len(index.values)
+    return (x, index, _tensor(draw, shape=(n,), dtypes=(x.spec[1],)), accumulate), {}
+
+
+@op("nonzero_static")
+def _nonzero_static_args(draw):
+    return (_tensor(draw),), {"size": draw(st.integers(0, 5)),
+                              "fill_value": draw(st.sampled_from([-1, 7]))}
+
+
+@op("fill", method=False)
+def _fill_args(draw):
+    return (_tensor(draw), draw(st.sampled_from([0, 2.5, -3, True]))), {}
+
+
+@op("segment_reduce", method=False)
+def _segment_args(draw):
+    lengths = draw(st.lists(st.integers(0, 2), min_size=1, max_size=4))
+    x = _tensor(draw, shape=(sum(lengths),) + tuple(draw(st.lists(st.integers(1, 2),
+                                                                  max_size=1))),
+                dtypes=FLOATS)
+    return (x, draw(st.sampled_from(["sum", "mean", "max", "min", "prod"]))), {
+        "lengths": fi.Operand(values=lengths, dtype="int64"),
+        "initial": draw(st.sampled_from([None, 1.5]))}
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("name", sorted(OPS))
 @FUZZ_GAPS
