@@ -55,6 +55,15 @@ EXCLUDED = {
                     "Tensor.narrow_copy")},
     "Tensor.get_device": "a query of the device, not an op "
                          "(tests/ops/test_method_aliases_inplace.py)",
+    **{name: "a top-level nn native in its native signature (tuples, int modes): compared with "
+             "torch (values, gradients) in tests/test_toplevel_nn_extra.py"
+       for name in ("affine_grid_generator", "conv_tbc", "convolution", "grid_sampler",
+                    "batch_norm", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+                    "ctc_loss", "embedding", "hinge_embedding_loss", "instance_norm", "kl_div",
+                    "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
+                    "gru_cell", "lstm_cell", "native_batch_norm", "native_group_norm",
+                    "native_layer_norm", "norm_except_dim", "rnn_relu_cell", "rnn_tanh_cell")},
+    **{name: _RANDOM for name in ("feature_dropout", "feature_dropout_", "native_dropout")},
     **{name: "a global setting, a query of a tensor's origin or an uninitialised factory: "
              "compared with torch in tests/ops/test_aliases_extra.py"
        for name in ("get_device", "is_inference", "Tensor.is_inference", "empty_permuted",
