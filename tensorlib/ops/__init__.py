@@ -11,7 +11,7 @@ FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
             "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
             "random_fill", "index_writes", "aliases_extra",
-            "segment",
+            "segment", "tensor_methods_extra", "interop",
             "memory_format")
 
 

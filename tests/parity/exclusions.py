@@ -64,6 +64,13 @@ EXCLUDED = {
                     "gru_cell", "lstm_cell", "native_batch_norm", "native_group_norm",
                     "native_layer_norm", "norm_except_dim", "rnn_relu_cell", "rnn_tanh_cell")},
     **{name: _RANDOM for name in ("feature_dropout", "feature_dropout_", "native_dropout")},
+    **{name: "Python callbacks, memory layout queries, uninitialised or resized memory, or "
+             "memory shared with another library: compared with torch in "
+             "tests/ops/test_tensor_methods_extra.py"
+       for name in ("Tensor.apply_", "Tensor.map_", "Tensor.map2_", "Tensor.const_data_ptr",
+                    "Tensor.dim_order", "Tensor.fill_diagonal_", "Tensor.is_set_to",
+                    "Tensor.new_empty_strided", "Tensor.resize", "Tensor.resize_as",
+                    "Tensor.resize_as_", "from_dlpack", "frombuffer", "to_dlpack")},
     **{name: "a global setting, a query of a tensor's origin or an uninitialised factory: "
              "compared with torch in tests/ops/test_aliases_extra.py"
        for name in ("get_device", "is_inference", "Tensor.is_inference", "empty_permuted",
