@@ -1,7 +1,8 @@
 """Tensor methods PyTorch programs call that tensorlib had no name for: the element-wise
 Python callbacks apply_/map_/map2_ (host tensors only, as PyTorch), fill_diagonal_,
 new_empty_strided, resize / resize_as(_), is_set_to, dim_order, const_data_ptr, the
-hardshrink/prelu/stft/istft methods, and the is_<device> queries that are False here."""
+hardshrink/prelu/stft/istft methods, the is_<device> queries that are False here, and
+the removed `volatile` (always False) and `name` (None)."""
 import warnings
 
 __all__ = []
@@ -122,6 +123,12 @@ def _false(self):
     return False
 
 
+def _volatile(self):
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=2)
+    return False
+
+
 _NOT_THIS_DEVICE = ("is_xpu", "is_mps", "is_ipu", "is_xla", "is_mtia", "is_maia",
                     "is_vulkan", "is_mkldnn", "is_nested")
 TENSOR_METHODS = {"apply_": apply_, "map_": map_, "map2_": map2_,
@@ -130,4 +137,6 @@ TENSOR_METHODS = {"apply_": apply_, "map_": map_, "map2_": map2_,
                   "is_set_to": is_set_to, "dim_order": dim_order,
                   "const_data_ptr": const_data_ptr, "hardshrink": hardshrink, "prelu": prelu,
                   "stft": stft, "istft": istft,
+                  "volatile": property(_volatile),
+                  "name": None,        # a plain value: code may set its own name on a tensor
                   **{name: property(_false) for name in _NOT_THIS_DEVICE}}

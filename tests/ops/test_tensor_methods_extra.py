@@ -65,6 +65,13 @@ def test_layout_queries(device):
         assert getattr(x, name) is False is getattr(torch.ones(1), name)
 
 
+def test_volatile_and_name():
+    x = tensorlib.ones(1)
+    assert x.name is None is torch.ones(1).name
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert x.volatile is False
+
+
 def test_resize_family():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
