@@ -79,7 +79,7 @@ from tensorlib._runtime_misc import *  # noqa: E402,F401,F403 - typename, set_wa
 from tensorlib._tensor_str import set_printoptions  # noqa: E402,F401
 from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
 from tensorlib._toplevel_nn import *  # noqa: E402,F401,F403 - torch.conv2d, torch.dropout, ...
-from tensorlib._toplevel_nn_extra import *  # noqa: E402,F401,F403 - torch.embedding, native_*, cells
+from tensorlib._toplevel_nn_extra import *  # noqa: E402,F401,F403 - torch.embedding, cells
 from tensorlib._method_aliases import *  # noqa: E402,F401,F403 - torch.exp_, torch.greater, ...
 from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`

@@ -29,7 +29,8 @@ def test_names_match_torch():
     for name in return_types.__all__:
         assert hasattr(torch.return_types, name), name
         if name != "all_return_types":
-            assert len(getattr(return_types, name)._fields) == getattr(torch.return_types, name).n_fields
+            ours, theirs = getattr(return_types, name), getattr(torch.return_types, name)
+            assert len(ours._fields) == theirs.n_fields, name
 
 
 def test_random_seeds_and_states():

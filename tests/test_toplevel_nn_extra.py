@@ -115,7 +115,8 @@ def test_native_batch_norm_eval_and_dropouts(device):
     stats = (tensorlib.zeros(3, dtype=tensorlib.float64, device=device),
              tensorlib.ones(3, dtype=tensorlib.float64, device=device))
     out, mean, invstd = tensorlib.native_batch_norm(x, None, None, *stats, False, 0.1, 1e-5)
-    want = torch.native_batch_norm(torch.tensor(x4), None, None, torch.zeros(3, dtype=torch.float64),
+    want = torch.native_batch_norm(torch.tensor(x4), None, None,
+                                   torch.zeros(3, dtype=torch.float64),
                                    torch.ones(3, dtype=torch.float64), False, 0.1, 1e-5)
     np.testing.assert_allclose(out.cpu().numpy(), want[0].numpy(), rtol=1e-10)
     assert tuple(mean.shape) == tuple(want[1].shape) and tuple(invstd.shape) == tuple(want[2].shape)

@@ -34,8 +34,8 @@ def test_triangular_solve(device, upper, transpose, unitriangular):
     ours = tensorlib.triangular_solve(ob, oA, upper, transpose, unitriangular)
     want = torch.triangular_solve(tb, tA, upper, transpose, unitriangular)
     assert isinstance(ours, tensorlib.return_types.triangular_solve)
-    np.testing.assert_allclose(ours.solution.detach().cpu().numpy(), want.solution.detach().numpy(),
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(ours.solution.detach().cpu().numpy(),
+                               want.solution.detach().numpy(), rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(ours.cloned_coefficient.detach().cpu().numpy(), A)
     ours.solution.sum().backward()
     want.solution.sum().backward()
@@ -66,8 +66,9 @@ def test_norms_chain_and_exp(device):
     ours = tensorlib.chain_matmul(*[tensorlib.tensor(x, device=device) for x in m])
     np.testing.assert_allclose(ours.cpu().numpy(), m[0] @ m[1] @ m[2], rtol=1e-10)
     sq = rng.standard_normal((2, 3, 3)) / 3
-    np.testing.assert_allclose(tensorlib.matrix_exp(tensorlib.tensor(sq, device=device)).cpu().numpy(),
-                               torch.matrix_exp(torch.tensor(sq)).numpy(), rtol=1e-10)
+    ours_exp = tensorlib.matrix_exp(tensorlib.tensor(sq, device=device))
+    np.testing.assert_allclose(ours_exp.cpu().numpy(), torch.matrix_exp(torch.tensor(sq)).numpy(),
+                               rtol=1e-10)
     assert tensorlib.tensor(sq, device=device).matrix_exp().shape == (2, 3, 3)
 
 

@@ -16,8 +16,8 @@ def test_igamma_family(device):
     x = np.array([0.2, 1.0, 3.0, 1.5])
     oa, ox = tensorlib.tensor(a, device=device), tensorlib.tensor(x, device=device)
     ta, tx = torch.tensor(a), torch.tensor(x)
-    np.testing.assert_allclose(tensorlib.igamma(oa, ox).cpu().numpy(), torch.igamma(ta, tx).numpy(),
-                               rtol=1e-10)
+    np.testing.assert_allclose(tensorlib.igamma(oa, ox).cpu().numpy(),
+                               torch.igamma(ta, tx).numpy(), rtol=1e-10)
     np.testing.assert_allclose(oa.igammac(ox).cpu().numpy(), ta.igammac(tx).numpy(), rtol=1e-10)
     y = oa.clone()
     y.igamma_(ox)
@@ -60,7 +60,8 @@ def test_empty_permuted_and_nonzero_static(device):
     e = tensorlib.empty_permuted((2, 3, 4), (0, 2, 1), device=device)
     assert e.shape == (2, 3, 4)
     assert e.stride() == torch.empty_permuted((2, 3, 4), (0, 2, 1)).stride()
-    assert tensorlib.empty_permuted((2, 3), (1, 0), dtype=tensorlib.float64).dtype is tensorlib.float64
+    e64 = tensorlib.empty_permuted((2, 3), (1, 0), dtype=tensorlib.float64)
+    assert e64.dtype is tensorlib.float64
     for m in (tensorlib, torch):
         with pytest.raises(RuntimeError, match="Duplicate dim"):
             m.empty_permuted((2, 3), (0, 0))
