@@ -82,6 +82,7 @@ from tensorlib._runtime_misc import *  # noqa: E402,F401,F403 - typename, set_wa
 from tensorlib._tensor_str import set_printoptions  # noqa: E402,F401
 from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
 from tensorlib._toplevel_nn import *  # noqa: E402,F401,F403 - torch.conv2d, torch.dropout, ...
+from tensorlib._toplevel_nn_extra import *  # noqa: E402,F401,F403 - torch.embedding, cells
 from tensorlib._method_aliases import *  # noqa: E402,F401,F403 - torch.exp_, torch.greater, ...
 from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`
@@ -89,6 +90,8 @@ from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI
 from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
 from tensorlib.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from tensorlib import masked  # noqa: E402 - torch.masked
+from tensorlib import random, return_types, signal  # noqa: E402 - torch.random, ...
+from tensorlib._global_switches import *  # noqa: E402,F401,F403 - has_mkl, is_anomaly_enabled, ...
 from tensorlib.fft._stft import istft, stft  # noqa: E402
 # production tools (issue 17): mixed precision, profiler, custom ops
 from tensorlib import amp, cpu, library, profiler  # noqa: E402
@@ -107,8 +110,9 @@ import tensorlib.nn.quantized  # noqa: E402,F401 - torch.nn.quantized, the older
 del _quantized
 # torch.overrides: the public functions ops.install did not wrap also hand a call failing on a
 # tensor-like argument (an fx Proxy) to its __torch_function__
-from tensorlib import overrides, _toplevel_nn  # noqa: E402
+from tensorlib import overrides, _toplevel_nn, _toplevel_nn_extra  # noqa: E402
 overrides.make_overridable(globals(), _toplevel_nn.__all__)
+overrides.make_overridable(globals(), _toplevel_nn_extra.__all__)
 for _namespace in (nn.functional, linalg, special, masked):
     overrides.make_overridable(_namespace, _namespace.__all__)
 del _namespace

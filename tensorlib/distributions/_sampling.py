@@ -100,15 +100,16 @@ def standard_gamma(alpha, shape):
     return sample_standard_gamma(alpha, shape)
 
 
-def sample_poisson(rate, shape):
+def sample_poisson(rate, shape, generator=None):
     """Poisson(rate) draws: inversion over 48 terms of the CDF for rate < 10 (the tail beyond
     is below 1e-15), Hormann's transformed rejection (PTRS, 1993) for rate >= 10 in 12 rounds;
-    fallback after the rounds: the rounded normal approximation, clamped at 0."""
+    fallback after the rounds: the rounded normal approximation, clamped at 0. `generator`:
+    the stream to draw from (default: the global one)."""
     rate = rate.detach().expand(shape)
     dtype, device = rate.dtype, rate.device
     small = rate < _POISSON_INVERSION_BELOW
     lam_s = tensorlib.where(small, rate, 1.0)
-    u = tensorlib.rand(shape, dtype=dtype, device=device)
+    u = tensorlib.rand(shape, dtype=dtype, device=device, generator=generator)
     p = (-lam_s).exp()
     cdf = p
     count = tensorlib.zeros(shape, dtype=dtype, device=device)
@@ -125,8 +126,8 @@ def sample_poisson(rate, shape):
     big = tensorlib.zeros(shape, dtype=dtype, device=device)
     done = tensorlib.zeros(shape, dtype=tensorlib.bool, device=device)
     for _ in range(_ROUNDS):
-        uu = tensorlib.rand(shape, dtype=dtype, device=device) - 0.5
-        v = tensorlib.rand(shape, dtype=dtype, device=device)
+        uu = tensorlib.rand(shape, dtype=dtype, device=device, generator=generator) - 0.5
+        v = tensorlib.rand(shape, dtype=dtype, device=device, generator=generator)
         us = 0.5 - uu.abs()
         k = ((2 * a / us + b) * uu + lam + 0.43).floor()
         quick = (us >= 0.07) & (v <= vr)
@@ -137,7 +138,7 @@ def sample_poisson(rate, shape):
         ok = quick | (~reject & test)
         big = tensorlib.where(ok & ~done, kk, big)
         done = done | ok
-    z = tensorlib.randn(shape, dtype=dtype, device=device)
+    z = tensorlib.randn(shape, dtype=dtype, device=device, generator=generator)
     big = tensorlib.where(done, big, (lam + smu * z).round().clamp(min=0))
     out = tensorlib.where(small, count, big)
     return tensorlib.where(rate == 0, 0.0, out)

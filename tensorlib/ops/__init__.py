@@ -9,7 +9,9 @@ FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing",
             "random", "joining", "sorting", "special",
             "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
-            "lu_legacy", "pinned",
+            "lu_legacy", "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
+            "random_fill", "index_writes", "aliases_extra",
+            "segment", "tensor_methods_extra", "interop",
             "memory_format")
 
 

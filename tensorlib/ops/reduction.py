@@ -12,7 +12,9 @@ from tensorlib.ops._args import dims_arg
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
+# torch.return_types.max / .min (tensorlib/return_types.py names them)
+max_out = namedtuple("max", ["values", "indices"])
+min_out = namedtuple("min", ["values", "indices"])
 
 
 def _keep_shape(sizes, dims):
@@ -128,7 +130,7 @@ def _extreme_dim(name, x, dim, keepdim):
         raise TypeError(f"{name}(): dim must be an int, got {type(dim).__name__}")
     values = (amax if name == "max" else amin)(x, dim, keepdim)
     indices = _arg("argmax" if name == "max" else "argmin", x, dim, keepdim)
-    return values_indices(values, indices)
+    return (max_out if name == "max" else min_out)(values, indices)
 
 
 @differentiable("max_dim")

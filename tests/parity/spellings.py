@@ -35,9 +35,14 @@ ALIASES = {
 _NAMESPACES = ("nn.functional.", "linalg.", "special.", "fft.")
 # names whose copies in other namespaces take other arguments (torch.dropout(input, p,
 # train) against F.dropout(input, p, training); torch.norm's p against linalg.norm's ord;
-# torch.svd/qr/cholesky/cross against linalg's): not spellings of one another
+# torch.svd/qr/cholesky/cross against linalg's; the nn natives below): not spellings of one
+# another
 _OWN_SIGNATURES = {"dropout", "alpha_dropout", "feature_alpha_dropout", "norm", "svd", "qr",
-                   "cholesky", "cross", "unfold", "where"}
+                   "cholesky", "cross", "unfold", "where",
+                   # torch's natives: int reductions, weight first, running stats first
+                   "batch_norm", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+                   "ctc_loss", "embedding", "hinge_embedding_loss", "instance_norm", "kl_div",
+                   "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss"}
 
 
 def _resolve(module, path):

@@ -13,6 +13,7 @@ from tests.parity import spellings
 from tests.parity import test_fuzz as families
 from tests.parity.compare import check
 from tests.parity import test_fuzz_surface as surface
+from tests.parity import test_fuzz_gaps as gaps
 from tests.parity.test_fuzz_ops import FUZZ, OPS, SPELLED
 
 torch = pytest.importorskip("torch")
@@ -61,7 +62,8 @@ def _entries():
                 continue
             for path in spellings.of(name):
                 entries.append((name, path, strategy(name), spellings.call(path)))
-    for ops, spelled in ((OPS, SPELLED), (surface.OPS, surface.SPELLED)):
+    for ops, spelled in ((OPS, SPELLED), (surface.OPS, surface.SPELLED),
+                         (gaps.OPS, gaps.SPELLED)):
         for name, (paths, via) in spelled.items():
             for path in paths:
                 entries.append((name, path, ops[name][0], via(path)))
@@ -93,5 +95,5 @@ def test_spelling(key):
 def covered():
     """Every public path the fuzzer checks (primaries and spellings)."""
     paths = set(families.UNARY) | set(families.BINARY) | set(families.REDUCTIONS) | \
-        set(OPS) | set(surface.OPS)
+        set(OPS) | set(surface.OPS) | set(gaps.OPS)
     return paths | {key.split(">")[1] for key in ENTRIES}
