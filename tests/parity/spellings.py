@@ -39,6 +39,10 @@ _NAMESPACES = ("nn.functional.", "linalg.", "special.", "fft.")
 # another
 _OWN_SIGNATURES = {"dropout", "alpha_dropout", "feature_alpha_dropout", "norm", "svd", "qr",
                    "cholesky", "cross", "unfold", "where",
+                   # torch.lu gives lu_factor's (LU, pivots); torch.lu_solve takes (b, LU, pivots)
+                   "lu", "lu_solve",
+                   # torch.matrix_rank was removed: it raises, pointing to linalg.matrix_rank
+                   "matrix_rank",
                    # torch's natives: int reductions, weight first, running stats first
                    "batch_norm", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
                    "ctc_loss", "embedding", "hinge_embedding_loss", "instance_norm", "kl_div",

@@ -491,6 +491,7 @@ SPELLED["linalg.lu_solve"] = (SPELLED["linalg.lu_solve"][0], _lu_solve_call)
 
 
 op("lu_unpack", method=False, scale=100)(lambda draw: ((_square(draw),), {}))
+op("lu", scale=100)(lambda draw: ((_square(draw),), {}))
 
 
 def _lu_unpack_call(path):
@@ -503,7 +504,7 @@ OPS["lu_unpack"] = (OPS["lu_unpack"][0], _lu_unpack_call("lu_unpack"), 100)
 SPELLED["lu_unpack"] = (SPELLED["lu_unpack"][0], _lu_unpack_call)
 
 
-@op("Tensor.lu_solve", scale=100)
+@op("lu_solve", scale=100)
 def _legacy_lu_solve_args(draw):
     (a, b), _ = _lu_solve_args(draw)
     return (b, a), {}
@@ -516,9 +517,8 @@ def _legacy_lu_solve_call(path):
                                        kwargs)
 
 
-OPS["Tensor.lu_solve"] = (OPS["Tensor.lu_solve"][0], _legacy_lu_solve_call("Tensor.lu_solve"),
-                          100)
-SPELLED["Tensor.lu_solve"] = (SPELLED["Tensor.lu_solve"][0], _legacy_lu_solve_call)
+OPS["lu_solve"] = (OPS["lu_solve"][0], _legacy_lu_solve_call("lu_solve"), 100)
+SPELLED["lu_solve"] = (SPELLED["lu_solve"][0], _legacy_lu_solve_call)
 
 
 family(["linalg.ldl_factor", "linalg.ldl_factor_ex"],
