@@ -64,7 +64,25 @@ def _started(proc):
     if not line.startswith("listening on"):
         proc.kill()
         raise SystemExit(f"the server did not start: {line!r}")
-    return proc, line.split()[-1]
+    base = line.split()[-1]
+    _wait_until_accepting(proc, base)
+    return proc, base
+
+
+def _wait_until_accepting(proc, base, seconds=60.0):
+    """uvicorn runs the app's startup (where the baseline says "listening") before it binds
+    its socket: connect until the port answers, so the first request is not refused."""
+    host, port = base.rsplit("//", 1)[-1].rsplit(":", 1)
+    deadline = time.perf_counter() + seconds
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=1.0).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.perf_counter() > deadline:
+                proc.kill()
+                raise SystemExit(f"the server at {base} did not accept connections")
+            time.sleep(0.05)
 
 
 def start(name, path, extra, workers, threads):

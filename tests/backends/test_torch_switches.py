@@ -14,8 +14,8 @@ def restore_switches():
     saved = (_global_flags._deterministic, _global_flags._warn_only,
              _global_flags._matmul_precision)
     yield
-    (_global_flags._deterministic, _global_flags._warn_only,
-     _global_flags._matmul_precision) = saved
+    tensorlib.use_deterministic_algorithms(saved[0], warn_only=saved[1])   # tells the backends
+    _global_flags._matmul_precision = saved[2]
     tensorlib.set_default_device(None)
 
 

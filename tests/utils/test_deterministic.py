@@ -19,8 +19,8 @@ def deterministic():
     torch_saved = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
     yield
-    (_global_flags._deterministic, _global_flags._warn_only,
-     tl.utils.deterministic.fill_uninitialized_memory) = saved
+    tl.use_deterministic_algorithms(saved[0], warn_only=saved[1])     # tells the backends
+    tl.utils.deterministic.fill_uninitialized_memory = saved[2]
     torch.use_deterministic_algorithms(torch_saved)
 
 
@@ -45,7 +45,7 @@ def test_complex_empty_is_nan_and_the_switch_turns_filling_off(deterministic):
     assert np.isnan(tl.empty(2, dtype=tl.complex64).numpy()).all()
     tl.utils.deterministic.fill_uninitialized_memory = False
     tl.empty(3, dtype=tl.int64)                        # not filled: any values
-    _global_flags._deterministic = False
+    tl.use_deterministic_algorithms(False)
     tl.utils.deterministic.fill_uninitialized_memory = True
     assert tl.zeros(3).new_empty(3).shape == (3,)
 

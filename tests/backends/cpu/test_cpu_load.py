@@ -59,6 +59,8 @@ class _Fixed:
 @pytest.fixture
 def sampler(monkeypatch):
     """fastreduce's sampler replaced by one reporting a fixed count; adaptivity on."""
+    assert not tensorlib.are_deterministic_algorithms_enabled()
+    fastreduce.pin_threads(False)        # as use_deterministic_algorithms(False) left it
     fixed = _Fixed(1)
     monkeypatch.setattr(fastreduce, "_sampler", fixed)
     before = fastreduce.use_adaptive_threads(True)
