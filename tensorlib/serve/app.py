@@ -93,4 +93,9 @@ async def serve(server, models, host="127.0.0.1", port=8080, shutdown_timeout=30
         await stop.wait()
     finally:
         await runner.cleanup()
+        # in-flight requests are answered: what is left is the interpreter's teardown, which
+        # a repeated signal (a second Ctrl-C, a supervisor's retry) must not turn into a kill
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)     # else closing the loop restores the default
+            signal.signal(sig, signal.SIG_IGN)
 

@@ -46,7 +46,21 @@ def test_signal_answers_in_flight_then_exits_0(start_server, model_files, sig):
     t.join(60)
     status, doc = out["value"]
     assert status == 200 and len(doc["outputs"][0]) == 3
-    assert s.stop(timeout=60) == 0
+    assert s.proc.wait(60) == 0              # the one signal was enough
+
+
+def test_a_repeated_signal_does_not_kill_the_shutdown(start_server, model_files):
+    s = start_server("--model", f"slow={model_files['mlp']}", "--batch-size", "64",
+                     "--max-batch-delay", "3000")
+    t, out = _in_thread(lambda: s.json("POST", "/predictions/slow", {"inputs": [[1, 2, 3, 4]]}))
+    _wait_for(lambda: s.metric("tensorlib_serve_queue_depth", model="slow") == 1,
+              "the request to be accepted")
+    s.proc.send_signal(signal.SIGTERM)
+    _wait_for(lambda: _refused(s.port), "the listener to close")
+    s.proc.send_signal(signal.SIGTERM)      # a supervisor's retry, a second Ctrl-C
+    t.join(60)
+    assert out["value"][0] == 200
+    assert s.proc.wait(60) == 0
 
 
 def test_full_queue_is_503_with_retry_after(start_server, model_files):
