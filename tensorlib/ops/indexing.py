@@ -106,7 +106,7 @@ def _expand_ellipsis(x, items):
 
 
 def _mask_indices(x, mask, cursor):
-    from tensorlib.ops.sorting import nonzero
+    from tensorlib.ops.selection import nonzero
     for j, n in enumerate(mask._sizes):
         if n != x._sizes[cursor + j]:
             raise IndexError(f"The shape of the mask {list(mask._sizes)} at index {j} does not "
@@ -170,7 +170,7 @@ def _wrapped(x, items):
     """Index tensors checked against their dim's size and made non-negative. As in
     PyTorch: a zero-size indexed dim rejects indices that broadcast to a non-empty shape,
     and an empty result checks none."""
-    from tensorlib.ops.sorting import check_bounds, wrap_index
+    from tensorlib.ops._index_common import check_bounds, wrap_index
     view, adv = apply_basic(x, items)
     sizes = {id(t): (d, view._sizes[d]) for d, t in adv}
     block, _, _, shape = _layout(view._sizes, adv)
@@ -273,7 +273,7 @@ def getitem(x, key):
 # ---- writing ----------------------------------------------------------------------------
 @differentiable("index_put")
 def _index_put(x, key, values, accumulate):
-    from tensorlib.ops.sorting import overwrite
+    from tensorlib.ops._index_common import overwrite
     pos = index_positions(x._sizes, x._device, key)
     vals = values if values._dtype is x._dtype else cast(values, x._dtype)
     vals = vals.expand(pos._sizes)
@@ -308,7 +308,7 @@ def _fit_values(values, shape):
 
 
 def _put(x, key, values, accumulate):
-    from tensorlib.ops.sorting import write_inplace
+    from tensorlib.ops._index_common import write_inplace
     values = _fit_values(values, _result_shape(x, key))
     return write_inplace(x, lambda s: _index_put(s, key, values, accumulate), values)
 

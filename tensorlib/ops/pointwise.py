@@ -356,7 +356,7 @@ def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):  # noqa: A002 - torch'
     """input where condition else other, broadcasting all three; input/other may be numbers.
     where(condition) alone is nonzero(condition, as_tuple=True)."""
     if input is _NOT_GIVEN and other is _NOT_GIVEN:
-        from tensorlib.ops.sorting import nonzero
+        from tensorlib.ops.selection import nonzero
         return nonzero(condition, as_tuple=True)
     if input is _NOT_GIVEN or other is _NOT_GIVEN:
         raise TypeError("where() takes a condition alone, or a condition, input and other")

@@ -32,7 +32,7 @@ def index_put(ctx, g):
         pos = _ops().index_positions(meta.shape, meta.device, key)
         grad_v = _ops().take_flat(g, pos)
         if not (accumulate or key.unique):
-            from tensorlib.ops.sorting import last_writer
+            from tensorlib.ops._index_common import last_writer
             grad_v = tensorlib.where(last_writer(pos), grad_v, 0.0)
     return grad_x, None, grad_v, None
 

@@ -4,10 +4,11 @@ topk and kthvalue send the gradient back to the indices they returned. Overwriti
 the gradient to the surviving (last) write only, matching their forward."""
 import tensorlib
 from tensorlib.autograd.recording import formula
+from tensorlib.ops import _index_common as _common
+from tensorlib.ops import scatter_gather as _sg
+from tensorlib.ops import selection as _sel
 
 
-def _s():
-    return tensorlib.ops.sorting
 
 
 def _zeros(meta, g):
@@ -18,7 +19,7 @@ def _back_to(meta, g, dim, indices):
     """zeros of meta's shape with g added at `indices` along dim (the sorts' gradient)."""
     if len(meta.shape) == 0:
         return g
-    return _s()._scatter_add(_zeros(meta, g), dim, indices, g)
+    return _sg._scatter_add(_zeros(meta, g), dim, indices, g)
 
 
 @formula("gather", save=(2,))
@@ -30,35 +31,34 @@ def gather(ctx, g):
 @formula("scatter_add", save=(2,))
 def scatter_add(ctx, g):
     _, dim, index, _ = ctx.args
-    return g, None, None, _s()._gather(g, dim, index)
+    return g, None, None, _sg._gather(g, dim, index)
 
 
 def _winners(shape, dim, index):
     """Bool, index-shaped: the elements whose write survives an overwriting scatter."""
-    s = _s()
-    targets = s.dim_positions(s._as1d(index), dim, tuple(shape) or (1,))
-    return s.last_writer(targets).view(index.shape)
+    targets = _common.dim_positions(_sg._as1d(index), dim, tuple(shape) or (1,))
+    return _common.last_writer(targets).view(index.shape)
 
 
 @formula("scatter", save=(2,))
 def scatter(ctx, g):
     x, dim, index, _ = ctx.args
-    s = _s()
-    grad_x = s._scatter_value(g, dim, index, 0) if ctx.needs_input_grad[0] else None
+    grad_x = _sg._scatter_value(g, dim, index, 0) if ctx.needs_input_grad[0] else None
     grad_src = None
     if ctx.needs_input_grad[3]:
-        grad_src = tensorlib.where(_winners(x.shape, dim, index), s._gather(g, dim, index), 0.0)
+        grad_src = tensorlib.where(_winners(x.shape, dim, index), _sg._gather(g, dim, index), 0.0)
     return grad_x, None, None, grad_src
 
 
 @formula("scatter_value", save=(2,))
 def scatter_value(ctx, g):
     _, dim, index, _ = ctx.args
-    return _s()._scatter_value(g, dim, index, 0), None, None, None
+    return _sg._scatter_value(g, dim, index, 0), None, None, None
 
 
 def _hit(meta, dim, index):
-    return _s().hit_mask(meta.shape or (1,), _s()._as1d(index), dim, index.device).view(meta.shape)
+    hit = _common.hit_mask(meta.shape or (1,), _sg._as1d(index), dim, index.device)
+    return hit.view(meta.shape)
 
 
 @formula("scatter_reduce", save=(0, 2, 3), save_output=True)
@@ -73,43 +73,43 @@ def scatter_reduce(ctx, g):
 
 
 def _sr_sum(ctx, g, x, dim, index, src, include_self):
-    return g, _s()._gather(g, dim, index)
+    return g, _sg._gather(g, dim, index)
 
 
 def _sr_mean(ctx, g, x, dim, index, src, include_self):
-    s = _s()
     ones = tensorlib.ones(index.shape, dtype=g.dtype, device=g.device)
-    count = s._scatter_add(_zeros(x, g), dim, index, ones)
+    count = _sg._scatter_add(_zeros(x, g), dim, index, ones)
     count = count + 1 if include_self else tensorlib.where(count == 0, 1.0, count)
     gm = g / count
-    return gm, s._gather(gm, dim, index)
+    return gm, _sg._gather(gm, dim, index)
 
 
 def _sr_extreme(ctx, g, x, dim, index, src, include_self):
     """Split evenly among every element (self or src) equal to the result."""
-    s, out = _s(), ctx.out
+    out = ctx.out
     self_is = tensorlib.eq(x, out)
     if not include_self:
         self_is = self_is & _hit(x, dim, index).logical_not()
-    src_is = tensorlib.eq(src, s._gather(out, dim, index))
-    count = s._scatter_add(self_is.to(g.dtype), dim, index, src_is.to(g.dtype))
+    src_is = tensorlib.eq(src, _sg._gather(out, dim, index))
+    count = _sg._scatter_add(self_is.to(g.dtype), dim, index, src_is.to(g.dtype))
     share = g / tensorlib.where(count == 0, 1.0, count)
     return (tensorlib.where(self_is, share, 0.0),
-            tensorlib.where(src_is, s._gather(share, dim, index), 0.0))
+            tensorlib.where(src_is, _sg._gather(share, dim, index), 0.0))
 
 
 def _sr_prod(ctx, g, x, dim, index, src, include_self):
     """PyTorch's formula: exact with one zero among the factors of an output."""
-    s, out = _s(), ctx.out
+    out = ctx.out
     masked_self = tensorlib.where(x == 0, 1.0, x)
-    grad_x = g * s._scatter_reduce(masked_self, dim, index, src, "prod", include_self) / masked_self
+    grad_x = g * _sg._scatter_reduce(masked_self, dim, index, src, "prod",
+                                     include_self) / masked_self
     src_zero = src == 0
-    zeros_per_out = s._scatter_add(_zeros(x, g), dim, index, src_zero.to(g.dtype))
-    single_zero = src_zero & (s._gather(zeros_per_out, dim, index) == 1)
+    zeros_per_out = _sg._scatter_add(_zeros(x, g), dim, index, src_zero.to(g.dtype))
+    single_zero = src_zero & (_sg._gather(zeros_per_out, dim, index) == 1)
     masked_src = tensorlib.where(single_zero, 1.0, src)
-    without = s._scatter_reduce(x, dim, index, masked_src, "prod", include_self)
-    grad_src = tensorlib.where(single_zero, s._gather(g * without, dim, index),
-                               s._gather(g * out, dim, index) / tensorlib.where(src_zero, 1.0, src))
+    without = _sg._scatter_reduce(x, dim, index, masked_src, "prod", include_self)
+    unmasked = _sg._gather(g * out, dim, index) / tensorlib.where(src_zero, 1.0, src)
+    grad_src = tensorlib.where(single_zero, _sg._gather(g * without, dim, index), unmasked)
     return grad_x, grad_src
 
 
@@ -118,7 +118,7 @@ def index_select(ctx, g):
     x, dim, index = ctx.args
     if len(x.shape) == 0:
         return g, None, None
-    return _s()._index_add(_zeros(x, g), dim, index, g, 1), None, None
+    return _sel._index_add(_zeros(x, g), dim, index, g, 1), None, None
 
 
 @formula("index_add", save=(2,))
@@ -126,7 +126,7 @@ def index_add(ctx, g):
     x, dim, index, _, alpha = ctx.args
     grad_src = None
     if ctx.needs_input_grad[3]:
-        grad_src = g if len(x.shape) == 0 else _s()._index_select(g, dim, index)
+        grad_src = g if len(x.shape) == 0 else _sel._index_select(g, dim, index)
         grad_src = grad_src * alpha if alpha != 1 else grad_src
     return g, None, None, grad_src, None
 
@@ -134,13 +134,12 @@ def index_add(ctx, g):
 @formula("index_copy", save=(2,))
 def index_copy(ctx, g):
     x, dim, index, source = ctx.args
-    s = _s()
-    grad_x = s._index_fill(g, dim, index, 0)
+    grad_x = _sel._index_fill(g, dim, index, 0)
     grad_src = None
     if ctx.needs_input_grad[3]:
         src_shape = source.shape or (1,)
-        keep = s.last_writer(s.index_targets(x.shape, dim, index, src_shape))
-        picked = g.reshape(1) if len(x.shape) == 0 else s._index_select(g, dim, index)
+        keep = _common.last_writer(_sel.index_targets(x.shape, dim, index, src_shape))
+        picked = g.reshape(1) if len(x.shape) == 0 else _sel._index_select(g, dim, index)
         grad_src = tensorlib.where(keep, picked, 0.0).reshape(source.shape)
     return grad_x, None, None, grad_src
 
@@ -155,7 +154,7 @@ def _masked_split(mask, g, value_needs_grad):
 @formula("index_fill", save=(2,))
 def index_fill(ctx, g):
     x, dim, index, _ = ctx.args
-    mask = _s().dim_mask(x.shape, g.device, dim, index)
+    mask = _sel.dim_mask(x.shape, g.device, dim, index)
     grad_x, grad_value = _masked_split(mask, g, ctx.needs_input_grad[3])
     return grad_x, None, None, grad_value
 
@@ -170,7 +169,7 @@ def masked_fill(ctx, g):
 def masked_select(ctx, g):
     x, mask = ctx.args
     shape = tensorlib.broadcast_shapes(x.shape, mask.shape)
-    pos = _s().mask_positions(mask.expand(shape))
+    pos = _common.mask_positions(mask.expand(shape))
     return tensorlib.ops.indexing.index_add_flat(g, pos, shape), None
 
 
@@ -180,7 +179,7 @@ def masked_scatter(ctx, g):
     grad_x = tensorlib.where(mask, 0.0, g)
     grad_src = None
     if ctx.needs_input_grad[2]:
-        picked = _s()._masked_select(g, mask)
+        picked = _sel._masked_select(g, mask)
         positions = tensorlib.arange(picked.numel(), device=g.device)
         grad_src = tensorlib.ops.indexing.index_add_flat(picked, positions, source.shape)
     return grad_x, None, grad_src
