@@ -6,7 +6,7 @@ functions that take `out=` in PyTorch their `out=` (`_out.py`) and the factories
 import importlib
 
 FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
-            "random", "joining", "scatter_gather", "selection", "sorting", "special",
+            "random", "joining", "triangular", "scatter_gather", "selection", "sorting", "special",
             "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
             "lu_legacy", "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",

@@ -1,5 +1,5 @@
-"""Joining and rearranging: cat/stack and friends, splits, flips and rolls, repeats, triangles
-and diagonals, pad, meshgrid, broadcasting helpers.
+"""Joining and rearranging: cat/stack and friends, splits, flips and rolls, repeats, pad,
+meshgrid, broadcasting helpers (triangles and diagonals: ops/triangular.py).
 
 Copies are written by the `copy` / `index_select` primitives into outputs from
 `_C.factory.empty`. Splits return narrow/select views and the composites (hstack, movedim,
@@ -26,7 +26,7 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_sta
            "column_stack", "split", "split_with_sizes", "chunk", "tensor_split", "hsplit",
            "vsplit", "dsplit", "unbind",
            "movedim", "moveaxis", "unflatten", "flip", "fliplr", "flipud", "roll",
-           "repeat_interleave", "tile", "tril", "triu", "diag", "diag_embed", "trace",
+           "repeat_interleave", "tile",
            "constant_pad_nd", "meshgrid", "broadcast_to", "broadcast_tensors", "atleast_1d",
            "atleast_2d", "atleast_3d", "rot90"]
 
@@ -555,106 +555,6 @@ def _gather_dim(x, dim, index):
     return _take(x, dim, index)
 
 
-# ------------------------------------------------------------------ triangles and diagonals
-
-def _tri_mask(x, diagonal, lower):
-    """True where col - row <= diagonal (lower) or >= diagonal (upper), shape (rows, cols)."""
-    from tensorlib.ops.creation import arange
-    rows, cols = x._sizes[-2:]
-    offset = arange(cols, device=x._device) - reshape(arange(rows, device=x._device),
-                                                      (rows, 1))
-    return offset.le(diagonal) if lower else offset.ge(diagonal)
-
-
-def _check_tri(name, x):
-    if x.dim() < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-
-
-def tril(input, diagonal=0):  # noqa: A002
-    """Zero above the diagonal-th diagonal of the last two dims (batched)."""
-    _check_tri("tril", input)
-    return _tril(input, int(diagonal))
-
-
-def triu(input, diagonal=0):  # noqa: A002
-    """Zero below the diagonal-th diagonal of the last two dims (batched)."""
-    _check_tri("triu", input)
-    return _triu(input, int(diagonal))
-
-
-@differentiable("tril")
-def _tril(x, diagonal):
-    return _where(_tri_mask(x, diagonal, True), x, _zeros((), x._dtype, x._device))
-
-
-@differentiable("triu")
-def _triu(x, diagonal):
-    return _where(_tri_mask(x, diagonal, False), x, _zeros((), x._dtype, x._device))
-
-
-def tril_(self, diagonal=0):
-    """In place through copy_ (which records the overwrite for autograd)."""
-    return self.copy_(tril(self, diagonal))
-
-
-def triu_(self, diagonal=0):
-    return self.copy_(triu(self, diagonal))
-
-
-def diag(input, diagonal=0):  # noqa: A002
-    """1-D: a square matrix with input on the diagonal-th diagonal; 2-D: that diagonal."""
-    if input.dim() not in (1, 2):
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
-    return _diag(input, int(diagonal))
-
-
-@differentiable("diag")
-def _diag(x, k):
-    if x.dim() == 2:
-        return clone(_v.diagonal(x, k, 0, 1))
-    n = x._sizes[0] + abs(k)
-    out = _zeros((n, n), x._dtype, x._device)
-    _copy(_v.diagonal(out, k, 0, 1), x)
-    return out
-
-
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
-    """Last dim of input laid on the offset diagonal of (dim1, dim2) of a new zero tensor."""
-    nd = input.dim() + 1
-    d1, d2 = _v.wrap_dim(dim1, nd), _v.wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    if input.dim() == 0:
-        input = reshape(input, (1,))
-    return _diag_embed(input, int(offset), d1, d2)
-
-
-@differentiable("diag_embed")
-def _diag_embed(x, offset, d1, d2):
-    n = x._sizes[-1] + abs(offset)
-    rest = iter(x._sizes[:-1])
-    shape = tuple(n if i in (d1, d2) else next(rest) for i in range(x.dim() + 1))
-    out = _zeros(shape, x._dtype, x._device)
-    _copy(_v.diagonal(out, offset, d1, d2), x)
-    return out
-
-
-def trace(input):  # noqa: A002
-    """Sum of the main diagonal of a matrix (int64 for integer inputs, like sum)."""
-    if input._dtype is dt.bool_:
-        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    if input.dim() != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
-    return _trace(input)
-
-
-@differentiable("trace")
-def _trace(x):
-    from tensorlib.ops.reduction import sum as _sum
-    return _sum(_v.diagonal(x, 0, 0, 1))
-
-
 # -------------------------------------------------------------------------------------- pad
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -812,6 +712,5 @@ TENSOR_METHODS = {
     "unbind": unbind, "movedim": movedim, "moveaxis": moveaxis,
     "unflatten": unflatten, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll,
     "rot90": rot90, "repeat": repeat, "tile": tile, "repeat_interleave": repeat_interleave,
-    "tril": tril, "triu": triu, "tril_": tril_, "triu_": triu_, "diag": diag,
-    "diag_embed": diag_embed, "trace": trace, "broadcast_to": broadcast_to,
+    "broadcast_to": broadcast_to,
 }

@@ -6,6 +6,7 @@ import tensorlib
 from tensorlib.autograd.formulas.shape import _scatter_back
 from tensorlib.autograd.recording import formula
 from tensorlib.ops import joining as J
+from tensorlib.ops import triangular as T
 
 
 @formula("cat")
@@ -61,12 +62,12 @@ def repeat_interleave(ctx, g):
 
 @formula("tril")
 def tril(ctx, g):
-    return J._tril(g, ctx.args[1]), None
+    return T._tril(g, ctx.args[1]), None
 
 
 @formula("triu")
 def triu(ctx, g):
-    return J._triu(g, ctx.args[1]), None
+    return T._triu(g, ctx.args[1]), None
 
 
 @formula("diag")
