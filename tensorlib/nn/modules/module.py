@@ -1,16 +1,18 @@
 """nn.Module: the base class of every layer. It holds parameters, buffers and child modules in
 three ordered dicts that assignment fills (`__setattr__`), names them for `state_dict`
-exactly as PyTorch does, and runs hooks around `forward` only when any are registered."""
+exactly as PyTorch does (state_dict and loading: `_state_dict.py`), and runs hooks around
+`forward` only when any are registered (full backward hooks: `_backward_hooks.py`)."""
 import itertools
 import warnings
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections import OrderedDict
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
-from tensorlib.autograd.function import Function
 from tensorlib.nn.parameter import Buffer, Parameter
 from tensorlib.utils.hooks import RemovableHandle
+from tensorlib.nn.modules._backward_hooks import _BackwardHook
+from tensorlib.nn.modules import _state_dict
+from tensorlib.nn.modules._state_dict import ModuleStateDict
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
@@ -18,7 +20,8 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_parameter_registration_hook",
            "register_module_module_registration_hook"]
 
-_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+# PyTorch's name for load_state_dict's result, which libraries import from this module
+_IncompatibleKeys = _state_dict._IncompatibleKeys
 
 # hook ids are unique across every hook dict, global and per module (as RemovableHandle.id)
 _hook_ids = itertools.count()
@@ -32,17 +35,6 @@ _global_backward_hooks = OrderedDict()
 _global_buffer_registration_hooks = OrderedDict()
 _global_parameter_registration_hooks = OrderedDict()
 _global_module_registration_hooks = OrderedDict()
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    __slots__ = ()
-
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
 
 
 def _typename(obj):
@@ -126,125 +118,12 @@ def register_module_module_registration_hook(hook):
     return _add_hook(_global_module_registration_hooks, hook)
 
 
-# ---- full backward hooks ------------------------------------------------------------------
-# NOTE [ Full backward hooks ]
-# A module's backward hooks see the gradients with respect to its tensor inputs and outputs.
-# As in PyTorch (torch/utils/hooks.py::BackwardHook), the tensors that require grad are routed
-# through an identity autograd Function on the way in and on the way out. The output node's
-# pre-hook receives grad_output (and runs the backward pre-hooks, which may replace it); the
-# input node's post-hook receives grad_input and runs the backward hooks, which may replace
-# grad_input. When no input requires grad the backward hooks run from the output node with
-# grad_input all None.
-
-class _BackwardHookFunction(Function):
-    @staticmethod
-    def forward(ctx, *tensors):
-        ctx.set_materialize_grads(False)
-        outs = tuple(t.view_as(t) for t in tensors)
-        return outs
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return grads
-
-
-class _BackwardHook:
-    def __init__(self, module, user_hooks, user_pre_hooks):
-        self.module = module
-        self.user_hooks = user_hooks
-        self.user_pre_hooks = user_pre_hooks
-        self.grad_outputs = None
-        self.n_inputs = 0
-        self.input_positions = None
-
-    def _apply(self, values, on_grads):
-        """Route the tensors requiring grad in `values` (a tuple) through the identity
-        Function; on_grads is registered on its node. Returns the new tuple and the positions
-        that were routed."""
-        positions = [i for i, v in enumerate(values)
-                     if isinstance(v, TensorImpl) and v._requires_grad]
-        if not positions or not tensorlib.is_grad_enabled():
-            return values, None
-        routed = _BackwardHookFunction.apply(*(values[i] for i in positions))
-        node = routed[0]._grad_fn
-        on_grads(node, positions)
-        out = list(values)
-        for i, r in zip(positions, routed):
-            out[i] = r
-        return tuple(out), positions
-
-    def _pack(self, grads, positions, n):
-        full = [None] * n
-        for i, g in zip(positions, grads):
-            full[i] = g
-        return tuple(full)
-
-    def setup_input_hook(self, args):
-        self.n_inputs = len(args)
-
-        def on_node(node, positions):
-            def hook(grad_inputs, grad_outputs):
-                grad_input = self._pack(grad_inputs, positions, self.n_inputs)
-                result = self._run_hooks(grad_input)
-                if result is None:
-                    return None
-                return tuple(result[i] for i in positions)
-            node.register_hook(hook)
-        new_args, self.input_positions = self._apply(tuple(args), on_node)
-        return new_args
-
-    def _run_hooks(self, grad_input):
-        changed = None
-        for hook in self.user_hooks:
-            out = hook(self.module, grad_input, self.grad_outputs)
-            if out is None:
-                continue
-            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-            if len(out) != len(grad_input):
-                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                   f"got {len(out)}, but expected {len(grad_input)}")
-            grad_input = changed = out
-        return changed
-
-    def setup_output_hook(self, result):
-        single = isinstance(result, TensorImpl)
-        values = (result,) if single else result
-        if not isinstance(values, tuple):
-            return result
-
-        def on_node(node, positions):
-            def pre_hook(grads):
-                n = len(values)
-                grad_output = self._pack(grads, positions, n)
-                for hook in self.user_pre_hooks:
-                    out = hook(self.module, grad_output)
-                    if out is None:
-                        continue
-                    out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-                    if len(out) != n:
-                        raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                           f"grad_output, got {len(out)}, but expected {n}")
-                    grad_output = out
-                self.grad_outputs = grad_output
-                if self.input_positions is None and self.user_hooks:
-                    warnings.warn("Full backward hook is firing when gradients are computed "
-                                  "with respect to module outputs since no inputs require "
-                                  "gradients. See the documentation of "
-                                  "Module.register_full_backward_hook for more details.",
-                                  stacklevel=5)
-                    self._run_hooks((None,) * self.n_inputs)
-                return tuple(grad_output[i] for i in positions)
-            node.register_prehook(pre_hook)
-        new, _ = self._apply(values, on_node)
-        return new[0] if single else new
-
-
 def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                               f'"forward" function')
 
 
-class Module:
+class Module(ModuleStateDict):
     r"""Base class for all neural network modules.
 
     Subclasses call ``super().__init__()`` first, then assign submodules and parameters as
@@ -419,15 +298,6 @@ class Module:
             raise AttributeError("`" + buffer_name + "` is not a buffer")
         return getattr(mod, buffer_name)
 
-    def get_extra_state(self):
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
-                           "be called.")
-
-    def set_extra_state(self, state):
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
-                           "be called.")
-
-    # ---- attribute routing ----------------------------------------------------------------
     def __getattr__(self, name):
         d = self.__dict__
         if "_parameters" in d:
@@ -856,165 +726,6 @@ class Module:
             raise
 
     __call__ = _call_impl
-
-    # ---- state dict -----------------------------------------------------------------------
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if getattr(self.__class__, "get_extra_state", Module.get_extra_state) \
-                is not Module.get_extra_state:
-            destination[extra_state_key] = self.get_extra_state()
-
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        """An OrderedDict of every parameter and persistent buffer, keyed by dotted name
-        (detached unless keep_vars)."""
-        if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead.",
-                          FutureWarning, stacklevel=2)
-            if destination is None:
-                destination = args[0]
-            if len(args) > 1 and prefix == "":
-                prefix = args[1]
-            if len(args) > 2 and keep_vars is False:
-                keep_vars = args[2]
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        local_metadata = dict(version=self._version)
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            hook_result = hook(self, destination, prefix, local_metadata)
-            if hook_result is not None:
-                destination = hook_result
-        return destination
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
-                              missing_keys, unexpected_keys, error_msgs):
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                 unexpected_keys, error_msgs)
-        persistent_buffers = {k: v for k, v in self._buffers.items()
-                              if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
-                                                        persistent_buffers.items())
-                       if v is not None}
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            input_param = state_dict[key]
-            if not isinstance(input_param, TensorImpl):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  f'tensorlib.Tensor or Tensor-like object from checkpoint '
-                                  f'but received {type(input_param)}')
-                continue
-            if len(param.shape) == 0 and len(input_param.shape) == 1 \
-                    and input_param.shape[0] == 1:
-                input_param = input_param[0]
-            if input_param.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{input_param.shape} from checkpoint, the shape in current "
-                                  f"model is {param.shape}.")
-                continue
-            try:
-                with tensorlib.no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param,
-                                                        requires_grad=param.requires_grad)
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose '
-                                  f'dimensions in the model are {param.size()} and whose '
-                                  f'dimensions in the checkpoint are {input_param.size()}, an '
-                                  f'exception occurred : {ex.args}.')
-
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if getattr(self.__class__, "set_extra_state", Module.set_extra_state) \
-                is not Module.set_extra_state:
-            if extra_state_key in state_dict:
-                self.set_extra_state(state_dict[extra_state_key])
-            elif strict:
-                missing_keys.append(extra_state_key)
-        elif strict and extra_state_key in state_dict:
-            unexpected_keys.append(extra_state_key)
-
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_state_key:
-                    input_name = key[len(prefix):].split(".", 1)
-                    if len(input_name) > 1:
-                        if input_name[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif input_name[0] not in local_state:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy parameters and buffers from state_dict into this module (in place, under
-        no_grad). strict: the keys must match state_dict()'s exactly. Returns
-        _IncompatibleKeys(missing_keys, unexpected_keys)."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys, unexpected_keys, error_msgs = [], [], []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-        if metadata is not None:
-            state_dict._metadata = metadata
-
-        def load(module, local_state_dict, prefix=""):
-            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True,
-                                         missing_keys, unexpected_keys, error_msgs)
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    child_state_dict = {k: v for k, v in local_state_dict.items()
-                                        if k.startswith(child_prefix)}
-                    load(child, child_state_dict, child_prefix)
-            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
-            for hook in module._load_state_dict_post_hooks.values():
-                out = hook(module, incompatible_keys)
-                if out is not None:
-                    raise AssertionError("Hooks registered with "
-                                         "``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if incompatible_keys "
-                                         "need to be modified, it should be done inplace.")
-
-        load(self, state_dict)
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
-        if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                self.__class__.__name__, "\n\t".join(error_msgs)))
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # ---- printing -------------------------------------------------------------------------
     def _get_name(self):
