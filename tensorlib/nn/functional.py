@@ -446,6 +446,7 @@ from tensorlib.nn._functional.distance import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.dropout import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.fractional_pooling import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.loss import *  # noqa: E402,F401,F403
+from tensorlib.nn._functional.loss_margin import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.normalization import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.padding import *  # noqa: E402,F401,F403
 from tensorlib.nn._functional.pooling import *  # noqa: E402,F401,F403
@@ -459,7 +460,8 @@ _out.install(globals(), _out.FUNCTIONAL_RULE, "nn.functional.")
 def _family_names():
     import importlib
     families = ("attention", "conv", "distance", "dropout", "fractional_pooling", "loss",
-                "normalization", "padding", "pooling", "sparse", "upsampling", "vision")
+                "loss_margin", "normalization", "padding", "pooling", "sparse", "upsampling",
+                "vision")
     return [name for family in families
             for name in importlib.import_module(f"tensorlib.nn._functional.{family}").__all__]
 
