@@ -1,10 +1,10 @@
 """The CUDA backend's kernels: every primitive from `tensorlib.codegen.primitives` and the
 composites of `tensorlib.codegen.composites` (written once for the GPU backends), run through
 this device adapter on the current stream; float GEMMs go to cuBLAS when it loads."""
-import numpy as np
 
 from tensorlib.codegen import composites as C
 from tensorlib.codegen import primitives as P
+from tensorlib.codegen.device_adapter import DeviceAdapter
 
 from tensorlib_cuda.dialect import DIALECT
 
@@ -12,39 +12,29 @@ LOCAL = 256            # threads per block of the 1-D kernels
 _MAX_GRID_YZ = 65535
 
 
-class DeviceKernels:
-    """Per device: compiled kernels by program key, cached layout (meta) buffers, launching
-    (the adapter `tensorlib.codegen.primitives` documents)."""
+class DeviceKernels(DeviceAdapter):
+    """The CUDA device adapter: programs built by NVRTC/nvcc through the device's compiler,
+    meta buffers copied to device memory, launches on the device's current stream."""
 
     D = DIALECT
-    is_cpu = False
 
     def __init__(self, dev, compiler, label):
         import pycuda.driver as drv
-        self.drv, self.dev, self.compiler, self.label = drv, dev, compiler, label
+        super().__init__(dev, compiler, label)
+        self.drv = drv
         self.local = LOCAL
         self.compute_units = dev.props.multi_processor_count
-        self._programs = {}
-        self._meta = {}
         self.dummy = self.meta((0,))
 
-    def kernels(self, key):
-        found = self._programs.get(key)
-        if found is None:
-            source, names = P.source(self.D, key)
-            found = self._programs[key] = self.compiler.kernels(source, names)
-        return found
-
     def meta(self, values):
-        key = tuple(values)
-        buf = self._meta.get(key)
-        if buf is None:
-            if len(self._meta) > 4096:
-                self.dev.stream.synchronize()     # launches queued may still read old ones
-                self._meta.clear()
-            self.dev.activate()
-            buf = self._meta[key] = self.drv.to_device(np.array(key, dtype=np.int64))
-        return int(buf)
+        return int(super().meta(values))        # kernels take device pointers as integers
+
+    def _before_clearing_meta(self):
+        self.dev.stream.synchronize()
+
+    def _upload(self, host):
+        self.dev.activate()
+        return self.drv.to_device(host)
 
     def launch1d(self, kernel, n, *args):
         self.dev.activate()

@@ -1,54 +1,40 @@
 """The OpenCL backend's kernels: every primitive from `tensorlib.codegen.primitives` (written
 once for the GPU backends), run through this device adapter on the device's in-order queue."""
-import numpy as np
 
 from tensorlib.codegen import composites as C
 from tensorlib.codegen import primitives as P
 from tensorlib.codegen.primitives import copy  # noqa: F401  (the backend's strided copies)
+from tensorlib.codegen.device_adapter import DeviceAdapter
 
 from tensorlib_opencl.dialect import DIALECT
 
 LOCAL = 256            # work-group size of the 1-D kernels
 
 
-class DeviceKernels:
-    """Per device: compiled kernels by program key, cached layout (meta) buffers, launching
-    (the adapter `tensorlib.codegen.primitives` documents)."""
+class DeviceKernels(DeviceAdapter):
+    """The OpenCL device adapter: programs built by the device's compiler, meta buffers as
+    read-only cl.Buffers, launches on the in-order queue."""
 
     D = DIALECT
 
     def __init__(self, dev, compiler, label):
-        self.dev, self.compiler, self.label = dev, compiler, label
+        super().__init__(dev, compiler, label)
         self.cl = dev.cl
         self.queue = dev.queue
         self.local = min(LOCAL, 1 << (dev.max_wg.bit_length() - 1))
         self.compute_units = dev.compute_units
         self.is_cpu = dev.is_cpu
-        self._programs = {}
-        self._meta = {}
         self.dummy = self.meta((0,))
 
-    def kernels(self, key):
-        found = self._programs.get(key)
-        if found is None:
-            if "float64" in P.key_dtypes(key) and not self.dev.fp64:
-                raise TypeError(f"float64 is not supported on {self.label} ({self.dev.name}): "
-                                f"the device lacks cl_khr_fp64. Use float32 on this device.")
-            source, names = P.source(self.D, key)
-            found = self._programs[key] = self.compiler.kernels(source, names)
-        return found
+    def _check_key(self, key):
+        if "float64" in P.key_dtypes(key) and not self.dev.fp64:
+            raise TypeError(f"float64 is not supported on {self.label} ({self.dev.name}): "
+                            f"the device lacks cl_khr_fp64. Use float32 on this device.")
 
-    def meta(self, values):
-        key = tuple(values)
-        buf = self._meta.get(key)
-        if buf is None:
-            if len(self._meta) > 4096:
-                self._meta.clear()
-            cl = self.cl
-            host = np.array(key, dtype=np.int64)
-            buf = self._meta[key] = cl.Buffer(self.dev.context, cl.mem_flags.READ_ONLY
-                                              | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
-        return buf
+    def _upload(self, host):
+        cl = self.cl
+        return cl.Buffer(self.dev.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                         hostbuf=host)
 
     def launch1d(self, kernel, n, *args):
         """Enqueue; returns the launch's event (the profiler reads its times)."""
