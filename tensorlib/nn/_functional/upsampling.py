@@ -1,14 +1,15 @@
 r"""nn.functional: resampling (interpolate / upsample), pixel (un)shuffle, channel shuffle.
 
 Interpolation is separable: each spatial dim is resampled in turn by `index_select` with a
-table of source positions (device tensors made by ops once per geometry, `_index_tables`) (nearest, nearest-exact), or by two (linear,
-bilinear, trilinear) or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the
-border) `index_select`s blended with per-position weights, using PyTorch's coordinate
-arithmetic (align_corners, scale_factor used as given unless recompute_scale_factor).
-antialias=True (bilinear, bicubic, lanczos) is PyTorch's separable antialias filter: a
-triangle, a cubic (A = -0.5, PIL's) or PIL's Lanczos-3 stretched by the downscale factor, its weights normalized per output,
-applied per dim as a small dense (out, in) matrix by matmul. Everything is composed from
-differentiable ops.
+table of source positions (nearest, nearest-exact), or by two (linear, bilinear, trilinear)
+or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the border)
+`index_select`s blended with per-position weights, using PyTorch's coordinate arithmetic
+(align_corners, scale_factor used as given unless recompute_scale_factor). antialias=True
+(bilinear, bicubic, lanczos) is PyTorch's separable antialias filter: a triangle, a cubic
+(A = -0.5, PIL's) or PIL's Lanczos-3 stretched by the downscale factor, its weights
+normalized per output, applied per dim as a small dense (out, in) matrix by matmul. The
+tables, weights and matrices are device tensors made by ops once per geometry and cached
+(`_index_tables.cached`). Everything is composed from differentiable ops.
 """
 import math
 import numbers

@@ -5,10 +5,11 @@ in that order), per dtype and device; the first bucket is capped at ~1 MB so tha
 all-reduce starts early, the others at bucket_cap_mb (PyTorch's assignment: a bucket closes
 once it reaches its cap). A post-accumulate-grad hook on every parameter counts the
 gradients a bucket still waits for; the hook that completes a bucket copies its gradients
-into the bucket's flat tensor (on the parameters' device, allocated once), divides by the group
-size and launches the all-reduce of that tensor asynchronously, so the communication thread reduces it while backward goes on. The hook of
-the last bucket reduces that one itself (nothing is left to overlap with), waits for the
-others and writes the averages back into each .grad in place.
+into the bucket's flat tensor (on the parameters' device, allocated once), divides by the
+group size and launches the all-reduce of that tensor asynchronously, so the communication
+thread reduces it while backward goes on. The hook of the last bucket reduces that one
+itself (nothing is left to overlap with), waits for the others and writes the averages back
+into each .grad in place.
 
 With find_unused_parameters, parameters that the forward's graph cannot reach are marked
 ready right after forward, and a map of which ranks used which parameter is reduced too, so
