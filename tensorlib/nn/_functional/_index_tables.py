@@ -42,32 +42,28 @@ def _arange(n, device):
 class Windows:
     """The pooling windows along one spatial dim of an input of length `size` (see the module
     docstring). all_valid: no -1 in positions; any_empty: some window is all padding."""
-    __slots__ = ("key", "positions", "size", "all_valid", "any_empty", "_cover")
+    __slots__ = ("key", "positions", "size", "all_valid", "any_empty")
 
     def __init__(self, key, positions, size, all_valid, any_empty):
         self.key, self.positions, self.size = key, positions, size
         self.all_valid, self.any_empty = all_valid, any_empty
-        self._cover = None
 
     def cover(self):
         """(offsets (size + 1,), outputs): outputs[offsets[p]:offsets[p + 1]] are the windows
         holding input position p, ascending (so sums come in output order, as a scatter-add).
         By a sort of p * O + o, the invalid elements keyed past every valid one."""
-        if self._cover is None:
-            def build():
-                pos = self.positions
-                n_out = pos.shape[0]
-                valid = pos >= 0
-                o = _arange(n_out, pos.device).reshape(-1, 1)
-                key = tensorlib.where(valid, pos * n_out + o, self.size * n_out + o)
-                outputs = tensorlib.sort(key.reshape(-1))[0] % n_out
-                slot = tensorlib.where(valid, pos, self.size).reshape(-1)
-                counts = tensorlib.bincount(slot, minlength=self.size + 1)[:self.size]
-                offsets = tensorlib.cat([_arange(1, pos.device),
-                                         tensorlib.cumsum(counts, 0)])
-                return offsets, outputs
-            self._cover = cached(("cover",) + self.key, build)
-        return self._cover
+        def build():
+            pos = self.positions
+            n_out = pos.shape[0]
+            valid = pos >= 0
+            o = _arange(n_out, pos.device).reshape(-1, 1)
+            key = tensorlib.where(valid, pos * n_out + o, self.size * n_out + o)
+            outputs = tensorlib.sort(key.reshape(-1))[0] % n_out
+            slot = tensorlib.where(valid, pos, self.size).reshape(-1)
+            counts = tensorlib.bincount(slot, minlength=self.size + 1)[:self.size]
+            offsets = tensorlib.cat([_arange(1, pos.device), tensorlib.cumsum(counts, 0)])
+            return offsets, outputs
+        return cached(("cover",) + self.key, build)
 
 
 def regular_windows(size, out, k, s, p, d, device):
