@@ -13,25 +13,30 @@ these tensors; the decomposition takes the clamped positions, validity mask and 
 positions of `gather_plan`; a gather-form backward takes `cover` (for each input position,
 the outputs whose window holds it, as CSR).
 """
+import threading
 from collections import OrderedDict
 
 import tensorlib
 
 _LIMIT = 512
 _CACHE = OrderedDict()
+_LOCK = threading.Lock()        # DataParallel's replicas pool in threads
 
 
 def cached(key, build):
-    """build() once per key (key includes the device), most recently used kept."""
-    found = _CACHE.get(key)
-    if found is not None:
-        _CACHE.move_to_end(key)
-        return found
+    """build() once per key (key includes the device), most recently used kept. (Two threads
+    missing at once may both build; the tables are equal, either is kept.)"""
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None:
+            _CACHE.move_to_end(key)
+            return found
     with tensorlib.inference_mode(False), tensorlib.no_grad():
         found = build()
-    _CACHE[key] = found
-    if len(_CACHE) > _LIMIT:
-        _CACHE.popitem(last=False)
+    with _LOCK:
+        _CACHE[key] = found
+        if len(_CACHE) > _LIMIT:
+            _CACHE.popitem(last=False)
     return found
 
 
