@@ -84,7 +84,7 @@ def _pool(name, input, kernel_size, output_size, samples, nd):  # noqa: A002
         if o + k - 1 > s:
             raise RuntimeError(f"{where}: pool {label} {k} too large relative to input "
                                f"{label} {s}")
-    u = samples[:n].detach().reshape(n * c, nd)
+    u = samples[:n].detach().to(x.device).reshape(n * c, nd)
     # PyTorch pairs the samples with the dims last-to-first in 2-D (u[0] is the width's)
     order = (1, 0) if nd == 2 else (0, 1, 2)
     flat = 0
