@@ -259,13 +259,14 @@ def _avg_divisor(size, out, k, s, p, count_include_pad, o):
 
 
 def _avg_reciprocal(sizes, outs, kernel, stride, padding, count_include_pad, x):
-    """1 / divisor over the output grid, or a float when it is one number everywhere."""
+    """1 / divisor over the output grid, or a float divisor when it is one number everywhere
+    (both cached per geometry)."""
     args = tuple(zip(sizes, outs, kernel, stride, padding))
-    per_dim = [{_avg_divisor(*a, count_include_pad, o) for o in range(a[1])} for a in args]
-    if all(len(d) == 1 for d in per_dim):
-        return float(math.prod(d.pop() for d in per_dim))
 
     def build():
+        per_dim = [{_avg_divisor(*a, count_include_pad, o) for o in range(a[1])} for a in args]
+        if all(len(d) == 1 for d in per_dim):
+            return float(math.prod(d.pop() for d in per_dim))
         div = 1
         for i, a in enumerate(args):
             shape = [1] * len(args)
