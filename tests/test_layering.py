@@ -46,17 +46,8 @@ HOST_FREE = ["nn", "autograd", "optim", "utils/data"]
 HOST_ALLOWED = {
     "autograd/gradcheck.py": "finite differences and Jacobian comparison are a host-side check",
     "utils/data/_collate.py": "default_collate turns numpy arrays from datasets into tensors",
-    # not yet moved to tensorlib ops (issue #33 still open for these):
-    "nn/_functional/pooling.py": "pending #33: window index tables still built on the host",
-    "nn/_functional/upsampling.py": "pending #33: interpolation tables still built on the host",
-    "nn/_functional/fractional_pooling.py": "pending #33: sampled windows built on the host",
-    "nn/parallel/_reducer.py": "pending #33: the DDP bucket is a host buffer for the collectives",
-    "utils/data/dataset.py": "pending #33: TensorDataset's batched gather indexes on the host",
-    "utils/data/sampler.py": "pending #33: WeightedRandomSampler's draws are made on the host",
-    "utils/data/distributed.py": "pending #33: DistributedSampler shuffles with a numpy RNG",
-    "utils/data/_shm.py": "pending #33: shared-memory transport of worker batches",
-    "utils/data/_random.py": "samplers accept numpy Generators/RandomStates as PyTorch does",
-    "utils/data/_worker.py": "workers seed numpy's global RNG, as PyTorch's workers do",
+    "utils/data/_worker.py": "workers seed numpy's global RNG (when numpy is there), as "
+                             "PyTorch's workers do",
 }
 
 

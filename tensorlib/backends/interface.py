@@ -218,9 +218,12 @@ COMPOSITES = {
                         "(nn/_functional/conv.py)"),
     # -- pooling, sampling
     "max_pool": ("max_pool(values, indices, x, tables) -> bool: tables, one per spatial dim, "
-                 "are (positions, in-bounds mask) windows", "gather and amax over the "
-                 "windows (nn/_functional/pooling.py)"),
-    "max_pool_backward": ("max_pool_backward(grad_x, grad, indices, tables) -> bool",
+                 "are (O, k) int64 tensors on x's device: each window's input positions, -1 "
+                 "where an element is padding", "gather and amax over the windows "
+                 "(nn/_functional/pooling.py)"),
+    "max_pool_backward": ("max_pool_backward(grad_x, grad, indices, tables) -> bool: tables, "
+                          "one per spatial dim, are (offsets, outputs) int64 tensors on the "
+                          "device, the CSR of the windows holding each input position",
                           "one flat scatter-add (nn/_functional/pooling.py)"),
     "grid_sampler_2d": ("grid_sampler_2d(out, input, grid, mode, padding_mode, align_corners)"
                         " -> bool", "gathers and weights in ops (nn/_functional/vision.py)"),

@@ -233,13 +233,11 @@ def cross_entropy_backward(D, name, dt, local):
 
 def max_pool2d(D, name, dt):
     """One work-item per output: the first maximum of its window (NaN wins) and its flat
-    index in the plane. meta = [O0, k0, O1, k1, H, W, rows table (O0 x k0), cols (O1 x k1)];
-    a table entry of -1 is padding."""
+    index in the plane. meta = [O0, k0, O1, k1, H, W]; the rows (O0 x k0) and cols (O1 x k1)
+    position tables are device buffers, -1 where the window element is padding."""
     X = D.compute(dt)
     nan = " || (v != v && best == best)" if is_float(dt) else ""
     body = f"""  const i64 O0 = meta[0], k0 = meta[1], O1 = meta[2], k1 = meta[3], H = meta[4], W = meta[5];
-  {D.global_}const i64* rows = meta + 6;
-  {D.global_}const i64* cols = meta + 6 + O0 * k0;
   const i64 i = {D.global_id(0)};
   if (i >= n) return;
   const i64 o1 = i % O1, o0 = (i / O1) % O0, plane = i / (O0 * O1);
@@ -247,10 +245,10 @@ def max_pool2d(D, name, dt):
   {X} best = {D.lowest(dt)};
   i64 bi = -1;
   for (i64 a = 0; a < k0; ++a) {{
-    const i64 r = rows[o0 * k0 + a];
+    const i64 r = rows[off_r + o0 * k0 + a];
     if (r < 0) continue;
     for (i64 b = 0; b < k1; ++b) {{
-      const i64 c = cols[o1 * k1 + b];
+      const i64 c = cols[off_c + o1 * k1 + b];
       if (c < 0) continue;
       const {X} v = {D.load(dt, 'px', 'base + r * W + c')};
       if (bi < 0 || v > best{nan}) {{ best = v; bi = r * W + c; }}
@@ -260,7 +258,8 @@ def max_pool2d(D, name, dt):
   pi[off_i + i] = bi < 0 ? 0 : bi;"""
     params = ["const i64 n", f"{D.global_}const i64* meta", f"{_ptr(D, dt)} pv", "const i64 off_v",
               f"{D.ptr('int64')} pi", "const i64 off_i", f"{_ptr(D, dt, True)} px",
-              "const i64 off_x"]
+              "const i64 off_x", f"{D.ptr('int64', True)} rows", "const i64 off_r",
+              f"{D.ptr('int64', True)} cols", "const i64 off_c"]
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
 
 
@@ -268,33 +267,31 @@ def max_pool_backward_gather(D, name, dt):
     """Gather form, one work-item per input element, no atomics (deterministic, and linear
     in the batch): it sums the gradients of the outputs whose window holds it and whose
     maximum it was. Up to 3 spatial dims (fewer are padded with size-1 dims). meta = [S0, S1,
-    S2, O0, O1, O2, then per dim the start of its CSR offsets (S_d + 1) and of its candidate
-    outputs in meta, then those arrays]: the outputs whose window covers each input position."""
+    S2, O0, O1, O2]; per dim d, the CSR of the outputs whose window covers each input
+    position: offsets `fd` (S_d + 1) and outputs `cd`, device buffers."""
     A = D.compute(dt)
     body = f"""  const i64 i = {D.global_id(0)};
   if (i >= n) return;
   const i64 S1 = meta[1], S2 = meta[2], O0 = meta[3], O1 = meta[4], O2 = meta[5];
-  {D.global_}const i64* off0 = meta + meta[6];
-  {D.global_}const i64* off1 = meta + meta[7];
-  {D.global_}const i64* off2 = meta + meta[8];
-  {D.global_}const i64* cand0 = meta + meta[9];
-  {D.global_}const i64* cand1 = meta + meta[10];
-  {D.global_}const i64* cand2 = meta + meta[11];
   const i64 plane_in = meta[0] * S1 * S2;
   const i64 flat = i % plane_in, plane = i / plane_in;
   const i64 s2 = flat % S2, s1 = (flat / S2) % S1, s0 = flat / (S1 * S2);
   const i64 base = plane * O0 * O1 * O2;
   {A} acc = 0;
-  for (i64 a = off0[s0]; a < off0[s0 + 1]; ++a)
-    for (i64 b = off1[s1]; b < off1[s1 + 1]; ++b)
-      for (i64 c = off2[s2]; c < off2[s2 + 1]; ++c) {{
-        const i64 j = base + (cand0[a] * O1 + cand1[b]) * O2 + cand2[c];
+  for (i64 a = f0[off_f0 + s0]; a < f0[off_f0 + s0 + 1]; ++a)
+    for (i64 b = f1[off_f1 + s1]; b < f1[off_f1 + s1 + 1]; ++b)
+      for (i64 c = f2[off_f2 + s2]; c < f2[off_f2 + s2 + 1]; ++c) {{
+        const i64 j = base + (c0[off_c0 + a] * O1 + c1[off_c1 + b]) * O2 + c2[off_c2 + c];
         if (pi[off_i + j] == flat) acc = acc + {D.load(dt, 'pg', 'off_g + j')};
       }}
   {D.store(dt, 'px', 'off_x + i', D.convert('acc', dt))}"""
+    tables = [p for d in range(3) for p in (f"{D.ptr('int64', True)} f{d}",
+                                            f"const i64 off_f{d}")] + \
+             [p for d in range(3) for p in (f"{D.ptr('int64', True)} c{d}",
+                                            f"const i64 off_c{d}")]
     params = ["const i64 n", f"{D.global_}const i64* meta", f"{_ptr(D, dt)} px",
               "const i64 off_x", f"{_ptr(D, dt, True)} pg", "const i64 off_g",
-              f"{D.ptr('int64', True)} pi", "const i64 off_i"]
+              f"{D.ptr('int64', True)} pi", "const i64 off_i"] + tables
     return D.program([D.kernel(name, params, body)], (dt,)), (name,)
 
 
@@ -533,45 +530,37 @@ def cross_entropy_backward_kernel(grad_input, grad_rows, x, target, ignore_index
 
 
 def max_pool(values, indices, x, tables):
-    """2-D max pooling of a contiguous (N, C, H, W) x; False for other ranks and dtypes."""
-    if len(tables) != 2 or _dt(x) not in FLOATS or not is_contiguous(x):
+    """2-D max pooling of a contiguous (N, C, H, W) x through one (O, k) int64 positions
+    tensor per dim (-1: padding); False for other ranks, dtypes and layouts."""
+    if len(tables) != 2 or _dt(x) not in FLOATS or not is_contiguous(x) or \
+            not all(_dt(t) == "int64" and is_contiguous(t) for t in tables):
         return False
-    dk = _dk(values, indices, x)
+    rows, cols = tables
+    dk = _dk(values, indices, x, rows, cols)
     (k,) = dk.kernels(("max_pool2d", _dt(x))).values()
     n = _prod(values._sizes)
     if n == 0:
         return True
-    meta = []
-    for pos, valid in tables:
-        meta += [pos.shape[0], pos.shape[1]]
-    meta += list(x._sizes[2:])
-    for pos, valid in tables:
-        meta += [int(p) if ok else -1 for p, ok in zip(pos.reshape(-1), valid.reshape(-1))]
+    meta = list(rows._sizes) + list(cols._sizes) + list(x._sizes[2:])
     dk.launch1d(k, n, n, dk.meta(meta), _h(values), values._offset, _h(indices), indices._offset,
-                _h(x), x._offset)
+                _h(x), x._offset, _h(rows), rows._offset, _h(cols), cols._offset)
     return True
 
 
-def _window_lists(size, pos, valid):
-    """CSR of the outputs whose window covers each of `size` input positions (ascending, so
-    sums come in output order, as the CPU's scatter-add)."""
-    o, j = np.nonzero(valid)
-    p = pos[o, j]
-    order = np.lexsort((o, p))
-    counts = np.bincount(p, minlength=size)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    return offsets, o[order]
-
-
 def max_pool_backward(out, g, indices, tables):
-    """out = zeros with each gradient added at its maximum, by the gather-form kernel; False
-    for more than 3 spatial dims, other dtypes, or layouts it does not take."""
+    """out = zeros with each gradient added at its maximum, by the gather-form kernel; tables:
+    per spatial dim, (offsets, outputs) int64 device tensors, the CSR of the outputs whose
+    window covers each input position. False for more than 3 spatial dims, other dtypes, or
+    layouts it does not take."""
     dt = _dt(out)
     nd = len(tables)
     if (dt not in FLOATS or not 1 <= nd <= 3 or not (is_contiguous(out) and is_contiguous(g)
                                                       and is_contiguous(indices))):
         return False
-    dk = _dk(out, g, indices)
+    csr = [t for pair in tables for t in pair]
+    if not all(_dt(t) == "int64" and is_contiguous(t) for t in csr):
+        return False
+    dk = _dk(out, g, indices, *csr)
     n = _prod(out._sizes)
     if n == 0:
         return True
@@ -580,20 +569,14 @@ def max_pool_backward(out, g, indices, tables):
         return True
     pad = 3 - nd
     sizes = (1,) * pad + tuple(out._sizes[2:])
-    outs = (1,) * pad + tuple(pos.shape[0] for pos, _ in tables)
-    lists = [(np.array([0, 1]), np.array([0]))] * pad
-    lists += [_window_lists(sizes[pad + d], pos, valid) for d, (pos, valid) in enumerate(tables)]
-    head = list(sizes) + list(outs)
-    arrays, starts = [], []
-    at = len(head) + 6
-    for part in [off for off, _ in lists] + [cand for _, cand in lists]:
-        starts.append(at)
-        arrays.append(part)
-        at += len(part)
-    meta = np.concatenate([np.asarray(head + starts, dtype=np.int64)] + arrays).tolist()
+    outs = (1,) * pad + tuple(g._sizes[2:])
+    # a padding dim: one input position, covered by its one output
+    offsets = [(dk.meta((0, 1)), 0)] * pad + [(_h(f), f._offset) for f, _ in tables]
+    outputs = [(dk.meta((0,)), 0)] * pad + [(_h(c), c._offset) for _, c in tables]
     (k,) = dk.kernels(("max_pool_bwd", dt)).values()
-    dk.launch1d(k, n, n, dk.meta(meta), _h(out), out._offset, _h(g), g._offset,
-                _h(indices), indices._offset)
+    dk.launch1d(k, n, n, dk.meta(list(sizes) + list(outs)), _h(out), out._offset, _h(g),
+                g._offset, _h(indices), indices._offset,
+                *[v for pair in offsets + outputs for v in pair])
     return True
 
 

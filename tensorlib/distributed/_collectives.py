@@ -375,12 +375,3 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
         return work
     work.wait(timeout)
     return None
-
-
-def _all_reduce_host(array, op=ReduceOp.SUM, group=None, async_op=True):
-    """all_reduce of a flat numpy array in place (DistributedDataParallel's buckets, which
-    live in host memory already); returns the Work when async_op."""
-    pg = resolve(group)
-    comm = pg._comm
-    return _launch(pg, f"all_reduce of {array.nbytes} bytes",
-                   lambda: comm.allreduce(array, op), async_op=async_op)

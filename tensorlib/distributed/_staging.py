@@ -7,7 +7,7 @@ import numpy as np
 
 from tensorlib._C.tensor_impl import host_array, is_contiguous
 
-__all__ = ["Staged", "check_tensor", "finish_all", "read_into", "write_from"]
+__all__ = ["Staged", "check_tensor", "finish_all"]
 
 
 def check_tensor(t, name):
@@ -48,22 +48,3 @@ def finish_all(staged):
         for s in staged:
             s.finish()
     return finish
-
-
-def read_into(flat, t):
-    """Copy tensor t (any device, any strides) into the flat host array `flat`."""
-    if t._device.type == "cpu":
-        np.copyto(flat.reshape(tuple(t.shape)), host_array(t), casting="unsafe")
-    else:
-        np.copyto(flat, t._device._backend.copy_to_host(t).reshape(-1), casting="unsafe")
-
-
-def write_from(t, flat):
-    """Write the flat host array `flat` into tensor t in place (an in-place op: version
-    bumped)."""
-    if t._device.type == "cpu":
-        np.copyto(host_array(t), flat.reshape(tuple(t.shape)), casting="unsafe")
-    else:
-        t._device._backend.copy_from_host(t, flat.reshape(tuple(t.shape)).astype(
-            t.dtype.np, copy=False))
-    t._storage.version += 1

@@ -116,7 +116,8 @@ def test_max_pool_backward_matches_cpu(gpu, fn, shape, kw, dtype):
     assert C.max_pool_backward(tl.empty((1, 1, 2, 2, 2, 2), device=gpu),
                                tl.zeros((1, 1, 1, 1, 1, 1), device=gpu),
                                tl.zeros((1, 1, 1, 1, 1, 1), dtype=tl.int64, device=gpu),
-                               [(np.zeros((1, 1), np.int64), np.ones((1, 1), bool))] * 4) is False
+                               [(tl.tensor([0, 1], device=gpu), tl.tensor([0], device=gpu))] * 4
+                               ) is False
 
 
 @pytest.mark.parametrize("momentum,nesterov,first", [(0.0, False, False), (0.9, True, False),

@@ -147,6 +147,22 @@ def test_ddp_world_of_one_is_the_module(world):
         assert np.allclose(p.grad.numpy(), q.grad.numpy())
 
 
+def test_ddp_buckets_are_tensors_on_the_parameters_device(world, device):
+    """The gradients are flattened into a bucket tensor where the parameters live (no host
+    buffer), and come back into .grad unchanged in a world of one."""
+    net = _mlp().to(device)
+    reference = copy.deepcopy(net)
+    ddp = DistributedDataParallel(net, find_unused_parameters=True)
+    x = torch.randn(4, 5).to(device)
+    ddp(x).sum().backward()
+    reference(x).sum().backward()
+    for bucket in ddp.reducer.buckets:
+        assert isinstance(bucket.flat, torch.Tensor) and bucket.flat.device == x.device
+    for p, q in zip(net.parameters(), reference.parameters()):
+        assert p.grad.device == x.device
+        assert np.allclose(p.grad.cpu().numpy(), q.grad.cpu().numpy())
+
+
 def test_ddp_unused_parameter_needs_find_unused(world):
     class TwoHeads(torch.nn.Module):
         def __init__(self):

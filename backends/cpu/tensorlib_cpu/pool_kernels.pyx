@@ -199,8 +199,9 @@ cdef bint _dense(cnp.ndarray pos, cnp.ndarray ok):
 
 
 def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
-    """values/indices (N, C, O0, O1) from x (N, C, H, W) with per-dim (positions, valid)
-    tables; False (nothing written) for other ranks, dtypes or layouts."""
+    """values/indices (N, C, O0, O1) from x (N, C, H, W) with one (O, k) int64 positions
+    tensor per dim (-1: not in the window); False (nothing written) for other ranks, dtypes
+    or layouts."""
     if len(tables) != 2:
         return False
     cdef cnp.ndarray xv = host_array(x), ov = host_array(values), iv = host_array(indices)
@@ -208,10 +209,12 @@ def max_pool(TensorImpl values, TensorImpl indices, TensorImpl x, tables):
                                                        ov.flags.c_contiguous and
                                                        iv.flags.c_contiguous):
         return False
-    cdef cnp.ndarray p0 = np.ascontiguousarray(tables[0][0], dtype=np.int64)
-    cdef cnp.ndarray p1 = np.ascontiguousarray(tables[1][0], dtype=np.int64)
-    cdef cnp.ndarray ok0 = np.ascontiguousarray(tables[0][1], dtype=np.uint8)
-    cdef cnp.ndarray ok1 = np.ascontiguousarray(tables[1][1], dtype=np.uint8)
+    cdef cnp.ndarray p0 = np.ascontiguousarray(host_array(<TensorImpl?>tables[0]),
+                                               dtype=np.int64)
+    cdef cnp.ndarray p1 = np.ascontiguousarray(host_array(<TensorImpl?>tables[1]),
+                                               dtype=np.int64)
+    cdef cnp.ndarray ok0 = (p0 >= 0).view(np.uint8)
+    cdef cnp.ndarray ok1 = (p1 >= 0).view(np.uint8)
     cdef Py_ssize_t planes = xv.shape[0] * xv.shape[1], h = xv.shape[2], w = xv.shape[3]
     cdef Py_ssize_t o0 = p0.shape[0], k0 = p0.shape[1], o1 = p1.shape[0], k1 = p1.shape[1]
     cdef long long* ip = <long long*>cnp.PyArray_DATA(iv)
@@ -267,7 +270,8 @@ cdef void _scatter_planes(real* gx, const real* g, const long long* idx, Py_ssiz
 def max_pool_backward(TensorImpl gx, TensorImpl g, TensorImpl indices, tables):
     """gx (N, C, *S) = zeros with g (N, C, *O) added at its flat per-plane indices (any rank),
     planes split across threads (no two threads touch one plane); False (nothing written)
-    for other dtypes or layouts. The window tables are not needed by this scatter form."""
+    for other dtypes or layouts. The per-dim window covers (`tables`) are not needed by this
+    scatter form."""
     cdef cnp.ndarray gxv = host_array(gx), gv = host_array(g), iv = host_array(indices)
     if (gv.dtype not in (np.float32, np.float64) or gxv.dtype != gv.dtype
             or iv.dtype != np.int64 or gxv.ndim < 2

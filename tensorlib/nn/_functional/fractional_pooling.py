@@ -3,10 +3,10 @@ kernel's size starting at pseudo-random positions, one `_random_samples` value p
 spatial dim (u in [0, 1)): start_i = int((i + u) a) - int(u a), a = (in - k) / (out - 1), the
 last window flush with the end, computed in the input's dtype as PyTorch does so that the
 same samples choose the same windows. The windows are gathered from the flattened plane with
-a host-built index table, then reduced with `max`, so autograd comes from gather and max."""
+an index table computed by ops on the input's device, then reduced with `max`, so autograd
+comes from gather and max."""
+import math
 import numbers
-
-import numpy as np
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
@@ -27,17 +27,19 @@ def _ints(value, n, name, what):
 
 
 def _starts(sample, in_size, out_size, pool):
-    """The window starts along one dim for each plane's sample u (a 1-D array)."""
-    dtype = sample.dtype.type
-    starts = np.empty(sample.shape + (out_size,), dtype=np.int64)
-    if out_size > 1:
-        alpha = dtype(in_size - pool) / dtype(out_size - 1)
-        i = np.arange(out_size - 1, dtype=sample.dtype)
-        starts[:, :-1] = ((i[None, :] + sample[:, None]) * alpha).astype(np.int64) - \
-            (sample * alpha).astype(np.int64)[:, None]
-    if out_size > 0:
-        starts[:, -1] = in_size - pool
-    return starts
+    """The window starts (planes, out_size) along one dim for each plane's sample u (1-D),
+    in the samples' dtype as PyTorch computes them; the last window flush with the end."""
+    i64 = tensorlib.int64
+    last = tensorlib.full((sample.shape[0], min(out_size, 1)), in_size - pool, dtype=i64,
+                          device=sample.device)
+    if out_size <= 1:
+        return last
+    alpha = tensorlib.full((), in_size - pool, dtype=sample.dtype, device=sample.device) / \
+        (out_size - 1)
+    i = tensorlib.arange(out_size - 1, dtype=sample.dtype, device=sample.device)
+    first = ((i + sample.reshape(-1, 1)) * alpha).to(i64) - \
+        (sample * alpha).to(i64).reshape(-1, 1)
+    return tensorlib.cat([first, last], 1)
 
 
 def _check(name, input, samples, nd):  # noqa: A002
@@ -82,21 +84,19 @@ def _pool(name, input, kernel_size, output_size, samples, nd):  # noqa: A002
         if o + k - 1 > s:
             raise RuntimeError(f"{where}: pool {label} {k} too large relative to input "
                                f"{label} {s}")
-    u = samples[:n].detach().cpu().numpy().reshape(n * c, nd)
+    u = samples[:n].detach().to(x.device).reshape(n * c, nd)
     # PyTorch pairs the samples with the dims last-to-first in 2-D (u[0] is the width's)
     order = (1, 0) if nd == 2 else (0, 1, 2)
-    starts = [_starts(u[:, order[d]], sizes[d], out[d], kernel[d]) for d in range(nd)]
-    plane_strides = [int(np.prod(sizes[d + 1:])) for d in range(nd)]
-    flat = np.zeros((n * c,) + out + kernel, dtype=np.int64)
+    flat = 0
     for d in range(nd):
-        pos = starts[d].reshape((n * c,) + tuple(out[d] if e == d else 1 for e in range(nd))
-                                + (1,) * nd) + \
-            np.arange(kernel[d]).reshape((1,) * (1 + nd) +
-                                         tuple(kernel[d] if e == d else 1 for e in range(nd)))
-        flat = flat + pos * plane_strides[d]
-    windows = int(np.prod(out))
-    index = tensorlib.tensor(flat.reshape(n, c, windows * int(np.prod(kernel))),
-                             device=x.device)
+        starts = _starts(u[:, order[d]], sizes[d], out[d], kernel[d])
+        pos = starts.reshape((n * c,) + tuple(out[d] if e == d else 1 for e in range(nd))
+                             + (1,) * nd) + \
+            tensorlib.arange(kernel[d], device=x.device).reshape(
+                (1,) * (1 + nd) + tuple(kernel[d] if e == d else 1 for e in range(nd)))
+        flat = flat * sizes[d] + pos
+    windows = math.prod(out)
+    index = flat.expand((n * c,) + out + kernel).reshape(n, c, windows * math.prod(kernel))
     values = x.reshape(n, c, -1).gather(2, index).reshape(n, c, windows, -1)
     if values.size(3) == 0 or windows == 0:
         result = values.new_full((n, c) + out, float("-inf"))

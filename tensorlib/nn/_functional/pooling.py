@@ -7,21 +7,25 @@ j * dilation (positions outside the input are clamped, then masked to -inf), so 
 windows are the last dim of a (N, C, *out, prod(kernel)) tensor; `argmax` over it gives the
 winner, whose flat input position (PyTorch's `indices`) comes from the same tables. The same
 machinery serves adaptive max pooling, whose windows [floor(o L / O), ceil((o + 1) L / O))
-vary in length (shorter ones are masked). The op `max_pool` is one `@differentiable` node:
-its gradient sends each output's gradient to the input element that won (ties to the first,
-as PyTorch), by a scatter-add at the returned indices.
+vary in length (shorter ones are masked). The tables are device tensors made by ops once per
+geometry (`_index_tables`); a backend's fused kernel takes them instead. The op `max_pool` is
+one `@differentiable` node: its gradient sends each output's gradient to the input element
+that won (ties to the first, as PyTorch), by a scatter-add at the returned indices.
 
 Average pooling is a depthwise convolution with a kernel of ones (so it uses a backend's conv
-kernel when there is one) times 1 / divisor, the divisor computed per output position on the
-host (count_include_pad, ceil_mode windows clipped at the padded edge, divisor_override).
-Adaptive average pooling is separable: one small averaging matrix per spatial dim, applied by
-matmul. Everything but max pooling is composed from differentiable ops.
+kernel when there is one) times 1 / divisor, the divisor per output position (count_include_pad,
+ceil_mode windows clipped at the padded edge, divisor_override) one number when it is the same
+everywhere, else a cached device table. Adaptive average pooling is separable: one small
+averaging matrix per spatial dim, applied by matmul. Everything but max pooling is composed
+from differentiable ops.
 """
-import numpy as np
+import math
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.recording import formula
+from tensorlib.nn._functional._index_tables import (adaptive_windows, cached,
+                                                     gather_plan, regular_windows)
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._autocast import autocast_op
@@ -111,73 +115,37 @@ def _out_sizes(x, nd, kernel, stride, padding, dilation, ceil_mode):
 
 
 # ---- max pooling (NOTE [ Pooling by gathered windows ]) -------------------------------------
-def _regular_tables(size, out, k, s, p, d):
-    """Positions (O, k) and their validity for a strided, padded, dilated window."""
-    pos = np.arange(out)[:, None] * s - p + np.arange(k)[None, :] * d
-    return pos, (pos >= 0) & (pos < size)
-
-
-def _adaptive_bounds(size, out):
-    starts = [(o * size) // out for o in range(out)]
-    ends = [-((-(o + 1) * size) // out) for o in range(out)]
-    return starts, ends
-
-
-def _adaptive_tables(size, out):
-    starts, ends = _adaptive_bounds(size, out)
-    kmax = max(e - s for s, e in zip(starts, ends))
-    pos = np.asarray(starts)[:, None] + np.arange(kmax)[None, :]
-    return pos, pos < np.asarray(ends)[:, None]
-
-
 @differentiable("max_pool")
-def _max_pool(x, tables):
-    """x (N, C, *S); tables: one (positions, valid) pair of (O_i, k_i) host arrays per dim.
-    Returns (values (N, C, *O), flat indices into prod(S))."""
-    nd = len(tables)
+def _max_pool(x, windows):
+    """x (N, C, *S); windows: one `_index_tables.Windows` per spatial dim. Returns (values
+    (N, C, *O), flat indices into prod(S))."""
     dev = x.device
-    sp = x.shape[2:]
+    outs = tuple(w.positions.shape[0] for w in windows)
+    n, c = x.shape[:2]
     kernel = optional_kernel(x._device, "max_pool")       # a backend's fused pooling, if any
     # a window wholly in the padding is -inf (PyTorch's); the fused kernels assume none is
-    empty_window = any(not ok.any(axis=1).all() for _, ok in tables)
-    if kernel is not None and not empty_window:
-        outs = x.shape[:2] + tuple(pos.shape[0] for pos, _ in tables)
-        values = tensorlib.empty(outs, dtype=x.dtype, device=dev)
-        indices = tensorlib.empty(outs, dtype=tensorlib.int64, device=dev)
-        if kernel(values, indices, x.contiguous(), tables):
+    if kernel is not None and not any(w.any_empty for w in windows):
+        values = tensorlib.empty((n, c) + outs, dtype=x.dtype, device=dev)
+        indices = tensorlib.empty((n, c) + outs, dtype=tensorlib.int64, device=dev)
+        if kernel(values, indices, x.contiguous(), tuple(w.positions for w in windows)):
             return values, indices
+    nd = len(windows)
+    clamped, valid, flat = gather_plan(windows)
     win = x
-    for i, (pos, _) in enumerate(tables):
-        idx = np.clip(pos, 0, sp[i] - 1).reshape(-1)
-        win = tensorlib.index_select(win, 2 + i, tensorlib.tensor(idx, dtype=tensorlib.int64,
-                                                                  device=dev))
-    outs = tuple(pos.shape[0] for pos, _ in tables)
-    ks = tuple(pos.shape[1] for pos, _ in tables)
-    n, c = x.shape[:2]
+    for i, idx in enumerate(clamped):
+        win = tensorlib.index_select(win, 2 + i, idx)
+    ks = tuple(w.positions.shape[1] for w in windows)
     # (N, C, O1, k1, O2, k2, ...) -> (N, C, O1, O2, ..., k1 * k2 * ...)
     interleaved = [v for pair in zip(outs, ks) for v in pair]
     win = win.reshape((n, c) + tuple(interleaved))
     order = (0, 1) + tuple(2 + 2 * i for i in range(nd)) + tuple(3 + 2 * i for i in range(nd))
-    win = win.permute(order).reshape((n, c) + outs + (int(np.prod(ks)),))
-    # validity and flat input position of every (out position, window element)
-    valid = np.ones(outs + ks, dtype=bool)
-    flat = np.zeros(outs + ks, dtype=np.int64)
-    for i, (pos, ok) in enumerate(tables):
-        shape = [1] * (2 * nd)
-        shape[i], shape[nd + i] = pos.shape
-        valid = valid & ok.reshape(shape)
-        flat = flat * sp[i] + np.clip(pos, 0, sp[i] - 1).reshape(shape)
-    valid = valid.reshape(outs + (-1,))
-    flat = flat.reshape(outs + (-1,))
-    if not valid.all():
+    win = win.permute(order).reshape((n, c) + outs + (flat.shape[-1],))
+    if valid is not None:
         fill = float("-inf") if x.dtype.is_floating_point else _lowest(x.dtype)
-        mask = tensorlib.tensor(valid, device=dev)
-        win = tensorlib.where(mask, win, tensorlib.tensor(fill, dtype=x.dtype, device=dev))
+        win = tensorlib.where(valid, win, tensorlib.tensor(fill, dtype=x.dtype, device=dev))
     local = tensorlib.argmax(win, -1, keepdim=True)
     values = tensorlib.gather(win, -1, local).squeeze(-1)
-    table = tensorlib.tensor(flat, dtype=tensorlib.int64, device=dev)
-    table = table.expand((n, c) + table.shape)
-    indices = tensorlib.gather(table, -1, local).squeeze(-1)
+    indices = tensorlib.gather(flat.expand((n, c) + flat.shape), -1, local).squeeze(-1)
     return values, indices
 
 
@@ -191,17 +159,17 @@ def _max_pool_grad(ctx, g, g_indices=None):
 
 
 @differentiable("max_pool_backward")
-def _max_pool_backward(g, indices, in_shape, tables):
+def _max_pool_backward(g, indices, in_shape, windows):
     """zeros(in_shape) with each output gradient added at its maximum's position (indices:
-    flat per (N, C) plane). A backend's fused kernel if any (given the window tables, so it
-    can work per input element), else one flat scatter-add."""
+    flat per (N, C) plane). A backend's fused kernel if any (given, per dim, the windows that
+    hold each input position, so it can work per input element), else one flat scatter-add."""
     kernel = optional_kernel(g._device, "max_pool_backward")
     if kernel is not None:
         out = tensorlib.empty(tuple(in_shape), dtype=g.dtype, device=g.device)
-        if kernel(out, g.contiguous(), indices.contiguous(), tables):
+        if kernel(out, g.contiguous(), indices.contiguous(), tuple(w.cover() for w in windows)):
             return out
     n, c = in_shape[:2]
-    plane = int(np.prod(in_shape[2:]))
+    plane = math.prod(in_shape[2:])
     offsets = tensorlib.arange(n * c, device=g.device).reshape((n, c) + (1,) * (g.dim() - 2))
     flat = indices + offsets * plane
     return tensorlib.ops.indexing.index_add_flat(g, flat, tuple(in_shape))
@@ -223,9 +191,9 @@ def _max_pool_nd(nd, name, input, kernel_size, stride, padding, dilation, ceil_m
                                                      dilation)
     x, unbatched = _batched(input, nd)
     outs = _out_sizes(x, nd, kernel, stride, padding, dilation, ceil_mode)
-    tables = tuple(_regular_tables(x.shape[2 + i], outs[i], kernel[i], stride[i], padding[i],
-                                   dilation[i]) for i in range(nd))
-    values, indices = _max_pool(x, tables)
+    windows = tuple(regular_windows(x.shape[2 + i], outs[i], kernel[i], stride[i], padding[i],
+                                    dilation[i], x._device) for i in range(nd))
+    values, indices = _max_pool(x, windows)
     if unbatched:
         return values.squeeze(0), indices.squeeze(0)
     return in_layout_of_inputs(values, x), in_layout_of_inputs(indices, x)
@@ -276,14 +244,39 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 # ---- average pooling ----------------------------------------------------------------------
-def _avg_divisor(size, out, k, s, p, ceil_mode, count_include_pad):
-    """1 / divisor per output position along one dim (PyTorch's avg_pool arithmetic)."""
-    start = np.arange(out) * s - p
-    end = np.minimum(start + k, size + p)
-    pool = end - start
-    start_c = np.maximum(start, 0)
-    end_c = np.minimum(end, size)
-    return pool if count_include_pad else (end_c - start_c)
+def _avg_divisor(size, out, k, s, p, count_include_pad, o):
+    """The divisor of each output position o along one dim (PyTorch's avg_pool arithmetic):
+    the window clipped at the padded edge, or (count_include_pad=False) at the input's. Works
+    on Python ints and on int64 tensors alike."""
+    start = o * s - p
+    end = tensorlib.minimum(start + k, size + p) if isinstance(o, TensorImpl) \
+        else min(start + k, size + p)
+    if count_include_pad:
+        return end - start
+    if isinstance(o, TensorImpl):
+        return tensorlib.clamp(end, max=size) - tensorlib.clamp(start, min=0)
+    return min(end, size) - max(start, 0)
+
+
+def _avg_reciprocal(sizes, outs, kernel, stride, padding, count_include_pad, x):
+    """1 / divisor over the output grid, or a float divisor when it is one number everywhere
+    (both cached per geometry)."""
+    args = tuple(zip(sizes, outs, kernel, stride, padding))
+
+    def build():
+        per_dim = [{_avg_divisor(*a, count_include_pad, o) for o in range(a[1])} for a in args]
+        if all(len(d) == 1 for d in per_dim):
+            return float(math.prod(d.pop() for d in per_dim))
+        div = 1
+        for i, a in enumerate(args):
+            shape = [1] * len(args)
+            shape[i] = a[1]
+            o = tensorlib.arange(a[1], dtype=tensorlib.int64, device=x.device)
+            div = div * _avg_divisor(*a, count_include_pad, o).reshape(shape)
+        # in float32 at least: a 16-bit float need not hold the divisor (3375) exactly
+        wide = x.dtype if x.dtype.itemsize >= 4 else tensorlib.float32
+        return (1.0 / div.to(wide)).to(x.dtype)
+    return cached(("avg_div", args, count_include_pad, x._device, x.dtype), build)
 
 
 def _avg_pool_nd(nd, name, input, kernel_size, stride, padding, ceil_mode,  # noqa: A002
@@ -328,16 +321,8 @@ def _avg_pool_nd(nd, name, input, kernel_size, stride, padding, ceil_mode,  # no
     if divisor_override is not None:
         out = summed / divisor_override
     else:
-        div = np.ones(outs, dtype=np.float64)
-        for i in range(nd):
-            shape = [1] * nd
-            shape[i] = outs[i]
-            div = div * _avg_divisor(sp[i], outs[i], kernel[i], stride[i], padding[i],
-                                     ceil_mode, count_include_pad).reshape(shape)
-        if np.all(div == div.flat[0]):
-            out = summed / float(div.flat[0])
-        else:
-            out = summed * tensorlib.tensor(1.0 / div, dtype=x.dtype, device=x.device)
+        recip = _avg_reciprocal(sp, outs, kernel, stride, padding, count_include_pad, x)
+        out = summed / recip if isinstance(recip, float) else summed * recip
     return out.squeeze(0) if unbatched else in_layout_of_inputs(out, x)
 
 
@@ -424,6 +409,18 @@ def _check_adaptive_input(name, input, nd):  # noqa: A002
                                f"dimension {i} being empty")
 
 
+def _adaptive_matrix(size, out, x):
+    """(size, out): column o averages its window [floor(o L / O), ceil((o + 1) L / O))."""
+    def build():
+        windows = adaptive_windows(size, out, x._device).positions      # (out, kmax)
+        p = tensorlib.arange(size, dtype=tensorlib.int64, device=x.device).reshape(-1, 1, 1)
+        inside = (windows == p).any(-1)                                  # (size, out)
+        wide = x.dtype if x.dtype.itemsize >= 4 else tensorlib.float32
+        count = (windows >= 0).sum(-1).to(wide)
+        return tensorlib.where(inside, 1.0 / count, 0.0).to(x.dtype)
+    return cached(("adaptive_avg", size, out, x._device, x.dtype), build)
+
+
 def _adaptive_avg(nd, name, input, output_size):  # noqa: A002
     _check_adaptive_input(name, input, nd)
     outs = _adaptive_sizes(name, input, nd, output_size)
@@ -433,11 +430,7 @@ def _adaptive_avg(nd, name, input, output_size):  # noqa: A002
         size = x.shape[axis]
         if outs[i] == size:
             continue
-        starts, ends = _adaptive_bounds(size, outs[i])
-        mat = np.zeros((size, outs[i]))
-        for o, (s, e) in enumerate(zip(starts, ends)):
-            mat[s:e, o] = 1.0 / (e - s)
-        a = tensorlib.tensor(mat, dtype=x.dtype, device=x.device)
+        a = _adaptive_matrix(size, outs[i], x)
         x = tensorlib.matmul(x.transpose(axis, -1), a).transpose(axis, -1)
     # the input's layout (channels-last stays so, as PyTorch's), in one copy at most
     return contiguous_in(x if x is not input else x.clone(), suggest(input))
@@ -464,8 +457,8 @@ def _adaptive_max(nd, name, input, output_size):  # noqa: A002
     x, unbatched = _batched(input, nd)
     if any(o == 0 for o in outs):
         raise RuntimeError(f"{name}(): output_size must be positive, got {list(outs)}")
-    tables = tuple(_adaptive_tables(x.shape[2 + i], outs[i]) for i in range(nd))
-    values, indices = _max_pool(x, tables)
+    windows = tuple(adaptive_windows(x.shape[2 + i], outs[i], x._device) for i in range(nd))
+    values, indices = _max_pool(x, windows)
     if unbatched:
         return values.squeeze(0), indices.squeeze(0)
     return in_layout_of_inputs(values, x), in_layout_of_inputs(indices, x)
@@ -531,7 +524,7 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size): 
     x, unbatched = _batched(input, nd)
     idx = indices.unsqueeze(0) if unbatched else indices
     n, c = x.shape[:2]
-    plane = int(np.prod(out_sp))
+    plane = math.prod(out_sp)
     if idx.numel() and (int(idx.max()) >= plane or int(idx.min()) < 0):
         raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are "
                            f"of size {'x'.join(map(str, out_sp))}")

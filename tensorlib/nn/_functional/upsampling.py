@@ -1,23 +1,24 @@
 r"""nn.functional: resampling (interpolate / upsample), pixel (un)shuffle, channel shuffle.
 
 Interpolation is separable: each spatial dim is resampled in turn by `index_select` with a
-host-computed table of source positions (nearest, nearest-exact), or by two (linear,
-bilinear, trilinear) or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the
-border) `index_select`s blended with per-position weights, using PyTorch's coordinate
-arithmetic (align_corners, scale_factor used as given unless recompute_scale_factor).
-antialias=True (bilinear, bicubic, lanczos) is PyTorch's separable antialias filter: a
-triangle, a cubic (A = -0.5, PIL's) or PIL's Lanczos-3 stretched by the downscale factor, its weights normalized per output,
-applied per dim as a small dense (out, in) matrix by matmul. Everything is composed from
-differentiable ops.
+table of source positions (nearest, nearest-exact), or by two (linear, bilinear, trilinear)
+or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the border)
+`index_select`s blended with per-position weights, using PyTorch's coordinate arithmetic
+(align_corners, scale_factor used as given unless recompute_scale_factor). antialias=True
+(bilinear, bicubic, lanczos) is PyTorch's separable antialias filter: a triangle, a cubic
+(A = -0.5, PIL's) or PIL's Lanczos-3 stretched by the downscale factor, its weights
+normalized per output, applied per dim as a small dense (out, in) matrix by matmul. The
+tables, weights and matrices are device tensors made by ops once per geometry and cached
+(`_index_tables.cached`). Everything is composed from differentiable ops.
 """
 import math
 import numbers
+import struct
 import warnings
-
-import numpy as np
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.nn._functional._index_tables import cached
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
@@ -36,29 +37,58 @@ def _src_scale(in_size, out_size, align_corners, scale):
     return in_size / out_size
 
 
-def _nearest_index(in_size, out_size, scale, exact):
-    if out_size == in_size and not exact:
-        return np.arange(out_size)
-    s = np.float32(1.0 / scale if scale is not None and scale > 0 else in_size / out_size)
-    dst = np.arange(out_size, dtype=np.float32)
-    if exact:
-        src = np.floor((dst + np.float32(0.5)) * s)
-    else:
-        src = np.floor(dst * s)
-    return np.minimum(src.astype(np.int64), in_size - 1)
+def _f32(v):
+    """v rounded to float32 (Python floats are float64)."""
+    return struct.unpack("f", struct.pack("f", v))[0]
 
 
-def _linear_tables(in_size, out_size, align_corners, scale):
+def _nearest_identity(in_size, out_size, scale, exact):
+    """Whether nearest(-exact) resampling keeps every position (then it is skipped)."""
+    if out_size != in_size:
+        return False
+    if not exact:
+        return True
+    s = _f32(1.0 / scale if scale is not None and scale > 0 else in_size / out_size)
+    # float32 arithmetic as the table's: a sum and a product of float32 values are exact in
+    # float64, so one rounding to float32 reproduces them
+    return all(math.floor(_f32(_f32(d + 0.5) * s)) == d for d in range(out_size))
+
+
+def _nearest_index(in_size, out_size, scale, exact, device):
+    """Source positions, floor(dst * s) (or floor((dst + 0.5) * s)) in float32, PyTorch's."""
+    def build():
+        s = _f32(1.0 / scale if scale is not None and scale > 0 else in_size / out_size)
+        dst = tensorlib.arange(out_size, dtype=tensorlib.float32, device=device)
+        src = tensorlib.floor((dst + 0.5) * s if exact else dst * s)
+        return tensorlib.clamp(src.to(tensorlib.int64), max=in_size - 1)
+    return cached(("nearest", in_size, out_size, scale, exact, device), build)
+
+
+def _linear_identity(in_size, out_size, align_corners, scale):
+    """Whether linear resampling along a dim keeps every position (then it is skipped)."""
     s = _src_scale(in_size, out_size, align_corners, scale)
-    dst = np.arange(out_size, dtype=np.float64)
-    if align_corners:
-        src = dst * s
-    else:
-        src = np.maximum(s * (dst + 0.5) - 0.5, 0.0)
-    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
-    i1 = np.minimum(i0 + 1, in_size - 1)
-    lam = src - i0
-    return i0, i1, lam
+    return out_size == in_size and (s == 1.0 or in_size == 1)
+
+
+def _source(in_size, out_size, align_corners, scale, device):
+    """Source coordinates of the outputs (float64): dst * s, or s (dst + 0.5) - 0.5."""
+    s = _src_scale(in_size, out_size, align_corners, scale)
+    dst = tensorlib.arange(out_size, dtype=tensorlib.float64, device=device)
+    return dst * s if align_corners else s * (dst + 0.5) - 0.5
+
+
+def _linear_tables(in_size, out_size, align_corners, scale, x, shape):
+    """(i0, i1, w0, w1): the two source positions and their weights (shaped to broadcast
+    along the resampled dim), source coordinates below 0 clamped to 0."""
+    def build():
+        src = tensorlib.clamp(_source(in_size, out_size, align_corners, scale, x.device),
+                              min=0.0)
+        i0 = tensorlib.clamp(tensorlib.floor(src).to(tensorlib.int64), max=in_size - 1)
+        i1 = tensorlib.clamp(i0 + 1, max=in_size - 1)
+        lam = src - i0
+        return (i0, i1, (1.0 - lam).reshape(shape).to(x.dtype), lam.reshape(shape).to(x.dtype))
+    return cached(("linear", in_size, out_size, align_corners, scale, tuple(shape), x._device,
+                   x.dtype), build)
 
 
 def _cubic_near(x, a):
@@ -76,16 +106,18 @@ def _cubic_coefficients(t, a):
     return [_cubic_far(t + 1, a), _cubic_near(t, a), _cubic_near(1 - t, a), _cubic_far(2 - t, a)]
 
 
-def _cubic_tables(in_size, out_size, align_corners, scale):
+def _cubic_tables(in_size, out_size, align_corners, scale, x, shape):
     """PyTorch's upsample_bicubic2d: source positions without the clamp at 0, four taps
-    from floor(src) - 1, each index clamped into the input."""
-    s = _src_scale(in_size, out_size, align_corners, scale)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = dst * s if align_corners else s * (dst + 0.5) - 0.5
-    left = np.floor(src)
-    weights = _cubic_coefficients(src - left, -0.75)
-    left = left.astype(np.int64)
-    return [(np.clip(left - 1 + k, 0, in_size - 1), weights[k]) for k in range(4)]
+    from floor(src) - 1, each index clamped into the input; [(index, weight)] per tap."""
+    def build():
+        src = _source(in_size, out_size, align_corners, scale, x.device)
+        left = tensorlib.floor(src)
+        weights = _cubic_coefficients(src - left, -0.75)
+        left = left.to(tensorlib.int64)
+        return [(tensorlib.clamp(left - 1 + k, 0, in_size - 1),
+                 weights[k].reshape(shape).to(x.dtype)) for k in range(4)]
+    return cached(("cubic", in_size, out_size, align_corners, scale, tuple(shape), x._device,
+                   x.dtype), build)
 
 
 def _aa_filter(mode):
@@ -93,40 +125,43 @@ def _aa_filter(mode):
     kernel with A = -0.5 (PIL's) for bicubic, PIL's Lanczos-3 (sinc(x) sinc(x / 3) on
     |x| < 3) for lanczos."""
     if mode == "bilinear":
-        return 2, lambda x: np.maximum(1.0 - np.abs(x), 0.0)
+        return 2, lambda x: tensorlib.clamp(1.0 - tensorlib.abs(x), min=0.0)
     if mode == "lanczos":
-        return 6, lambda x: np.where(np.abs(x) < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+        return 6, lambda x: tensorlib.where(tensorlib.abs(x) < 3.0,
+                                            tensorlib.sinc(x) * tensorlib.sinc(x / 3.0), 0.0)
 
     def cubic(x):
-        x = np.abs(x)
-        return np.where(x < 1.0, _cubic_near(x, -0.5),
-                        np.where(x < 2.0, _cubic_far(x, -0.5), 0.0))
+        x = tensorlib.abs(x)
+        return tensorlib.where(x < 1.0, _cubic_near(x, -0.5),
+                               tensorlib.where(x < 2.0, _cubic_far(x, -0.5), 0.0))
     return 4, cubic
 
 
-def _antialias_matrix(in_size, out_size, align_corners, scale, mode):
+def _antialias_matrix(in_size, out_size, align_corners, scale, mode, x):
     """(out, in) weights of PyTorch's _compute_weights_aa: the filter's support widens by the
-    downscale factor, the window [xmin, xmin + xsize) is truncated to the input, and each
-    row is normalized to sum 1."""
-    interp_size, filt = _aa_filter(mode)
-    s = _src_scale(in_size, out_size, align_corners, scale)
-    support = interp_size * 0.5 * s if s >= 1.0 else interp_size * 0.5
-    max_size = int(math.ceil(support)) * 2 + 1
-    invscale = 1.0 / s if s >= 1.0 else 1.0
-    matrix = np.zeros((out_size, in_size))
-    for i in range(out_size):
-        center = s * (i + 0.5)
-        xmin = max(int(center - support + 0.5), 0)
-        xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), max_size)
-        w = filt((np.arange(xsize) + xmin - center + 0.5) * invscale)
-        total = w.sum()
-        matrix[i, xmin:xmin + xsize] = w / total if total != 0.0 else w
-    return matrix
-
-
-def _select(x, axis, idx):
-    return tensorlib.index_select(x, axis, tensorlib.tensor(idx, dtype=tensorlib.int64,
-                                                            device=x.device))
+    downscale factor, output i's window [xmin, xmin + xsize) is truncated to the input, and
+    each row is normalized to sum 1. Evaluated over the whole (out, in) grid, zero outside
+    the windows."""
+    def build():
+        interp_size, filt = _aa_filter(mode)
+        s = _src_scale(in_size, out_size, align_corners, scale)
+        support = interp_size * 0.5 * s if s >= 1.0 else interp_size * 0.5
+        max_size = int(math.ceil(support)) * 2 + 1
+        invscale = 1.0 / s if s >= 1.0 else 1.0
+        f64, i64 = tensorlib.float64, tensorlib.int64
+        center = (tensorlib.arange(out_size, dtype=f64, device=x.device) + 0.5) * s
+        center = center.reshape(-1, 1)
+        xmin = tensorlib.floor(tensorlib.clamp(center - support + 0.5, min=0.0)).to(i64)
+        xend = tensorlib.clamp(tensorlib.floor(center + support + 0.5).to(i64), max=in_size)
+        xsize = tensorlib.clamp(xend - xmin, 0, max_size)
+        p = tensorlib.arange(in_size, dtype=i64, device=x.device)
+        inside = (p >= xmin) & (p < xmin + xsize)
+        w = tensorlib.where(inside, filt((p.to(f64) - center + 0.5) * invscale), 0.0)
+        total = w.sum(1, keepdim=True)
+        w = tensorlib.where(total != 0.0, w / tensorlib.where(total != 0.0, total, 1.0), w)
+        return w.to(x.dtype)
+    return cached(("antialias", in_size, out_size, align_corners, scale, mode, x._device,
+                   x.dtype), build)
 
 
 def _resample_nearest(x, outs, scales, exact):
@@ -134,10 +169,10 @@ def _resample_nearest(x, outs, scales, exact):
     for i in range(nd):
         axis = x.dim() - nd + i
         in_size = x.shape[axis]
-        idx = _nearest_index(in_size, outs[i], scales[i], exact)
-        if outs[i] == in_size and (idx == np.arange(in_size)).all():
+        if _nearest_identity(in_size, outs[i], scales[i], exact):
             continue
-        x = _select(x, axis, idx)
+        idx = _nearest_index(in_size, outs[i], scales[i], exact, x._device)
+        x = tensorlib.index_select(x, axis, idx)
     return x
 
 
@@ -146,14 +181,12 @@ def _resample_linear(x, outs, scales, align_corners):
     for i in range(nd):
         axis = x.dim() - nd + i
         in_size = x.shape[axis]
-        i0, i1, lam = _linear_tables(in_size, outs[i], align_corners, scales[i])
-        if outs[i] == in_size and (i0 == np.arange(in_size)).all() and not lam.any():
+        if _linear_identity(in_size, outs[i], align_corners, scales[i]):
             continue
-        shape = [1] * x.dim()
-        shape[axis] = outs[i]
-        w1 = tensorlib.tensor(lam.reshape(shape), dtype=x.dtype, device=x.device)
-        w0 = tensorlib.tensor((1.0 - lam).reshape(shape), dtype=x.dtype, device=x.device)
-        x = _select(x, axis, i0) * w0 + _select(x, axis, i1) * w1
+        shape = [1] * (x.dim() - axis)
+        shape[0] = outs[i]
+        i0, i1, w0, w1 = _linear_tables(in_size, outs[i], align_corners, scales[i], x, shape)
+        x = tensorlib.index_select(x, axis, i0) * w0 + tensorlib.index_select(x, axis, i1) * w1
     return x
 
 
@@ -161,21 +194,20 @@ def _resample_cubic(x, outs, scales, align_corners):
     nd = len(outs)
     for i in range(nd):
         axis = x.dim() - nd + i
-        shape = [1] * x.dim()
-        shape[axis] = outs[i]
+        shape = [1] * (x.dim() - axis)
+        shape[0] = outs[i]
         out = 0
-        for idx, w in _cubic_tables(x.shape[axis], outs[i], align_corners, scales[i]):
-            weight = tensorlib.tensor(w.reshape(shape), dtype=x.dtype, device=x.device)
-            out = _select(x, axis, idx) * weight + out
+        for idx, weight in _cubic_tables(x.shape[axis], outs[i], align_corners, scales[i], x,
+                                         shape):
+            out = tensorlib.index_select(x, axis, idx) * weight + out
         x = out
     return x
 
 
 def _resample_antialias(x, outs, scales, align_corners, mode):
     """x (N, C, H, W): H then W through their (out, in) antialias matrices."""
-    rows, cols = (tensorlib.tensor(_antialias_matrix(x.shape[2 + i], outs[i], align_corners,
-                                                     scales[i], mode),
-                                   dtype=x.dtype, device=x.device) for i in range(2))
+    rows, cols = (_antialias_matrix(x.shape[2 + i], outs[i], align_corners, scales[i], mode, x)
+                  for i in range(2))
     return tensorlib.matmul(tensorlib.matmul(rows, x), cols.t())
 
 

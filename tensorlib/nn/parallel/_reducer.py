@@ -5,31 +5,35 @@ in that order), per dtype and device; the first bucket is capped at ~1 MB so tha
 all-reduce starts early, the others at bucket_cap_mb (PyTorch's assignment: a bucket closes
 once it reaches its cap). A post-accumulate-grad hook on every parameter counts the
 gradients a bucket still waits for; the hook that completes a bucket copies its gradients
-into the bucket's flat host buffer, divides by the group size and launches the all-reduce
-asynchronously, so the communication thread reduces it while backward goes on. The hook of
-the last bucket reduces that one itself (nothing is left to overlap with), waits for the
-others and writes the averages back into each .grad in place.
+into the bucket's flat tensor (on the parameters' device, allocated once), divides by the
+group size and launches the all-reduce of that tensor asynchronously, so the communication
+thread reduces it while backward goes on. The hook of the last bucket reduces that one
+itself (nothing is left to overlap with), waits for the others and writes the averages back
+into each .grad in place.
 
 With find_unused_parameters, parameters that the forward's graph cannot reach are marked
 ready right after forward, and a map of which ranks used which parameter is reduced too, so
 that a parameter no rank used keeps its .grad untouched (as in PyTorch)."""
-import numpy as np
+import itertools
 
+import tensorlib
 import tensorlib.distributed as dist
-from tensorlib.distributed._collectives import _all_reduce_host
-from tensorlib.distributed._staging import read_into, write_from
 
 
 class _Bucket:
+    """The flat gradient buffer of some parameters of one dtype and device: a tensor there,
+    each parameter's gradient a contiguous piece of it."""
+
     def __init__(self, indices, params):
         self.indices = indices
-        self.sizes = [params[i].numel() for i in indices]
-        self.offsets = np.concatenate(([0], np.cumsum(self.sizes))).astype(np.int64)
-        self.flat = np.zeros(int(self.offsets[-1]), dtype=params[indices[0]].dtype.np)
+        first = params[indices[0]]
+        self.offsets = [0] + list(itertools.accumulate(params[i].numel() for i in indices))
+        self.flat = tensorlib.zeros(self.offsets[-1], dtype=first.dtype, device=first.device)
         self.work = None
 
-    def piece(self, k):
-        return self.flat[self.offsets[k]:self.offsets[k + 1]]
+    def piece(self, k, shape):
+        """The k-th parameter's piece, viewed in its shape."""
+        return self.flat[self.offsets[k]:self.offsets[k + 1]].view(tuple(shape))
 
 
 def assign_buckets(params, first_bytes, cap_bytes):
@@ -115,7 +119,7 @@ class Reducer:
             return
         self.armed = True
         self.ready = set()
-        self.used = np.zeros(len(self.params), dtype=np.uint8)
+        self.used = [False] * len(self.params)
         self.pending = {id(b): len(b.indices) for b in self.buckets}
         self.launched = 0                    # buckets launch in index order (see _mark_ready)
         if self.find_unused:
@@ -140,16 +144,17 @@ class Reducer:
             self._launch(self.buckets[self.launched])
 
     def _launch(self, bucket):
-        for k, i in enumerate(bucket.indices):
-            grad = self.params[i].grad
-            if grad is None:
-                bucket.piece(k)[...] = 0
-            else:
-                read_into(bucket.piece(k), grad)
-        np.divide(bucket.flat, self.world, out=bucket.flat, casting="unsafe")
+        with tensorlib.no_grad():
+            for k, i in enumerate(bucket.indices):
+                p = self.params[i]
+                if p.grad is None:
+                    bucket.piece(k, p.shape).zero_()
+                else:
+                    bucket.piece(k, p.shape).copy_(p.grad)
+            bucket.flat.div_(self.world)
         # the last bucket has nothing left to overlap with: reduce it right here
         last = self.launched == len(self.buckets) - 1
-        bucket.work = _all_reduce_host(bucket.flat, group=self.group, async_op=not last)
+        bucket.work = dist.all_reduce(bucket.flat, group=self.group, async_op=not last)
         self.launched += 1
         if self.launched == len(self.buckets):
             self._finalize()
@@ -157,22 +162,22 @@ class Reducer:
     def _finalize(self):
         used_somewhere = None
         if self.find_unused:
-            used_somewhere = self.used.copy()
-            _all_reduce_host(used_somewhere, dist.ReduceOp.MAX, self.group).wait()
+            used = tensorlib.tensor(self.used, dtype=tensorlib.uint8)
+            dist.all_reduce(used, dist.ReduceOp.MAX, self.group)
+            used_somewhere = used.tolist()
         for bucket in self.buckets:
             if bucket.work is not None:
                 bucket.work.wait()
                 bucket.work = None
-            for k, i in enumerate(bucket.indices):
-                if used_somewhere is not None and not used_somewhere[i]:
-                    continue
-                p = self.params[i]
-                if p.grad is None:
-                    import tensorlib
-                    p.grad = tensorlib.from_numpy(
-                        bucket.piece(k).reshape(tuple(p.shape)).copy()).to(p.device)
-                else:
-                    write_from(p.grad, bucket.piece(k))
+            with tensorlib.no_grad():
+                for k, i in enumerate(bucket.indices):
+                    if used_somewhere is not None and not used_somewhere[i]:
+                        continue
+                    p = self.params[i]
+                    if p.grad is None:
+                        p.grad = bucket.piece(k, p.shape).clone()
+                    else:
+                        p.grad.copy_(bucket.piece(k, p.shape))
         self.armed = False
 
     def remove_hooks(self):

@@ -1,27 +1,36 @@
 """Randomness for samplers, random_split and worker seeds.
 
-Every random choice here is made by numpy from a 63-bit seed drawn from the caller's generator,
-so a seeded generator gives the same order every run. `generator` may be:
+Every random choice here is made by tensorlib's ops (randperm, randint, multinomial) with a
+fresh tensorlib.Generator seeded from one 62-bit draw of the caller's generator, so a seeded
+generator gives the same order every run. `generator` may be:
 
 - None: tensorlib's default generator when `tensorlib.randint` exists (so `tensorlib.manual_seed`
   makes shuffling reproducible, as in PyTorch), else Python's `random` module;
 - a `tensorlib.Generator` (anything `tensorlib.randint(..., generator=g)` accepts);
-- a `numpy.random.Generator` or `numpy.random.RandomState`, or a `random.Random`.
+- a `numpy.random.Generator` or `numpy.random.RandomState` (recognised by their type's module,
+  so numpy is never imported here), or a `random.Random`.
 
 Drawing advances the generator, so successive epochs differ and stay reproducible.
 """
 import random as _pyrandom
 
-import numpy as np
-
 SEED_BOUND = 2 ** 62
+
+
+def _numpy_kind(generator):
+    """'Generator' or 'RandomState' for numpy's random generators, else None."""
+    cls = type(generator)
+    if cls.__module__.split(".")[0] == "numpy":
+        return cls.__name__
+    return None
 
 
 def draw_seed(generator=None):
     """A non-negative int below 2**62 drawn from `generator` (see the module docstring)."""
-    if isinstance(generator, np.random.Generator):
+    kind = _numpy_kind(generator)
+    if kind == "Generator":
         return int(generator.integers(0, SEED_BOUND))
-    if isinstance(generator, np.random.RandomState):
+    if kind == "RandomState":
         return int(generator.randint(0, 2 ** 31 - 1)) << 31 | int(generator.randint(0, 2 ** 31 - 1))
     if isinstance(generator, _pyrandom.Random):
         return generator.getrandbits(62)
@@ -38,10 +47,14 @@ def draw_seed(generator=None):
 
 
 def rng(generator=None):
-    """A numpy Generator seeded from `generator` (one draw)."""
-    return np.random.default_rng(draw_seed(generator))
+    """A fresh tensorlib.Generator seeded from `generator` (one draw)."""
+    import tensorlib
+    g = tensorlib.Generator()
+    g.manual_seed(draw_seed(generator))
+    return g
 
 
 def permutation(n, generator=None):
-    """A random permutation of range(n), as a numpy int64 array."""
-    return rng(generator).permutation(n)
+    """A random permutation of range(n), as an int64 tensor."""
+    import tensorlib
+    return tensorlib.randperm(n, generator=rng(generator))

@@ -2,8 +2,8 @@
 
 A worker receives tasks `(epoch, task id, indices)` on its own pipe, fetches and collates the
 samples, and sends back `(epoch, task id, kind, payload)` on its own result pipe, where the
-batch travels through shared memory (see _shm). A failure is sent as an _ExceptionWrapper
-holding the formatted traceback and the index that failed. The worker exits on `None`, when
+batch travels through shared memory (see tensorlib/multiprocessing/_shm.py). A failure is
+sent as an _ExceptionWrapper holding the formatted traceback and the index that failed. The worker exits on `None`, when
 the main process asks it to, or when its parent has gone (it checks every half second), so a
 killed main process leaves no orphans.
 """
@@ -14,7 +14,7 @@ import signal
 import sys
 import traceback
 
-from tensorlib.utils.data import _shm
+from tensorlib.multiprocessing import _shm
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 

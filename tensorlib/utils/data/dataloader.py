@@ -6,7 +6,7 @@ platform has it (Linux; pass `multiprocessing_context="spawn"` for a dataset tha
 picklable), each with its own task pipe and result pipe. The main process keeps
 `prefetch_factor` tasks in flight per worker, hands them out round-robin and reassembles the
 results in order, so with shuffle off any num_workers gives exactly the batches of
-num_workers=0. Batches come back through shared memory (see _shm).
+num_workers=0. Batches come back through shared memory (see multiprocessing/_shm.py).
 
 While it waits for a batch the main process also watches the workers' process sentinels: a
 worker that dies (killed, segfault) raises RuntimeError naming its pid at once; `timeout`
@@ -28,7 +28,8 @@ import time
 import warnings
 import weakref
 
-from tensorlib.utils.data import _random, _shm
+from tensorlib.multiprocessing import _shm
+from tensorlib.utils.data import _random
 from tensorlib.utils.data._collate import default_collate, default_convert
 from tensorlib.utils.data._worker import _Fetcher, worker_loop
 from tensorlib.utils.data.dataset import IterableDataset

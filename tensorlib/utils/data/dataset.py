@@ -64,13 +64,8 @@ class TensorDataset(Dataset):
 
 
 def _gather(t, indices):
-    import numpy as np
     import tensorlib
-    idx = np.asarray(indices, dtype=np.int64)
-    if t._device.type == "cpu":
-        from tensorlib._C.tensor_impl import host_array
-        return tensorlib.from_numpy(host_array(t)[idx])
-    return t[tensorlib.from_numpy(idx).to(t._device)]
+    return t[tensorlib.tensor(indices, dtype=tensorlib.int64, device=t.device)]
 
 
 class GatheredBatch(collections.abc.Sequence):

@@ -3,8 +3,7 @@ as in torch.utils.data.distributed. The shares are padded (or trimmed) exactly a
 it, so together the ranks see every index and each sees the same count."""
 import math
 
-import numpy as np
-
+import tensorlib
 from tensorlib.utils.data.sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -56,7 +55,9 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         n = len(self.dataset)
         if self.shuffle:
-            indices = np.random.default_rng(self.seed + self.epoch).permutation(n).tolist()
+            g = tensorlib.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = tensorlib.randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
         if not self.drop_last:

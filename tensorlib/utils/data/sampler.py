@@ -1,12 +1,12 @@
 """Samplers: iterables of dataset indices (or, for BatchSampler, of index lists), as in
 torch.utils.data.sampler. Random samplers draw one seed from their `generator` per epoch and
-let numpy make the choices from it (see _random), so a seeded generator is reproducible.
+make the choices with tensorlib's random ops from it (see _random), so a seeded generator is
+reproducible.
 Draws with replacement come in chunks of _CHUNK as the iterator advances (as PyTorch's do),
 so num_samples may be far larger than memory."""
 import numbers
 
-import numpy as np
-
+import tensorlib
 from tensorlib.utils.data import _random
 
 _CHUNK = 32
@@ -64,16 +64,16 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
-        rng = _random.rng(self.generator)
+        g = _random.rng(self.generator)
         if self.replacement:
             for count in _chunks(self.num_samples):
-                yield from rng.integers(0, n, count).tolist()
+                yield from tensorlib.randint(0, n, (count,), generator=g).tolist()
             return
         full, rest = divmod(self.num_samples, n)
         for _ in range(full):
-            yield from rng.permutation(n).tolist()
+            yield from tensorlib.randperm(n, generator=g).tolist()
         if rest:
-            yield from rng.permutation(n)[:rest].tolist()
+            yield from tensorlib.randperm(n, generator=g)[:rest].tolist()
 
     def __len__(self):
         return self.num_samples
@@ -112,15 +112,15 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        w = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights,
-                       dtype=np.float64)
-        if w.ndim != 1:
+        w = tensorlib.as_tensor(weights.tolist() if hasattr(weights, "tolist") else weights,
+                                dtype=tensorlib.float64)
+        if w.dim() != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape "
                              f"{tuple(w.shape)}")
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        if not bool(tensorlib.isfinite(w).all()) or bool((w < 0).any()) or float(w.sum()) <= 0:
             raise RuntimeError("invalid multinomial distribution (weights must be finite, "
                                "non-negative and not all zero)")
-        if not replacement and num_samples > np.count_nonzero(w):
+        if not replacement and num_samples > int(tensorlib.count_nonzero(w)):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                                "replacement")
         self.weights = w
@@ -129,15 +129,13 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        rng = _random.rng(self.generator)
-        p = self.weights / self.weights.sum()
+        g = _random.rng(self.generator)
         if not self.replacement:                  # at most len(weights) indices
-            yield from rng.choice(len(p), self.num_samples, replace=False, p=p).tolist()
+            yield from tensorlib.multinomial(self.weights, self.num_samples, False,
+                                             generator=g).tolist()
             return
-        cdf = np.cumsum(p)
-        cdf /= cdf[-1]
         for count in _chunks(self.num_samples):
-            yield from np.searchsorted(cdf, rng.random(count), side="right").tolist()
+            yield from tensorlib.multinomial(self.weights, count, True, generator=g).tolist()
 
     def __len__(self):
         return self.num_samples

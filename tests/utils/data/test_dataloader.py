@@ -12,7 +12,8 @@ import pytest
 import tensorlib
 from tensorlib.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset,
                                   get_worker_info)
-from tensorlib.utils.data import _shm, dataloader as dl_module
+from tensorlib.multiprocessing import _shm
+from tensorlib.utils.data import dataloader as dl_module
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 T = 30          # seconds: an upper bound for any wait in these tests (never reached when passing)

@@ -211,6 +211,20 @@ def test_subset_random_and_weighted_samplers():
         WeightedRandomSampler([[1.0]], 1)
 
 
+def test_weighted_sampler_draws_by_tensorlib_generator():
+    """Weights held as a float64 tensor (PyTorch's attribute); a seeded tensorlib.Generator
+    repeats the draws, chunked draws follow the weights, and each epoch draws anew."""
+    g = tensorlib.Generator()
+    g.manual_seed(7)
+    w = WeightedRandomSampler([1.0, 0.0, 3.0], 4000, generator=g)
+    assert isinstance(w.weights, tensorlib.Tensor) and w.weights.dtype == tensorlib.float64
+    first, second = list(w), list(w)
+    assert first != second
+    g.manual_seed(7)
+    assert list(w) == first
+    assert set(first) == {0, 2} and 0.7 < first.count(2) / len(first) < 0.8
+
+
 @pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (2, 4, False),
                                                   (12, 4, False), (7, 2, True), (1, 3, False)])
 def test_distributed_sampler_partitions_like_pytorch(n, replicas, drop_last):
