@@ -21,14 +21,29 @@ cdef extern from *:
        instruction; nearbyintf stayed a libm call per element (4x the time). */
     #define Q_PARALLEL(n, threads) ((threads) > 1 && (n) > 65536)
 
+    /* 64 lanes of running min and max (four 512-bit registers each): one accumulator
+       chain waits out vminps' latency per 16 floats, 3x the time on 128x784. */
+    #define Q_LANES 64
     static void q_range_part(const float* x, Py_ssize_t n, float* lo_io, float* hi_io) {
-        float lo = *lo_io, hi = *hi_io;
-        Py_ssize_t i;
-        #pragma omp simd reduction(min:lo) reduction(max:hi)
-        for (i = 0; i < n; i++) {
-            float v = x[i];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
+        float lo = *lo_io, hi = *hi_io, l[Q_LANES], h[Q_LANES];
+        Py_ssize_t i = 0;
+        int j;
+        for (j = 0; j < Q_LANES; j++) { l[j] = lo; h[j] = hi; }
+        for (; i + Q_LANES <= n; i += Q_LANES) {
+            #pragma omp simd
+            for (j = 0; j < Q_LANES; j++) {
+                float v = x[i + j];
+                l[j] = v < l[j] ? v : l[j];
+                h[j] = v > h[j] ? v : h[j];
+            }
+        }
+        for (j = 0; j < Q_LANES; j++) {
+            lo = l[j] < lo ? l[j] : lo;
+            hi = h[j] > hi ? h[j] : hi;
+        }
+        for (; i < n; i++) {
+            lo = x[i] < lo ? x[i] : lo;
+            hi = x[i] > hi ? x[i] : hi;
         }
         *lo_io = lo; *hi_io = hi;
     }
@@ -55,6 +70,26 @@ cdef extern from *:
         *lo_out = lo; *hi_out = hi;
     }
 
+    #if defined(__AVX512F__) && defined(__AVX512BW__)
+    #include <immintrin.h>
+    /* Rounding in the conversion (vcvtps2dq, to nearest even in the default mode) and
+       clamping the integers: 0.3x the time of the loop below as GCC vectorizes it
+       (a rounding, two float clamps, a truncation and two permutes per 16 values). */
+    static void q_quantize_row(const float* xr, uint8_t* qr, Py_ssize_t k, Py_ssize_t kp,
+                               float inv_scale, float zero_point, float qmax) {
+        const __m512 inv = _mm512_set1_ps(inv_scale), zp = _mm512_set1_ps(zero_point);
+        const __m512i lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32((int)qmax);
+        Py_ssize_t i = 0;
+        for (; i < k; i += 16) {
+            __mmask16 mask = k - i >= 16 ? (__mmask16)0xFFFF
+                                         : (__mmask16)((1u << (k - i)) - 1);
+            __m512 v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, xr + i), inv, zp);
+            __m512i r = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(v), lo), hi);
+            _mm_mask_storeu_epi8(qr + i, mask, _mm512_cvtepi32_epi8(r));
+        }
+        for (i = k; i < kp; i++) qr[i] = (uint8_t)(int)zero_point;
+    }
+    #else
     static void q_quantize_row(const float* xr, uint8_t* qr, Py_ssize_t k, Py_ssize_t kp,
                                float inv_scale, float zero_point, float qmax) {
         Py_ssize_t i;
@@ -67,6 +102,7 @@ cdef extern from *:
         }
         for (i = k; i < kp; i++) qr[i] = (uint8_t)(int)zero_point;
     }
+    #endif
 
     /* q (m, kp) = x (m, k) quantized, row by row; the kp - k columns of padding get the
        zero point (they stand for 0). */

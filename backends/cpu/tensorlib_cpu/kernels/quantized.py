@@ -14,16 +14,17 @@ __all__ = ["KERNELS", "quantized_linear_dynamic"]
 
 
 def _scales(weight_scale):
-    """float32 weight scales as an array ((1,) per tensor, (n,) per channel)."""
+    """float32 weight scales as an array ((1,) per tensor, (n,) per channel) from a float
+    or a tensor (0-d or (n,))."""
     if isinstance(weight_scale, (float, int)):
         return np.array([weight_scale], np.float32)
-    return np.ascontiguousarray(_h(weight_scale), dtype=np.float32).reshape(-1)
+    return _h(weight_scale).astype(np.float32).reshape(-1)
 
 
 def quantized_linear_dynamic(out, x, weight, weight_scale, bias, reduce_range):
     """out (m, n) float32 = dequantized(quantize(x) @ weight.T) + bias, x float32 (m, k),
-    weight an int8 (n, k) tensor with zero point 0 and a scale per tensor (a float) or per
-    output channel (a float tensor of n)."""
+    weight an int8 (n, k) tensor with zero point 0 and a scale per tensor (a float or a 0-d
+    tensor) or per output channel (a float tensor of n)."""
     threads = fastreduce.threads_now()
     xa = np.ascontiguousarray(_h(x), dtype=np.float32)
     m, k = xa.shape

@@ -4,7 +4,7 @@ fbgemm path does: a layer's input projection runs once over the whole sequence (
 activation scale for all time steps), the hidden projection once per step; the gates, cell
 and hidden state stay float32. Inference only (PyTorch's is too)."""
 import tensorlib
-from tensorlib.ao.nn.quantized.dynamic.modules.linear import (kernel_scale, linear_dynamic,
+from tensorlib.ao.nn.quantized.dynamic.modules.linear import (linear_dynamic,
                                                                observed_qint8_weight,
                                                                quantized_weight,
                                                                take_scale_shapes,
@@ -137,8 +137,8 @@ class LSTM(Module):
     def _direction(self, p, x, h, c, reverse):
         steps, batch = x.shape[0], x.shape[1]
         pre = linear_dynamic(x.reshape(steps * batch, x.shape[2]), p.weight_ih,
-                             kernel_scale(p.weight_ih_scale), p.bias_ih).reshape(steps, batch, -1)
-        hh_scale = kernel_scale(p.weight_hh_scale)
+                             p.weight_ih_scale, p.bias_ih).reshape(steps, batch, -1)
+        hh_scale = p.weight_hh_scale
         outputs = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             gates = pre[t] + linear_dynamic(h, p.weight_hh, hh_scale, p.bias_hh)
