@@ -39,11 +39,6 @@ QUANTIZED_NAMES = ("quantize_per_tensor", "quantize_per_channel", "dequantize",
 COVERED = frozenset(SPARSE_NAMES + QUANTIZED_NAMES)
 
 
-def _run(data, call, args_for, describe):
-    """One differential comparison; whether torch returned (not raised)."""
-    return check(call, args_for, describe)
-
-
 def _fuzz(body):
     """Run body(data) -> bool on LAYOUT_FUZZ's examples; at least one must be compared
     (not both raising), else the test claims coverage it does not have."""
@@ -102,7 +97,8 @@ def test_coo_construction_and_coalesce():
         spec = data.draw(coo_specs(invalid=True))
         infer = data.draw(st.booleans()) and spec[3].size > 0
         idx = np.array(spec[2]).reshape(spec[1], -1)
-        invalid = bool(idx.size) and ((idx < 0).any() or (idx.max(axis=1) >= spec[0][:spec[1]]).any())
+        invalid = bool(idx.size) and bool((idx < 0).any()
+                                          or (idx.max(axis=1) >= spec[0][:spec[1]]).any())
 
         def call(m, s):
             c = s.coalesce()

@@ -97,8 +97,8 @@ def test_lstm_matches_torch():
     mt = torch.nn.LSTM(6, 5, num_layers=2, bidirectional=True)
     ml = nn.LSTM(6, 5, num_layers=2, bidirectional=True)
     ml.load_state_dict({k: tl.tensor(v.detach().numpy()) for k, v in mt.state_dict().items()})
-    qt = torch.ao.quantization.quantize_dynamic(
-        torch.nn.Sequential(mt), {torch.nn.LSTM: torch.ao.quantization.per_channel_dynamic_qconfig})[0]
+    spec = {torch.nn.LSTM: torch.ao.quantization.per_channel_dynamic_qconfig}
+    qt = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(mt), spec)[0]
     ql = tl.ao.quantization.quantize_dynamic(
         nn.Sequential(ml), {nn.LSTM: tl.ao.quantization.per_channel_dynamic_qconfig})[0]
     for name, w in qt.get_weight().items():

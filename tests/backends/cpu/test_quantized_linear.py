@@ -47,7 +47,8 @@ def test_constant_and_empty_activations():
         np.float32(0.1), 0)
     assert (out == 0).all()
     empty = np.empty((0, 3), np.uint8)
-    assert quant_kernels.quantize_activation(np.zeros((0, 3), np.float32), empty, 127, 1) == (1.0, 0)
+    assert quant_kernels.quantize_activation(np.zeros((0, 3), np.float32), empty, 127,
+                                             1) == (1.0, 0)
 
 
 def _run(m, k, n, per_channel, bias, seed=0):
