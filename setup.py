@@ -25,7 +25,7 @@ NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_
 # NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
 EXACT_MATH = {"grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels", "select_kernels",
-              "small_binary", "index_kernels", "philox_kernels"}
+              "small_binary", "index_kernels", "philox_kernels", "quant_kernels"}
 
 
 def extensions():

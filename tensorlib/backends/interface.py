@@ -158,7 +158,8 @@ COMPOSITES = {
     # -- quantized inference (CPU-first, as in PyTorch): no reference path
     "quantized_linear_dynamic": (
         "quantized_linear_dynamic(out, x, weight, weight_scale, bias, reduce_range): x float32 "
-        "(rows, in) quantized per call to uint8, weight int8 (out, in), int32 accumulation",
+        "(rows, in) quantized per call to uint8, weight int8 (out, in), weight_scale a float "
+        "or a float tensor (0-d, or one per output channel), int32 accumulation",
         "none: DynamicQuantizedLinear raises NotImplementedError on that device"),
     # -- elementwise and their backwards
     "relu": ("relu(out, x) -> bool", "maximum(x, 0) (ops/pointwise.py)"),

@@ -87,7 +87,7 @@ class SparseCooTensor(SparseTensor):
         values = self._values_t
         out = tensorlib.zeros(self._sizes, dtype=self._dtype, device=self._real)
         nsparse = self._indices_t._sizes[0]
-        if values._sizes[0] == 0:
+        if values.numel() == 0:              # no entries, or a dense dim of size 0
             return out
         flat = out.view((-1,) + self._sizes[nsparse:])
         flat.index_add_(0, K.linear_keys(self._indices_t, self._sizes[:nsparse]), values)
@@ -126,13 +126,11 @@ class SparseCooTensor(SparseTensor):
         n = self.dim()
         dim0, dim1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
         nsparse = self.sparse_dim()
-        if (dim0 < nsparse) != (dim1 < nsparse):
-            raise RuntimeError("transpose(): can't transpose a sparse dim with a dense dim")
-        if dim0 >= nsparse:
-            raise NotImplementedError("transpose(): tensorlib transposes only the sparse dims "
-                                      "of a sparse tensor")
         if dim0 == dim1:
             return self
+        if dim0 >= nsparse or dim1 >= nsparse:        # PyTorch's rule: sparse dims only
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got "
+                               f"sparse_dim: {nsparse}, d0: {dim0}, d1: {dim1}")
         return A.Transpose.apply(self, dim0, dim1)
 
     swapaxes = swapdims = transpose
@@ -324,6 +322,14 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
         if layout is tensorlib.strided:
             return self
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported in tensorlib")
+    if sparse_dim is not None:
+        n = self.dim()
+        if n > 0 and sparse_dim <= 0:
+            raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when "
+                               "self.dim()>0")
+        if not 0 <= sparse_dim <= n:
+            raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{n}] "
+                               f"range, but {sparse_dim} is given")
     return A.ToSparse.apply(self, sparse_dim)
 
 

@@ -100,11 +100,6 @@ EXCLUDED = {
     **{name: _AUTOGRAD for name in (
         "Tensor.backward", "Tensor.register_hook", "Tensor.register_post_accumulate_grad_hook",
         "Tensor.retain_grad")},
-    **{name: "sparse layouts (COO/CSR): compared with torch in tests/sparse" for name in (
-        "Tensor.coalesce", "Tensor.col_indices", "Tensor.crow_indices", "Tensor.dense_dim",
-        "Tensor.indices", "Tensor.is_coalesced", "Tensor.sparse_dim", "Tensor.to_dense",
-        "Tensor.to_sparse", "Tensor.to_sparse_coo", "Tensor.to_sparse_csr", "Tensor.values",
-        "sparse_coo_tensor", "sparse_csr_tensor", "spmm")},
     **{name: "random window starts unless _random_samples is given: compared with torch given "
              "the same samples in tests/nn/test_fractional_max_pool.py" for name in (
         "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool2d_with_indices",
@@ -115,12 +110,6 @@ EXCLUDED = {
              "tests/nn/test_shuffle_rrelu_lppool3d.py)" for name in (
         "nn.functional.has_torch_function", "nn.functional.has_torch_function_unary",
         "nn.functional.has_torch_function_variadic", "nn.functional.handle_torch_function")},
-    **{name: "quantized tensors (not strided: the fuzzer's inputs are dense tensors): "
-             "compared with torch in tests/ao/quantization" for name in (
-        "Tensor.dequantize", "Tensor.int_repr", "Tensor.q_per_channel_axis",
-        "Tensor.q_per_channel_scales", "Tensor.q_per_channel_zero_points", "Tensor.q_scale",
-        "Tensor.q_zero_point", "Tensor.qscheme", "dequantize", "quantize_per_channel",
-        "quantize_per_tensor")},
     **{name: "a constructor from Python data: compared with torch in "
              "tests/test_legacy_constructors.py" for name in ("Tensor.new", "asarray")},
 }

@@ -14,6 +14,7 @@ from tests.parity import test_fuzz as families
 from tests.parity.compare import check
 from tests.parity import test_fuzz_surface as surface
 from tests.parity import test_fuzz_gaps as gaps
+from tests.parity.test_fuzz_layouts import COVERED as LAYOUTS
 from tests.parity.test_fuzz_ops import FUZZ, OPS, SPELLED
 
 torch = pytest.importorskip("torch")
@@ -95,5 +96,5 @@ def test_spelling(key):
 def covered():
     """Every public path the fuzzer checks (primaries and spellings)."""
     paths = set(families.UNARY) | set(families.BINARY) | set(families.REDUCTIONS) | \
-        set(OPS) | set(surface.OPS) | set(gaps.OPS)
+        set(OPS) | set(surface.OPS) | set(gaps.OPS) | LAYOUTS
     return paths | {key.split(">")[1] for key in ENTRIES}

@@ -251,3 +251,19 @@ def test_save_and_load(tmp_path):
         np.testing.assert_array_equal(back[name].to_dense().numpy(),
                                       {"s": s, "c": coalesced, "csr": csr}[name]
                                       .to_dense().numpy())
+
+
+def test_fuzzer_findings_match_torch():
+    """What the layouts fuzzer found: transposing a dense dim raises PyTorch's RuntimeError
+    (the same dim twice is the tensor itself), to_sparse checks sparse_dim's range, and a
+    hybrid tensor whose dense dim has size 0 converts to dense."""
+    for lib in (tl, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 1]]), lib.ones(2, 3, 4), (2, 3, 4))
+        with pytest.raises(RuntimeError, match="transposed dimensions must be sparse"):
+            s.transpose(1, 2)
+        assert tuple(s.transpose(2, 2).shape) == (2, 3, 4)
+        for bad in (0, 3):
+            with pytest.raises(RuntimeError, match="dense_to_sparse: sparse_dim"):
+                lib.zeros(2, 2).to_sparse(bad)
+        empty = lib.sparse_coo_tensor(lib.tensor([[0, 2, 2]]), lib.zeros(3, 0), (3, 0))
+        assert tuple(empty.to_dense().shape) == (3, 0)

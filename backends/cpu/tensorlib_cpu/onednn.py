@@ -8,7 +8,7 @@ taken too when it loads. `TENSORLIB_ONEDNN=0` turns oneDNN off.
 
 This module only binds the C API and wraps its handles: `library()` (None when absent or
 off), `Memory` descriptors, `Primitive`s and their execution. What runs on it lives in
-onednn_conv."""
+onednn_conv (float32 convolutions) and onednn_qlinear (the int8 dynamic Linear)."""
 import ctypes
 import glob
 import os
@@ -83,6 +83,12 @@ _SIGNATURES = {
     "dnnl_primitive_execute": (ctypes.c_int, [_P, _P, ctypes.c_int,
                                               ctypes.POINTER(_ExecArg)]),
     "dnnl_reorder_primitive_desc_create": (ctypes.c_int, [_PP, _P, _P, _P, _P, _P]),
+    "dnnl_primitive_attr_create": (ctypes.c_int, [_PP]),
+    "dnnl_primitive_attr_destroy": (ctypes.c_int, [_P]),
+    "dnnl_primitive_attr_set_scales_mask": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int]),
+    "dnnl_primitive_attr_set_zero_points_mask": (ctypes.c_int, [_P, ctypes.c_int,
+                                                                ctypes.c_int]),
+    "dnnl_matmul_primitive_desc_create": (ctypes.c_int, [_PP, _P, _P, _P, _P, _P, _P]),
     "dnnl_convolution_forward_primitive_desc_create": (
         ctypes.c_int, [_PP, _P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS,
                        _DIMS, _DIMS, _P]),

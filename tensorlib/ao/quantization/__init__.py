@@ -9,6 +9,7 @@ from tensorlib.ao.quantization.observer import (MinMaxObserver, ObserverBase,  #
                                                 default_per_channel_weight_observer,
                                                 default_weight_observer)
 from tensorlib.ao.quantization.qconfig import (QConfig, default_dynamic_qconfig,  # noqa: F401
+                                               default_per_channel_qconfig, default_qconfig,
                                                per_channel_dynamic_qconfig)
 from tensorlib.ao.quantization.quantize import (DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS,  # noqa: F401
                                                 convert, prepare, prepare_qat, quantize,
@@ -16,5 +17,6 @@ from tensorlib.ao.quantization.quantize import (DEFAULT_DYNAMIC_QUANT_MODULE_MAP
 
 __all__ = ["quantize_dynamic", "quantize_per_tensor", "quantize_per_channel", "dequantize",
            "QConfig", "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
+           "default_qconfig", "default_per_channel_qconfig",
            "MinMaxObserver", "PerChannelMinMaxObserver", "PlaceholderObserver", "prepare",
            "convert", "quantize", "prepare_qat"]

@@ -1,9 +1,10 @@
 """Quantized tensors: an integer tensor (`int_repr()`) plus its quantization parameters, kept
 beside Tensor as a small class (like the sparse layouts) so the strided core stays untouched.
 Values round as PyTorch's do, half to even on float32, clamped to the dtype's range: per
-tensor x * (1 / scale) + zero_point rounded (fbgemm's fused multiply-add), per channel
-x * (1 / scale) rounded, then the zero point added. Only the inspection API and dequantize() are offered: PyTorch
-runs arithmetic on quantized tensors through quantized modules, not Tensor ops."""
+tensor x * (1 / scale) + zero_point rounded (fbgemm's fused multiply-add), per channel the
+same with the product and the sum each rounded to float32 (fbgemm's scalar Quantize). Only
+the inspection API and dequantize() are offered: PyTorch runs arithmetic on quantized
+tensors through quantized modules, not Tensor ops."""
 import numpy as np
 
 from tensorlib.ao.quantization import _qtypes as qt
@@ -33,10 +34,27 @@ def _scalar(v, kind):
     return kind(v.item()) if hasattr(v, "item") else kind(v)
 
 
+def _clamped(rounded, dtype):
+    """Rounded float32 values in dtype's range, clamped in float64: qint32's top,
+    2**31 - 1, is not a float32 (it would round up and wrap to -2**31)."""
+    return np.clip(rounded.astype(np.float64), dtype.quant_min, dtype.quant_max).astype(dtype.np)
+
+
 def _round(values, inv_scale, zero_point, dtype):
-    """zero_point + round_half_even(values * inv_scale), clamped; inv_scale float32."""
-    q = np.rint(values * inv_scale).astype(np.float64) + zero_point
-    return np.clip(q, dtype.quant_min, dtype.quant_max).astype(dtype.np)
+    """round_half_even(values * inv_scale + zero_point), each step rounded to float32, then
+    clamped: fbgemm's scalar Quantize, which PyTorch's per-channel quantization calls per
+    element (a product that lands on a tie stays on it: -1.3 / 0.2 + 1 rounds to -6)."""
+    q = (values * inv_scale).astype(np.float32) + np.asarray(zero_point).astype(np.float32)
+    return _clamped(np.rint(q), dtype)
+
+
+def _check_zero_points(zero_points, dtype, where):
+    """PyTorch's bounds on a zero point: the quantized dtype's range."""
+    z = np.asarray(zero_points).reshape(-1)
+    if z.size and z.max() > dtype.quant_max:
+        raise RuntimeError(f"{where} zero_point {int(z.max())} is above upper bound.")
+    if z.size and z.min() < dtype.quant_min:
+        raise RuntimeError(f"{where} zero_point {int(z.min())} is below lower bound.")
 
 
 def _round_fused(values, inv_scale, zero_point, dtype):
@@ -44,7 +62,7 @@ def _round_fused(values, inv_scale, zero_point, dtype):
     per-tensor quantization (the zero point is added before rounding, so ties
     fall differently from _round's)."""
     t = (values.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(np.float32)
-    return np.clip(np.rint(t), dtype.quant_min, dtype.quant_max).astype(dtype.np)
+    return _clamped(np.rint(t), dtype)
 
 
 class QuantizedTensor:
@@ -169,6 +187,7 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     _check_qdtype(dtype)
     x = _float_input(input, "quantize_per_tensor")
     scale, zero_point = _scalar(scale, float), _scalar(zero_point, int)
+    _check_zero_points(zero_point, dtype, "quantize_tensor_per_tensor_affine")
     inv = np.float32(1.0) / np.float32(scale)
     q = _round_fused(x.astype(np.float32), inv, zero_point, dtype)
     tl = _tensorlib()
@@ -190,6 +209,7 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
         if values.size != x.shape[axis]:
             raise RuntimeError(f"length of {name} must equal to channel, expected "
                                f"{x.shape[axis]} got, {values.size}")
+    _check_zero_points(z, dtype, "quantize_tensor_per_channel_affine")
     shape = [1] * x.ndim
     shape[axis] = -1
     inv = (np.float32(1.0) / s.astype(np.float32)).reshape(shape)

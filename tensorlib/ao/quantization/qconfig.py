@@ -3,6 +3,7 @@ from collections import namedtuple
 
 from tensorlib.ao.quantization.observer import (ObserverBase,
                                                 default_dynamic_quant_observer,
+                                                default_observer,
                                                 default_per_channel_weight_observer,
                                                 default_weight_observer)
 
@@ -23,4 +24,9 @@ class QConfig(namedtuple("QConfig", ["activation", "weight"])):
 default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                   weight=default_weight_observer)
 per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
+                                      weight=default_per_channel_weight_observer)
+# the static configurations: quantize_dynamic takes their weight observers (per tensor, or
+# per output channel) and quantizes activations per call
+default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+default_per_channel_qconfig = QConfig(activation=default_observer,
                                       weight=default_per_channel_weight_observer)

@@ -80,3 +80,32 @@ def test_dequantize_of_float_is_identity_and_aliases():
     x = tl.tensor([1.0])
     assert tl.dequantize(x) is x and x.dequantize() is x and not x.is_quantized
     assert tl.quantization.quantize_per_tensor is tl.ao.quantization.quantize_per_tensor
+
+
+def test_per_channel_rounds_the_sum_of_float32_steps():
+    """-1.3 * (1 / 0.2) is -6.5 in float32; plus zero point 1 is the tie -5.5, which rounds
+    to -6 (rounding the product first gave -5)."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[0.35, 0.82, 0.33], [-1.3, 0.91, 0.45]], np.float32)
+    ours = tl.quantize_per_channel(tl.tensor(x), tl.tensor([0.1, 0.2], dtype=tl.float64),
+                                   tl.tensor([0, 1]), 0, tl.qint8)
+    ref = torch.quantize_per_channel(torch.tensor(x), torch.tensor([0.1, 0.2], dtype=torch.float64),
+                                     torch.tensor([0, 1]), 0, torch.qint8)
+    np.testing.assert_array_equal(ours.int_repr().numpy(), ref.int_repr().numpy())
+    assert ours.int_repr()[1, 0].item() == -6
+
+
+@pytest.mark.parametrize("zero_point, where", [(256, "above upper"), (-1, "below lower")])
+def test_zero_point_out_of_range_is_refused(zero_point, where):
+    with pytest.raises(RuntimeError, match=f"zero_point {zero_point} is {where} bound"):
+        tl.quantize_per_tensor(tl.tensor([1.0]), 0.1, zero_point, tl.quint8)
+    with pytest.raises(RuntimeError, match=f"zero_point {zero_point} is {where} bound"):
+        tl.quantize_per_channel(tl.tensor([[1.0]]), tl.tensor([0.1]), tl.tensor([zero_point]), 0,
+                                tl.quint8)
+
+
+def test_qint32_saturates_at_its_top():
+    """2**31 - 1 is no float32: clamped in float32 it rounded up and wrapped to -2**31."""
+    q = tl.quantize_per_tensor(tl.tensor([3.0, -1e6]), 0.001, 2**31 - 1, tl.qint32)
+    # the other value rounds in float32 (steps of 128 there), as PyTorch's does
+    assert q.int_repr().tolist() == [2**31 - 1, 1147483648]

@@ -4,33 +4,37 @@ fbgemm path does: a layer's input projection runs once over the whole sequence (
 activation scale for all time steps), the hidden projection once per step; the gates, cell
 and hidden state stay float32. Inference only (PyTorch's is too)."""
 import tensorlib
-from tensorlib.ao.nn.quantized.dynamic.modules.linear import linear_dynamic, observed_qint8_weight
+from tensorlib.ao.nn.quantized.dynamic.modules.linear import (linear_dynamic,
+                                                               observed_qint8_weight,
+                                                               quantized_weight,
+                                                               take_scale_shapes,
+                                                               weight_buffers)
 from tensorlib.ao.quantization import _qtypes as qt
-from tensorlib.ao.quantization._qtensor import QuantizedTensor
 from tensorlib.nn.modules.container import ModuleList
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.utils.rnn import PackedSequence
 
 
 class PackedParameter(Module):
-    """One layer-direction's quantized weights (int8 int_repr and scale, buffers) and float
-    biases: state_dict keys `weight_ih`, `weight_ih_scale`, `weight_hh`, ..., `bias_hh`."""
+    """One layer-direction's quantized weights (int8 int_repr and scale: 0-d, or one per
+    output channel; buffers) and float biases: state_dict keys `weight_ih`,
+    `weight_ih_scale`, `weight_hh`, ..., `bias_hh`."""
 
     def __init__(self, w_ih, w_hh, b_ih, b_hh):
         super().__init__()
         for name, w in (("weight_ih", w_ih), ("weight_hh", w_hh)):
-            if w.dtype is not qt.qint8 or w.q_zero_point() != 0:
-                raise RuntimeError(f"dynamic quantized LSTM takes symmetric qint8 weights, got "
-                                   f"{w.dtype} with zero point {w.q_zero_point()}")
-            self.register_buffer(name, w.int_repr())
-            self.register_buffer(name + "_scale", tensorlib.tensor(w.q_scale(),
-                                                                   dtype=tensorlib.float64))
+            int_repr, scale = weight_buffers(w, "LSTM")
+            self.register_buffer(name, int_repr)
+            self.register_buffer(name + "_scale", scale)
         self.register_buffer("bias_ih", None if b_ih is None else b_ih.detach().float().clone())
         self.register_buffer("bias_hh", None if b_hh is None else b_hh.detach().float().clone())
 
     def quantized(self, name):
-        return QuantizedTensor(getattr(self, name).clone(), qt.qint8, qt.per_tensor_affine,
-                               float(getattr(self, name + "_scale").item()), 0)
+        return quantized_weight(getattr(self, name), getattr(self, name + "_scale"))
+
+    def _load_from_state_dict(self, state_dict, prefix, *args):
+        take_scale_shapes(self, state_dict, prefix, ("weight_ih_scale", "weight_hh_scale"))
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
 
 class LSTM(Module):
@@ -133,8 +137,8 @@ class LSTM(Module):
     def _direction(self, p, x, h, c, reverse):
         steps, batch = x.shape[0], x.shape[1]
         pre = linear_dynamic(x.reshape(steps * batch, x.shape[2]), p.weight_ih,
-                             p.weight_ih_scale.item(), p.bias_ih).reshape(steps, batch, -1)
-        hh_scale = p.weight_hh_scale.item()
+                             p.weight_ih_scale, p.bias_ih).reshape(steps, batch, -1)
+        hh_scale = p.weight_hh_scale
         outputs = [None] * steps
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             gates = pre[t] + linear_dynamic(h, p.weight_hh, hh_scale, p.bias_hh)
