@@ -18,6 +18,7 @@ import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.graph import AccumulateGrad
 from tensorlib.autograd.grad_mode import enable_grad
+from tensorlib.func._batching import _autograd as _batched_autograd
 from tensorlib.func._tree import spec_str, tree_flatten, tree_unflatten
 from tensorlib.ops import random as _random
 
@@ -26,16 +27,16 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 # ---- levels: entering a transform and leaving it ---------------------------------------------
 def _enter(t):
-    """The tensor a transform differentiates with respect to."""
-    if t.requires_grad:
-        return t.view_as(t)
-    return t.detach().requires_grad_(True)
+    """The tensor a transform differentiates with respect to (inside vmap, batched at every
+    level, so its gradient is per sample: see _batching/_autograd.py)."""
+    return _batched_autograd.enter(t)
 
 
 def _depends_on_outside(outputs, own):
     """Whether some output reaches, through the graph, a tensor requiring grad that this
     transform did not create (then its derivative must itself be differentiable)."""
-    own_ids = {id(t) for t in own}
+    own_ids = {id(t) for t in _batched_autograd.physical(own)}
+    outputs = [_batched_autograd.innermost(t) for t in outputs]
     stack, seen = [], set()
     for t in outputs:
         if isinstance(t, TensorImpl) and t.requires_grad:
@@ -71,9 +72,9 @@ def _grads(outputs, inputs, cotangents, create_graph, retain_graph=None):
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     if not pairs:
         return [tensorlib.zeros_like(x) for x in inputs]
-    res = tensorlib.autograd.grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
-                                  retain_graph=retain_graph, create_graph=create_graph,
-                                  allow_unused=True)
+    res = _batched_autograd.grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                                 retain_graph=retain_graph, create_graph=create_graph,
+                                 allow_unused=True)
     return [tensorlib.zeros_like(x) if g is None else g for g, x in zip(res, inputs)]
 
 
@@ -230,7 +231,7 @@ def _linearize(func, primals, what, has_aux):
         out_leaves, out_spec = tree_flatten(output)
         _check_tensors(out_leaves, f"{what}: outputs")
         keep = outer_grad and _depends_on_outside(out_leaves, entered)
-        cot = [tensorlib.zeros_like(o, requires_grad=True) for o in out_leaves]
+        cot = [_batched_autograd.fresh_leaf(o) for o in out_leaves]
         grad_inputs = _grads(out_leaves, entered, cot, create_graph=True)
     return entered, spec, output, out_leaves, out_spec, aux, keep, cot, grad_inputs
 
@@ -241,8 +242,8 @@ def _push_forward(tangent_leaves, out_leaves, cot, grad_inputs, keep):
         pairs = [(g, t) for g, t in zip(grad_inputs, tangent_leaves) if g.requires_grad]
         if not pairs:
             return [tensorlib.zeros_like(o) for o in out_leaves]
-        res = tensorlib.autograd.grad([g for g, _ in pairs], cot, [t for _, t in pairs],
-                                      retain_graph=True, create_graph=keep, allow_unused=True)
+        res = _batched_autograd.grad([g for g, _ in pairs], cot, [t for _, t in pairs],
+                                     retain_graph=True, create_graph=keep, allow_unused=True)
     return [tensorlib.zeros_like(o) if r is None else r for r, o in zip(res, out_leaves)]
 
 
