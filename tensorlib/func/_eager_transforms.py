@@ -286,29 +286,44 @@ def _assemble(per_output, out_spec, in_spec):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The jacobian of func with respect to `argnums` by reverse mode: one backward pass per
-    output element. chunk_size is accepted; the rows are computed one by one either way."""
+    """The jacobian of func with respect to `argnums` by reverse mode, as PyTorch: vmap over
+    the vjp with the unit vectors as cotangents. func runs once for the outputs' shapes and
+    aux, then once batched over the unit vectors (`chunk_size` of them at a time), so the
+    rows are one batched backward pass; randomness inside is vmap's 'same'."""
+    from tensorlib.func._vmap import vmap
     _check_chunk_size(chunk_size)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         outer_grad = tensorlib.is_grad_enabled()
         with enable_grad():
-            args, entered, in_spec = _enter_args(args, argnums, "jacrev(f, argnums)(*args)")
+            new_args, entered, in_spec = _enter_args(args, argnums,
+                                                     "jacrev(f, argnums)(*args)")
             _error_if_complex("jacrev", entered, is_input=True)
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f)(*args)")
+            output, aux = _split_aux(func(*new_args, **kwargs), has_aux, "jacrev(f)(*args)")
             out_leaves, out_spec = tree_flatten(output)
             _check_tensors(out_leaves, "jacrev(f)(*args): outputs")
             _error_if_complex("jacrev", out_leaves, is_input=False)
             keep = outer_grad and _depends_on_outside(out_leaves, entered)
-            per_output = []
-            for out in out_leaves:
-                flat = out.reshape(-1)
-                rows = [_grads([flat[j]], entered, [tensorlib.ones_like(flat[j])], keep,
-                               retain_graph=True) for j in range(flat.shape[0])]
-                per_output.append([_stack(list(col), 0, x, out).reshape(
-                    tuple(out.shape) + tuple(x.shape))
-                    for col, x in zip(zip(*rows) if rows else [()] * len(entered), entered)])
+            sizes = [o.numel() for o in out_leaves]
+            offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+
+            def row(unit):
+                again, inputs, _ = _enter_args(args, argnums, "jacrev(f, argnums)(*args)")
+                out, _ = _split_aux(func(*again, **kwargs), has_aux, "jacrev(f)(*args)")
+                leaves = tree_flatten(out)[0]
+                cts = [unit[o:o + n].reshape(tuple(x.shape)).to(x.dtype)
+                       for o, n, x in zip(offsets, sizes, leaves)]
+                return tuple(_grads(leaves, inputs, cts, keep, retain_graph=keep))
+
+            total = sum(sizes)
+            if total:
+                first = out_leaves[0]
+                basis = tensorlib.eye(total, dtype=first.dtype, device=first.device)
+                rows = vmap(row, randomness="same", chunk_size=chunk_size)(basis)
+            per_output = [[rows[i][o:o + n].reshape(tuple(out.shape) + tuple(x.shape))
+                           if total else _stack([], 0, x, out) for i, x in enumerate(entered)]
+                          for o, n, out in zip(offsets, sizes, out_leaves)]
         jac = _assemble(per_output, out_spec, in_spec)
         return (jac, _leave(aux, keep)) if has_aux else jac
 
