@@ -66,8 +66,8 @@ def _inplace_names():
     skip = {"clone", "contiguous", "to", "type_as", "float", "double", "half", "bfloat16",
             "int", "long", "short", "bool", "byte", "char", "where", "isclose"}
     names = [n + "_" for n in _UNARY if not n.startswith("__") and n not in skip]
-    return names + ["zero_", "fill_", "copy_", "masked_fill_", "__iadd__", "__isub__",
-                    "__imul__", "__itruediv__"]
+    return names + ["zero_", "fill_", "copy_", "masked_fill_", "_add_", "_sub_", "_div_",
+                    "_neg_", "__iadd__", "__isub__", "__imul__", "__itruediv__"]
 
 
 @register(*_inplace_names())

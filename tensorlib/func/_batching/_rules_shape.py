@@ -43,8 +43,13 @@ def view(func, level, x, value, rest, kwargs):
     if rest and not isinstance(rest[0], (int, tuple, list)):
         return NotImplemented                   # view(dtype)
     shape = _resolve(_sizes(rest, kwargs), x.numel())
-    method = value.view if func.__name__ == "view" else value.reshape
-    return make(method((batch_size(level),) + shape), 0, level)
+    shape = (batch_size(level),) + shape
+    if func.__name__ == "view":
+        try:
+            return make(value.view(shape), 0, level)
+        except RuntimeError:                # the batch moved to the front is not viewable
+            pass                             # that way: a copy, as functorch's rule gives
+    return make(value.reshape(shape), 0, level)
 
 
 @register("view_as", "reshape_as", "expand_as")
