@@ -339,8 +339,10 @@ def _stack(items, dim, x, out):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The jacobian of func with respect to `argnums` by forward products: func runs once,
-    then one J v per input element through the double-backward trick."""
+    """The jacobian of func with respect to `argnums` by forward products, as PyTorch: vmap
+    over J v for the unit vectors v (the double-backward trick), func running once for the
+    outputs and aux, then once batched over the unit vectors."""
+    from tensorlib.func._vmap import vmap
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -366,20 +368,27 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             return func(*full, **kwargs)
 
         with _random_guard(randomness):     # PyTorch's jacfwd runs under vmap's flag
-            entered, _, output, out_leaves, out_spec, aux, keep, cot, grad_inputs = \
+            entered, _, output, out_leaves, out_spec, aux, keep, _, _ = \
                 _linearize(restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
         _error_if_complex("jacfwd", out_leaves, is_input=False)
-        columns = []                       # per input leaf: per element, J e_j per output
-        for k, x in enumerate(entered):
-            cols = []
-            for j in range(x.numel()):
-                basis = [tensorlib.zeros_like(t) for t in entered]
-                basis[k].view(-1)[j] = 1
-                cols.append(_push_forward(basis, out_leaves, cot, grad_inputs, keep))
-            columns.append(cols)
-        per_output = [[_stack([c[i] for c in columns[k]], -1, x, out).reshape(
-            tuple(out.shape) + tuple(x.shape)) for k, x in enumerate(entered)]
-            for i, out in enumerate(out_leaves)]
+        sizes = [x.numel() for x in entered]
+        offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+
+        def column(unit):
+            _, _, _, outs, _, _, _, cot, grad_inputs = _linearize(
+                restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
+            tangents = [unit[o:o + n].reshape(tuple(x.shape)).to(x.dtype)
+                        for o, n, x in zip(offsets, sizes, entered)]
+            return tuple(_push_forward(tangents, outs, cot, grad_inputs, keep))
+
+        total = sum(sizes)
+        if total:
+            first = entered[0]
+            basis = tensorlib.eye(total, dtype=first.dtype, device=first.device)
+            columns = vmap(column, randomness=randomness)(basis)
+        per_output = [[columns[i][o:o + n].movedim(0, -1).reshape(
+            tuple(out.shape) + tuple(x.shape)) if total else _stack([], -1, x, out)
+            for o, n, x in zip(offsets, sizes, entered)] for i, out in enumerate(out_leaves)]
         jac = _assemble(per_output, out_spec, in_spec)
         return (jac, _leave(aux, keep)) if has_aux else jac
 
