@@ -1,17 +1,19 @@
 """vmap: map a function over a dimension of its inputs.
 
-NOTE [ vmap loops ]
-tensorlib's vmap calls the function once per batch element (the inputs' mapped dims
-selected away) and stacks the results along out_dims; PyTorch instead runs batching rules
-per op. The results are the same, including for transforms inside (vmap(grad(f)) gives
-per-sample gradients) and nested vmap, but the cost is one Python call per element, not
-one batched kernel per op. `chunk_size` is accepted and validated; elements are processed
-one by one whatever it is. A batch of size 0 runs the function once on zeros of one
-element's shape, only to learn the output shapes.
+NOTE [ vmap batches ]
+The mapped inputs enter the function as BatchedTensors of a new level (`_batching/`); each
+op the function runs reaches BatchedTensor.__torch_function__ and runs once on the whole
+batch through its batch rule, or, without one, loops over the samples for that op only.
+The outputs' batch dims move to out_dims (an output not batched is expanded). Transforms
+inside differentiate the physical tensors (`_batching/_autograd.py`). `chunk_size` runs the
+batch in chunks of that many and concatenates. A batch of size 0 runs on the empty
+physical tensors.
 
-randomness: 'error' raises on any random op inside, 'different' lets each element draw its
-own numbers (the loop does that naturally), 'same' rewinds each generator to where it stood
-before the first element, so every element draws the same numbers."""
+randomness: 'error' raises on any random op inside, 'different' draws per element (random
+ops on batched tensors draw for the whole batch, random factories with no batched argument
+are drawn per element by `_batching/_random.py`'s mode), 'same' rewinds each generator to
+where it stood when the (chunk's) run began, so unbatched draws are shared and looped ops
+draw the same numbers per sample."""
 import contextlib
 import functools
 
@@ -183,7 +185,7 @@ def _chunks(leaves, dims, size, chunk_size):
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """func mapped over dimension `in_dims` of its inputs, its outputs stacked along
-    `out_dims` (see the NOTE at the top of this module: it loops over the batch)."""
+    `out_dims` (see the NOTE at the top of this module: batch rules per op)."""
     if randomness not in _RANDOMNESS:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
