@@ -73,10 +73,6 @@ def make(value, bdim, level):
     return obj
 
 
-def level_of(x):
-    return x._bt_level if type(x) is BatchedTensor else 0
-
-
 def at_level(x, level):
     """(physical value, bdim) when x is batched at `level`, else (x, None)."""
     if type(x) is BatchedTensor and x._bt_level == level:

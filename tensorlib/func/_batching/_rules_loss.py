@@ -1,8 +1,7 @@
 """Batch rules of the nn.functional losses: each sample's loss is the op's unreduced loss
 reduced over that sample's elements (cross_entropy/nll_loss: over its weighted targets)."""
 import tensorlib
-from tensorlib.func._batching._batched import (BatchedTensor, batch_size, front, make,
-                                               physical_front)
+from tensorlib.func._batching._batched import BatchedTensor, batch_size, make, physical_front
 from tensorlib.func._batching._dispatch import register
 from tensorlib.func._batching._rules_pointwise import align
 
