@@ -19,6 +19,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.graph import AccumulateGrad
 from tensorlib.autograd.grad_mode import enable_grad
 from tensorlib.func._batching import _autograd as _batched_autograd
+from tensorlib.func._batching._batched import innermost
 from tensorlib.func._tree import spec_str, tree_flatten, tree_unflatten
 from tensorlib.ops import random as _random
 
@@ -36,7 +37,7 @@ def _depends_on_outside(outputs, own):
     """Whether some output reaches, through the graph, a tensor requiring grad that this
     transform did not create (then its derivative must itself be differentiable)."""
     own_ids = {id(t) for t in _batched_autograd.physical(own)}
-    outputs = [_batched_autograd.innermost(t) for t in outputs]
+    outputs = [innermost(t) for t in outputs]
     stack, seen = [], set()
     for t in outputs:
         if isinstance(t, TensorImpl) and t.requires_grad:

@@ -8,8 +8,9 @@ import math
 
 import tensorlib
 from tensorlib.func._batching._batched import (BatchedTensor, active_levels, batch_size,
-                                               batched_levels, contains_batched, ensure_levels, innermost,
-                                               make, rewrap_like, to_plain)
+                                               batched_levels, contains_batched,
+                                               ensure_levels, innermost, make, rewrap_like,
+                                               to_plain)
 from tensorlib.func._batching._dispatch import register
 
 

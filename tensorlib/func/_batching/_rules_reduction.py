@@ -6,17 +6,14 @@ from tensorlib.func._batching._dispatch import register
 from tensorlib.func._batching._rules_pointwise import pointwise, wrap_out
 
 # name -> (position of dim, what a missing dim means: "all", "required" or a default dim)
-_DIM_OPS = {}
-for _n in ("sum mean nansum nanmean amax amin all any count_nonzero logsumexp std var "
-           "std_mean var_mean aminmax prod argmax argmin max min median nanmedian").split():
-    _DIM_OPS[_n] = (1, "all")
+_DIM_OPS = {n: (1, "all") for n in (
+    "sum mean nansum nanmean amax amin all any count_nonzero logsumexp std var std_mean "
+    "var_mean aminmax prod argmax argmin max min median nanmedian").split()}
 _DIM_OPS.update({"norm": (2, "all"), "vector_norm": (2, "all")})
-for _n in ("softmax log_softmax softmin cumsum cumprod cummax cummin logcumsumexp flip "
-           "unbind_dim").split():
-    _DIM_OPS[_n] = (1, "required")
+_DIM_OPS.update({n: (1, "required") for n in (
+    "softmax log_softmax softmin cumsum cumprod cummax cummin logcumsumexp flip").split()})
 _DIM_OPS.update({"sort": (1, -1), "argsort": (1, -1), "topk": (2, -1), "kthvalue": (2, -1),
                  "normalize": (2, 1), "mode": (1, -1), "diff": (2, -1), "glu": (1, -1)})
-del _DIM_OPS["unbind_dim"]
 # reductions whose dim-less form returns one tensor but whose dim form a (values, indices)
 _VALUES_WHEN_ALL = {"max", "min", "median", "nanmedian"}
 # ops whose dim-less form takes no flattened dim (they need a tuple of dims)
