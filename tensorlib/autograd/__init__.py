@@ -108,6 +108,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    relevant = outputs + inputs + _as_tuple(grad_outputs)
+    if has_torch_function(relevant):            # a tensor-like (vmap's BatchedTensor) in them
+        return handle_torch_function(grad, relevant, outputs, inputs,
+                                     grad_outputs=grad_outputs, retain_graph=retain_graph,
+                                     create_graph=create_graph, allow_unused=allow_unused,
+                                     materialize_grads=materialize_grads)
     for t in inputs:
         if not isinstance(t, TensorImpl) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

@@ -18,6 +18,8 @@ import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.graph import AccumulateGrad
 from tensorlib.autograd.grad_mode import enable_grad
+from tensorlib.func._batching import _autograd as _batched_autograd
+from tensorlib.func._batching._batched import innermost
 from tensorlib.func._tree import spec_str, tree_flatten, tree_unflatten
 from tensorlib.ops import random as _random
 
@@ -26,16 +28,16 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 # ---- levels: entering a transform and leaving it ---------------------------------------------
 def _enter(t):
-    """The tensor a transform differentiates with respect to."""
-    if t.requires_grad:
-        return t.view_as(t)
-    return t.detach().requires_grad_(True)
+    """The tensor a transform differentiates with respect to (inside vmap, batched at every
+    level, so its gradient is per sample: see _batching/_autograd.py)."""
+    return _batched_autograd.enter(t)
 
 
 def _depends_on_outside(outputs, own):
     """Whether some output reaches, through the graph, a tensor requiring grad that this
     transform did not create (then its derivative must itself be differentiable)."""
-    own_ids = {id(t) for t in own}
+    own_ids = {id(t) for t in _batched_autograd.physical(own)}
+    outputs = [innermost(t) for t in outputs]
     stack, seen = [], set()
     for t in outputs:
         if isinstance(t, TensorImpl) and t.requires_grad:
@@ -71,9 +73,9 @@ def _grads(outputs, inputs, cotangents, create_graph, retain_graph=None):
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     if not pairs:
         return [tensorlib.zeros_like(x) for x in inputs]
-    res = tensorlib.autograd.grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
-                                  retain_graph=retain_graph, create_graph=create_graph,
-                                  allow_unused=True)
+    res = _batched_autograd.grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                                 retain_graph=retain_graph, create_graph=create_graph,
+                                 allow_unused=True)
     return [tensorlib.zeros_like(x) if g is None else g for g, x in zip(res, inputs)]
 
 
@@ -230,7 +232,7 @@ def _linearize(func, primals, what, has_aux):
         out_leaves, out_spec = tree_flatten(output)
         _check_tensors(out_leaves, f"{what}: outputs")
         keep = outer_grad and _depends_on_outside(out_leaves, entered)
-        cot = [tensorlib.zeros_like(o, requires_grad=True) for o in out_leaves]
+        cot = [_batched_autograd.fresh_leaf(o) for o in out_leaves]
         grad_inputs = _grads(out_leaves, entered, cot, create_graph=True)
     return entered, spec, output, out_leaves, out_spec, aux, keep, cot, grad_inputs
 
@@ -241,8 +243,8 @@ def _push_forward(tangent_leaves, out_leaves, cot, grad_inputs, keep):
         pairs = [(g, t) for g, t in zip(grad_inputs, tangent_leaves) if g.requires_grad]
         if not pairs:
             return [tensorlib.zeros_like(o) for o in out_leaves]
-        res = tensorlib.autograd.grad([g for g, _ in pairs], cot, [t for _, t in pairs],
-                                      retain_graph=True, create_graph=keep, allow_unused=True)
+        res = _batched_autograd.grad([g for g, _ in pairs], cot, [t for _, t in pairs],
+                                     retain_graph=True, create_graph=keep, allow_unused=True)
     return [tensorlib.zeros_like(o) if r is None else r for r, o in zip(res, out_leaves)]
 
 
@@ -285,29 +287,44 @@ def _assemble(per_output, out_spec, in_spec):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The jacobian of func with respect to `argnums` by reverse mode: one backward pass per
-    output element. chunk_size is accepted; the rows are computed one by one either way."""
+    """The jacobian of func with respect to `argnums` by reverse mode, as PyTorch: vmap over
+    the vjp with the unit vectors as cotangents. func runs once for the outputs' shapes and
+    aux, then once batched over the unit vectors (`chunk_size` of them at a time), so the
+    rows are one batched backward pass; randomness inside is vmap's 'same'."""
+    from tensorlib.func._vmap import vmap
     _check_chunk_size(chunk_size)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         outer_grad = tensorlib.is_grad_enabled()
         with enable_grad():
-            args, entered, in_spec = _enter_args(args, argnums, "jacrev(f, argnums)(*args)")
+            new_args, entered, in_spec = _enter_args(args, argnums,
+                                                     "jacrev(f, argnums)(*args)")
             _error_if_complex("jacrev", entered, is_input=True)
-            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f)(*args)")
+            output, aux = _split_aux(func(*new_args, **kwargs), has_aux, "jacrev(f)(*args)")
             out_leaves, out_spec = tree_flatten(output)
             _check_tensors(out_leaves, "jacrev(f)(*args): outputs")
             _error_if_complex("jacrev", out_leaves, is_input=False)
             keep = outer_grad and _depends_on_outside(out_leaves, entered)
-            per_output = []
-            for out in out_leaves:
-                flat = out.reshape(-1)
-                rows = [_grads([flat[j]], entered, [tensorlib.ones_like(flat[j])], keep,
-                               retain_graph=True) for j in range(flat.shape[0])]
-                per_output.append([_stack(list(col), 0, x, out).reshape(
-                    tuple(out.shape) + tuple(x.shape))
-                    for col, x in zip(zip(*rows) if rows else [()] * len(entered), entered)])
+            sizes = [o.numel() for o in out_leaves]
+            offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+
+            def row(unit):
+                again, inputs, _ = _enter_args(args, argnums, "jacrev(f, argnums)(*args)")
+                out, _ = _split_aux(func(*again, **kwargs), has_aux, "jacrev(f)(*args)")
+                leaves = tree_flatten(out)[0]
+                cts = [unit[o:o + n].reshape(tuple(x.shape)).to(x.dtype)
+                       for o, n, x in zip(offsets, sizes, leaves)]
+                return tuple(_grads(leaves, inputs, cts, keep, retain_graph=keep))
+
+            total = sum(sizes)
+            if total:
+                first = out_leaves[0]
+                basis = tensorlib.eye(total, dtype=first.dtype, device=first.device)
+                rows = vmap(row, randomness="same", chunk_size=chunk_size)(basis)
+            per_output = [[rows[i][o:o + n].reshape(tuple(out.shape) + tuple(x.shape))
+                           if total else _stack([], 0, x, out) for i, x in enumerate(entered)]
+                          for o, n, out in zip(offsets, sizes, out_leaves)]
         jac = _assemble(per_output, out_spec, in_spec)
         return (jac, _leave(aux, keep)) if has_aux else jac
 
@@ -323,8 +340,10 @@ def _stack(items, dim, x, out):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The jacobian of func with respect to `argnums` by forward products: func runs once,
-    then one J v per input element through the double-backward trick."""
+    """The jacobian of func with respect to `argnums` by forward products, as PyTorch: vmap
+    over J v for the unit vectors v (the double-backward trick), func running once for the
+    outputs and aux, then once batched over the unit vectors."""
+    from tensorlib.func._vmap import vmap
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -350,20 +369,27 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             return func(*full, **kwargs)
 
         with _random_guard(randomness):     # PyTorch's jacfwd runs under vmap's flag
-            entered, _, output, out_leaves, out_spec, aux, keep, cot, grad_inputs = \
+            entered, _, output, out_leaves, out_spec, aux, keep, _, _ = \
                 _linearize(restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
         _error_if_complex("jacfwd", out_leaves, is_input=False)
-        columns = []                       # per input leaf: per element, J e_j per output
-        for k, x in enumerate(entered):
-            cols = []
-            for j in range(x.numel()):
-                basis = [tensorlib.zeros_like(t) for t in entered]
-                basis[k].view(-1)[j] = 1
-                cols.append(_push_forward(basis, out_leaves, cot, grad_inputs, keep))
-            columns.append(cols)
-        per_output = [[_stack([c[i] for c in columns[k]], -1, x, out).reshape(
-            tuple(out.shape) + tuple(x.shape)) for k, x in enumerate(entered)]
-            for i, out in enumerate(out_leaves)]
+        sizes = [x.numel() for x in entered]
+        offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+
+        def column(unit):
+            _, _, _, outs, _, _, _, cot, grad_inputs = _linearize(
+                restricted, tuple(in_leaves), "jacfwd(f)(*args)", has_aux)
+            tangents = [unit[o:o + n].reshape(tuple(x.shape)).to(x.dtype)
+                        for o, n, x in zip(offsets, sizes, entered)]
+            return tuple(_push_forward(tangents, outs, cot, grad_inputs, keep))
+
+        total = sum(sizes)
+        if total:
+            first = entered[0]
+            basis = tensorlib.eye(total, dtype=first.dtype, device=first.device)
+            columns = vmap(column, randomness=randomness)(basis)
+        per_output = [[columns[i][o:o + n].movedim(0, -1).reshape(
+            tuple(out.shape) + tuple(x.shape)) if total else _stack([], -1, x, out)
+            for o, n, x in zip(offsets, sizes, entered)] for i, out in enumerate(out_leaves)]
         jac = _assemble(per_output, out_spec, in_spec)
         return (jac, _leave(aux, keep)) if has_aux else jac
 

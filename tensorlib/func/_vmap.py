@@ -1,21 +1,27 @@
 """vmap: map a function over a dimension of its inputs.
 
-NOTE [ vmap loops ]
-tensorlib's vmap calls the function once per batch element (the inputs' mapped dims
-selected away) and stacks the results along out_dims; PyTorch instead runs batching rules
-per op. The results are the same, including for transforms inside (vmap(grad(f)) gives
-per-sample gradients) and nested vmap, but the cost is one Python call per element, not
-one batched kernel per op. `chunk_size` is accepted and validated; elements are processed
-one by one whatever it is. A batch of size 0 runs the function once on zeros of one
-element's shape, only to learn the output shapes.
+NOTE [ vmap batches ]
+The mapped inputs enter the function as BatchedTensors of a new level (`_batching/`); each
+op the function runs reaches BatchedTensor.__torch_function__ and runs once on the whole
+batch through its batch rule, or, without one, loops over the samples for that op only.
+The outputs' batch dims move to out_dims (an output not batched is expanded). Transforms
+inside differentiate the physical tensors (`_batching/_autograd.py`). `chunk_size` runs the
+batch in chunks of that many and concatenates. A batch of size 0 runs on the empty
+physical tensors.
 
-randomness: 'error' raises on any random op inside, 'different' lets each element draw its
-own numbers (the loop does that naturally), 'same' rewinds each generator to where it stood
-before the first element, so every element draws the same numbers."""
+randomness: 'error' raises on any random op inside, 'different' draws per element (random
+ops on batched tensors draw for the whole batch, random factories with no batched argument
+are drawn per element by `_batching/_random.py`'s mode), 'same' rewinds each generator to
+where it stood when the (chunk's) run began, so unbatched draws are shared and looped ops
+draw the same numbers per sample."""
+import contextlib
 import functools
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.func._batching import make, pop_level, push_level
+from tensorlib.func._batching._batched import at_level
+from tensorlib.func._batching._random import DifferentRandomness
 from tensorlib.func._tree import broadcast_prefix, tree_flatten, tree_unflatten
 from tensorlib.ops import random as _random
 
@@ -114,22 +120,11 @@ class _RandomGuard:
         self.rewound = set()
 
 
-def _select(x, d, i):
-    return x if d is None else x.select(d, i)
-
-
-def _zeros_element(x, d):
-    if d is None:
-        return x
-    shape = list(x.shape)
-    del shape[d]
-    return tensorlib.zeros(shape, dtype=x.dtype, device=x.device)
-
-
-def _stack_outputs(func, out_dims, results, batch):
-    """Stack each output leaf over the elements, along its out_dim."""
-    leaves0, spec = tree_flatten(results[0])
-    for r in leaves0:
+def _unbatch_outputs(func, out_dims, output, level, size):
+    """The function's outputs with the batch of `level` moved to out_dims (an output not
+    batched there is expanded to the batch, as PyTorch does)."""
+    leaves, spec = tree_flatten(output)
+    for r in leaves:
         if not isinstance(r, TensorImpl):
             raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return "
                              f"Tensors, got type {type(r)}. Did you mean to set out_dims= to "
@@ -139,38 +134,58 @@ def _stack_outputs(func, out_dims, results, batch):
                          f"an int, None or a python collection of ints representing where in "
                          f"the outputs the vmapped dimension should appear.")
     _check_dims_type(out_dims, "out_dims", func, "outputs")
-    dims = broadcast_prefix(out_dims, results[0], _is_dim)
+    dims = broadcast_prefix(out_dims, output, _is_dim)
     if dims is None:
         raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims "
                          f"is not compatible with the structure of `outputs`.")
-    per_element = [tree_flatten(r)[0] for r in results]
     out = []
-    for k, d in enumerate(dims):
-        items = [leaves[k] for leaves in per_element]
+    for x, d in zip(leaves, dims):
+        value, bdim = at_level(x, level)
         if d is None:
-            first = items[0]
-            if any(x is not first and not bool(tensorlib.equal(x, first)) for x in items[1:]):
+            if bdim is not None:
                 raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "
                                  f"BatchedTensor when out_dim is None")
-            out.append(first)
+            out.append(x)
             continue
-        n = items[0].dim() + 1
+        n = x.dim() + 1
         if not -n <= d < n:
             raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): Dimension out "
                              f"of range (expected to be in range of [{-n}, {n - 1}], but got "
                              f"{d})")
-        if batch == 0:
-            shape = list(items[0].shape)
-            shape.insert(d % n, 0)
-            out.append(tensorlib.zeros(shape, dtype=items[0].dtype, device=items[0].device))
+        if bdim is None:
+            shape = list(x.shape)
+            shape.insert(d % n, size)
+            out.append(x.unsqueeze(d % n).expand(shape))
         else:
-            out.append(tensorlib.stack(items, dim=d % n))
-    return tree_unflatten(out, spec)
+            out.append(value.movedim(bdim, d % n))
+    return tree_unflatten(out, spec), dims
+
+
+def _run(func, kwargs, leaves, dims, spec, size, guard, out_dims):
+    """func once on the whole (chunk of the) batch, its inputs batched at a new level."""
+    level = push_level(size, guard)
+    previous = _random.set_vmap_random_hook(guard)
+    mode = DifferentRandomness(level, size) if guard.randomness == "different" else None
+    try:
+        guard.next_element()
+        batched = [x if d is None else make(x, d, level) for x, d in zip(leaves, dims)]
+        with mode if mode is not None else contextlib.nullcontext():
+            output = func(*tree_unflatten(batched, spec), **kwargs)
+        return _unbatch_outputs(func, out_dims, output, level, size)
+    finally:
+        _random.set_vmap_random_hook(previous)
+        pop_level(level)
+
+
+def _chunks(leaves, dims, size, chunk_size):
+    for start in range(0, size, chunk_size):
+        n = min(chunk_size, size - start)
+        yield [x if d is None else x.narrow(d, start, n) for x, d in zip(leaves, dims)], n
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """func mapped over dimension `in_dims` of its inputs, its outputs stacked along
-    `out_dims` (see the NOTE at the top of this module: it loops over the batch)."""
+    `out_dims` (see the NOTE at the top of this module: batch rules per op)."""
     if randomness not in _RANDOMNESS:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -184,18 +199,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         leaves, spec = tree_flatten(args)
         dims, batch = _batch_size(func, in_dims, leaves, dims)
         guard = _RandomGuard(randomness, _random.vmap_random_hook())
-        previous = _random.set_vmap_random_hook(guard)
-        try:
-            results = []
-            for i in range(batch):
-                guard.next_element()
-                element = [_select(x, d, i) for x, d in zip(leaves, dims)]
-                results.append(func(*tree_unflatten(element, spec), **kwargs))
-            if batch == 0:
-                element = [_zeros_element(x, d) for x, d in zip(leaves, dims)]
-                results.append(func(*tree_unflatten(element, spec), **kwargs))
-        finally:
-            _random.set_vmap_random_hook(previous)
-        return _stack_outputs(func, out_dims, results, batch)
+        if chunk_size is None or chunk_size >= batch:
+            return _run(func, kwargs, leaves, dims, spec, batch, guard, out_dims)[0]
+        parts = [_run(func, kwargs, chunk, dims, spec, n, guard, out_dims)
+                 for chunk, n in _chunks(leaves, dims, batch, chunk_size)]
+        flat = [tree_flatten(p[0]) for p in parts]
+        out = [flat[0][0][k] if d is None else tensorlib.cat([f[0][k] for f in flat], d)
+               for k, d in enumerate(parts[0][1])]
+        return tree_unflatten(out, flat[0][1])
 
     return wrapped
