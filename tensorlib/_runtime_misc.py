@@ -10,7 +10,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 
 __all__ = ["typename", "is_storage", "set_flush_denormal", "set_warn_always",
            "is_warn_always_enabled", "get_num_interop_threads", "set_num_interop_threads",
-           "set_default_tensor_type"]
+           "set_default_tensor_type", "_assert"]
 
 _warn_always = False
 _interop_threads = os.cpu_count() or 1
@@ -114,3 +114,13 @@ def _log_api_usage_once(event):
 
 # where PyTorch programs reach it
 _C._log_api_usage_once = _log_api_usage_once
+
+
+def _assert(condition, message):
+    """torch._assert: `assert` that symbolic tracing can record (a function call, not a
+    statement); raises AssertionError(message) when condition is false."""
+    if not isinstance(condition, TensorImpl):
+        from tensorlib.overrides import handle_torch_function, has_torch_function
+        if has_torch_function((condition,)):
+            return handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message
