@@ -84,79 +84,111 @@ def _key(value):
     raise TypeError(f"expected a torch._C.DispatchKey (or its name), got {type(value).__name__}")
 
 
-def _group(key):
-    """(functionality value, backend index) of a runtime key; None for a key naming no
-    runtime key (Undefined, the aliases, the functionality bases and range markers)."""
+def _split(key):
+    """(functionality key, backend index or None) of a key, as PyTorch's bitset holds it: a
+    per-backend key (CPU, SparseCUDA, AutogradMeta...) is its functionality (Dense, Sparse,
+    AutogradFunctionality...) plus a backend bit; other keys are a functionality alone. None
+    for Undefined and the alias keys, which name no bit."""
     v = key.value
-    if v == 0 or v >= _FIRST_ALIAS or key.name in _PER_BACKEND or key.name.startswith(
-            ("StartOf", "EndOf")):
+    if v == 0 or v >= _FIRST_ALIAS:
         return None
     for base, (start, end) in _PER_BACKEND.items():
         if start < v <= end:
-            return DispatchKey[base].value, v - start
-    return v, 0
+            return DispatchKey[base], v - start - 1
+        if v == start:                   # a StartOf marker is its functionality
+            return DispatchKey[base], None
+    return key, None
 
 
 class DispatchKeySet:
-    """torch._C.DispatchKeySet: an immutable set of runtime dispatch keys. `|`, `&`, `-`,
-    `has`, `add`/`remove` (new sets), `==`; unhashable and printed as PyTorch does."""
-    __slots__ = ("_keys",)
+    """torch._C.DispatchKeySet: an immutable set of dispatch keys held as PyTorch holds it,
+    functionality bits beside backend bits, so `SparseCPU | CUDA` also holds SparseCUDA and
+    CPU, as in PyTorch. `|`, `&`, `-` (drops functionalities, keeps backends), `has`,
+    `add`/`remove` (new sets), `==`; unhashable and printed as PyTorch does."""
+    __slots__ = ("_functionalities", "_backends")
     __hash__ = None
 
     def __init__(self, key):
-        key = _key(key)
-        object.__setattr__(self, "_keys", frozenset([key] if _group(key) else []))
+        split = _split(_key(key))
+        functionalities, backends = (), ()
+        if split is not None:
+            functionalities = (split[0],)
+            backends = () if split[1] is None else (split[1],)
+        object.__setattr__(self, "_functionalities", frozenset(functionalities))
+        object.__setattr__(self, "_backends", frozenset(backends))
 
     @classmethod
-    def _of(cls, keys):
+    def _of(cls, functionalities, backends):
         ks = cls.__new__(cls)
-        object.__setattr__(ks, "_keys", frozenset(keys))
+        object.__setattr__(ks, "_functionalities", frozenset(functionalities))
+        object.__setattr__(ks, "_backends", frozenset(backends))
         return ks
 
     def __setattr__(self, name, value):
         raise AttributeError("DispatchKeySet is immutable")
 
-    def _other(self, other):
+    def __or__(self, other):
         if not isinstance(other, DispatchKeySet):
             return NotImplemented
-        return other._keys
-
-    def __or__(self, other):
-        keys = self._other(other)
-        return keys if keys is NotImplemented else DispatchKeySet._of(self._keys | keys)
+        return DispatchKeySet._of(self._functionalities | other._functionalities,
+                                  self._backends | other._backends)
 
     def __and__(self, other):
-        keys = self._other(other)
-        return keys if keys is NotImplemented else DispatchKeySet._of(self._keys & keys)
+        if not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return DispatchKeySet._of(self._functionalities & other._functionalities,
+                                  self._backends & other._backends)
 
     def __sub__(self, other):
-        keys = self._other(other)
-        return keys if keys is NotImplemented else DispatchKeySet._of(self._keys - keys)
+        if not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return DispatchKeySet._of(self._functionalities - other._functionalities,
+                                  self._backends)
 
     def __eq__(self, other):
-        keys = self._other(other)
-        return keys if keys is NotImplemented else self._keys == keys
+        if not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return (self._functionalities == other._functionalities
+                and self._backends == other._backends)
 
     def has(self, key):
-        """Whether the set holds this key; for a functionality base (Dense, Sparse...),
-        whether it holds that functionality for some backend."""
-        key = _key(key)
-        if key.name in _PER_BACKEND:
-            return any(_group(k)[0] == key.value for k in self._keys)
-        return key in self._keys
+        """Whether the set holds this key (a functionality base such as Dense: whether it
+        holds that functionality)."""
+        split = _split(_key(key))
+        if split is None or split[0] not in self._functionalities:
+            return False
+        return split[1] is None or split[1] in self._backends
 
     def add(self, key):
         return self | DispatchKeySet(key)
 
     def remove(self, key):
-        return DispatchKeySet._of(self._keys - {_key(key)})
+        """Without the key's functionality (its backend bit stays, as in PyTorch)."""
+        split = _split(_key(key))
+        gone = {split[0]} if split is not None else set()
+        return DispatchKeySet._of(self._functionalities - gone, self._backends)
 
     def highestPriorityTypeId(self):  # noqa: N802 - PyTorch's name
-        """The key dispatch would pick first: the last in PyTorch's order; Undefined if empty."""
-        return max(self._keys, key=_group) if self._keys else DispatchKey.Undefined
+        """The key dispatch would pick first: the highest functionality, on the highest
+        backend (a per-backend functionality without one: its StartOf marker, as PyTorch);
+        Undefined for an empty set."""
+        if not self._functionalities:
+            return DispatchKey.Undefined
+        top = max(self._functionalities, key=lambda k: k.value)
+        if top.name not in _PER_BACKEND:
+            return top
+        start = _PER_BACKEND[top.name][0]
+        return DispatchKey(start + 1 + max(self._backends)) if self._backends else \
+            DispatchKey(start)
 
     def __iter__(self):
-        return iter(sorted(self._keys, key=_group))
+        for functionality in sorted(self._functionalities, key=lambda k: k.value):
+            if functionality.name in _PER_BACKEND:
+                start = _PER_BACKEND[functionality.name][0]
+                for backend in sorted(self._backends):
+                    yield DispatchKey(start + 1 + backend)
+            else:
+                yield functionality
 
     def __repr__(self):
         return f"DispatchKeySet({', '.join(k.name for k in self)})"
