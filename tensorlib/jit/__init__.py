@@ -19,8 +19,8 @@ from tensorlib.fx.graph import Graph
 from tensorlib.fx.graph_module import _get_path
 from tensorlib.fx.node import Node
 from tensorlib.fx.proxy import TracerWarning
-from tensorlib.jit._markers import (_overload, _overload_method, _script_if_tracing, annotate,
-                                    export, ignore, unused)
+from tensorlib.jit._markers import (_overload, _overload_method,  # noqa: F401 - torch.jit's
+                                    _script_if_tracing, annotate, export, ignore, unused)
 
 __all__ = ["ScriptModule", "TracedModule", "TracerWarning", "annotate", "export", "ignore",
            "is_scripting", "is_tracing", "load", "save", "script", "trace", "unused"]

@@ -57,7 +57,8 @@ def test_transforms_models_and_utils(tmp_path):
         m = torchvision.models.resnet18(weights=None).eval()
         v = torchvision.models.vit_b_16(weights=None, image_size=32).eval()
         with torch.no_grad():
-            print(tuple(m(torch.rand(1, 3, 64, 64)).shape), tuple(v(torch.rand(1, 3, 32, 32)).shape))
+            print(tuple(m(torch.rand(1, 3, 64, 64)).shape),
+                  tuple(v(torch.rand(1, 3, 32, 32)).shape))
         grid = torchvision.utils.make_grid(torch.rand(4, 3, 8, 8), nrow=2, padding=2)
         torchvision.utils.save_image(torch.rand(4, 3, 8, 8), "grid.png")  # nrow=8: one row
         print(tuple(grid.shape), Image.open("grid.png").size)
