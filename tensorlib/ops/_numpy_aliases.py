@@ -2,8 +2,9 @@
 `keepdims` for `keepdim`, `x`/`a`/`x1` (and `input`) for the input tensor, `x2` (and
 `other`) for the second; and the keywords of PyTorch's overloads one parameter here stands
 for (`indices=`/`sections=` for `indices_or_sections`). Each op gets a table {alias: its own
-parameter name} from its signature once, and a C wrapper (tensorlib/_C/aliased_call.h, through opdef.pyx) renames
-the keywords of a call that names one; other calls pass through it untouched."""
+parameter name} from its signature once, and a C wrapper (tensorlib/_C/aliased_call.h,
+through opdef.pyx) renames the keywords of a call that names one; other calls pass through
+it untouched."""
 import inspect
 
 from tensorlib._C.opdef import AliasedOp, with_aliases
