@@ -42,3 +42,12 @@ def test_mixing_with_signed_ints_is_refused():
         tl.ones(2, dtype=tl.uint16) + tl.ones(2, dtype=tl.int32)
     assert (tl.ones(2, dtype=tl.uint16) + 1).dtype is tl.uint16
     assert (tl.ones(2, dtype=tl.uint32) * 0.5).dtype is tl.float32
+
+
+@pytest.mark.parametrize("d", UNSIGNED)
+def test_casts_and_compares_on_every_device(d, device):
+    x = tl.tensor([1, 65535], dtype=d, device=device)
+    assert x.to(tl.float32).cpu().tolist() == [1.0, 65535.0]
+    assert x.to(tl.int64).cpu().tolist() == [1, 65535]
+    assert (x == 1).cpu().tolist() == [True, False]
+    assert tl.tensor([3.0, 7.0], device=device).to(d).cpu().tolist() == [3, 7]
