@@ -7,6 +7,7 @@ from tensorlib._C.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64
                                  bfloat16, float32, float64, dtype, get_default_dtype,
                                  set_default_dtype, promote_types, can_cast)
 from tensorlib._C.dtypes import complex64, complex128  # noqa: E402
+from tensorlib._C.dtypes import uint16, uint32, uint64  # noqa: E402 - PyTorch's limited ones
 from tensorlib._C.device import device
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.promotion import result_type as _result_type

@@ -3,13 +3,14 @@
 import os
 import warnings
 
+from tensorlib import _C
 import tensorlib._C.dtypes as dt
 from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl
 
 __all__ = ["typename", "is_storage", "set_flush_denormal", "set_warn_always",
            "is_warn_always_enabled", "get_num_interop_threads", "set_num_interop_threads",
-           "set_default_tensor_type"]
+           "set_default_tensor_type", "_assert"]
 
 _warn_always = False
 _interop_threads = os.cpu_count() or 1
@@ -91,3 +92,35 @@ def set_default_tensor_type(t):
     if not dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     tensorlib.set_default_dtype(dtype)
+
+
+_api_usage_logged = set()
+
+
+def _log_api_usage_once(event):
+    """torch._C._log_api_usage_once: libraries report which API they use. PyTorch sends it to
+    its usage logger, which prints `PYTORCH_API_USAGE <event>` once per event to stderr when
+    PYTORCH_API_USAGE_STDERR is set and drops it otherwise; so does this."""
+    if not isinstance(event, str):
+        raise TypeError(f"_log_api_usage_once(): argument 'event' must be str, not "
+                        f"{type(event).__name__}")
+    if event in _api_usage_logged:
+        return
+    _api_usage_logged.add(event)
+    if os.environ.get("PYTORCH_API_USAGE_STDERR"):
+        import sys
+        print(f"PYTORCH_API_USAGE {event}", file=sys.stderr)
+
+
+# where PyTorch programs reach it
+_C._log_api_usage_once = _log_api_usage_once
+
+
+def _assert(condition, message):
+    """torch._assert: `assert` that symbolic tracing can record (a function call, not a
+    statement); raises AssertionError(message) when condition is false."""
+    if not isinstance(condition, TensorImpl):
+        from tensorlib.overrides import handle_torch_function, has_torch_function
+        if has_torch_function((condition,)):
+            return handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message

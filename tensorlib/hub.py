@@ -12,6 +12,38 @@ import sys
 __all__ = ["load", "list", "help", "get_dir", "set_dir", "load_state_dict_from_url",
            "download_url_to_file"]
 
+try:
+    from tqdm import tqdm     # the progress bar torch.hub (and torchvision's datasets) use
+except ImportError:
+    class tqdm:  # noqa: N801 - PyTorch's name
+        """The progress bar torch.hub falls back to without the tqdm package: counts `update`s
+        towards `total` and prints the percentage to stderr."""
+
+        def __init__(self, total=None, disable=False, unit=None, unit_scale=None,
+                     unit_divisor=None, **kwargs):
+            self.total, self.disable, self.n = total, disable, 0
+
+        def update(self, n):
+            if self.disable:
+                return
+            self.n += n
+            if self.total is None:
+                sys.stderr.write(f"\r{self.n:.1f} bytes")
+            else:
+                sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%")
+            sys.stderr.flush()
+
+        def close(self):
+            self.disable = True
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            if not self.disable:
+                sys.stderr.write("\n")
+            self.close()
+
 MODULE_HUBCONF = "hubconf.py"
 VAR_DEPENDENCY = "dependencies"
 _hub_dir = None

@@ -81,3 +81,24 @@ def test_set_default_tensor_type():
                 tensorlib.set_default_tensor_type(tensorlib.LongTensor)
     finally:
         tensorlib.set_default_dtype(tensorlib.float32)
+
+
+def test_assert_is_a_callable_assert():
+    tensorlib._assert(True, "never")
+    tensorlib._assert(tensorlib.tensor(1), "never")
+    with pytest.raises(AssertionError, match="the reason"):
+        tensorlib._assert(tensorlib.tensor(False), "the reason")
+
+
+def test_log_api_usage_once_prints_once_when_asked(monkeypatch, capsys):
+    from tensorlib import _C
+    monkeypatch.setenv("PYTORCH_API_USAGE_STDERR", "1")
+    event = f"tensorlib.test.{id(capsys)}"
+    _C._log_api_usage_once(event)
+    _C._log_api_usage_once(event)
+    assert capsys.readouterr().err.count(f"PYTORCH_API_USAGE {event}") == 1
+    monkeypatch.delenv("PYTORCH_API_USAGE_STDERR")
+    _C._log_api_usage_once(event + ".quiet")
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError):
+        _C._log_api_usage_once(3)

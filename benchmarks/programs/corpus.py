@@ -67,6 +67,13 @@ PROGRAMS = [
     Program("examples/fx inline_function", EXAMPLES, "fx", ["inline_function.py"],
             "fx.Proxy, map_arg, graph rewriting"),
     Program("examples/fx invert", EXAMPLES, "fx", ["invert.py"], "fx graph transformation"),
+    Program("examples/fx module_tracer", EXAMPLES, "fx", ["module_tracer.py"],
+            "fx.Tracer.call_module over torchvision's resnet18 (torchvision imported on "
+            "tensorlib)", packages=["torchvision"]),
+    Program("examples/dcgan fake data", EXAMPLES, "dcgan",
+            ["main.py", "--dataset", "fake", "--dry-run", "--niter", "1"],
+            "torchvision FakeData + ToTensor in 2 DataLoader workers, ConvTranspose2d GAN, "
+            "BCELoss, Adam, vutils.save_image", packages=["torchvision", "PIL"]),
     Program("examples/fx primitive_library", EXAMPLES, "fx", ["primitive_library.py"],
             "fx.wrap, decomposition through tracing"),
     Program("examples/fx profiling_tracer", EXAMPLES, "fx", ["profiling_tracer.py"],
@@ -131,8 +138,8 @@ PROGRAMS = [
             "adjoint method: autograd.grad with tuples of parameters", pythonpath=["."]),
     Program("vit-pytorch tests", "lucidrains/vit-pytorch", "",
             ["-m", "pytest", "-x", "-q", "tests/test_vit.py"],
-            "einops Rearrange layers, ViT forward", pythonpath=["."],
-            packages=["einops", "torchvision"]),
+            "einops Rearrange layers, ViT forward; imports torchvision (its dispatcher "
+            "registrations)", pythonpath=["."], packages=["einops", "torchvision"]),
     Program("functorch jacobians_hessians", "pytorch/functorch", "notebooks/colab",
             ["jacobians_hessians_colab.ipynb"],
             "functorch's jacrev/jacfwd/hessian/vjp/jvp, vmap of jacobians, utils.benchmark.Timer"),

@@ -13,7 +13,10 @@ cdef enum:
     FLOAT64 = 9
     COMPLEX64 = 10
     COMPLEX128 = 11
-    NUM_DTYPES = 12
+    UINT16 = 12                     # PyTorch's limited-support unsigned types: no promotion
+    UINT32 = 13                     # with other dtypes but the floating ones
+    UINT64 = 14
+    NUM_DTYPES = 15
 
 cdef class dtype:
     cdef readonly int code

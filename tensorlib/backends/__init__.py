@@ -3,12 +3,12 @@
 ``tensorlib.backends.list()`` loads every backend found and returns its records;
 ``why_unavailable(name)`` gives the reason (and traceback for a broken plugin).
 
-The submodules cudnn, cuda, mps, mkldnn, mkl and openmp answer what PyTorch programs ask of
+The submodules cpu, cudnn, cuda, mps, mkldnn, mkl and openmp answer what PyTorch programs ask of
 ``torch.backends`` (switches and availability); they are not plugins."""
 from tensorlib.backends._loader import LOADER, GROUP
 from tensorlib.backends._fallback import set_cpu_fallback, cpu_fallback_enabled
 from tensorlib.backends.interface import API_VERSION, Backend, COMPOSITES, PRIMITIVES
-from tensorlib.backends import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
+from tensorlib.backends import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
 
 
 def list():  # noqa: A001 - the name users expect

@@ -1,6 +1,7 @@
 """fx.Node: one operation of a Graph, with PyTorch FX's fields (op, target, args, kwargs,
 name, meta, users)."""
 import builtins
+from typing import Any, Callable, Optional, Union
 
 
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -24,6 +25,12 @@ def map_aggregate(a, fn):
 def map_arg(a, fn):
     """Apply fn to every Node inside a (the arguments of a node)."""
     return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
+
+
+# the type aliases of torch.fx.node that annotations (a Tracer subclass's create_proxy) name
+Target = Union[Callable[..., Any], str]
+Argument = Optional[Union[tuple, list, dict, slice, range, "Node", str, int, float, bool,
+                          complex]]
 
 
 class Node:

@@ -13,17 +13,20 @@ them) is saved by its name: loading needs it defined again, and says so when it 
 import builtins
 import operator
 
+from tensorlib import _C
 from tensorlib.fx import GraphModule, Tracer, TraceError
 from tensorlib.fx.graph import Graph
 from tensorlib.fx.graph_module import _get_path
 from tensorlib.fx.node import Node
 from tensorlib.fx.proxy import TracerWarning
+from tensorlib.jit._markers import (_overload, _overload_method,  # noqa: F401 - torch.jit's
+                                    _script_if_tracing, annotate, export, ignore, unused)
 
-__all__ = ["ScriptModule", "TracedModule", "TracerWarning", "is_scripting", "is_tracing",
-           "load", "save", "script", "trace"]
+__all__ = ["ScriptModule", "TracedModule", "TracerWarning", "annotate", "export", "ignore",
+           "is_scripting", "is_tracing", "load", "save", "script", "trace", "unused"]
 
 _FORMAT = "tensorlib.jit/1"
-_tracing = [False]
+_tracing = [None]              # the Tracer of the jit.trace running, if one is
 
 
 class TracedModule(GraphModule):
@@ -69,11 +72,11 @@ def trace(func, example_inputs=None, *, check_trace=False, strict=True, example_
         example_inputs = tuple(example_kwarg_inputs.values())
     examples = _example_tuple(example_inputs)
     tracer = Tracer(concrete=True)
-    _tracing[0] = True
+    _tracing[0] = tracer
     try:
         graph = tracer.trace(func, example_inputs=examples)
     finally:
-        _tracing[0] = False
+        _tracing[0] = None
     name = type(func).__name__ if isinstance(func, Module) else func.__name__
     gm = _graph_module(tracer.root, graph, name, tracer._constant_values)
     if isinstance(func, Module):
@@ -120,6 +123,12 @@ def is_scripting():
 
 
 def is_tracing():
+    return _tracing[0] is not None
+
+
+def _get_tracing_state():
+    """torch._C._get_tracing_state: the tracer while jit.trace runs, else None (code asks it to
+    take a trace-friendly path)."""
     return _tracing[0]
 
 
@@ -234,3 +243,7 @@ def load(f, map_location=None, _extra_files=None):
     gm.training = data["training"]
     gm.input_signature = data.get("inputs")
     return gm
+
+
+# where PyTorch programs reach it
+_C._get_tracing_state = _get_tracing_state

@@ -12,6 +12,10 @@ from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.function import Function
 
 _OPS = {}                    # "ns::name" -> CustomOpDef
+# registrations made before their op is defined ("ns::name" -> [fn(op)]): PyTorch's dispatcher
+# keeps an impl for a name not yet defined and uses it once the op is (torchvision registers
+# fake kernels for its C++ ops whether or not that library loaded)
+_PENDING = {}
 
 
 def _parse(qualname):
@@ -94,6 +98,8 @@ class CustomOpDef:
         self._mutated = [names.index(m) for m in mutates_args]
         self._default = None
         self._backward = self._setup_context = self._fake_fn = None
+        self._implicit = None        # a CompositeImplicitAutograd impl: autograd through its ops
+        self._autocast = {}          # device type -> the impl run while autocast is on there
         self.__name__ = self._name
         self.__doc__ = fn.__doc__
         types = _device_types(device_types)
@@ -114,8 +120,8 @@ class CustomOpDef:
         return register if fn is None else register(fn)
 
     def register_fake(self, fn):
-        """fn(*args) returns outputs with the right shapes and dtypes, computing nothing; the
-        graph capture of tensorlib.compile traces the op with it."""
+        """fn(*args) returns outputs with the right shapes and dtypes, computing nothing; it is
+        the op's kernel on "meta" tensors (PyTorch's Meta key) unless one is registered."""
         self._fake_fn = fn
         return fn
 
@@ -129,6 +135,8 @@ class CustomOpDef:
     # ---- calling ---------------------------------------------------------------------------
     def _kernel(self, device):
         k = device._kernels.get(self._qualname)
+        if k is None and device.type == "meta":
+            k = self._fake_fn
         if k is None:
             k = self._default
         if k is None:
@@ -150,7 +158,14 @@ class CustomOpDef:
         tensors = [a for a in args if isinstance(a, TensorImpl)]
         if not tensors:
             raise RuntimeError(f"{self._qualname}: expected at least one Tensor argument")
-        kernel = self._kernel(tensors[0]._device)
+        device = tensors[0]._device
+        autocast = self._autocast.get(device.type)
+        if autocast is not None and tensorlib.amp.is_autocast_enabled(device.type):
+            return autocast(*args)
+        if self._implicit is not None and device._kernels.get(self._qualname) is None and \
+                not (device.type == "meta" and self._fake_fn is not None):
+            return self._implicit(*args)
+        kernel = self._kernel(device)
         recording = tensorlib.is_grad_enabled() and any(t._requires_grad for t in tensors)
         if not recording:
             out = kernel(*args)
@@ -175,6 +190,8 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
             raise RuntimeError(f"a custom op named {name} is already registered")
         op = CustomOpDef(name, fn, mutates_args, device_types)
         _OPS[name] = op
+        for register in _PENDING.pop(name, ()):
+            register(op)
         return op
     return wrap if fn is None else wrap(fn)
 
@@ -190,9 +207,28 @@ def register_kernel(op, device_types, func=None):
     return _op(op).register_kernel(device_types, func)
 
 
-def register_fake(op, func=None):
-    target = _op(op)
-    return target.register_fake if func is None else target.register_fake(func)
+def _when_defined(qualname, register):
+    """register(op) now if qualname is defined, else when custom_op defines it."""
+    if isinstance(qualname, CustomOpDef) or qualname in _OPS:
+        return register(_op(qualname))
+    _parse(qualname)
+    _PENDING.setdefault(qualname, []).append(register)
+    return None
+
+
+def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=False):
+    """The fake (meta) kernel of op; for a name not defined yet it waits for custom_op."""
+    def register(fn):
+        _when_defined(op, lambda target: target.register_fake(fn))
+        return fn
+    return register if func is None else register(func)
+
+
+def get_ctx():
+    """torch.library.get_ctx: the context of the fake kernel that is running. tensorlib runs
+    fake kernels on meta tensors only, where shapes are concrete: there is no such context,
+    so it is None, as PyTorch's is outside FakeTensor tracing."""
+    return None
 
 
 def register_autograd(op, backward, *, setup_context=None):

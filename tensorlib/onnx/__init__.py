@@ -4,10 +4,21 @@ mapping kept whole), written with the `onnx` package (`pip install "tensorlib[on
 Every op of the graph is mapped by `_lowering` or the export raises UnsupportedOperatorError
 naming it. `dynamo=True` is accepted and takes the same path."""
 
+import enum
 
+from tensorlib.onnx._custom_symbolics import (register_custom_op_symbolic,
+                                              unregister_custom_op_symbolic)
 from tensorlib.onnx._lowering import Context, UnsupportedOperatorError, lower_call, lower_module
 
-__all__ = ["export", "UnsupportedOperatorError", "errors"]
+__all__ = ["export", "UnsupportedOperatorError", "errors", "register_custom_op_symbolic",
+           "unregister_custom_op_symbolic", "TensorProtoDataType"]
+
+
+class TensorProtoDataType(enum.IntEnum):
+    """torch.onnx.TensorProtoDataType: ONNX's element type numbers (symbolics' `to_i=`)."""
+    UNDEFINED, FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, \
+        DOUBLE, UINT32, UINT64, COMPLEX64, COMPLEX128, BFLOAT16 = range(17)
+
 
 DEFAULT_OPSET = 17
 
@@ -135,8 +146,9 @@ def export(model, args, f=None, *, kwargs=None, export_params=True, verbose=Fals
                                            _dynamic_map(dynamic_axes.get(out_name))))
     g = ctx.helper.make_graph(ctx.nodes, type(model).__name__, inputs, outputs,
                               ctx.initializers)
-    proto = ctx.helper.make_model(g, opset_imports=[ctx.helper.make_opsetid("", opset)],
-                                  producer_name="tensorlib")
+    opsets = [ctx.helper.make_opsetid("", opset)] + [ctx.helper.make_opsetid(d, 1)
+                                                     for d in sorted(ctx.domains)]
+    proto = ctx.helper.make_model(g, opset_imports=opsets, producer_name="tensorlib")
     onnx.checker.check_model(proto)
     if verbose:
         print(onnx.helper.printable_graph(proto.graph))

@@ -1,6 +1,7 @@
 """From a traced fx graph to ONNX nodes: one rule per standard module (nn.Linear, Conv2d,
 BatchNorm, pooling, LayerNorm, LSTM, MultiheadAttention, activations, Dropout...) and per
-function or Tensor method. A value without a rule raises UnsupportedOperatorError naming it.
+function or Tensor method; a custom op by its registered symbolic (_custom_symbolics). A
+value without a rule raises UnsupportedOperatorError naming it.
 
 Values: `ctx.value(node)` is an ONNX tensor name, or a Python structure (the tuple an LSTM
 returns, None) that getitem takes apart at export time."""
@@ -12,6 +13,8 @@ import numpy as np
 import tensorlib
 import tensorlib.nn as nn
 import tensorlib.nn.functional as F
+from tensorlib.library.custom_ops import CustomOpDef
+from tensorlib.onnx import _custom_symbolics
 
 
 class UnsupportedOperatorError(RuntimeError):
@@ -27,6 +30,7 @@ class Context:
         self.opset = opset
         self.nodes, self.initializers = [], []
         self.constants = {}             # initializer name -> its array
+        self.domains = set()            # custom op domains the nodes use (custom symbolics)
         self._names = 0
 
     def fresh(self, hint="t"):
@@ -396,4 +400,6 @@ def lower_call(ctx, kind, target, args, kwargs, meta):
         y = ctx.op("MatMul", [args[0], ctx.op("Transpose", [w], perm=[1, 0])])
         b = kwargs.get("bias", args[2] if len(args) > 2 else None)
         return ctx.op("Add", [y, b]) if b is not None else y
+    if kind == "call_function" and isinstance(target, CustomOpDef):
+        return _custom_symbolics.lower(ctx, target, args, kwargs)
     raise UnsupportedOperatorError(f"ONNX export: no mapping for {kind} '{name}'")

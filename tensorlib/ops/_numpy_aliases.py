@@ -1,8 +1,10 @@
 """The NumPy spellings PyTorch's argument parser accepts for every op: `axis` for `dim`,
 `keepdims` for `keepdim`, `x`/`a`/`x1` (and `input`) for the input tensor, `x2` (and
-`other`) for the second. Each op gets a table {alias: its own parameter name} from its
-signature once, and a C wrapper (tensorlib/_C/aliased_call.h, through opdef.pyx) renames
-the keywords of a call that names one; other calls pass through it untouched."""
+`other`) for the second; and the keywords of PyTorch's overloads one parameter here stands
+for (`indices=`/`sections=` for `indices_or_sections`). Each op gets a table {alias: its own
+parameter name} from its signature once, and a C wrapper (tensorlib/_C/aliased_call.h,
+through opdef.pyx) renames the keywords of a call that names one; other calls pass through
+it untouched."""
 import inspect
 
 from tensorlib._C.opdef import AliasedOp, with_aliases
@@ -10,6 +12,9 @@ from tensorlib._C.opdef import AliasedOp, with_aliases
 _INPUT_NAMES = ("input", "x", "a", "self", "t", "tensor")   # how ops name their input
 _OTHER_NAMES = ("other", "b", "y")                           # ... and the second tensor
 _TORCH = {"dim": ("axis",), "keepdim": ("keepdims",)}
+# the keywords of PyTorch's overloads that one parameter here takes: tensor_split(x,
+# indices=(1,)), hsplit(x, sections=2)...
+_OVERLOAD_NAMES = {"indices_or_sections": ("indices", "sections", "tensor_indices_or_sections")}
 
 
 def alias_table(fn):
@@ -22,7 +27,7 @@ def alias_table(fn):
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return None                         # it reads any keyword itself
     table = {}
-    for name, aliases in _TORCH.items():
+    for name, aliases in (*_TORCH.items(), *_OVERLOAD_NAMES.items()):
         if name in params:
             table.update((a, name) for a in aliases)
     positional = [n for n, p in params.items()

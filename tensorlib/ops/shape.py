@@ -178,8 +178,8 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
 
 # ---- in-place views: this tensor takes the view's sizes and strides (same storage) ---------
 def _inplace_view(fn, name):
-    def method(self, *args):
-        view = fn(self, *args)
+    def method(self, *args, **kwargs):
+        view = fn(self, *args, **kwargs)
         if view._grad_fn is not None:
             if self._grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an "

@@ -108,3 +108,18 @@ def test_an_alias_and_its_name_together_are_refused():
         tl.sum(tl.ones(2), dim=0, axis=0)
     with pytest.raises(TypeError):
         tl.ones(2).sum(keepdim=True, keepdims=True)
+
+
+def test_overload_keywords_of_the_split_family():
+    """PyTorch's tensor_split/hsplit... overloads name their argument indices=, sections= or
+    tensor_indices_or_sections=; torchvision calls tensor_split(x, indices=(-1,), dim=-3)."""
+    x = tl.arange(12.0).reshape(2, 6)
+    parts = tl.tensor_split(x, indices=(-1,), dim=1)
+    assert [tuple(p.shape) for p in parts] == [(2, 5), (2, 1)]
+    assert [tuple(p.shape) for p in x.tensor_split(sections=3, dim=1)] == [(2, 2)] * 3
+    assert [tuple(p.shape) for p in tl.tensor_split(x, tensor_indices_or_sections=tl.tensor(2),
+                                                     dim=0)] == [(1, 6)] * 2
+    assert [tuple(p.shape) for p in tl.hsplit(x, indices=[4])] == [(2, 4), (2, 2)]
+    assert [tuple(p.shape) for p in tl.vsplit(x, sections=2)] == [(1, 6)] * 2
+    with pytest.raises(TypeError):
+        tl.tensor_split(x, 2, indices=(1,))

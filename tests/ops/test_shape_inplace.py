@@ -36,3 +36,10 @@ def test_gradient_flows_through_an_inplace_view_of_a_non_leaf():
         tl.ones(2, 3, requires_grad=True).t_()
     with tl.no_grad():
         assert tuple(tl.ones(2, 3, requires_grad=True).t_().shape) == (3, 2)
+
+
+def test_inplace_views_take_their_arguments_by_keyword():
+    x = tl.zeros(2, 3)
+    assert x.unsqueeze_(dim=-3) is x and tuple(x.shape) == (1, 2, 3)
+    assert tuple(x.squeeze_(dim=0).shape) == (2, 3)
+    assert tuple(x.transpose_(dim0=0, dim1=1).shape) == (3, 2)

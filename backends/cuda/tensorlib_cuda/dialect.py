@@ -30,7 +30,9 @@ class CUDADialect(CDialect):
     preamble = _PREAMBLE
     type_map = {"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char",
                 "int16": "short", "int32": "int", "int64": "long long", "float16": "__half",
-                "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double"}
+                "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double",
+                "uint16": "unsigned short", "uint32": "unsigned int",
+                "uint64": "unsigned long long"}
 
     _AXES = "xyz"
 

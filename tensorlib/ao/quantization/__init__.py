@@ -14,9 +14,10 @@ from tensorlib.ao.quantization.qconfig import (QConfig, default_dynamic_qconfig,
 from tensorlib.ao.quantization.quantize import (DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS,  # noqa: F401
                                                 convert, prepare, prepare_qat, quantize,
                                                 quantize_dynamic)
+from tensorlib.ao.quantization.stubs import DeQuantStub, QuantStub, QuantWrapper  # noqa: F401
 
 __all__ = ["quantize_dynamic", "quantize_per_tensor", "quantize_per_channel", "dequantize",
            "QConfig", "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
            "default_qconfig", "default_per_channel_qconfig",
            "MinMaxObserver", "PerChannelMinMaxObserver", "PlaceholderObserver", "prepare",
-           "convert", "quantize", "prepare_qat"]
+           "convert", "quantize", "prepare_qat", "QuantStub", "DeQuantStub", "QuantWrapper"]

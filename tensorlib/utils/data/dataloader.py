@@ -25,6 +25,7 @@ import os
 import pickle
 import signal
 import time
+import typing
 import warnings
 import weakref
 
@@ -89,7 +90,10 @@ def _map_tensors(data, fn):
     return data
 
 
-class DataLoader:
+_T_co = typing.TypeVar("_T_co", covariant=True)     # Generic as PyTorch's: DataLoader[T]
+
+
+class DataLoader(typing.Generic[_T_co]):
     """Iterate over `dataset` in batches.
 
     batch_size (None: no batching, samples pass through default_convert), shuffle, sampler,

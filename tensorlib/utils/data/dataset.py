@@ -6,6 +6,7 @@ import collections.abc
 import itertools
 import math
 import numbers
+import typing
 import warnings
 
 from tensorlib.utils.data import _random
@@ -13,12 +14,15 @@ from tensorlib.utils.data import _random
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
+_T_co = typing.TypeVar("_T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(typing.Generic[_T_co]):
     """A map-style dataset: `__getitem__(index)` returns one sample; `__len__` its size.
 
     A subclass may also define `__getitems__(indices)` returning a list of samples, which the
-    DataLoader then uses to fetch a whole batch in one call."""
+    DataLoader then uses to fetch a whole batch in one call. Generic in the sample type, as
+    PyTorch's (`class Images(Dataset[Tensor])`)."""
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -27,7 +31,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co]):
     """A dataset that is a stream: `__iter__` yields samples. With worker processes each worker
     iterates its own copy; use `get_worker_info()` in `__iter__` to give each a shard."""
 

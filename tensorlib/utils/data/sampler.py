@@ -5,18 +5,21 @@ reproducible.
 Draws with replacement come in chunks of _CHUNK as the iterator advances (as PyTorch's do),
 so num_samples may be far larger than memory."""
 import numbers
+import typing
 
 import tensorlib
 from tensorlib.utils.data import _random
 
 _CHUNK = 32
+_T_co = typing.TypeVar("_T_co", covariant=True)
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
 
-class Sampler:
-    """Base class: `__iter__` yields indices; `__len__` (optional) counts them."""
+class Sampler(typing.Generic[_T_co]):
+    """Base class: `__iter__` yields indices; `__len__` (optional) counts them. Generic in
+    the index type, as PyTorch's (`Sampler[int]`)."""
 
     def __init__(self, data_source=None):
         pass

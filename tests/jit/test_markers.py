@@ -1,0 +1,62 @@
+"""The TorchScript markers libraries decorate their code with (torch.jit.unused, ignore,
+export, _overload_method, _script_if_tracing, annotate, jit.annotations) leave the Python
+code as it runs; torch._C._get_tracing_state tells jit.trace apart."""
+import tensorlib
+import tensorlib.nn as nn
+from tensorlib import _C, jit
+from tensorlib.jit.annotations import BroadcastingList2
+
+
+class Marked(nn.Module):
+    @jit.unused
+    def helper(self, x):
+        return x * 3
+
+    @jit.ignore
+    def ignored(self, x):
+        return x - 1
+
+    @jit.ignore(drop=True)
+    def dropped(self, x):
+        return x + 10
+
+    @jit.export
+    def exported(self, x):
+        return x * 0
+
+    @property
+    @jit.unused
+    def prop(self):
+        return 7
+
+    @jit._overload_method
+    def forward(self, x: int) -> int:  # noqa: F811 - PyTorch's overload declaration style
+        ...
+
+    def forward(self, x):  # noqa: F811
+        return self.helper(x) + self.ignored(x) + self.dropped(x) + self.exported(x)
+
+
+def test_marked_code_runs_as_written():
+    m = Marked()
+    assert m(tensorlib.tensor([1.0])).tolist() == [3.0 + 0.0 + 11.0 + 0.0]
+    assert Marked.helper._torchscript_modifier == "unused"
+    assert Marked.dropped._torchscript_modifier == "unused"
+    assert Marked.ignored._torchscript_modifier == "ignore"
+    assert m.prop == 7
+    assert jit.annotate(list, [1]) == [1]
+    assert BroadcastingList2[int] is None
+
+
+def test_script_if_tracing_and_tracing_state():
+    states = []
+
+    @jit._script_if_tracing
+    def double(x):
+        states.append(_C._get_tracing_state() is not None)
+        return x * 2
+
+    assert double(tensorlib.ones(1)).tolist() == [2.0]
+    traced = jit.trace(lambda x: double(x) + 1, (tensorlib.ones(2),))
+    assert traced(tensorlib.zeros(2)).tolist() == [1.0, 1.0]
+    assert states[:2] == [False, True] and _C._get_tracing_state() is None
