@@ -13,7 +13,10 @@ cdef enum:
     FLOAT64 = 9
     COMPLEX64 = 10
     COMPLEX128 = 11
-    NUM_DTYPES = 12
+    UINT16 = 12         # the barebones unsigned types of PyTorch 2.3+: copies, comparisons,
+    UINT32 = 13         # a few bitwise ops; no promotion with other integer types
+    UINT64 = 14
+    NUM_DTYPES = 15
 
 cdef class dtype:
     cdef readonly int code
@@ -29,3 +32,4 @@ cdef list DTYPES                    # indexed by code
 cdef dtype default_float()
 cdef dtype complex_of(dtype d)
 cpdef dtype promote_types(dtype a, dtype b)
+cdef bint is_barebones_unsigned(dtype d)

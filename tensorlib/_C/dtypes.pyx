@@ -25,7 +25,8 @@ cdef class dtype:
 cdef dict _SCALAR_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
     "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 cdef dtype _make(int code, str name, object npdtype, int category):
@@ -36,7 +37,7 @@ cdef dtype _make(int code, str name, object npdtype, int category):
     d.itemsize = d.np.itemsize
     d.category = category
     d.is_floating_point = category == 2
-    d.is_signed = name not in ("bool", "uint8")
+    d.is_signed = name not in ("bool", "uint8", "uint16", "uint32", "uint64")
     d.scalar_name = _SCALAR_NAMES[name]
     return d
 
@@ -54,6 +55,9 @@ cdef list DTYPES = [
     _make(FLOAT64, "float64", np.float64, 2),
     _make(COMPLEX64, "complex64", np.complex64, 3),
     _make(COMPLEX128, "complex128", np.complex128, 3),
+    _make(UINT16, "uint16", np.uint16, 1),
+    _make(UINT32, "uint32", np.uint32, 1),
+    _make(UINT64, "uint64", np.uint64, 1),
 ]
 
 bool_ = DTYPES[BOOL]
@@ -68,6 +72,9 @@ float32 = DTYPES[FLOAT32]
 float64 = DTYPES[FLOAT64]
 complex64 = DTYPES[COMPLEX64]
 complex128 = DTYPES[COMPLEX128]
+uint16 = DTYPES[UINT16]
+uint32 = DTYPES[UINT32]
+uint64 = DTYPES[UINT64]
 all_dtypes = tuple(DTYPES)
 
 cdef dict _BY_NAME = {d.name: d for d in DTYPES}
@@ -105,13 +112,20 @@ def from_numpy_dtype(npdtype):
     if d is None:
         raise TypeError(f"can't convert np.ndarray of type {np.dtype(npdtype)}. The only "
                         "supported types are: complex128, complex64, float64, float32, "
-                        "float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+                        "float16, bfloat16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                        "and bool.")
     return d
 
 
 # PyTorch's promote_types: bool < integers < floats < complex; uint8 with a signed int widens
 # to int16; float16 with bfloat16 meets at float32; complex64 with float64 is complex128.
+# uint16/32/64 meet only themselves and the real floating types: any other pair is -1, an error.
 cdef int _PROMO[NUM_DTYPES][NUM_DTYPES]
+
+
+cdef bint is_barebones_unsigned(dtype d):
+    """uint16, uint32 or uint64: PyTorch gives them copies and comparisons, little arithmetic."""
+    return d.code >= UINT16
 
 
 cdef dtype complex_of(dtype d):
@@ -124,6 +138,11 @@ cdef dtype complex_of(dtype d):
 cdef int _promote_codes(int a, int b):
     if a == b:
         return a
+    if a >= UINT16 or b >= UINT16:
+        other = b if a >= UINT16 else a
+        if (<dtype>DTYPES[other]).category == 2:
+            return other
+        return -1
     if a == BOOL:
         return b
     if b == BOOL:
@@ -156,7 +175,11 @@ for _i in range(NUM_DTYPES):
 
 cpdef dtype promote_types(dtype a, dtype b):
     """The smallest dtype both convert to without losing category (torch.promote_types)."""
-    return <dtype>DTYPES[_PROMO[a.code][b.code]]
+    cdef int code = _PROMO[a.code][b.code]
+    if code < 0:
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_name} and {b.scalar_name}")
+    return <dtype>DTYPES[code]
 
 
 def can_cast(dtype from_, dtype to):

@@ -15,11 +15,13 @@ floats, whose loads and stores go through `load`/`store`).
 # dtype name -> (kind, bits): kind b(ool), u(nsigned), i(nt), f(loat)
 DTYPES = {"bool": ("b", 8), "uint8": ("u", 8), "int8": ("i", 8), "int16": ("i", 16),
           "int32": ("i", 32), "int64": ("i", 64), "float16": ("f", 16),
-          "bfloat16": ("f", 16), "float32": ("f", 32), "float64": ("f", 64)}
+          "bfloat16": ("f", 16), "float32": ("f", 32), "float64": ("f", 64),
+          "uint16": ("u", 16), "uint32": ("u", 32), "uint64": ("u", 64)}
 
 _INT_LIMITS = {"bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127),
                "int16": (-32768, 32767), "int32": (-2 ** 31, 2 ** 31 - 1),
-               "int64": (-2 ** 63, 2 ** 63 - 1)}
+               "int64": (-2 ** 63, 2 ** 63 - 1), "uint16": (0, 2 ** 16 - 1),
+               "uint32": (0, 2 ** 32 - 1), "uint64": (0, 2 ** 64 - 1)}
 
 
 def kind(dtype):

@@ -81,5 +81,7 @@ def test_numpy_dtype_round_trip():
         assert tl.from_numpy(arr).dtype is d
     for d in (tl.complex64, tl.complex128):
         assert tl.from_numpy(np.zeros(3, dtype=d.np)).dtype is d
-    with pytest.raises(TypeError, match="can't convert np.ndarray of type uint32"):
-        tl.from_numpy(np.zeros(2, np.uint32))
+    for d in (tl.uint16, tl.uint32, tl.uint64):
+        assert tl.from_numpy(np.zeros(3, dtype=d.np)).dtype is d
+    with pytest.raises(TypeError, match="can't convert np.ndarray of type float128"):
+        tl.from_numpy(np.zeros(2, np.longdouble))

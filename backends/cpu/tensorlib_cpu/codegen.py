@@ -145,7 +145,8 @@ class HostC(CDialect):
     func_prefix = "static inline"
     type_map = {"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char",
                 "int16": "short", "int32": "int", "int64": "i64", "float16": "uint16_t",
-                "bfloat16": "uint16_t", "float32": "float", "float64": "double"}
+                "bfloat16": "uint16_t", "float32": "float", "float64": "double",
+                "uint16": "uint16_t", "uint32": "u32", "uint64": "u64"}
 
 
 DIALECT = HostC()

@@ -24,7 +24,8 @@ class OpenCLDialect(CDialect):
     preamble = _PREAMBLE
     type_map = {"bool": "uchar", "uint8": "uchar", "int8": "char", "int16": "short",
                 "int32": "int", "int64": "long", "float16": "half", "bfloat16": "ushort",
-                "float32": "float", "float64": "double"}
+                "float32": "float", "float64": "double", "uint16": "ushort", "uint32": "uint",
+                "uint64": "ulong"}
 
     def global_id(self, d):
         return f"((i64)get_global_id({d}))"
