@@ -263,10 +263,12 @@ def set_view_refresher(refresher):
 
 
 cpdef bint stale_view(TensorImpl t):
-    """t is a view with history made before an in-place write through another view of its
-    base gave the base new history (PyTorch compares the base's version with the view's)."""
-    return (t._base is not None and t._grad_fn is not None and
-            getattr(t._base, "_history_generation", 0) != getattr(t, "_history_generation", 0))
+    """t is a view whose history was made before an in-place write gave its base new history
+    (PyTorch compares the base's version with the view's; here node sequence numbers, which
+    only grow, tell which came first)."""
+    if t._base is None or not isinstance(t._grad_fn, Node):
+        return False
+    return (<Node>t._grad_fn)._sequence_nr < getattr(t._base, "_history_sequence_nr", -1)
 
 
 cpdef tuple edge(object x):

@@ -51,8 +51,9 @@ def apply_inplace(self, compute, needs_old_self=True):
 
 
 def _new_base_history(base):
-    """base's history changed in place: the views made of it before now are stale."""
-    base._history_generation = getattr(base, "_history_generation", 0) + 1
+    """base's history changed in place: the views whose history is older than its new
+    grad_fn are stale (_C/autograd.stale_view)."""
+    base._history_sequence_nr = base._grad_fn._sequence_nr
 
 
 def check_inplace_allowed(t):
@@ -102,10 +103,13 @@ def rebase_view(view, result):
 def refresh_view(view):
     """view's history made again as an as_strided view of its base's current history: after
     a write through another view gave the base new history (PyTorch regenerates a view's
-    grad_fn when its base's version moved on), or after a write through view itself."""
+    grad_fn when its base's version moved on), or after a write through view itself. A view
+    of another element size (view_as_real of a complex base) cannot be one: it keeps its
+    history."""
     base = view._base
+    if view._dtype.itemsize != base._dtype.itemsize:
+        return
     args = (base, view._sizes, view._strides, view._offset)
-    view._history_generation = getattr(base, "_history_generation", 0)
     view._grad_fn = make_node("as_strided", args, {}, view)
     view._requires_grad = True
     view._output_nr = 0
