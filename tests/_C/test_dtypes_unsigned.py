@@ -100,11 +100,12 @@ def test_comparison_and_bitwise(device, torch, name):
     assert tl.equal(ta, ta.clone())
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "lt", "neg", "abs", "bitwise_not"])
+@pytest.mark.parametrize("op", ["add", "sub", "lt", "neg", "abs", "bitwise_not", "max", "amin",
+                                "argmax"])
 def test_missing_kernels_raise_like_torch(torch, op):
     def call(lib):
         x = lib.tensor([1, 2], dtype=lib.uint32)
-        args = (x,) if op in ("neg", "abs", "bitwise_not") else (x, x)
+        args = (x, x) if op in ("add", "sub", "lt") else (x,)
         return getattr(lib, op)(*args)
     with pytest.raises(NotImplementedError, match="not implemented for 'UInt32'"):
         call(torch)
