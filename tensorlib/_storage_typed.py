@@ -7,7 +7,12 @@ from tensorlib._C import dtypes as dt
 from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import wrap
 
-__all__ = ["TypedStorage", "UntypedStorage"]
+_LEGACY_NAMES = {"Float": dt.float32, "Double": dt.float64, "Half": dt.float16,
+                 "BFloat16": dt.bfloat16, "Long": dt.int64, "Int": dt.int32, "Short": dt.int16,
+                 "Char": dt.int8, "Byte": dt.uint8, "Bool": dt.bool_,
+                 "ComplexFloat": dt.complex64, "ComplexDouble": dt.complex128}
+
+__all__ = ["TypedStorage", "UntypedStorage"] + [f"{n}Storage" for n in _LEGACY_NAMES]
 
 UntypedStorage = Storage
 
@@ -129,3 +134,20 @@ class TypedStorage:
         head = values + "\n" if values else ""
         return (f"{head}[tensorlib.TypedStorage(dtype={self.dtype}, device="
                 f"{self.device}) of size {self.size()}]")
+
+
+class _LegacyStorageMeta(type):
+    """torch.FloatStorage and its kin: calling one makes a TypedStorage of its dtype, and any
+    TypedStorage of that dtype is an instance of it, as in PyTorch."""
+
+    def __call__(cls, *args, device=None):
+        warn_typed_storage_removal()
+        return TypedStorage(*args, dtype=cls.dtype, device=device, _internal=True)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, TypedStorage) and instance.dtype is cls.dtype
+
+
+for _name, _dtype in _LEGACY_NAMES.items():
+    globals()[f"{_name}Storage"] = _LegacyStorageMeta(f"{_name}Storage", (),
+                                                      {"dtype": _dtype, "__module__": "tensorlib"})

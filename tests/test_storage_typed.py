@@ -64,3 +64,14 @@ def test_untyped_storage_methods(torch):
     assert got.element_size() == 1 and got.untyped() is got
     assert got.tolist() == want.tolist() and got[5] == want[5]
     assert got.data_ptr() == t.data_ptr()
+
+
+def test_legacy_storage_names(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = tl.LongStorage([1, 2, 3]), torch.LongStorage([1, 2, 3])
+        assert type(got) is tl.TypedStorage and got.dtype is tl.int64
+        assert got.tolist() == want.tolist() and len(tl.FloatStorage(4)) == 4
+        assert isinstance(tl.ones(2).storage(), tl.FloatStorage)
+        assert not isinstance(tl.ones(2).storage(), tl.DoubleStorage)
+        assert tl.is_storage(got) and tl.is_storage(tl.ones(1).untyped_storage())
