@@ -6,8 +6,7 @@ import operator as _operator
 from tensorlib._C.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64, float16,  # noqa: A004
                                  bfloat16, float32, float64, dtype, get_default_dtype,
                                  set_default_dtype, promote_types, can_cast)
-from tensorlib._C.dtypes import complex64, complex128  # noqa: E402
-from tensorlib._C.dtypes import uint16, uint32, uint64  # noqa: E402 - PyTorch's limited ones
+from tensorlib._C.dtypes import complex64, complex128, uint16, uint32, uint64  # noqa: E402
 from tensorlib._C.device import device
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.promotion import result_type as _result_type
@@ -80,10 +79,12 @@ from tensorlib.compiler import compile  # noqa: E402,A004
 from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F401
 from tensorlib._global_flags import *  # noqa: E402,F401,F403
 from tensorlib._runtime_misc import *  # noqa: E402,F401,F403 - typename, set_warn_always, ...
+from tensorlib._storage_typed import *  # noqa: E402,F401,F403 - TypedStorage, FloatStorage...
 from tensorlib._tensor_str import set_printoptions  # noqa: E402,F401
 from tensorlib._default_device import get_default_device, set_default_device  # noqa: E402
 from tensorlib._toplevel_nn import *  # noqa: E402,F401,F403 - torch.conv2d, torch.dropout, ...
 from tensorlib._toplevel_nn_extra import *  # noqa: E402,F401,F403 - torch.embedding, cells
+from tensorlib._toplevel_embedding_bag import embedding_bag  # noqa: E402,F401
 from tensorlib._method_aliases import *  # noqa: E402,F401,F403 - torch.exp_, torch.greater, ...
 from tensorlib import cuda  # noqa: E402
 import tensorlib.utils.data  # noqa: E402,F401 - tensorlib.utils.data after `import tensorlib`

@@ -31,7 +31,8 @@ def typename(obj):
 
 
 def is_storage(obj):
-    return isinstance(obj, Storage)
+    from tensorlib._storage_typed import TypedStorage
+    return isinstance(obj, (Storage, TypedStorage))
 
 
 def set_flush_denormal(mode):

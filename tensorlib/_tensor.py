@@ -19,6 +19,26 @@ from tensorlib.ops.pointwise import inplace
 SAME, TO_BOOL, TO_FLOAT, LOGICAL = _pw.SAME, _pw.TO_BOOL, _pw.TO_FLOAT, _pw.LOGICAL
 
 
+def _reflectable(operator):
+    """A binary operator that returns NotImplemented for an operand it cannot take, as
+    PyTorch's do, so Python tries the other operand's reflected method."""
+    def method(self, other):
+        try:
+            return operator(self, other)
+        except TypeError as error:
+            return _pw.unsupported_operand(other, error)
+    method.__name__ = method.__qualname__ = operator.__name__
+    method.__doc__ = operator.__doc__
+    return method
+
+
+def _matmul_operand(other):
+    """`@` takes tensors only (a number too raises, as PyTorch's matmul)."""
+    if not isinstance(other, TensorImpl):
+        raise TypeError(f"matmul(): argument 'other' must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
 class _KeepAlive:
     """The release of a `.data` storage: holds the buffer's owning storage alive, frees
     nothing."""
@@ -127,6 +147,12 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     def untyped_storage(self):
         return self._storage
 
+    def storage(self):
+        """The deprecated typed storage (torch.TypedStorage), with PyTorch's warning."""
+        from tensorlib._storage_typed import TypedStorage, warn_typed_storage_removal
+        warn_typed_storage_removal()
+        return TypedStorage(wrap_storage=self._storage, dtype=self._dtype, _internal=True)
+
     def data_ptr(self):
         if self._device.type != "cpu":
             raise RuntimeError("data_ptr() is only available for cpu tensors in tensorlib")
@@ -220,6 +246,9 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
 
     @property
     def grad_fn(self):
+        if self._base is not None and self._requires_grad:
+            from tensorlib._C.autograd import edge
+            edge(self)              # a view's history made stale by a write through another
         return self._grad_fn
 
     @property
@@ -240,7 +269,7 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         `.data` are hidden from autograd's saved-tensor checks (libraries write scratch space
         this way); `detach()` shares the counter."""
         out = self.detach()
-        out._storage = _Storage(self._storage.handle, self._storage.nbytes, self._storage.device,
+        out._storage = _Storage(self._storage.handle, self._storage._nbytes, self._storage.device,
                                 release=_KeepAlive(self._storage))
         return out
 
@@ -452,34 +481,45 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
 
     __sub__ = _pw.sub_method
 
+    @_reflectable
     def __rsub__(self, other):
         """number - tensor; a Python bool on the left raises as in PyTorch (ops.sub says so)."""
         if other is True or other is False:
             return _p.sub(other, self)
         return _pw.rsub_method(self, other)
 
+    @_reflectable
     def __floordiv__(self, other):
         return _p.floor_divide(self, other)
 
+    @_reflectable
     def __rfloordiv__(self, other):
         return _p.floor_divide(other, self)
 
+    @_reflectable
     def __mod__(self, other):
         return _p.remainder(self, other)
 
+    @_reflectable
     def __rmod__(self, other):
         return _p.remainder(other, self)
 
+    @_reflectable
     def __pow__(self, other):
         return _p.pow(self, other)
 
+    @_reflectable
     def __rpow__(self, other):
         return _p.pow(other, self)
 
+    @_reflectable
     def __matmul__(self, other):
+        _matmul_operand(other)
         return _la.matmul(self, other)
 
+    @_reflectable
     def __rmatmul__(self, other):
+        _matmul_operand(other)
         return _la.matmul(other, self)
 
     def __neg__(self):
@@ -494,36 +534,45 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     def __invert__(self):
         return _p.bitwise_not(self)
 
+    @_reflectable
     def __and__(self, other):
         return _p.bitwise_and(self, other)
 
     __rand__ = __and__
 
+    @_reflectable
     def __or__(self, other):
         return _p.bitwise_or(self, other)
 
     __ror__ = __or__
 
+    @_reflectable
     def __xor__(self, other):
         return _p.bitwise_xor(self, other)
 
     __rxor__ = __xor__
 
+    @_reflectable
     def __eq__(self, other):
         return _pw.binary("eq", self, other, TO_BOOL)
 
+    @_reflectable
     def __ne__(self, other):
         return _pw.binary("ne", self, other, TO_BOOL)
 
+    @_reflectable
     def __lt__(self, other):
         return _pw.binary("lt", self, other, TO_BOOL)
 
+    @_reflectable
     def __le__(self, other):
         return _pw.binary("le", self, other, TO_BOOL)
 
+    @_reflectable
     def __gt__(self, other):
         return _pw.binary("gt", self, other, TO_BOOL)
 
+    @_reflectable
     def __ge__(self, other):
         return _pw.binary("ge", self, other, TO_BOOL)
 

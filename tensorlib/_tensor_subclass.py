@@ -7,6 +7,7 @@ The wrappers go on each subclass that does not opt out (`__torch_function__ =
 _disabled_torch_function_impl`, as Parameter does), and on Tensor itself only while a
 TorchFunctionMode is entered, so `a + b` on exact Tensors runs the Cython dunder directly."""
 from tensorlib import overrides
+from tensorlib._foreign import refuse_torch_tensors
 from tensorlib._C.grad_mode import is_grad_enabled
 
 # operator -> (the Tensor method PyTorch reports to __torch_function__ for it, None: the
@@ -45,6 +46,8 @@ def _default_torch_function(cls, func, types, args=(), kwargs=None):
     """Tensor.__torch_function__: func with argument dispatch off, Tensor results as cls."""
     if not all(issubclass(cls, t) for t in types):
         return NotImplemented
+    refuse_torch_tensors(args)      # PyTorch calling us for its own op: it would call back
+    refuse_torch_tensors((kwargs or {}).values())
     with overrides.DisableTorchFunctionSubclass():
         ret = func(*args, **(kwargs or {}))
         if getattr(func, "__self__", None) is _wrappers.get("grad"):  # PyTorch's nowrap

@@ -14,6 +14,7 @@ Tensor's operators and properties reach `_dispatch` through the wrappers
 import functools
 
 from tensorlib import _C
+from tensorlib._foreign import is_torch_tensor, refuse_torch_tensor
 from tensorlib._C.opdef import (AliasedOp, set_torch_function_fallback,
                                 set_torch_function_mode_active, with_aliases)
 
@@ -110,6 +111,8 @@ def _overloaded_args(values):
         for item in items:
             if type(item) in types or not _overrides(item):
                 continue
+            if is_torch_tensor(item):       # its __torch_function__ would call us back
+                refuse_torch_tensor(item)
             position = len(found)
             for i, other in enumerate(found):
                 if issubclass(type(item), type(other)):

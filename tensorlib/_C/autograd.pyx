@@ -254,13 +254,33 @@ cpdef object accumulator(TensorImpl t):
     return acc
 
 
+cdef object _refresh_view = None       # recording.refresh_view, set by autograd at import
+
+
+def set_view_refresher(refresher):
+    global _refresh_view
+    _refresh_view = refresher
+
+
+cpdef bint stale_view(TensorImpl t):
+    """t is a view whose history was made before an in-place write gave its base new history
+    (PyTorch compares the base's version with the view's; here node sequence numbers, which
+    only grow, tell which came first)."""
+    if t._base is None or not isinstance(t._grad_fn, Node):
+        return False
+    return (<Node>t._grad_fn)._sequence_nr < getattr(t._base, "_history_sequence_nr", -1)
+
+
 cpdef tuple edge(object x):
-    """The (node, output_nr) that gradients for x flow into."""
+    """The (node, output_nr) that gradients for x flow into; a stale view's history is
+    first made again from its base's (recording.refresh_view)."""
     if not isinstance(x, TensorImpl):
         return (None, 0)
     cdef TensorImpl t = <TensorImpl>x
     if not t._requires_grad:
         return (None, 0)
+    if t._base is not None and _refresh_view is not None and stale_view(t):
+        _refresh_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     return (accumulator(t), 0)

@@ -13,8 +13,8 @@ cdef enum:
     FLOAT64 = 9
     COMPLEX64 = 10
     COMPLEX128 = 11
-    UINT16 = 12                     # PyTorch's limited-support unsigned types: no promotion
-    UINT32 = 13                     # with other dtypes but the floating ones
+    UINT16 = 12         # the barebones unsigned types of PyTorch 2.3+: copies, comparisons,
+    UINT32 = 13         # a few bitwise ops; no promotion with other integer types
     UINT64 = 14
     NUM_DTYPES = 15
 
@@ -32,3 +32,4 @@ cdef list DTYPES                    # indexed by code
 cdef dtype default_float()
 cdef dtype complex_of(dtype d)
 cpdef dtype promote_types(dtype a, dtype b)
+cdef bint is_barebones_unsigned(dtype d)

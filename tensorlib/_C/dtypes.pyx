@@ -118,9 +118,14 @@ def from_numpy_dtype(npdtype):
 
 
 # PyTorch's promote_types: bool < integers < floats < complex; uint8 with a signed int widens
-# to int16; float16 with bfloat16 meets at float32; complex64 with float64 is complex128;
-# uint16/32/64 promote only to themselves and to floating types (-1: refused).
+# to int16; float16 with bfloat16 meets at float32; complex64 with float64 is complex128.
+# uint16/32/64 meet only themselves and the real floating types: any other pair is -1, an error.
 cdef int _PROMO[NUM_DTYPES][NUM_DTYPES]
+
+
+cdef bint is_barebones_unsigned(dtype d):
+    """uint16, uint32 or uint64: PyTorch gives them copies and comparisons, little arithmetic."""
+    return d.code >= UINT16
 
 
 cdef dtype complex_of(dtype d):
@@ -135,7 +140,9 @@ cdef int _promote_codes(int a, int b):
         return a
     if a >= UINT16 or b >= UINT16:
         other = b if a >= UINT16 else a
-        return other if (<dtype>DTYPES[other]).category == 2 else -1
+        if (<dtype>DTYPES[other]).category == 2:
+            return other
+        return -1
     if a == BOOL:
         return b
     if b == BOOL:
@@ -170,7 +177,7 @@ cpdef dtype promote_types(dtype a, dtype b):
     """The smallest dtype both convert to without losing category (torch.promote_types)."""
     cdef int code = _PROMO[a.code][b.code]
     if code < 0:
-        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
                            f"attempted to promote {a.scalar_name} and {b.scalar_name}")
     return <dtype>DTYPES[code]
 

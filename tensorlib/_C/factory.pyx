@@ -22,7 +22,7 @@ cpdef TensorImpl empty(tuple sizes, dtype dt, device dev):
     cdef Py_ssize_t nbytes = n * dt.itemsize
     cdef Storage st = Storage.__new__(Storage)
     st.handle = dev._allocate(nbytes, dev.index)
-    st.nbytes = nbytes
+    st._nbytes = nbytes
     st.device = dev
     st._release = dev._release
     return wrap(st, sizes, contiguous_strides(sizes), 0, dt)

@@ -1,6 +1,6 @@
 """The eager path of elementwise ops, in Cython because it is the per-op overhead: promote
 dtypes, broadcast, allocate the output, look the kernel up, call it."""
-from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, default_float
+from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, default_float, is_barebones_unsigned
 from tensorlib._C.device cimport device
 from tensorlib._C.tensor_impl cimport TensorImpl, wrap
 from tensorlib._C.factory cimport empty, scalar_tensor, cast
@@ -54,6 +54,31 @@ cdef TensorImpl _as_operand(object x, dtype dt, device dev, tuple shape):
     return t
 
 
+# uint16/32/64 are PyTorch's barebones types: of the elementwise ops computed in their own
+# dtype, PyTorch's CPU kernels exist only for these (floating ones compute in float)
+cdef frozenset _UNSIGNED_BINARY = frozenset({"mul", "eq", "ne", "bitwise_and", "bitwise_or",
+                                             "bitwise_xor"})
+cdef frozenset _UNSIGNED_UNARY_MISSING = frozenset({"neg", "abs", "sign", "sgn", "bitwise_not",
+                                                    "frac", "square", "relu"})
+
+
+cdef inline _check_unsigned(str op, dtype compute, bint binary_op):
+    """NotImplementedError (a RuntimeError), as PyTorch's, for an op it has no uint16/32/64
+    kernel for."""
+    if not is_barebones_unsigned(compute):
+        return
+    if (op in _UNSIGNED_BINARY) if binary_op else (op not in _UNSIGNED_UNARY_MISSING):
+        return
+    raise NotImplementedError(f'"{op}_cpu" not implemented for \'{compute.scalar_name}\'')
+
+
+cdef inline _check_logical_unsigned(str op, object a, object b):
+    """logical_and/or/xor/not take their inputs as bool, but not uint16/32/64 (PyTorch)."""
+    for x in (a, b):
+        if isinstance(x, TensorImpl) and is_barebones_unsigned((<TensorImpl>x)._dtype):
+            _check_unsigned(op, (<TensorImpl>x)._dtype, True)
+
+
 cdef inline dtype _out_dtype(dtype compute, int kind):
     if kind == K_TO_BOOL or kind == K_LOGICAL:
         return <dtype>DTYPES[BOOL]
@@ -78,6 +103,11 @@ cpdef object binary(str op, object a, object b, int kind):
         if ta._dtype is tb._dtype and ta._device is tb._device and ta._sizes == tb._sizes \
                 and (kind != K_TO_FLOAT or ta._dtype.category >= 2):
             # the common case: nothing to promote, broadcast or move
+            if is_barebones_unsigned(ta._dtype):
+                if kind == K_LOGICAL:
+                    _check_logical_unsigned(op, ta, tb)
+                else:
+                    _check_unsigned(op, ta._dtype, True)
             out = empty_in_layout_of(ta, _out_dtype(ta._dtype, kind))
             (<object>ta._device._kernels.get(op) or lookup(op, ta._device))(out, ta, tb)
             if (ta._requires_grad or tb._requires_grad) and grad_enabled():
@@ -98,8 +128,11 @@ cpdef object binary(str op, object a, object b, int kind):
                         f"{type(a).__name__} and {type(b).__name__}")
     compute = _compute_dtype(result_type((a, b)), kind)
     if kind == K_LOGICAL:
+        _check_logical_unsigned(op, a, b)
         compute = <dtype>DTYPES[BOOL]
-    elif compute.category == 3 and dev.type != "cpu":
+    else:
+        _check_unsigned(op, compute, True)
+    if compute.category == 3 and dev.type != "cpu":
         raise complex_off_cpu(op, compute, dev)
     out = _empty_for(shape, _out_dtype(compute, kind), dev, a, b)
     lookup(op, dev)(out, _as_operand(a, compute, dev, shape), _as_operand(b, compute, dev, shape))
@@ -143,7 +176,10 @@ cpdef object binary_(str op, TensorImpl self, object other, int kind):
     cdef dtype compute = _compute_dtype(result_type((self, other)), kind)
     cdef dtype result = _out_dtype(compute, kind)
     if kind == K_LOGICAL:
+        _check_logical_unsigned(op, self, other)
         compute = <dtype>DTYPES[BOOL]
+    else:
+        _check_unsigned(op, compute, True)
     if result.category > self._dtype.category:
         raise RuntimeError(f"result type {result.scalar_name} can't be cast to the "
                            f"desired output type {self._dtype.scalar_name}")
@@ -176,7 +212,10 @@ cpdef object unary(str op, TensorImpl x, int kind):
     """out = op(x); TO_FLOAT ops compute integers in the default float dtype."""
     cdef dtype compute = _compute_dtype(x._dtype, kind)
     if kind == K_LOGICAL:
+        _check_logical_unsigned(op, x, None)
         compute = <dtype>DTYPES[BOOL]
+    else:
+        _check_unsigned(op, compute, False)
     cdef TensorImpl src = x if compute is x._dtype else cast(x, compute)
     cdef TensorImpl out = empty_in_layout_of(x, _out_dtype(compute, kind))
     (<object>x._device._kernels.get(op) or lookup(op, x._device))(out, src)
@@ -205,6 +244,7 @@ cpdef object unary_(str op, TensorImpl x, int kind):
     if compute is not x._dtype:
         raise RuntimeError(f"result type {compute.scalar_name} can't be cast to the "
                            f"desired output type {x._dtype.scalar_name}")
+    _check_unsigned(op, compute, False)
     if x._requires_grad and grad_enabled():
         return inplace_recorder()(op, kind, x, None)
     lookup(op, x._device)(x, x)
@@ -213,28 +253,64 @@ cpdef object unary_(str op, TensorImpl x, int kind):
 
 
 # Tensor's arithmetic dunders, defined here so `a + b` enters Cython without a Python frame.
+# As PyTorch's, an operand they cannot take makes them return NotImplemented, so Python tries
+# its reflected method (a MaskedTensor's __radd__, a user class's __rmul__).
+cdef object _unsupported(object other, object error):
+    """After the TypeError `error`: NotImplemented for an operand other than a tensor; a real
+    torch.Tensor gets tensorlib's TypeError saying how to convert it; a tensor re-raises."""
+    if isinstance(other, TensorImpl):
+        raise error
+    from tensorlib._foreign import is_torch_tensor, refuse_torch_tensor
+    if is_torch_tensor(other):
+        refuse_torch_tensor(other)
+    return NotImplemented
+
+
+def unsupported_operand(other, error):
+    """_unsupported for the dunders written in Python (tensorlib/_tensor.py)."""
+    return _unsupported(other, error)
+
+
 def add_method(self, other):
-    return binary("add", self, other, K_SAME)
+    try:
+        return binary("add", self, other, K_SAME)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 def radd_method(self, other):
-    return binary("add", other, self, K_SAME)
+    try:
+        return binary("add", other, self, K_SAME)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 def mul_method(self, other):
-    return binary("mul", self, other, K_SAME)
+    try:
+        return binary("mul", self, other, K_SAME)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 def rmul_method(self, other):
-    return binary("mul", other, self, K_SAME)
+    try:
+        return binary("mul", other, self, K_SAME)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 def truediv_method(self, other):
-    return binary("div", self, other, K_TO_FLOAT)
+    try:
+        return binary("div", self, other, K_TO_FLOAT)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 def rtruediv_method(self, other):
-    return binary("div", other, self, K_TO_FLOAT)
+    try:
+        return binary("div", other, self, K_TO_FLOAT)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 cdef bint _is_bool(object x):
@@ -255,9 +331,15 @@ cdef _check_bool_sub(object a, object b):
 
 def sub_method(self, other):
     _check_bool_sub(self, other)
-    return binary("sub", self, other, K_SAME)
+    try:
+        return binary("sub", self, other, K_SAME)
+    except TypeError as error:
+        return _unsupported(other, error)
 
 
 def rsub_method(self, other):
     _check_bool_sub(other, self)
-    return binary("sub", other, self, K_SAME)
+    try:
+        return binary("sub", other, self, K_SAME)
+    except TypeError as error:
+        return _unsupported(other, error)

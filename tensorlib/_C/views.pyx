@@ -38,10 +38,10 @@ def as_strided(TensorImpl t, sizes, strides, storage_offset=None):
             last = -1
             break
         last += (s - 1) * st
-    if last >= 0 and (last + 1) * t._dtype.itemsize > t._storage.nbytes:
+    if last >= 0 and (last + 1) * t._dtype.itemsize > t._storage._nbytes:
         raise RuntimeError(f"setStorage: sizes {list(sizes)}, strides {list(strides)}, storage "
                            f"offset {offset} need {(last + 1) * t._dtype.itemsize} bytes but "
-                           f"the storage has {t._storage.nbytes}")
+                           f"the storage has {t._storage._nbytes}")
     return _view(t, sizes, strides, offset)
 
 

@@ -162,7 +162,7 @@ class _Encoder:
             self.storage_keys[key] = index
             self.keep.append(storage)
             self.storages.append({"blob": self._blob(_tensors.storage_bytes(t)),
-                                  "nbytes": storage.nbytes, "location": str(t._device)})
+                                  "nbytes": storage._nbytes, "location": str(t._device)})
         node = {"$": "tensor", "id": mid, "storage": index, "dtype": t._dtype.name,
                 "shape": list(t._sizes), "stride": list(t._strides), "offset": t._offset,
                 "requires_grad": bool(t._requires_grad)}

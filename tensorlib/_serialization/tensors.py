@@ -18,7 +18,7 @@ DTYPE_NAMES = {d.name: d for d in dt.all_dtypes}
 def storage_bytes(tensor):
     """A C-contiguous uint8 numpy array of the tensor's whole storage (no copy on cpu)."""
     storage = tensor._storage
-    raw = wrap(storage, (storage.nbytes,), (1,), 0, dt.uint8)
+    raw = wrap(storage, (storage._nbytes,), (1,), 0, dt.uint8)
     if raw._device.type != "cpu":
         raw = raw.cpu()
     return host_array(raw)

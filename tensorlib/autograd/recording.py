@@ -3,7 +3,7 @@ in tensorlib ops so it runs on any backend and is itself differentiable); record
 OpNode holding the formula, the edges of the op's tensor inputs and what the formula saved."""
 from tensorlib._C import grad_mode as _state
 from tensorlib._C.autograd import (FORMULAS, Context, Formula, OpNode, formula,  # noqa: F401
-                                   make_node, node_class, record)
+                                   make_node, node_class, record, set_view_refresher)
 
 
 dual_level_active = False      # set by forward_ad while a dual level is entered
@@ -46,7 +46,14 @@ def apply_inplace(self, compute, needs_old_self=True):
         self._requires_grad = True
         self._grad_fn = result._grad_fn
         self._output_nr = result._output_nr
+        _new_base_history(self)
     return self
+
+
+def _new_base_history(base):
+    """base's history changed in place: the views whose history is older than its new
+    grad_fn are stale (_C/autograd.stale_view)."""
+    base._history_sequence_nr = base._grad_fn._sequence_nr
 
 
 def check_inplace_allowed(t):
@@ -89,6 +96,19 @@ def rebase_view(view, result):
     base._requires_grad = True
     base._grad_fn = node
     base._output_nr = 0
+    _new_base_history(base)
+    refresh_view(view)
+
+
+def refresh_view(view):
+    """view's history made again as an as_strided view of its base's current history: after
+    a write through another view gave the base new history (PyTorch regenerates a view's
+    grad_fn when its base's version moved on), or after a write through view itself. A view
+    of another element size (view_as_real of a complex base) cannot be one: it keeps its
+    history."""
+    base = view._base
+    if view._dtype.itemsize != base._dtype.itemsize:
+        return
     args = (base, view._sizes, view._strides, view._offset)
     view._grad_fn = make_node("as_strided", args, {}, view)
     view._requires_grad = True
@@ -120,4 +140,8 @@ def record_overwrite(op, dst, write, sources):
         dst._requires_grad = True
         dst._grad_fn = node
         dst._output_nr = 0
+        _new_base_history(dst)
     return dst
+
+
+set_view_refresher(refresh_view)

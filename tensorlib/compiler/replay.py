@@ -261,7 +261,7 @@ class Program:
             if p is not None:
                 return ("grad", p)
             if cap.is_fresh(st):
-                return ("new", st.nbytes, st.device)
+                return ("new", st._nbytes, st.device)
             return ("const", st)
 
         binder = _Binder(classify)
@@ -311,7 +311,7 @@ class Program:
             if id(st) in input_slot:
                 return ("in", input_slot[id(st)])
             if cap.is_fresh(st):
-                return ("new", st.nbytes, st.device)
+                return ("new", st._nbytes, st.device)
             return ("const", st)
 
         cap.install()
@@ -535,7 +535,7 @@ def _incoming(grad_outputs, k, meta):
     if g is None:
         return tensorlib.zeros(sizes, dtype=dt, device=dev)._storage
     if g._dtype is dt and g._offset == 0 and g._strides == contiguous_strides(sizes) and \
-            g._storage.nbytes == g.numel() * dt.itemsize:
+            g._storage._nbytes == g.numel() * dt.itemsize:
         return g._storage
     laid_out = tensorlib.empty(sizes, dtype=dt, device=dev)
     laid_out.copy_(g)

@@ -81,7 +81,7 @@ def share_memory_(self):
     storage = self._storage
     if self._device.type != "cpu" or storage in _shared:
         return self
-    nbytes = storage.nbytes
+    nbytes = storage._nbytes
     fd = _shared_file(nbytes)
     array = _map(fd, nbytes)
     old = storage.handle
@@ -114,7 +114,7 @@ def _reduce(t):
                            "before serializing (e.g., putting it on the queue).")
     share_memory_(t)
     storage = t._storage
-    return (_rebuild, (reduction.DupFd(_shared[storage]), storage.nbytes, t._sizes,
+    return (_rebuild, (reduction.DupFd(_shared[storage]), storage._nbytes, t._sizes,
                        t._strides, t._offset, str(t._dtype).split(".")[-1], t._requires_grad,
                        type(t)))
 

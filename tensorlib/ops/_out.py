@@ -382,7 +382,7 @@ def resize_(t, *sizes):
     if is_grad_enabled() and t._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     needed = (t._offset + numel(sizes)) * t._dtype.itemsize
-    if needed > t._storage.nbytes:
+    if needed > t._storage._nbytes:
         t._storage = empty(sizes, t._dtype, t._device)._storage
         t._offset = 0
     t._sizes, t._strides = sizes, contiguous_strides(sizes)

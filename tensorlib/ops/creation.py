@@ -16,6 +16,7 @@ from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._global_flags import fill_uninitialized
 from tensorlib.ops import memory_format as _mf
 from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._unsigned import refuse_unsigned
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "empty_like",
            "zeros_like", "ones_like", "full_like", "empty_strided", "scalar_tensor", "arange",
@@ -325,6 +326,7 @@ def _is_buffer(obj):
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    refuse_unsigned("arange_cpu", dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
@@ -425,6 +427,7 @@ def _no_bool_range(name, dtype):
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
     _no_bool_range("linspace", dtype)
+    refuse_unsigned("linspace_cpu", dtype)
     _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
@@ -447,6 +450,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     diagonal view, so it is built on the device)."""
     if m is None:
         m = n
+    refuse_unsigned("eye", dtype)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:

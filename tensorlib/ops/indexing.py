@@ -249,7 +249,7 @@ def index_positions(shape, device, key):
 
 
 def _storage_1d(x):
-    return _v.as_strided(x, (x._storage.nbytes // x._dtype.itemsize,), (1,), 0)
+    return _v.as_strided(x, (x._storage._nbytes // x._dtype.itemsize,), (1,), 0)
 
 
 # ---- reading ----------------------------------------------------------------------------

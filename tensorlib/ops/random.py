@@ -46,6 +46,7 @@ from tensorlib._C.factory import empty as _empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.ops import pointwise as _p
 from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._unsigned import refuse_unsigned
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "normal",
@@ -372,6 +373,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtype or dt.int64
+    refuse_unsigned("randperm", d)
     if not d.is_floating_point and n > 0 and n - 1 > _int_bounds(d)[1]:
         raise RuntimeError(f"n is too large for result tensor type: '{d.scalar_name}'")
     return _finish(_permutation(n, d, factory_device(device), generator), requires_grad)

@@ -11,6 +11,7 @@ from tensorlib._C.views import wrap_dim
 from tensorlib.ops._args import dims_arg
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._unsigned import refuse_unsigned
 
 # torch.return_types.max / .min (tensorlib/return_types.py names them)
 max_out = namedtuple("max", ["values", "indices"])
@@ -84,17 +85,20 @@ def _extremum_dims(name, x, dim):
 
 @differentiable("amax")
 def amax(x, dim=(), keepdim=False, *, _name="amax"):
+    refuse_unsigned("max_all" if _name == "max" else "max_values_cpu", x._dtype)
     dims = _extremum_dims(_name, x, dim)
     return _reduce("amax", x, dims, keepdim, x._dtype)
 
 
 @differentiable("amin")
 def amin(x, dim=(), keepdim=False, *, _name="amin"):
+    refuse_unsigned("min_all" if _name == "min" else "min_values_cpu", x._dtype)
     dims = _extremum_dims(_name, x, dim)
     return _reduce("amin", x, dims, keepdim, x._dtype)
 
 
 def _arg(op, x, dim, keepdim):
+    refuse_unsigned(f"{op}_cpu", x._dtype)
     if dim is None:
         flat = x.reshape(-1)
         _check_nonempty(op, flat, (0,))

@@ -42,7 +42,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: 
     views that copy with input's sizes, strides and offset. The result view is taken after
     the write, so its autograd history includes it."""
     offset = input.storage_offset() if storage_offset is None else storage_offset
-    numel = input.untyped_storage().nbytes // input.element_size()
+    numel = input.untyped_storage().nbytes() // input.element_size()
     whole = input.as_strided((numel,), (1,), 0).clone()
     _scatter_into(whole, src, lambda out: out.as_strided(size, stride, offset), whole)
     return whole.as_strided(input.shape, input.stride(), input.storage_offset())

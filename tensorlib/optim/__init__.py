@@ -16,7 +16,8 @@ from tensorlib.optim.rprop import Rprop
 from tensorlib.optim.asgd import ASGD
 from tensorlib.optim.sparse_adam import SparseAdam
 from tensorlib.optim.adafactor import Adafactor
+from tensorlib.optim.muon import Muon
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "LBFGS", "Rprop", "ASGD", "SparseAdam", "Adafactor", "lr_scheduler",
-           "swa_utils"]
+           "NAdam", "RAdam", "LBFGS", "Rprop", "ASGD", "SparseAdam", "Adafactor", "Muon",
+           "lr_scheduler", "swa_utils"]

@@ -146,8 +146,7 @@ class HostC(CDialect):
     type_map = {"bool": "unsigned char", "uint8": "unsigned char", "int8": "signed char",
                 "int16": "short", "int32": "int", "int64": "i64", "float16": "uint16_t",
                 "bfloat16": "uint16_t", "float32": "float", "float64": "double",
-                "uint16": "unsigned short", "uint32": "unsigned int",
-                "uint64": "unsigned long long"}
+                "uint16": "uint16_t", "uint32": "u32", "uint64": "u64"}
 
 
 DIALECT = HostC()
