@@ -42,6 +42,22 @@ def test_cross_entropy_matches_float64(dtype, reduction, shape):
     np.testing.assert_allclose(xt.grad.numpy(), grad * scale, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("classes", [15, 16, 17, 32, 33])
+def test_cross_entropy_rows_around_the_vector_width(classes):
+    # float32 rows run 16 lanes at a time, the last vector masked: a row one short of,
+    # exactly at and one past a whole vector, with its largest logit in the masked part
+    r = np.random.default_rng(classes)
+    x = (r.standard_normal((9, classes)) * 3).astype(np.float32)
+    x[:, -1] += 20
+    t = r.integers(0, classes, 9)
+    rows, grad = _oracle(x, t, -100)
+    xt = tl.tensor(x, requires_grad=True)
+    loss = F.cross_entropy(xt, tl.tensor(t), reduction="sum")
+    np.testing.assert_allclose(loss.item(), rows.sum(), rtol=1e-5)
+    loss.backward()
+    np.testing.assert_allclose(xt.grad.numpy(), grad, rtol=1e-5, atol=1e-6)
+
+
 def test_cross_entropy_takes_strided_and_half_logits():
     r = np.random.default_rng(1)
     x = r.standard_normal((10, 6)).astype(np.float32)

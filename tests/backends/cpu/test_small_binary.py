@@ -1,6 +1,6 @@
-"""small_binary (the C loop for add/sub/mul/div of small float tensors) against numpy bit for
-bit, specials included, on the layouts it takes; the others it refuses (False) and the ops
-still answer through numpy."""
+"""small_binary (the C loop for add/sub/mul/div of float tensors, split over threads from
+SMALL_MAX elements on) against numpy bit for bit, specials included, on the layouts it takes;
+the others it refuses (False) and the ops still answer through numpy."""
 import numpy as np
 import pytest
 
@@ -23,7 +23,7 @@ def _pair(dtype, n):
 
 @pytest.mark.parametrize("ufunc", UFUNCS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [1, 4, 10, 1001])
+@pytest.mark.parametrize("n", [1, 4, 10, 1001, 1 << 16, (1 << 17) + 3])
 def test_matches_numpy_bitwise(ufunc, dtype, n):
     a, b = _pair(dtype, n)
     op = small_binary.op_code(ufunc)
@@ -49,10 +49,31 @@ def test_refuses_what_it_does_not_take():
     assert small_binary.run(add, out, x.double()[:6], x.double()[:6]) is False   # dtypes
     i = tl.arange(6)
     assert small_binary.run(add, tl.empty((6,), dtype=tl.int64), i, i) is False  # integers
-    big = tl.zeros(1 << 16)
-    assert small_binary.run(add, tl.empty((1 << 16,)), big, big) is False        # threaded
+    rows = tl.zeros(256, 512)[:, :256]
+    assert small_binary.run(add, tl.empty((256, 256)), rows, rows) is False      # threaded rows
     y = tl.arange(6.0)
     assert small_binary.run(add, y[1:], y[1:], y[:-1]) is False      # partial overlap
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_split_over_threads_matches_numpy_bitwise(threads):
+    """Large outputs run as one share per thread (aligned to SHARE_ALIGN elements): the
+    shares' ends, a length that leaves the last thread a ragged share, in place."""
+    n = 3 * 1024 * 25 + 7
+    a, b = _pair(np.float32, n)
+    add, mul = small_binary.op_code(np.add), small_binary.op_code(np.multiply)
+    before = tl.get_num_threads()
+    tl.set_num_threads(threads)
+    try:
+        out = tl.empty((n,))
+        assert small_binary.run(mul, out, tl.from_numpy(a), tl.from_numpy(b))
+        with np.errstate(all="ignore"):
+            assert np.array_equal(out.numpy().view(np.uint8), (a * b).view(np.uint8))
+            inplace = tl.from_numpy(a.copy())
+            assert small_binary.run(add, inplace, inplace, tl.from_numpy(b))
+            assert np.array_equal(inplace.numpy().view(np.uint8), (a + b).view(np.uint8))
+    finally:
+        tl.set_num_threads(before)
 
 
 def test_gradient_of_a_broadcast_times_a_scalar():
