@@ -20,6 +20,7 @@ from tensorlib._C.joining import tensor_list as _tensor_list
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.ops._args import sizes_arg
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops.shape import clone, expand, narrow, permute, reshape, select, transpose
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
@@ -374,6 +375,7 @@ def unflatten(input, dim, sizes):  # noqa: A002
 
 def flip(input, *args, dims=None):  # noqa: A002
     """Reverse the order along dims (a copy, as in PyTorch)."""
+    refuse_unsigned("flip_cpu", input._dtype)
     dims = _int_list(dims, "dims") if dims is not None else _varargs(args, "dims")
     nd = input.dim()
     dims = _distinct_dims(dims, max(nd, 1))          # (a 0-d tensor takes -1 and 0)

@@ -10,6 +10,7 @@ from tensorlib._C.factory import empty, scalar_tensor
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.backends.interface import IndexOutOfBounds
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops._where import where as _where
 from tensorlib.ops._index_common import (_as_dtype, _check_index_dtype, _full, _method,
                                          _narrow_to, _neutral, _prim_sort,
@@ -43,6 +44,7 @@ def _gather(x, dim, index):
 
 def gather(input, dim, index, *, sparse_grad=False):  # noqa: A002 - torch's names
     """out[i][j] = input[index[i][j]][j] (dim 0): reads along dim at the given indices."""
+    refuse_unsigned("scatter_gather_tensor_cpu", input._dtype)
     d, index = _prepare("gather", input, dim, index, kernel="gather")
     return _gather(input, d, index)
 
@@ -58,6 +60,7 @@ def _scatter_add(x, dim, index, src):
 
 def scatter_add(input, dim, index, src):  # noqa: A002
     """input with src added at index along dim; repeated indices add up, in row-major order."""
+    refuse_unsigned("scatter_gather_tensor_cpu", input._dtype)
     d, index = _prepare("scatter_add", input, dim, index, src, kernel="scatter_add")
     return _scatter_add(input, d, index, _narrow_to(src, index._sizes))
 
@@ -79,6 +82,7 @@ def _scatter_value(x, dim, index, value):
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):  # noqa: A002
     """input with src (or value) written at index along dim. Repeated indices: the last one
     in row-major order wins (PyTorch leaves it unspecified). reduce='add'/'multiply' combine."""
+    refuse_unsigned("scatter_gather_tensor_cpu", input._dtype)
     if src is None:
         src = value
     if reduce is not None:
@@ -107,6 +111,7 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
     """input with src reduced into it at index along dim (sum, prod, mean, amax, amin);
     include_self=False leaves input's own value out of the written positions."""
+    refuse_unsigned("scatter_gather_tensor_cpu", input._dtype)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")

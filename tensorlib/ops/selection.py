@@ -9,6 +9,7 @@ from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
 from tensorlib.backends.interface import IndexOutOfBounds
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops._where import where as _where
 from tensorlib.ops._index_common import (_INDEX_DTYPES, _as_dtype, _check_index_dtype,
                                          _cumsum, _full, _long, _method, _same_device,
@@ -46,6 +47,7 @@ def _index_select(x, dim, index):
 
 def index_select(input, dim, index):  # noqa: A002
     """The slices of input along dim at the positions in the 1-D index (repeats allowed)."""
+    refuse_unsigned("index_select", input._dtype)
     _check_vector_index("index_select", index)
     _same_device("index_select", input, index)
     d = _v.wrap_dim(dim, max(input.dim(), 1))
@@ -106,6 +108,7 @@ def _index_add(x, dim, index, source, alpha):
 
 def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     """input with alpha * source's slices added at index along dim (repeats add up)."""
+    refuse_unsigned("index_add_", input._dtype)
     d, index = _prepare_index_op("index_add", input, dim, index, source)
     return _index_add(input, d, index, source, alpha)
 
@@ -121,6 +124,7 @@ def _index_copy(x, dim, index, source):
 def index_copy(input, dim, index, source):  # noqa: A002
     """input with source's slices copied to index along dim; for a repeated index the last
     slice wins (PyTorch leaves it unspecified)."""
+    refuse_unsigned("index_copy_cpu", input._dtype)
     d, index = _prepare_index_op("index_copy", input, dim, index, source)
     return _index_copy(input, d, index, source)
 
@@ -148,6 +152,7 @@ def _check_value(name, value):
 
 def index_fill(input, dim, index, value):  # noqa: A002
     """input with the slices at index along dim set to value (a number or 0-d tensor)."""
+    refuse_unsigned("index_fill_cpu", input._dtype)
     _check_value("index_fill_", value)
     _check_fits(value, input._dtype)
     if index._dtype is not dt.int64:
@@ -182,6 +187,7 @@ def _masked_fill(x, mask, value):
 
 def masked_fill(input, mask, value):  # noqa: A002
     """input with value (a number or 0-d tensor) where mask is True; broadcasts both."""
+    refuse_unsigned("masked_fill", input._dtype)
     _check_mask("masked_fill_", mask)
     _check_value("masked_fill_", value)
     _check_fits(value, input._dtype)
@@ -197,6 +203,7 @@ def _masked_select(x, mask):
 
 def masked_select(input, mask):  # noqa: A002
     """1-D tensor of input's elements where mask is True (row-major; both broadcast)."""
+    refuse_unsigned("masked_select", input._dtype)
     if not isinstance(mask, TensorImpl) or mask._dtype is not dt.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     _same_device("masked_select", input, mask)
@@ -219,6 +226,7 @@ def _masked_scatter(x, mask, source):
 
 def masked_scatter(input, mask, source):  # noqa: A002
     """input with source's leading elements, in order, written where mask is True."""
+    refuse_unsigned("masked_scatter", input._dtype)
     _check_mask("masked_scatter_", mask)
     if source._dtype is not input._dtype:
         raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes "
@@ -235,6 +243,7 @@ def _coords(pos, shape):
 
 def nonzero(input, *, as_tuple=False):  # noqa: A002
     """Indices of the nonzero elements: (count, ndim) int64, or one 1-D tensor per dim."""
+    refuse_unsigned("nonzero_count_cpu", input._dtype)
     mask = input if input._dtype is dt.bool_ else input != 0
     pos = mask_positions(mask)
     if as_tuple:
@@ -251,6 +260,7 @@ def argwhere(input):  # noqa: A002
 
 def take(input, index):  # noqa: A002
     """input treated as 1-D, read at index (any shape; negative counts from the end)."""
+    refuse_unsigned("take_cpu", input._dtype)
     from tensorlib.ops.indexing import take_flat
     if not isinstance(index, TensorImpl) or index._dtype is not dt.int64:
         got = index._dtype.scalar_name if isinstance(index, TensorImpl) else type(index).__name__
@@ -267,6 +277,7 @@ def take(input, index):  # noqa: A002
 
 def take_along_dim(input, indices, dim=None):  # noqa: A002
     """gather after broadcasting input and indices against each other except along dim."""
+    refuse_unsigned("scatter_gather_tensor_cpu", input._dtype)
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     nd = max(input.dim(), indices.dim())

@@ -10,6 +10,7 @@ from tensorlib._C.factory import empty, scalar_tensor
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib._meta import data_dependent_on_meta
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops._where import where as _where
 from tensorlib.ops._index_common import (_arange, _as_dtype, _cumsum, _full, _long,
                                          _prim_sort, _scatter_add_into, _select1d,
@@ -59,6 +60,7 @@ def _topk(x, k, dim, largest, sorted_):
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     """The k largest (or smallest) elements along dim with their indices, in sorted order
     (also when sorted=False, which PyTorch allows); ties keep index order."""
+    refuse_unsigned("topk_cpu", input._dtype)
     d = _v.wrap_dim(dim, max(input.dim(), 1))
     size = input._sizes[d] if input.dim() else 1
     if input._dtype is dt.bool_:
@@ -82,6 +84,7 @@ def _kthvalue(x, k, dim, keepdim):
 
 def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     """The k-th smallest element along dim (k from 1) and its index."""
+    refuse_unsigned("kthvalue_cpu", input._dtype)
     d = _v.wrap_dim(dim, max(input.dim(), 1))
     size = input._sizes[d] if input.dim() else 1
     if size == 0:
@@ -128,6 +131,7 @@ def _binary_search(seq, values, right):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,  # noqa
                  sorter=None):
     """Insertion points of input's values into the sorted last dim of sorted_sequence."""
+    refuse_unsigned("searchsorted_out_cpu", sorted_sequence._dtype)
     right = _check_side(right, side)
     seq = sorted_sequence
     scalar = not isinstance(input, TensorImpl)
@@ -160,6 +164,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
 
 def bincount(input, weights=None, minlength=0):  # noqa: A002
     """Count of each value 0..max(input) (or sum of weights); not differentiable."""
+    refuse_unsigned("bincount_cpu", input._dtype)
     if input._dtype.is_floating_point or input._dtype is dt.bool_:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
                                   f"'{input._dtype.scalar_name}'")
@@ -185,6 +190,7 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002
 def histc(input, bins=100, min=0, max=0):  # noqa: A001,A002
     """Histogram of equal-width bins over [min, max] (the data's range when min == max);
     values outside are ignored, max falls in the last bin. Not differentiable."""
+    refuse_unsigned("aminmax_cpu", input._dtype)
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                   f"'{input._dtype.scalar_name}'")

@@ -4,6 +4,7 @@ every backend runs them with where/copy/sum; formulas in autograd/formulas/joini
 import tensorlib._C.dtypes as dt
 from tensorlib._C import views as _v
 from tensorlib.ops._opdef import differentiable
+from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops.joining import _copy, _where, _zeros
 from tensorlib.ops.shape import clone, reshape
 
@@ -26,12 +27,14 @@ def _check_tri(name, x):
 
 def tril(input, diagonal=0):  # noqa: A002
     """Zero above the diagonal-th diagonal of the last two dims (batched)."""
+    refuse_unsigned("tril", input._dtype)
     _check_tri("tril", input)
     return _tril(input, int(diagonal))
 
 
 def triu(input, diagonal=0):  # noqa: A002
     """Zero below the diagonal-th diagonal of the last two dims (batched)."""
+    refuse_unsigned("triu", input._dtype)
     _check_tri("triu", input)
     return _triu(input, int(diagonal))
 
@@ -95,6 +98,7 @@ def _diag_embed(x, offset, d1, d2):
 
 def trace(input):  # noqa: A002
     """Sum of the main diagonal of a matrix (int64 for integer inputs, like sum)."""
+    refuse_unsigned("trace", input._dtype)
     if input._dtype is dt.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.dim() != 2:

@@ -113,6 +113,36 @@ def test_missing_kernels_raise_like_torch(torch, op):
         call(tl)
 
 
+INDEX_AND_SORT_OPS = {       # PyTorch's kernel name in the message, and the call
+    "scatter_gather_tensor_cpu": lambda lib, x: x.gather(0, lib.tensor([0])),
+    "index_select": lambda lib, x: x.index_select(0, lib.tensor([0])),
+    "index_fill_cpu": lambda lib, x: x.index_fill(0, lib.tensor([0]), 1),
+    "masked_fill": lambda lib, x: x.masked_fill(x == 1, 0),
+    "masked_select": lambda lib, x: x.masked_select(x == 1),
+    "nonzero_count_cpu": lambda lib, x: x.nonzero(),
+    "take_cpu": lambda lib, x: x.take(lib.tensor([0])),
+    "topk_cpu": lambda lib, x: x.topk(1),
+    "kthvalue_cpu": lambda lib, x: x.kthvalue(1),
+    "searchsorted_out_cpu": lambda lib, x: lib.searchsorted(x, x),
+    "bincount_cpu": lambda lib, x: x.bincount(),
+    "tril": lambda lib, x: x.view(1, 3).tril(),
+    "trace": lambda lib, x: x.view(1, 3)[:, :1].trace(),
+    "flip_cpu": lambda lib, x: x.flip(0),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(INDEX_AND_SORT_OPS))
+def test_index_and_sort_ops_refuse_like_torch(torch, kernel):
+    """x[index] still works (the index primitive), the named ops raise torch's message."""
+    call = INDEX_AND_SORT_OPS[kernel]
+    message = f'"{kernel}" not implemented for \'UInt32\''
+    for lib in (torch, tl):
+        x = lib.tensor([3, 1, 2], dtype=lib.uint32)
+        with pytest.raises(NotImplementedError, match=message):
+            call(lib, x)
+        assert x[lib.tensor([2, 0])].tolist() == [2, 3] and x[x == 1].tolist() == [1]
+
+
 @pytest.mark.parametrize("name", UNSIGNED)
 def test_printing(torch, name):
     big = int(np.iinfo(name).max)
