@@ -46,8 +46,6 @@ HOST_FREE = ["nn", "autograd", "optim", "utils/data"]
 HOST_ALLOWED = {
     "autograd/gradcheck.py": "finite differences and Jacobian comparison are a host-side check",
     "utils/data/_collate.py": "default_collate turns numpy arrays from datasets into tensors",
-    "utils/data/_worker.py": "workers seed numpy's global RNG (when numpy is there), as "
-                             "PyTorch's workers do",
 }
 
 

@@ -9,7 +9,6 @@ killed main process leaves no orphans.
 """
 import os
 import pickle
-import random
 import signal
 import sys
 import traceback
@@ -97,12 +96,8 @@ def _one_thread():
 
 
 def _seed_worker(seed):
-    random.seed(seed)
-    try:
-        import numpy as np
-        np.random.seed(seed % 2 ** 32)
-    except ImportError:          # pragma: no cover
-        pass
+    from tensorlib.multiprocessing._seeding import seed_host_generators
+    seed_host_generators(seed)
     import tensorlib
     manual_seed = getattr(tensorlib, "manual_seed", None)
     if manual_seed is not None:
