@@ -5,14 +5,13 @@ functions that take `out=` in PyTorch their `out=` (`_out.py`) and the factories
 `pin_memory=` (`pinned.py`)."""
 import importlib
 
-FAMILIES = ("creation", "pointwise", "reduction", "linalg", "shape", "indexing", "copy",
-            "random", "joining", "triangular", "scatter_gather", "selection", "sorting", "special",
-            "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
+FAMILIES = ("creation", "pointwise", "float_checks", "reduction", "linalg", "shape", "indexing",
+            "copy", "random", "joining", "triangular", "scatter_gather", "selection", "sorting",
+            "special", "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
             "lu_legacy", "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
-            "random_fill", "index_writes", "aliases_extra",
-            "segment", "tensor_methods_extra", "interop",
-            "memory_format")
+            "random_fill", "index_writes", "aliases_extra", "segment", "tensor_methods_extra",
+            "interop", "memory_format")
 
 
 def modules():

@@ -459,6 +459,7 @@ def logaddexp(a, b):
     promoted = _promoted(a, b)
     if not promoted.is_floating_point:
         raise _not_implemented("logaddexp", promoted)
+    from tensorlib.ops.float_checks import isfinite     # it builds on this module
     hi = binary("maximum", a, b, SAME)
     lo = binary("minimum", a, b, SAME)
     finite = isfinite(hi)
@@ -737,80 +738,6 @@ def rad2deg(x):
     return binary("mul", _floating(x), 180.0 / _math.pi, SAME)
 
 
-# ---- classification and comparison -----------------------------------------------------------
-def isinf(x):
-    if not x._dtype.is_floating_point:
-        return _bool_full(x, False)
-    return binary("eq", unary("abs", x, SAME), _math.inf, TO_BOOL)
-
-
-def isposinf(x):
-    if not x._dtype.is_floating_point:
-        return _bool_full(x, False)
-    return binary("eq", x, _math.inf, TO_BOOL)
-
-
-def isneginf(x):
-    if not x._dtype.is_floating_point:
-        return _bool_full(x, False)
-    return binary("eq", x, -_math.inf, TO_BOOL)
-
-
-def isfinite(x):
-    """Neither NaN (x != x) nor infinite."""
-    if not x._dtype.is_floating_point:
-        return _bool_full(x, True)
-    return binary("logical_and", binary("eq", x, x, TO_BOOL),
-                  binary("ne", unary("abs", x, SAME), _math.inf, TO_BOOL), LOGICAL)
-
-
-def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
-    """NaN -> nan, +inf -> posinf (default: the dtype's largest), -inf -> neginf (its
-    lowest). Integer tensors come back as a copy."""
-    if not x._dtype.is_floating_point:
-        return x.clone()
-    info = _finfo(x._dtype)
-    posinf = float(info.max) if posinf is None else posinf
-    neginf = float(info.min) if neginf is None else neginf
-    out = where(isnan(x), nan, x)
-    out = where(binary("eq", x, _math.inf, TO_BOOL), posinf, out)
-    return where(binary("eq", x, -_math.inf, TO_BOOL), neginf, out)
-
-
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|a - b| <= atol + rtol * |b| (finite differences only), or a == b, or both NaN when
-    equal_nan."""
-    if a._dtype is not b._dtype:
-        raise RuntimeError(f"{a._dtype.scalar_name} did not match {b._dtype.scalar_name}")
-    if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    close = binary("eq", a, b, TO_BOOL)
-    if equal_nan and a._dtype.is_floating_point:
-        close = binary("logical_or", close, binary("logical_and", isnan(a), isnan(b), LOGICAL),
-                       LOGICAL)
-    if not a._dtype.is_floating_point:
-        a, b = a.to(dt.float64), b.to(dt.float64)
-    both = binary("logical_and", isfinite(a), isfinite(b), LOGICAL)
-    a, b = where(both, a, 0), where(both, b, 0)         # no inf - inf in the error
-    error = unary("abs", binary("sub", a, b, SAME), SAME)
-    allowed = binary("add", binary("mul", unary("abs", b, SAME), rtol, SAME), atol, SAME)
-    within = binary("logical_and", both, binary("le", error, allowed, TO_BOOL), LOGICAL)
-    return binary("logical_or", close, within, LOGICAL)
-
-
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(isclose(a, b, rtol, atol, equal_nan).all())
-
-
-def equal(a, b):
-    """True when a and b have the same shape and equal elements (NaN is never equal)."""
-    if a._sizes != b._sizes:
-        return False
-    return bool(binary("eq", a, b, TO_BOOL).all())
-
-
 # ---- in-place variants -----------------------------------------------------------------------
 # PyTorch has no bool kernel for these (in place either): the kernel its error names
 _NO_BOOL_KERNEL = {"abs": "abs", "floor": "floor_vml", "ceil": "ceil_vml", "round": "round_vml",
@@ -896,7 +823,7 @@ _BINARY_INPLACE = {"mul": SAME, "pow": SAME, "remainder": SAME, "fmod": SAME,
                    "ge": TO_BOOL}
 _COMPOSITE_INPLACE = ("exp2", "log2", "log10", "rsqrt", "reciprocal", "square", "sigmoid",
                       "relu", "erfc", "frac", "hypot", "copysign", "clamp", "clip", "clamp_min",
-                      "clamp_max", "lerp", "addcmul", "addcdiv", "nan_to_num", "float_power",
+                      "clamp_max", "lerp", "addcmul", "addcdiv", "float_power",
                       "true_divide", "negative", "absolute", "logical_not", "sign", "sgn", "fmax",
                       "fmin", "deg2rad", "rad2deg")
 _METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
@@ -907,9 +834,7 @@ _METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainde
             "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "reciprocal",
             "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
             "sigmoid", "relu", "frac", "floor", "ceil", "round", "trunc", "sign", "clamp",
-            "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "isnan", "isinf",
-            "isposinf", "isneginf", "isfinite", "nan_to_num", "isclose", "allclose", "equal",
-            "where", "sgn", "signbit", "fmax", "fmin", "deg2rad", "rad2deg")
+            "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "isnan", "where", "sgn", "signbit", "fmax", "fmin", "deg2rad", "rad2deg")
 
 
 def _tensor_methods():

@@ -361,7 +361,8 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @differentiable("logsumexp")
 def _logsumexp(x, dims, keepdim):
     """max + log(sum(exp(x - max))); an infinite max is not subtracted (inf - inf)."""
-    from tensorlib.ops.pointwise import isinf, where
+    from tensorlib.ops.float_checks import isinf
+    from tensorlib.ops.pointwise import where
     if x.numel() == 0:
         out = empty(_keep_shape(x._sizes, dims), x._dtype, x._device).fill_(float("-inf"))
         return _finish(out, dims, keepdim)

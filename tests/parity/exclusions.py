@@ -94,6 +94,7 @@ EXCLUDED = {
             "tests/func/test_vmap.py",
     **{name: _IO for name in (
         "save", "load", "from_numpy", "Tensor.numpy", "Tensor.data_ptr", "Tensor.untyped_storage",
+        "Tensor.storage",
         "Tensor.share_memory_", "Tensor.is_shared")},
     **{name: _DEVICE_MEMORY for name in (
         "Tensor.cuda", "Tensor.pin_memory", "Tensor.is_pinned", "Tensor.record_stream")},
