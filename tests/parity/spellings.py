@@ -45,7 +45,8 @@ _OWN_SIGNATURES = {"dropout", "alpha_dropout", "feature_alpha_dropout", "norm", 
                    "matrix_rank",
                    # torch's natives: int reductions, weight first, running stats first
                    "batch_norm", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
-                   "ctc_loss", "embedding", "hinge_embedding_loss", "instance_norm", "kl_div",
+                   "ctc_loss", "embedding", "embedding_bag", "hinge_embedding_loss",
+                   "instance_norm", "kl_div",
                    "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss"}
 
 
