@@ -11,7 +11,13 @@ or enough back-to-back calls of a tiny op to last MIN_SAMPLE_SECONDS), and keeps
 best over all rounds, so every side is sampled through the same spells of load. With
 `--threads 1` the clock is the worker thread's CPU time (time.thread_time), which waiting
 for a busy core does not stretch; with more threads it is wall time (threads wait for each
-other). Ratios are torch's time / the side's (above 1: faster than torch)."""
+other). Ratios are torch's time / the side's (above 1: faster than torch).
+
+tensorlib's workers run with the load-adaptive thread count off (TENSORLIB_ADAPTIVE_THREADS=0;
+a variant may turn it on): its 0.1 s load windows take in the other sides' turns, so it
+counted PyTorch's busy threads as outside load and ran its own turn on fewer threads (at 2
+threads mlp_train read 0.61x with it, 0.97x without). `benchmarks/oversubscription.py` is
+what measures that adaptation."""
 import argparse
 import json
 import os
@@ -26,10 +32,11 @@ def _sides(variants, torch):
     """(label, library, extra environment) per worker: torch first, then tensorlib as it is,
     then one per variant ("NAME=VALUE[,NAME=VALUE]")."""
     sides = [("torch", "torch", {})] if torch else []
-    sides.append(("tensorlib", "tensorlib", {}))
+    fixed = {"TENSORLIB_ADAPTIVE_THREADS": "0"}
+    sides.append(("tensorlib", "tensorlib", fixed))
     for spec in variants:
         env = dict(item.split("=", 1) for item in spec.split(",") if item)
-        sides.append((f"tensorlib[{spec}]", "tensorlib", env))
+        sides.append((f"tensorlib[{spec}]", "tensorlib", {**fixed, **env}))
     return sides
 
 

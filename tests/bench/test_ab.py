@@ -38,3 +38,11 @@ def test_a_tiny_step_is_sampled_over_many_calls_and_a_slow_one_once():
     assert ab._calls_per_sample(step, scripted(0.0, 0.5)) == 1
     assert ab._calls_per_sample(step, scripted(0.0, 0.0)) == round(ab.MIN_SAMPLE_SECONDS / 1e-7)
     assert len(calls) == 6            # a warm-up call and a timed call each time
+
+
+def test_tensorlib_sides_run_without_the_load_adaptation():
+    """The other sides' turns would look like outside load to it; a variant may turn it on."""
+    sides = {label: env for label, _, env in ab._sides(["TENSORLIB_ADAPTIVE_THREADS=1"], True)}
+    assert sides["torch"] == {}
+    assert sides["tensorlib"] == {"TENSORLIB_ADAPTIVE_THREADS": "0"}
+    assert sides["tensorlib[TENSORLIB_ADAPTIVE_THREADS=1]"] == {"TENSORLIB_ADAPTIVE_THREADS": "1"}
