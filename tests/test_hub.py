@@ -60,17 +60,15 @@ def test_errors(repo, tmp_path):
         tensorlib.hub.load(str(tmp_path), "f", source="local")
 
 
-def test_cached_state_dict_and_dirs(tmp_path):
+def test_cached_state_dict_and_dirs(tmp_path, monkeypatch):
     tensorlib.save({"w": tensorlib.ones(2)}, str(tmp_path / "w.pt"))
     state = tensorlib.hub.load_state_dict_from_url("https://example.com/files/w.pt",
                                                    model_dir=str(tmp_path))
     assert state["w"].tolist() == [1.0, 1.0]
-    old = tensorlib.hub.get_dir()
-    try:
-        tensorlib.hub.set_dir(str(tmp_path))
-        assert tensorlib.hub.get_dir() == str(tmp_path)
-    finally:
-        tensorlib.hub.set_dir(old)
+    # put back what set_dir replaces (None: "follow TORCH_HOME"), not the path it resolved to
+    monkeypatch.setattr(tensorlib.hub, "_hub_dir", tensorlib.hub._hub_dir)
+    tensorlib.hub.set_dir(str(tmp_path))
+    assert tensorlib.hub.get_dir() == str(tmp_path)
 
 
 def test_torch_home_follows_the_environment_as_pytorch(monkeypatch, tmp_path):
