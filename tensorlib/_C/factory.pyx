@@ -32,12 +32,19 @@ cdef dict _scalars = {}               # (type, value, dtype, device) -> 0-dim te
 DEF SCALAR_CACHE_SIZE = 512
 
 
+cdef TensorImpl _filled(object value, dtype dt, device dev):
+    cdef TensorImpl t = empty((), dt, dev)
+    lookup("fill", dev)(t, value)
+    return t
+
+
 cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
     """A 0-dim tensor holding `value`, for a Python number taking part in an op. Filled on the
     device (no host transfer) and cached: `x * 2` in a loop allocates nothing for the 2. The
-    cached tensors are operands only; no op writes into its inputs. One made while a
-    tensorlib.compile capture records is not cached: its fill is recorded, not run (a
-    backward trace never runs it), so later eager ops would read uninitialised memory."""
+    cached tensors are operands only; no op writes into its inputs. One first needed while a
+    tensorlib.compile capture records is made outside the recording (filled now, with the real
+    kernel): it is a constant of every call, so the first call records the same program as
+    the next ones whether or not eager code made that scalar in between."""
     # float keys by their bits: -0.0 == 0.0 would hand a -0.0 tensor to a 0.0 operand
     key = (type(value), value.hex() if type(value) is float else value, dt, dev)
     cdef TensorImpl t = _scalars.get(key)
@@ -49,10 +56,11 @@ cpdef TensorImpl scalar_tensor(object value, dtype dt, device dev):
             del _scalars[key]
             _scalars[key] = t
         return t
-    t = empty((), dt, dev)
-    lookup("fill", dev)(t, value)
-    if _capture_state.current is not None:
-        return t
+    capture = _capture_state.current
+    if capture is not None:
+        t = capture.outside(_filled, value, dt, dev)
+    else:
+        t = _filled(value, dt, dev)
     if len(_scalars) >= SCALAR_CACHE_SIZE:
         # the least recently used goes (dicts keep insertion order); clearing the whole cache made every
         # scalar of the next calls a new fill, so a compiled call recorded a different program

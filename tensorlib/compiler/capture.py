@@ -202,6 +202,16 @@ class Capture:
         finally:
             self.install()
 
+    def outside(self, fn, *args):
+        """fn(*args) run now with the real kernels and allocator, so that what it makes is no
+        part of the recording (a cached scalar operand: a constant of every call). Nothing
+        pending reads what it makes, so it need not wait for them."""
+        self.uninstall()
+        try:
+            return fn(*args)
+        finally:
+            self.install()
+
     def graph_break(self, reason):
         frame = user_frame()
         self.breaks.append((reason, frame))

@@ -285,3 +285,19 @@ def test_numbers_first_seen_by_the_backward_trace_stay_right_in_eager_code():
         f(x)
     for dtype in (tl.float32, tl.float64):
         assert (tl.ones(3, dtype=dtype) * (2 / 29)).tolist() == [pytest.approx(2 / 29)] * 3
+
+
+def test_a_number_first_seen_in_a_recording_does_not_delay_the_replay(device):
+    """A number the recording meets first (here 0.37) becomes a cached constant at once, so
+    the second call records the same program as the first even when eager code used that
+    number in between, and the third call replays."""
+    value = 0.37 + device.__hash__() % 1000 * 1e-9      # a number no other test made
+    g = tl.compile(lambda x: (x * value).relu())
+    x = tl.randn(40, device=device)
+    got = []
+    for _ in range(4):
+        got.append(g(x))
+        eager = (x * value).relu()      # the eager twin makes the same scalar operand
+    for y in got:
+        _close(y, eager)
+    assert g.replayed_calls == 2
