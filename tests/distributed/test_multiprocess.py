@@ -5,12 +5,13 @@ failing jobs end non-zero long before their timeout. Each job start costs second
 checks are grouped into one rank script per world size."""
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
 
 from tensorlib.distributed.run import find_mpiexec
+
+from tests.distributed.launching import launch
 
 pytest.importorskip("mpi4py", reason="multi-process tests need mpi4py: "
                                      "pip install \"tensorlib[distributed]\"")
@@ -18,23 +19,10 @@ if find_mpiexec("mpiexec")[0] is None:
     pytest.skip("multi-process tests need mpiexec beside this Python or on PATH (the mpich "
                 "wheel brings it)", allow_module_level=True)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 CHECKS = ["all_reduce", "broadcast_reduce", "all_gather", "reduce_scatter",
           "gather_scatter", "all_to_all", "p2p", "async", "objects", "subgroups",
           "ddp_broadcast", "ddp_gradients", "ddp_no_sync", "ddp_training", "ddp_find_unused",
           "sampler"]
-
-
-def launch(nproc, script, *args, timeout=90, path=None):
-    env = dict(os.environ)
-    if path is not None:
-        env["PATH"] = path
-    paths = [ROOT] + [os.path.join(ROOT, "backends", b) for b in ("cpu", "opencl", "cuda")]
-    env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
-    cmd = [sys.executable, "-m", "tensorlib.distributed.run", "--nproc-per-node", str(nproc),
-           os.path.join(HERE, script), *args]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_unactivated_environment_finds_its_mpiexec(tmp_path):
