@@ -2,6 +2,7 @@
 scalar_tensor, arange, linspace, logspace, eye."""
 import math
 import numbers
+import operator
 import warnings
 
 import numpy as np
@@ -413,10 +414,15 @@ def _from_host(host, dtype, device, requires_grad):
 
 
 def _check_steps(steps):
+    """steps as an int: an int, or an integer scalar (a 0-dim integer tensor, as torch's
+    int arguments take)."""
+    if isinstance(steps, TensorImpl) and steps.ndim == 0 and steps.dtype.category == 1:
+        steps = operator.index(steps)
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
 
 
 def _no_bool_range(name, dtype):
@@ -428,7 +434,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     """`steps` evenly spaced values from start to end inclusive (default float dtype)."""
     _no_bool_range("linspace", dtype)
     refuse_unsigned("linspace_cpu", dtype)
-    _check_steps(steps)
+    steps = _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
         start, end = int(start), int(end)                # first (PyTorch's)
@@ -439,7 +445,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** linspace(start, end, steps), computed in float64."""
     _no_bool_range("logspace", dtype)
-    _check_steps(steps)
+    steps = _check_steps(steps)
     start, end = _number(start, "start"), _number(end, "end")
     host = np.power(float(base), _linspace_values(start, end, int(steps)))
     return _from_host(host, dtype or dt.get_default_dtype(), device, requires_grad)

@@ -30,15 +30,14 @@ def test_a_scalar_in_use_survives_a_full_cache():
         assert scalar_tensor(4e6 + 0.5, dt, dev) is kept
 
 
-def test_no_caching_while_a_compile_capture_records(monkeypatch):
-    """Under a capture the fill is recorded, not run (a backward trace never runs it): such a
-    tensor must not be handed to later eager ops."""
-    from tensorlib import _capture_state
-    probe = tensorlib.zeros(1)
-    cpu = probe._device
-    monkeypatch.setattr(_capture_state, "current", object())
-    a = scalar_tensor(0.6180339, probe._dtype, cpu)
-    assert scalar_tensor(0.6180339, probe._dtype, cpu) is not a
-    monkeypatch.setattr(_capture_state, "current", None)
-    b = scalar_tensor(0.6180339, probe._dtype, cpu)
-    assert b is not a and scalar_tensor(0.6180339, probe._dtype, cpu) is b
+def test_a_scalar_first_met_while_a_capture_records_is_made_outside_it(device):
+    """The capture's kernels record without running (a backward trace never runs them): a
+    scalar first met there is filled at once with the real kernel and cached, so later
+    eager ops read its value, and every compiled call sees the same constant."""
+    value = 0.6180339 + len(device) * 1e-7
+    f = tensorlib.compile(lambda x: x * value)
+    x = tensorlib.ones(2, device=device)
+    assert f(x).tolist() == [tensorlib.tensor(value).item()] * 2
+    cached = scalar_tensor(value, x._dtype, x._device)
+    assert cached.item() == tensorlib.tensor(value).item()
+    assert scalar_tensor(value, x._dtype, x._device) is cached
