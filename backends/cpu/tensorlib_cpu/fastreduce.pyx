@@ -50,6 +50,7 @@ cdef extern from *:
     #endif
 
     #define FR_MAXD 64
+    #define FR_SEQ 16        /* case B: sums of at most FR_SEQ rows add them in order */
     #define FR_BLK 1024      /* a run is summed in blocks of FR_BLK: float lanes, then double */
     #define FR_CW 4096       /* case B: widest inner slice a task owns (whole rows stream best) */
 
@@ -220,6 +221,17 @@ cdef extern from *:
         const T* base = x + xo + i0 * xs; \\
         const int op = s->op; \\
         const T *r0, *r1, *r2, *r3; const IT *q0, *q1, *q2, *q3; \\
+        if (op == 0 && cnt <= FR_SEQ && s->P == 1 && s->mult == 1.0) { \\
+            /* few rows: added in order in T, as a loop `acc = acc + row` does (and numpy's \\
+               and PyTorch's outer sums): their results are equal bit for bit. One row per \\
+               pass: a statement adding several would be reassociated (-ffast-math) */ \\
+            for (Py_ssize_t i = 0; i < w; i++) tacc[i] = 0; \\
+            for (; r < cnt; r++) { r0 = base + roff; FR_STEP(s, idx, roff) \\
+                FR_ROWS(w, xs, tacc[i] += r0[ii];) } \\
+            T* po = out + oo + i0 * s->os; \\
+            for (Py_ssize_t i = 0; i < w; i++) po[i * s->os] = tacc[i]; \\
+            free(mem); return; \\
+        } \\
         if (op <= 1) { for (Py_ssize_t i = 0; i < w; i++) dacc[i] = op; } \\
         else { FR_ROWS(w, xs, tacc[i] = base[roff + ii]; nb[i] = 0;) } \\
         for (; r + 4 <= cnt; r += 4) { \\
@@ -285,6 +297,7 @@ cdef extern from *:
     """
     enum: FR_MAXD
     enum: FR_CW
+    enum: FR_SEQ
     ctypedef struct fr_spec:
         int op, caseB, no, nr
         Py_ssize_t oshape[FR_MAXD]
@@ -638,10 +651,15 @@ cdef int _reduce(int opc, int nd, Py_ssize_t* shape, Py_ssize_t* xstr, Py_ssize_
     s.oc = 1
     if s.caseB:
         s.cw = min(s.n, FR_CW)
+        split_max = s.rshape[0]
+        if R <= FR_SEQ:
+            # few rows are added in order (fr_taskB): the threads split the width instead
+            split_max = 1
+            if nt > 1 and O * _cdiv(s.n, s.cw) < 4 * nt:
+                s.cw = max(64, _cdiv(s.n, _cdiv(4 * nt, O)))
         s.nch = _cdiv(s.n, s.cw)
         s.K = O * s.n
         base_tasks = O * s.nch
-        split_max = s.rshape[0]
     else:
         s.nch = 1
         s.K = O

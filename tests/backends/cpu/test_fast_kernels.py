@@ -220,3 +220,24 @@ def test_zero_dim_and_size_one():
     out = np.empty((1, 6, 1), np.float32)
     assert fastreduce.reduce_into("sum", x, (0, 2), out)
     np.testing.assert_array_equal(out, x)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axes", [((8, 1024, 4), (0,)), ((16, 300), (0,)),
+                                        ((3, 5000, 7), (0,)), ((2, 8, 64), (0, 1)),
+                                        ((5, 1 << 17), (0,)), ((16, 40, 40), (0,))])
+def test_few_rows_sum_in_order(shape, axes, dtype, threads):
+    """Up to 16 rows reduced over outer dims add in order, whatever the thread count: equal
+    bit for bit to `acc = acc + row` in a loop (and to numpy's and PyTorch's outer sums), so
+    a sum of stacked tensors equals their running total (vector-quantize-pytorch checks
+    `codes.sum(0)` against the residual loop's accumulation with ==)."""
+    fastreduce.set_num_threads(threads)
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
+    rows = x.reshape((-1,) + x.shape[len(axes):])
+    running = np.zeros(rows.shape[1:], dtype)
+    for row in rows:
+        running = running + row
+    out = np.empty(keep_shape(shape, axes), dtype)
+    assert fastreduce.reduce_into("sum", x, axes, out)
+    np.testing.assert_array_equal(out.reshape(running.shape), running)
