@@ -76,7 +76,7 @@ def _classify(k, device):
         return bool(k)
     if isinstance(k, numbers.Integral):
         return int(k)
-    if isinstance(k, (TensorImpl, list, tuple, np.ndarray)):
+    if isinstance(k, (TensorImpl, list, tuple, range, np.ndarray)):   # range: x[range(n), y]
         t = _as_index_tensor(k, device)
         if t.dim() == 0 and t._dtype in (dt.bool_, dt.uint8):
             return bool(t.item())

@@ -272,3 +272,15 @@ def test_setitem_leaf_error_and_grad_fn():
     assert type(y.grad_fn).__name__ == "IndexPutBackward0"
     y.sum().backward()
     assert leaf.grad.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_a_range_indexes_as_its_integers(device):
+    """`logprobs[range(n), targets]` (a common way to pick each row's target) reads and
+    writes as the list of the range's integers would."""
+    x = tl.arange(12.0, device=device).reshape(3, 4)
+    rows = tl.tensor([1, 0, 3], device=device)
+    assert x[range(3), rows].tolist() == [1.0, 4.0, 11.0]
+    assert x[:, range(0, 4, 2)].tolist() == x[:, [0, 2]].tolist()
+    assert x[range(0)].shape == (0, 4)
+    x[range(2), 0] = -1.0
+    assert x[:, 0].tolist() == [-1.0, -1.0, 8.0]
