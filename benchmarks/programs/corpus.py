@@ -150,6 +150,16 @@ PROGRAMS = [
     Program("normalizing flows", "karpathy/pytorch-normalizing-flows", "", ["nflib1.ipynb"],
             "neural spline flows, ActNorm, invertible 1x1 convs, TransformedDistribution "
             "(Uniform + SigmoidTransform().inv), Adam, 1000 steps", packages=["sklearn", "matplotlib"]),
+    Program("micrograd tests", "karpathy/micrograd", "",
+            ["-m", "pytest", "-q", "test/test_engine.py"],
+            "a scalar autograd engine checked against torch's: leaves, .grad, relu, pow, "
+            "division, double backward sums", pythonpath=["."]),
+    Program("vector-quantize-pytorch tests", "lucidrains/vector-quantize-pytorch", "",
+            # test_fvq imports x-transformers, another library of this corpus
+            ["-m", "pytest", "-q", "tests", "--deselect", "tests/test_readme.py::test_fvq"],
+            "VQ, FSQ, LFQ and residual quantizers: cdist, einx get_at, straight-through "
+            "estimators, torch.distributed.nn, integer tensors as sizes",
+            pythonpath=["."], packages=["einops", "einx"], timeout=1200),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

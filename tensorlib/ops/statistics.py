@@ -262,7 +262,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
     return histogramdd_result(hist, tuple(edges))
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     """(hist, bin_edges) of input's values: bins is a count of equal bins over `range`
     (the data's min and max by default) or a 1-D tensor of increasing edges."""
     hist, edges = histogramdd(input.reshape(-1, 1), [bins],

@@ -543,3 +543,14 @@ def test_not_differentiable_outputs():
     assert not tl.unique(x).requires_grad and not tl.histc(x, 3).requires_grad
     assert x.sort().indices.requires_grad is False
     assert type(x.gather(0, IDX).grad_fn).__name__ == "GatherBackward0"
+
+
+def test_histogram_takes_100_bins_by_default():
+    """`torch.histogram(t, density=True)` (plots of activation statistics) uses 100 equal
+    bins over the data's range, as numpy's edges give."""
+    h = np.random.default_rng(5).standard_normal(1000)
+    hist, edges = tl.histogram(tl.tensor(h), density=True)
+    want, want_edges = np.histogram(h, 100, density=True)
+    np.testing.assert_allclose(hist.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(edges.numpy(), want_edges, rtol=1e-6)
+    assert tl.tensor(h).histogram().hist.shape == (100,)
