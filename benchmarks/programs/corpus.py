@@ -19,6 +19,7 @@ class Program:
     data: list = field(default_factory=list)    # (repo, path in repo, destination in folder)
     pythonpath: list = field(default_factory=list)  # folders (relative to the extracted root)
     packages: list = field(default_factory=list)    # pip packages the program imports
+    env: dict = field(default_factory=dict)         # environment variables it reads
     timeout: int = 600
     needs: str = ""                # what the program needs that this machine lacks (not run)
 
@@ -160,6 +161,14 @@ PROGRAMS = [
             "VQ, FSQ, LFQ and residual quantizers: cdist, einx get_at, straight-through "
             "estimators, torch.distributed.nn, integer tensors as sizes",
             pythonpath=["."], packages=["einops", "einx"], timeout=1200),
+    Program("einops tests", "arogozhnikov/einops", "",
+            # test_torch_layers_scripting: torch.jit.script of layers that branch on
+            # input.ndim, which script's fx tracing cannot follow (docs/programs.md)
+            ["-m", "pytest", "-q", "einops/tests", "--deselect",
+             "einops/tests/test_layers.py::test_torch_layers_scripting"],
+            "einops' own suite on its torch backend: rearrange/reduce/repeat/pack/einsum, "
+            "layers, torch.compile of einops ops", pythonpath=["."],
+            env={"EINOPS_TEST_BACKENDS": "torch"}),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

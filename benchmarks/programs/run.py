@@ -90,7 +90,7 @@ def interpreter_args(library, command):
 
 def run_one(program, library, workdir, timeout, log):
     """(ok, seconds, last error line) for one program under one library."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", MPLBACKEND="Agg", **program.env)
     extra = [str(workdir / p) for p in program.pythonpath]
     if extra:
         env["PYTHONPATH"] = os.pathsep.join(extra + [p for p in [env.get("PYTHONPATH")] if p])
