@@ -81,3 +81,12 @@ def test_functional_linear_matches_torch():
                                          tensorlib.tensor(bias))
     ref = torch.nn.functional.linear(torch.tensor(x), torch.tensor(weight), torch.tensor(bias))
     np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_relu_in_the_epilogue():
+    x, weight, bias = _case(128, 96, 112, 7)
+    out = np.full((128, 112), np.nan, np.float32)
+    assert onednn_linear.linear(x, weight.T, bias, out, relu=True)
+    np.testing.assert_allclose(out, np.maximum(_expected(x, weight.T, bias), 0), rtol=1e-4,
+                               atol=1e-4)
+    assert (out >= 0).all()

@@ -83,6 +83,12 @@ def addmm_bias(out, a, b, bias):
     return onednn_linear.linear(av, bv, bias_v, o) or gemm_bias(av, bv, bias_v, o)
 
 
+def addmm_bias_relu(out, a, b, bias):
+    """out (m, n) = relu(a @ b + bias): the bias and relu in the matmul primitive's epilogue
+    (onednn_linear); returns False, writing nothing, where that does not apply."""
+    return onednn_linear.linear(_h(a), _h(b), _h(bias), _h(out), relu=True)
+
+
 def mm_pair(out1, a1, b1, out2, a2, b2):
     """out1 = a1 @ b1 and out2 = a2 @ b2, two independent 2-D float32/float64 products of
     one dtype, side by side on the threads (a linear layer's input and weight gradients);
@@ -112,4 +118,4 @@ def _product(a, b, out):
 
 
 KERNELS = {"matmul": matmul, "mm": mm, "addmm": addmm, "mm_pair": mm_pair,
-           "addmm_bias": addmm_bias}
+           "addmm_bias": addmm_bias, "addmm_bias_relu": addmm_bias_relu}
