@@ -184,6 +184,9 @@ COMPOSITES = {
               "matmul, then mul/add (ops/linalg.py)"),
     "addmm_bias": ("addmm_bias(out, mat1, mat2, bias) -> bool: out = bias + mat1 @ mat2, "
                    "bias 1-D", "copy of the bias, then addmm (ops/linalg.py)"),
+    "addmm_bias_relu": ("addmm_bias_relu(out, mat1, mat2, bias) -> bool: out = relu(bias + "
+                        "mat1 @ mat2), bias 1-D (inference only)",
+                        "addmm_bias, then relu (nn/modules/transformer.py)"),
     "mm_pair": ("mm_pair(out1, a1, b1, out2, a2, b2) -> bool: out1 = a1@b1, out2 = a2@b2 "
                 "side by side", "two matmuls (autograd/formulas/linalg.py)"),
     "sparse_coo_mm": ("sparse_coo_mm(out, rows, cols, values, dense): COO (m, k) @ dense",

@@ -2,7 +2,9 @@
 primitive."""
 import math
 
+from tensorlib import _capture_state
 from tensorlib._C import views as _views
+from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib.ops._composites import optional_kernel
@@ -67,6 +69,8 @@ def matmul(a, b):
     if not batch:       # matrices: the primitive's batch of one, as raw views (no op calls)
         a3, b3 = _views.unsqueeze(a2, 0), _views.unsqueeze(b2, 0)
         gemm_out = _views.view(out, (1, m, n))
+    elif len(a2._sizes) == 3 and len(b2._sizes) == 3 and a2._sizes[0] == b2._sizes[0]:
+        a3, b3, gemm_out = a2, b2, out      # bmm's operands as they are (no op calls)
     else:
         a3 = a2.expand(batch + (m, k)).reshape(nbatch, m, k)
         b3 = b2.expand(batch + (k, n)).reshape(nbatch, k, n)
@@ -577,6 +581,25 @@ TENSOR_METHODS = {name: globals()[name] for name in
                    "addmv", "addbmm", "baddbmm", "addr", "kron")}
 TENSOR_METHODS.update({f"{name}_": _inplace(globals()[name])
                        for name in ("addmm", "addmv", "addbmm", "baddbmm", "addr")})
+
+
+def linear_relu_no_grad(x, weight, bias):
+    """relu(x @ weight.T + bias) by the backend's fused kernel (bias and relu in the GEMM's
+    epilogue: no second pass over the output), for 2-D x when no gradient is wanted; None
+    where that does not apply (the caller runs linear, then relu). Not while a compile
+    capture records: its kernels answer only when the graph runs."""
+    if (_capture_state.current is not None or bias is None or x.dim() != 2
+            or bias.dim() != 1 or weight.dim() != 2):
+        return None
+    if is_grad_enabled() and (x._requires_grad or weight._requires_grad
+                              or bias._requires_grad):
+        return None
+    weight_t = weight.t()
+    kernel = optional_kernel(x._device, "addmm_bias_relu")
+    if kernel is None or not _fusable(bias, x, weight_t, 1):
+        return None
+    out = empty((x._sizes[0], weight_t._sizes[1]), x._dtype, x._device)
+    return out if kernel(out, x, weight_t, bias) else None
 
 
 @differentiable("linear")

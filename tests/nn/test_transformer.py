@@ -330,3 +330,46 @@ def test_encoder_learns_to_reverse_sequences():
     first, last = np.mean(losses[:5]), np.mean(losses[-5:])
     assert np.isfinite(losses).all()
     assert last < 0.25 * first, (first, last)
+
+
+@pytest.mark.parametrize("layer", ["encoder", "decoder"])
+def test_float32_inference_feed_forward_matches_torch(layer):
+    """Under no_grad a relu feed-forward may run as one fused product (bias and relu in the
+    GEMM's epilogue, where the backend has it): float32 outputs equal PyTorch's inference and
+    tensorlib's own grad-enabled forward."""
+    d, heads, ff = 32, 4, 160
+    if layer == "encoder":
+        tm = torch.nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, batch_first=True)
+        m = TransformerEncoderLayer(d, heads, ff, dropout=0.0, batch_first=True)
+    else:
+        tm = torch.nn.TransformerDecoderLayer(d, heads, ff, dropout=0.0, batch_first=True)
+        m = TransformerDecoderLayer(d, heads, ff, dropout=0.0, batch_first=True)
+    load(tm, m)
+    tm.eval()
+    m.eval()
+    x = RNG.standard_normal((6, 40, d)).astype(np.float32)
+    mem = RNG.standard_normal((6, 12, d)).astype(np.float32)
+    args = (tensorlib.tensor(x),) if layer == "encoder" else (tensorlib.tensor(x),
+                                                               tensorlib.tensor(mem))
+    targs = (torch.tensor(x),) if layer == "encoder" else (torch.tensor(x), torch.tensor(mem))
+    with tensorlib.no_grad():
+        got = m(*args)
+    with torch.no_grad():
+        want = tm(*targs)
+    np.testing.assert_allclose(npy(got), npy(want), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(npy(got), npy(m(*args)), rtol=1e-5, atol=1e-5)
+
+
+def test_inference_feed_forward_keeps_linear1_hooks():
+    """A hook on linear1 sees its output (the unfused path) under no_grad too."""
+    m = TransformerEncoderLayer(32, 4, 160, dropout=0.0, batch_first=True).eval()
+    seen = []
+    m.linear1.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    with tensorlib.no_grad():
+        m(tensorlib.randn(6, 40, 32))
+    assert seen == [(6, 40, 160)]
+
+
+def test_default_activation_code_is_relu_as_in_torch():
+    assert TransformerEncoderLayer(8, 2).activation_relu_or_gelu == 1
+    assert TransformerEncoderLayer(8, 2, activation="gelu").activation_relu_or_gelu == 2

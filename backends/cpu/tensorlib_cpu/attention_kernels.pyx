@@ -22,8 +22,11 @@ Masked scores are the finite NEG (a -inf in an additive mask is clamped to it): 
 is built with -ffast-math, under which gcc may assume no infinities. A row whose every key is
 masked gives zeros (and zero gradients), as PyTorch's CPU kernels do; its lse is NEG.
 
-BLAS is the library gemm.pyx bound (numpy's OpenBLAS or scipy's), called single-threaded
-from each OpenMP thread of the backend's one team, as gemm.pyx does."""
+BLAS is the library gemm.pyx bound (oneDNN's dnnl_sgemm for float32 where it runs float32
+products, else numpy's OpenBLAS, MKL or scipy's), called single-threaded from each OpenMP
+thread of the backend's one team, as gemm.pyx does. On the Xeon of docs/performance.md, one
+thread, OpenBLAS spent 16% of the forward's time packing the 128x256x64 and 128x64x256
+blocks (40% in its kernel); dnnl_sgemm reads blocks this small unpacked."""
 import ctypes
 
 import numpy as np
@@ -194,7 +197,12 @@ ctypedef void (*dgemm32_t)(char*, char*, int*, int*, int*, double*, double*, int
                            int*, double*, double*, int*) noexcept nogil
 ctypedef void (*set_threads_t)(int) noexcept nogil
 ctypedef int (*get_threads_t)() noexcept nogil
+# oneDNN's row-major sgemm (C = alpha op(A) op(B) + beta C; returns a status)
+ctypedef int (*dnnl_sgemm_t)(char, char, int64_t, int64_t, int64_t, float, const float*,
+                             int64_t, const float*, int64_t, float, float*,
+                             int64_t) noexcept nogil
 
+cdef dnnl_sgemm_t _dnnl_sgemm = NULL
 cdef sgemm64_t _sgemm64 = NULL
 cdef dgemm64_t _dgemm64 = NULL
 cdef sgemm32_t _sgemm32 = NULL
@@ -207,8 +215,10 @@ _bound = None
 def _bind_blas():
     """Point our GEMM at the library gemm.pyx uses now (it may be switched by use_blas)."""
     global _sgemm64, _dgemm64, _sgemm32, _dgemm32, _set_threads, _get_threads, _bound
-    if _bound == gemm.BLAS:
+    global _dnnl_sgemm
+    if _bound == (gemm.LIBRARY, gemm.BLAS):
         return
+    _dnnl_sgemm = <dnnl_sgemm_t><uintptr_t>(gemm.dnnl_sgemm_address() or 0)
     _sgemm64 = NULL
     _dgemm64 = NULL
     _sgemm32 = NULL
@@ -238,7 +248,25 @@ def _bind_blas():
                 break
         else:
             raise RuntimeError(f"attention_kernels: no GEMM symbols found in {gemm.BLAS}")
-    _bound = gemm.BLAS
+    _bound = (gemm.LIBRARY, gemm.BLAS)
+
+
+cdef inline (int, int) _single_threaded_blas() noexcept nogil:
+    """Every GEMM call runs on its calling thread: numpy's OpenBLAS set to one thread, and
+    the OpenMP count to one, which dnnl_sgemm reads inside a one-thread team (inside a team
+    of several it runs sequentially by itself). Returns both counts to restore."""
+    cdef int blas = 1, omp = openmp.omp_get_max_threads()
+    if _get_threads != NULL:
+        blas = _get_threads()
+        _set_threads(1)
+    openmp.omp_set_num_threads(1)
+    return blas, omp
+
+
+cdef inline void _restore_threads(int blas, int omp) noexcept nogil:
+    if _set_threads != NULL and blas != 1:
+        _set_threads(blas)
+    openmp.omp_set_num_threads(omp)
 
 
 cdef inline void _mm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, real alpha,
@@ -251,7 +279,9 @@ cdef inline void _mm(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
     if m <= 0 or n <= 0:
         return
     if real is float:
-        if _sgemm64 != NULL:
+        if _dnnl_sgemm != NULL:
+            _dnnl_sgemm(ta, tb, m64, n64, k64, alpha, a, lda64, b, ldb64, beta, c, ldc64)
+        elif _sgemm64 != NULL:
             _sgemm64(&tb, &ta, &n64, &m64, &k64, &alpha, b, &ldb64, a, &lda64, &beta, c,
                      &ldc64)
         else:
@@ -548,7 +578,7 @@ def sdpa_forward(TensorImpl out, TensorImpl lse, TensorImpl query, TensorImpl ke
     cdef void* pl = cnp.PyArray_DATA(ls)
     cdef void* pa = _ptr(add)
     cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
-    cdef int nt = _threads(&g), before = 1
+    cdef int nt = _threads(&g), before = 1, omp_before = 1
     cdef bint single = q.dtype == np.float32
     if g.B * g.H * g.L == 0:
         return
@@ -558,17 +588,14 @@ def sdpa_forward(TensorImpl out, TensorImpl lse, TensorImpl query, TensorImpl ke
         return
     _bind_blas()
     with nogil:
-        if _get_threads != NULL:
-            before = _get_threads()
-            _set_threads(1)
+        before, omp_before = _single_threaded_blas()
         if single:
             _forward[float](<float*>pq, <float*>pk, <float*>pv, <float*>po, <float*>pl,
                             <float*>pa, pkeep, &g, <float>scale, nt)
         else:
             _forward[double](<double*>pq, <double*>pk, <double*>pv, <double*>po,
                              <double*>pl, <double*>pa, pkeep, &g, scale, nt)
-        if _set_threads != NULL and before != 1:
-            _set_threads(before)
+        _restore_threads(before, omp_before)
 
 
 def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_value,
@@ -600,7 +627,7 @@ def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_va
     cdef void* pdv = cnp.PyArray_DATA(dv)
     cdef void* pa = _ptr(add)
     cdef const unsigned char* pkeep = <const unsigned char*>_ptr(keep)
-    cdef int nt = _threads(&g), before = 1
+    cdef int nt = _threads(&g), before = 1, omp_before = 1
     cdef bint single = q.dtype == np.float32
     if g.S == 0 or g.Ev == 0:
         dq[...] = 0
@@ -609,9 +636,7 @@ def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_va
         return
     _bind_blas()
     with nogil:
-        if _get_threads != NULL:
-            before = _get_threads()
-            _set_threads(1)
+        before, omp_before = _single_threaded_blas()
         if single:
             _backward[float](<float*>pq, <float*>pk, <float*>pv, <float*>po, <float*>pgo,
                              <float*>pl, <float*>pdq, <float*>pdk, <float*>pdv, <float*>pa,
@@ -620,8 +645,7 @@ def sdpa_backward(TensorImpl grad_query, TensorImpl grad_key, TensorImpl grad_va
             _backward[double](<double*>pq, <double*>pk, <double*>pv, <double*>po,
                               <double*>pgo, <double*>pl, <double*>pdq, <double*>pdk,
                               <double*>pdv, <double*>pa, pkeep, &g, scale, nt)
-        if _set_threads != NULL and before != 1:
-            _set_threads(before)
+        _restore_threads(before, omp_before)
 
 
 KERNELS = {"scaled_dot_product_attention": sdpa_forward,

@@ -318,8 +318,13 @@ cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, co
     rows of all 64 (each B packed by both threads); 16x256^3 3.9 against 4.3 ms."""
     cdef double macs = <double>m * n * k
     cdef Py_ssize_t rest = batch % nt if nt > 1 else 0, whole = batch - rest
+    cdef int before
     if nt < 2 or macs * batch < <double>PARALLEL_MIN_MACS * nt:
+        # on the calling thread: dnnl_sgemm outside a region would take the OpenMP count
+        before = openmp.omp_get_max_threads()
+        openmp.omp_set_num_threads(1)
         _blas_batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc)
+        openmp.omp_set_num_threads(before)
     elif not (rest and _worth_splitting(macs * rest, m, n, nt)):
         _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
     else:

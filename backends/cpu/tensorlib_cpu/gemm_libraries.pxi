@@ -205,6 +205,12 @@ def _bind_onednn_sgemm():
     return onednn.describe()
 
 
+def dnnl_sgemm_address():
+    """The address of the `dnnl_sgemm` float32 products run on, or None when they run on
+    another library (attention_kernels calls it too)."""
+    return <uintptr_t>_dnnl_sgemm if _dnnl_sgemm != NULL else None
+
+
 def _bind_low_precision():
     """MKL's bf16/fp16 GEMMs when MKL is installed; returns a description or None."""
     global _mkl_bf16, _mkl_f16

@@ -33,6 +33,7 @@ FORWARD_INFERENCE = 96
 BACKWARD_DATA = 160
 BACKWARD_WEIGHTS = 192
 CONVOLUTION_DIRECT = 1
+ELTWISE_RELU = 0x20
 QUERY_IMPL_INFO_STR = 8
 QUERY_SRC_MD, QUERY_DIFF_SRC_MD, QUERY_WEIGHTS_MD, QUERY_DIFF_WEIGHTS_MD = 129, 130, 131, 132
 QUERY_DST_MD, QUERY_DIFF_DST_MD, QUERY_WORKSPACE_MD = 133, 134, 135
@@ -88,6 +89,11 @@ _SIGNATURES = {
     "dnnl_primitive_attr_set_scales_mask": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_int]),
     "dnnl_primitive_attr_set_zero_points_mask": (ctypes.c_int, [_P, ctypes.c_int,
                                                                 ctypes.c_int]),
+    "dnnl_post_ops_create": (ctypes.c_int, [_PP]),
+    "dnnl_post_ops_destroy": (ctypes.c_int, [_P]),
+    "dnnl_post_ops_append_eltwise": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_float,
+                                                    ctypes.c_float]),
+    "dnnl_primitive_attr_set_post_ops": (ctypes.c_int, [_P, _P]),
     "dnnl_matmul_primitive_desc_create": (ctypes.c_int, [_PP, _P, _P, _P, _P, _P, _P]),
     "dnnl_convolution_forward_primitive_desc_create": (
         ctypes.c_int, [_PP, _P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS,

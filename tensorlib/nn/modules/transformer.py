@@ -16,6 +16,7 @@ from tensorlib.nn.modules.activation import GELU, MultiheadAttention, ReLU
 from tensorlib.nn.modules.container import ModuleList
 from tensorlib.nn.modules.dropout import Dropout
 from tensorlib.nn.modules.linear import Linear
+from tensorlib.nn.modules import module as _module
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.normalization import LayerNorm
 
@@ -202,10 +203,37 @@ def _default_stack(stack_cls, layer_cls, num_layers, layer_kwargs):
     return stack_cls(layer, num_layers, norm)
 
 
+def _hooked(module):
+    return bool(module._forward_hooks or module._forward_pre_hooks
+                or _module._global_forward_hooks or _module._global_forward_pre_hooks)
+
+
+def _hidden(layer, x):
+    """activation(linear1(x)): for relu where no gradient is wanted, one fused product on
+    the backend's kernel (bias and relu in the GEMM's epilogue; PyTorch's inference fast
+    path fuses them too), else the two module calls (always for a hooked or subclassed
+    Linear)."""
+    lin = layer.linear1
+    if (_is(layer.activation, F.relu) and type(lin) is Linear and not _hooked(lin)
+            and x.dim() >= 2 and x.is_contiguous()):
+        rows = tensorlib.ops.linalg.linear_relu_no_grad(x.reshape(-1, x.shape[-1]),
+                                                        lin.weight, lin.bias)
+        if rows is not None:
+            return rows.reshape(tuple(x.shape[:-1]) + (rows.shape[-1],))
+    return layer.activation(lin(x))
+
+
+def _is(fn, op):
+    """fn is the op F names, or the plain function it wraps (a default argument taken
+    before nn.functional wrapped its ops)."""
+    return fn is op or fn is getattr(op, "__wrapped__", op)
+
+
 def _activation_code(activation):
-    if activation is F.relu or isinstance(activation, ReLU):
+    """PyTorch's activation_relu_or_gelu: 1 relu, 2 gelu, 0 anything else."""
+    if _is(activation, F.relu) or isinstance(activation, ReLU):
         return 1
-    if activation is F.gelu or isinstance(activation, GELU):
+    if _is(activation, F.gelu) or isinstance(activation, GELU):
         return 2
     return 0
 
@@ -271,7 +299,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        x = self.linear2(self.dropout(_hidden(self, x)))
         return self.dropout2(x)
 
 
@@ -345,5 +373,5 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        x = self.linear2(self.dropout(_hidden(self, x)))
         return self.dropout3(x)

@@ -105,6 +105,33 @@ def test_fused_attention_matches_torch(dtype):
         np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fused_attention_follows_the_library_and_threads(threads):
+    """A problem large enough for the kernels' parallel regions, on one and two threads: the
+    float32 GEMMs run on the library gemm.pyx runs them on (oneDNN's dnnl_sgemm, each call
+    on its own thread), and switching the library rebinds them."""
+    from tensorlib_cpu import attention_kernels
+    q, k = _pair((2, 2, 160, 16), (2, 2, 130, 16), np.float32, 11)
+    v = np.random.default_rng(12).standard_normal((2, 2, 130, 24)).astype(np.float32)
+    before = tensorlib.get_num_threads()
+    tensorlib.set_num_threads(threads)
+    try:
+        ours = [tensorlib.tensor(x, requires_grad=True) for x in (q, k, v)]
+        refs = [torch.tensor(x, requires_grad=True) for x in (q, k, v)]
+        out = tensorlib.nn.functional.scaled_dot_product_attention(*ours)
+        ref = torch.nn.functional.scaled_dot_product_attention(*refs)
+        out.sum().backward()
+        ref.sum().backward()
+    finally:
+        tensorlib.set_num_threads(before)
+    assert attention_kernels._bound == (gemm.LIBRARY, gemm.BLAS)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
+    for mine, theirs in zip(ours, refs):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
+                                   atol=1e-4)
+
+
 @pytest.mark.parametrize("route", ["mkl_low_precision", "float32_copies"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_low_precision_matmul(dtype, route, monkeypatch):

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
 from tensorlib_cpu import gemm as _gemm_module
+from tensorlib_cpu import onednn_linear
 from tensorlib_cpu.gemm import gemm, gemm_batched, gemm_bias, gemm_low_precision, gemm_pair
 
 
@@ -74,10 +75,18 @@ def addmm(out, a, b, beta, alpha):
 
 
 def addmm_bias(out, a, b, bias):
-    """out (m, n) = a @ b + bias (n,): a Linear layer's forward, the bias written into each
-    thread's rows of out just before its product; returns False, writing nothing, when
+    """out (m, n) = a @ b + bias (n,): a Linear layer's forward, on oneDNN's matmul primitive
+    with the bias in its epilogue (onednn_linear), else the bias written into each thread's
+    rows of out just before its product (gemm_bias); returns False, writing nothing, when
     BLAS or the bias's layout does not allow it."""
-    return gemm_bias(_h(a), _h(b), _h(bias), _h(out))
+    o, av, bv, bias_v = _h(out), _h(a), _h(b), _h(bias)
+    return onednn_linear.linear(av, bv, bias_v, o) or gemm_bias(av, bv, bias_v, o)
+
+
+def addmm_bias_relu(out, a, b, bias):
+    """out (m, n) = relu(a @ b + bias): the bias and relu in the matmul primitive's epilogue
+    (onednn_linear); returns False, writing nothing, where that does not apply."""
+    return onednn_linear.linear(_h(a), _h(b), _h(bias), _h(out), relu=True)
 
 
 def mm_pair(out1, a1, b1, out2, a2, b2):
@@ -109,4 +118,4 @@ def _product(a, b, out):
 
 
 KERNELS = {"matmul": matmul, "mm": mm, "addmm": addmm, "mm_pair": mm_pair,
-           "addmm_bias": addmm_bias}
+           "addmm_bias": addmm_bias, "addmm_bias_relu": addmm_bias_relu}
