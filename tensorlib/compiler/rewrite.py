@@ -77,7 +77,7 @@ def accumulate_products(steps, binder, protected, step_type, view_type):
         for acc, prod in ((x, y), (y, x)):
             i = producer.get(prod[0])
             if i is not None and _fold(out, refs, kinds, views, protected, i, j, acc, prod,
-                                       n_view, tables["addmm"], step_type):
+                                       n_view, tables["addmm"], step_type, view_type):
                 break
     return [st for st in out if st is not None]
 
@@ -90,7 +90,8 @@ def _tables(kinds, st, views, view_type):
     return kind[2]._kernels if kind[0] == "new" else None
 
 
-def _fold(out, refs, kinds, views, protected, i, j, acc, prod, n_view, addmm, step_type):
+def _fold(out, refs, kinds, views, protected, i, j, acc, prod, n_view, addmm, step_type,
+          view_type):
     """Turn step i (T = a @ b) and step j (N = A + T) into A += a @ b at i when nothing
     between reads or writes A, nothing after j reads A, T is read only by j, and N is new at
     j; N's views become A's. True when done."""
@@ -112,7 +113,8 @@ def _fold(out, refs, kinds, views, protected, i, j, acc, prod, n_view, addmm, st
         return False
     mm = out[i]
     a, b = mm.args[1], mm.args[2]
-    if any(_dims(x, views) != 2 for x in (a, b)):
+    if any(len(views[x.i][1] if isinstance(x, view_type) else getattr(x, "_sizes", ())) != 2
+           for x in (a, b)):
         return False
     acc_view = next(a_ for a_ in out[j].args if views[a_.i] == acc)
     out[i] = step_type(addmm, (acc_view, a, b, 1, 1), {})
@@ -125,7 +127,3 @@ def _fold(out, refs, kinds, views, protected, i, j, acc, prod, n_view, addmm, st
     refs.by_slot.pop(s_prod, None)
     return True
 
-
-def _dims(a, views):
-    sizes = views[a.i][1] if hasattr(a, "i") else getattr(a, "_sizes", None)
-    return -1 if sizes is None else len(sizes)
