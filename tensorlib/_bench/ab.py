@@ -5,10 +5,12 @@ figures that survive a machine shared with other jobs.
 another process lands on one side only (on the shared 2-core AMD EPYC the same GEMM row
 moved by 0.67-1.05x between runs). Here each side keeps one worker process (each library
 in its own process, as there): PyTorch, tensorlib, and any tensorlib variants given as
-environment settings (`--variant TENSORLIB_BLAS=mkl`). Round after round, the driver asks
-each worker in turn for the best of `--reps` samples of one workload (a sample is one call,
-or enough back-to-back calls of a tiny op to last MIN_SAMPLE_SECONDS), and keeps each side's
-best over all rounds, so every side is sampled through the same spells of load. With
+environment settings (`--variant TENSORLIB_BLAS=mkl`). Compiled rows run when named
+(`--only lstm_seq_compiled`, or `--only compiled` for all); their PyTorch side is
+torch.compile. Round after round, the driver asks each worker in turn for the best of
+`--reps` samples of one workload (a sample is one call, or enough back-to-back calls of a
+tiny op to last MIN_SAMPLE_SECONDS), and keeps each side's best over all rounds, so every
+side is sampled through the same spells of load. With
 `--threads 1` the clock is the worker thread's CPU time (time.thread_time), which waiting
 for a busy core does not stretch; with more threads it is wall time (threads wait for each
 other). Ratios are torch's time / the side's (above 1: faster than torch).
@@ -169,8 +171,10 @@ def main(argv=None):
     from tensorlib._bench.registry import workloads
     wanted = set((args.only or "").split(","))
     needed = {"tensorlib"} if args.no_torch else {"tensorlib", "torch"}
-    names = [w.name for w in workloads() if w.mode == "eager" and needed <= set(w.libraries)
-             and (not args.only or any(w.matches(x) for x in wanted))]
+    # compiled rows match only their own names or "compiled" (torch.compile's warm-up in
+    # the worker takes minutes), so without --only the eager rows run
+    names = [w.name for w in workloads() if needed <= set(w.libraries)
+             and (any(w.matches(x) for x in wanted) if args.only else w.mode == "eager")]
     if not names:
         p.error(f"no workload matches --only {args.only!r}")
     best = alternate(names, args.rounds, args.reps, args.threads, args.variant,

@@ -31,6 +31,7 @@ from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, wrap
 from tensorlib.compiler import capture as _capture
 from tensorlib.compiler import plan as _plan
+from tensorlib.compiler import rewrite as _rewrite
 
 
 class NotReplayable(Exception):
@@ -333,6 +334,8 @@ class Program:
             a = bbinder.arg(g)
             templates.append(("const", a) if isinstance(a, TensorImpl) else ("view", a.i))
         kept = [i for i, tpl in enumerate(templates) if tpl is not None]
+        results = {bbinder.views[t[1]][0] for t in templates if t is not None and t[0] == "view"}
+        steps = _rewrite.accumulate_products(steps, bbinder, results, _Step, _View)
         self.backward = _Kernels(bbinder, steps, None)
         self.grad_templates = [templates[i] for i in kept]
         self.diff_sources = [diff[i][0] for i in kept]

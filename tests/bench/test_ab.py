@@ -46,3 +46,9 @@ def test_tensorlib_sides_run_without_the_load_adaptation():
     assert sides["torch"] == {}
     assert sides["tensorlib"] == {"TENSORLIB_ADAPTIVE_THREADS": "0"}
     assert sides["tensorlib[TENSORLIB_ADAPTIVE_THREADS=1]"] == {"TENSORLIB_ADAPTIVE_THREADS": "1"}
+
+
+def test_a_compiled_row_runs_when_named(capsys):
+    assert ab.main(["--only", "chain_compiled", "--rounds", "1", "--reps", "1", "--threads",
+                    "1", "--no-torch"]) == 0
+    assert "chain_compiled" in capsys.readouterr().out
