@@ -103,13 +103,20 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     compile them by symbolic tracing, not by parsing Python)."""
     from tensorlib.fx import symbolic_trace
     from tensorlib.nn.modules.module import Module
+    what = getattr(obj, '__qualname__', type(obj).__name__)
     try:
         gm = symbolic_trace(obj)
     except TraceError as exc:
-        raise RuntimeError(f"tensorlib.jit.script cannot compile "
-                           f"{getattr(obj, '__qualname__', type(obj).__name__)}: {exc}. Its "
-                           f"forward steers Python control flow by a tensor's value; use "
+        raise RuntimeError(f"tensorlib.jit.script cannot compile {what}: {exc}. Its forward "
+                           f"steers Python control flow by a tensor's value; use "
                            f"tensorlib.jit.trace with example inputs instead.") from exc
+    except Exception as exc:
+        # e.g. einops' layers look up a recipe by `input.ndim`, a proxy while tracing
+        raise RuntimeError(f"tensorlib.jit.script cannot compile {what}: tracing its forward "
+                           f"raised {type(exc).__name__}: {exc}. script compiles by symbolic "
+                           f"tracing, where a tensor's shape, ndim and values are symbolic, so "
+                           f"a forward that uses them as Python values cannot be scripted; "
+                           f"use tensorlib.jit.trace with example inputs instead.") from exc
     name = type(obj).__name__ if isinstance(obj, Module) else obj.__name__
     attrs = {n.target: _get_path(gm, n.target) for n in gm.graph.nodes
              if n.op in ("call_module", "get_attr")}

@@ -75,6 +75,14 @@ def test_script_accepts_straight_line_modules_and_names_the_bad_construct():
     with pytest.raises(RuntimeError, match="control flow"):
         tl.jit.script(Branchy())
 
+    class ByRank(tl.nn.Module):         # einops' layers pick a recipe by input.ndim
+        def forward(self, x):
+            return {2: x.t(), 3: x}[x.ndim]
+    with pytest.raises(RuntimeError, match="raised KeyError.*use tensorlib.jit.trace"):
+        tl.jit.script(ByRank())
+    x = tl.randn(2, 3)
+    _close(tl.jit.trace(ByRank(), (x,))(x), x.t())
+
 
 def test_load_rejects_foreign_files_and_targets(tmp_path):
     path = tmp_path / "t.pt"
