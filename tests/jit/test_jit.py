@@ -2,7 +2,6 @@
 script refuses data-dependent control flow by name."""
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
