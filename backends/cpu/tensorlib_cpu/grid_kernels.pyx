@@ -83,6 +83,8 @@ cdef extern from *:
                                   int64_t H, int64_t W, const int64_t* is, int mode,         \\
                                   int padding, int align) {                                  \\
         int64_t j, h = p0 / Wo, w = p0 % Wo;                                                  \\
+        if (gs_vector_taps_##T(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align)) \\
+            return;                                                                           \\
         int32_t W32 = (int32_t)W, H32 = (int32_t)H, s2 = (int32_t)is[2], s3 = (int32_t)is[3]; \\
         T ix[GS_BLOCK], iy[GS_BLOCK];                                                         \\
         for (j = 0; j < len; j++) {                                                           \\
@@ -255,7 +257,8 @@ cdef extern from *:
        order as the scalar loops, so the results are bit-identical. */
     #include <immintrin.h>
     static inline __mmask16 gs_lanes(int64_t left) {
-        return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        return left >= 16 ? (__mmask16)0xFFFF
+                          : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
     }
     static inline __m512 gs_tap(const float* plane, const gs_block_float* b, int k, int64_t j,
                                 __mmask16 lanes) {
@@ -293,9 +296,120 @@ cdef extern from *:
             _mm512_mask_storeu_ps(giy + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, giy + j), _mm512_mul_ps(gj, dy)));
         }
     }
+    /* The taps of a block, 16 points at a time: bilinear with zero or border padding (the
+       other modes return 0 and take the scalar loops). The scalar loops' operations in the
+       same order (no contraction: -ffp-contract=off), so bit-identical taps; scalar, they
+       were 0.55 ms of the 8x16x64x64 forward's 1.3 ms (PyTorch's whole forward: 0.9 ms). */
+    static inline int gs_vector_taps_float(gs_block_float* b, const float* grid,
+                                           const int64_t* gst, int64_t n, int64_t p0,
+                                           int64_t len, int64_t Wo, int64_t H, int64_t W,
+                                           const int64_t* is, int mode, int padding,
+                                           int align) {
+        if (mode != GS_BILINEAR || padding == GS_REFLECTION) return 0;
+        int64_t j;
+        float ix[GS_BLOCK], iy[GS_BLOCK];
+        const float* gp = grid + n * gst[0];
+        if (gst[3] == 1 && gst[2] == 2 && gst[1] == 2 * Wo) {     /* points contiguous */
+            const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                                    24, 26, 28, 30);
+            const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+            for (j = 0; j < len; j += 16) {
+                int64_t left = len - j;
+                __m512 lo = _mm512_maskz_loadu_ps(gs_lanes(2 * left), gp + 2 * (p0 + j));
+                __m512 hi = _mm512_maskz_loadu_ps(gs_lanes(2 * left - 16),
+                                                  gp + 2 * (p0 + j) + 16);
+                _mm512_storeu_ps(ix + j, _mm512_permutex2var_ps(lo, evens, hi));
+                _mm512_storeu_ps(iy + j, _mm512_permutex2var_ps(lo, odds, hi));
+            }
+        } else {
+            int64_t h = p0 / Wo, w = p0 % Wo;
+            for (j = 0; j < len; j++) {
+                const float* q = gp + h * gst[1] + w * gst[2];
+                ix[j] = q[0]; iy[j] = q[gst[3]];
+                if (++w == Wo) { w = 0; h++; }
+            }
+        }
+        const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+        const __m512 zero = _mm512_setzero_ps();
+        const __m512 fw = _mm512_set1_ps((float)W), fh = _mm512_set1_ps((float)H);
+        const __m512 wm1 = _mm512_set1_ps((float)(W - 1)), hm1 = _mm512_set1_ps((float)(H - 1));
+        const __m512 gxs = align ? _mm512_set1_ps((float)(W - 1) / 2) : _mm512_set1_ps((float)W / 2);
+        const __m512 gys = align ? _mm512_set1_ps((float)(H - 1) / 2) : _mm512_set1_ps((float)H / 2);
+        const __m512 big = _mm512_set1_ps((float)1e15), m10 = _mm512_set1_ps(-10.0f);
+        const __m512 m2 = _mm512_set1_ps(-2.0f), nan = _mm512_set1_ps(NAN);
+        const __m512 wp2 = _mm512_add_ps(fw, two), hp2 = _mm512_add_ps(fh, two);
+        const __m512i izero = _mm512_setzero_si512(), ione = _mm512_set1_epi32(1);
+        const __m512i iW = _mm512_set1_epi32((int32_t)W), iH = _mm512_set1_epi32((int32_t)H);
+        const __m512i s2 = _mm512_set1_epi32((int32_t)is[2]), s3 = _mm512_set1_epi32((int32_t)is[3]);
+        for (j = 0; j < len; j += 16) {
+            __mmask16 m = gs_lanes(len - j);
+            __m512 x = _mm512_loadu_ps(ix + j), y = _mm512_loadu_ps(iy + j);
+            __m512 gx = gxs, gy = gys;
+            if (align) {
+                x = _mm512_mul_ps(_mm512_div_ps(_mm512_add_ps(x, one), two), wm1);
+                y = _mm512_mul_ps(_mm512_div_ps(_mm512_add_ps(y, one), two), hm1);
+            } else {
+                x = _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(x, one), fw), one), two);
+                y = _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(y, one), fh), one), two);
+            }
+            if (padding == GS_BORDER) {     /* gs_clip: NaN and x <= 0 go to 0 */
+                __mmask16 xin = _mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ)
+                                & _mm512_cmp_ps_mask(x, wm1, _CMP_LT_OQ);
+                __mmask16 yin = _mm512_cmp_ps_mask(y, zero, _CMP_GT_OQ)
+                                & _mm512_cmp_ps_mask(y, hm1, _CMP_LT_OQ);
+                gx = _mm512_maskz_mov_ps(xin, gx); gy = _mm512_maskz_mov_ps(yin, gy);
+                x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ),
+                                        _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, wm1, _CMP_LT_OQ), wm1, x));
+                y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, zero, _CMP_GT_OQ),
+                                        _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, hm1, _CMP_LT_OQ), hm1, y));
+            }
+            _mm512_storeu_ps(b->mx + j, gx); _mm512_storeu_ps(b->my + j, gy);
+            __mmask16 near = _mm512_cmp_ps_mask(_mm512_abs_ps(x), big, _CMP_LE_OQ)
+                             & _mm512_cmp_ps_mask(_mm512_abs_ps(y), big, _CMP_LE_OQ);
+            __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(x, x), zero, _CMP_EQ_OQ)
+                               & _mm512_cmp_ps_mask(_mm512_sub_ps(y, y), zero, _CMP_EQ_OQ);
+            x = _mm512_mask_blend_ps(near, m10, x); y = _mm512_mask_blend_ps(near, m10, y);
+            x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m2, _CMP_LT_OQ),
+                                     _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, wp2, _CMP_LT_OQ), wp2, x), m2);
+            y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, m2, _CMP_LT_OQ),
+                                     _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, hp2, _CMP_LT_OQ), hp2, y), m2);
+            __m512 fx = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            __m512 fy = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            __m512 tx = _mm512_sub_ps(x, fx), ty = _mm512_sub_ps(y, fy);
+            __m512i x0 = _mm512_cvttps_epi32(fx), y0 = _mm512_cvttps_epi32(fy);
+            _mm512_storeu_ps(b->tx + j, tx); _mm512_storeu_ps(b->ty + j, ty);
+            __m512 far_w = _mm512_maskz_mov_ps(~finite, nan);
+            for (int k = 0; k < 4; k++) {
+                __m512i xk = (k & 1) ? _mm512_add_epi32(x0, ione) : x0;
+                __m512i yk = (k >> 1) ? _mm512_add_epi32(y0, ione) : y0;
+                __mmask16 in = _mm512_cmpge_epi32_mask(xk, izero) & _mm512_cmplt_epi32_mask(xk, iW)
+                               & _mm512_cmpge_epi32_mask(yk, izero) & _mm512_cmplt_epi32_mask(yk, iH);
+                __m512 wk = _mm512_mul_ps((k & 1) ? tx : _mm512_sub_ps(one, tx),
+                                          (k >> 1) ? ty : _mm512_sub_ps(one, ty));
+                xk = _mm512_maskz_mov_epi32(in, xk); yk = _mm512_maskz_mov_epi32(in, yk);
+                _mm512_mask_storeu_epi32(b->ok[k] + j, m, _mm512_maskz_mov_epi32(in, ione));
+                _mm512_mask_storeu_epi32(b->off[k] + j, m, _mm512_add_epi32(
+                    _mm512_mullo_epi32(yk, s2), _mm512_mullo_epi32(xk, s3)));
+                _mm512_mask_storeu_epi32(b->flat[k] + j, m, _mm512_add_epi32(
+                    _mm512_mullo_epi32(yk, iW), xk));
+                _mm512_mask_storeu_ps(b->w[k] + j, m, _mm512_mask_blend_ps(near, far_w, wk));
+            }
+        }
+        return 1;
+    }
     #else
     DEFINE_GRID_CHANNEL(float)
+    static inline int gs_vector_taps_float(gs_block_float* b, const float* grid,
+                                           const int64_t* gst, int64_t n, int64_t p0,
+                                           int64_t len, int64_t Wo, int64_t H, int64_t W,
+                                           const int64_t* is, int mode, int padding,
+                                           int align) { return 0; }
     #endif
+    static inline int gs_vector_taps_double(gs_block_double* b, const double* grid,
+                                            const int64_t* gst, int64_t n, int64_t p0,
+                                            int64_t len, int64_t Wo, int64_t H, int64_t W,
+                                            const int64_t* is, int mode, int padding,
+                                            int align) { return 0; }
     DEFINE_GRID_SAMPLE(float, floorf, nearbyintf, fabsf)
     DEFINE_GRID_SAMPLE(double, floor, nearbyint, fabs)
     """
