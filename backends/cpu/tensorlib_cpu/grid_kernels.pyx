@@ -244,8 +244,9 @@ cdef extern from *:
             o[j] = v0 * b->w[0][j] + v1 * b->w[1][j] + v2 * b->w[2][j] + v3 * b->w[3][j];     \\
         }                                                                                     \\
     }                                                                                         \\
-    static inline void gs_position_grad_##T(T* gix, T* giy, const T* plane, const T* g,     \\
-                                            const gs_block_##T* b, int64_t len) {            \\
+    static inline void gs_position_grad_scalar_##T(T* gix, T* giy, const T* plane,          \\
+                                                   const T* g, const gs_block_##T* b,        \\
+                                                   int64_t len) {                            \\
         for (int64_t j = 0; j < len; j++) {                                                   \\
             T v0 = plane[b->off[0][j]], v1 = plane[b->off[1][j]];                             \\
             T v2 = plane[b->off[2][j]], v3 = plane[b->off[3][j]];                             \\
@@ -257,39 +258,48 @@ cdef extern from *:
         }                                                                                     \\
     }
     DEFINE_GRID_CHANNEL(double)
-    #if defined(__AVX512F__)
+    DEFINE_GRID_CHANNEL(float)
+    #define gs_position_grad_double gs_position_grad_scalar_double
+    static inline int gs_bilinear_channels_double(double* o, int64_t P, const double* in,
+                                                  int64_t cstride, int64_t C,
+                                                  const gs_block_double* b, int64_t len) {
+        return 0;
+    }
+    static inline int gs_vector_taps_double(gs_block_double* b, const double* grid,
+                                            const int64_t* gst, int64_t n, int64_t p0,
+                                            int64_t len, int64_t Wo, int64_t H, int64_t W,
+                                            const int64_t* is, int mode, int padding,
+                                            int align) { return 0; }
     /* float32 with AVX-512: the four taps of 16 points by masked gathers (gcc leaves these
        loops scalar: 2.2-2.6x PyTorch's time on the Intel Xeon). Same operations in the same
-       order as the scalar loops, so the results are bit-identical. */
+       order as the scalar loops, so the results are bit-identical. Compiled for AVX-512
+       whatever the build targets (a function attribute) and chosen at run time on a CPU
+       that has it (gs_detect, at import), so a portable build keeps them. */
+    #if defined(__GNUC__) && defined(__x86_64__)
     #include <immintrin.h>
-    static inline __mmask16 gs_lanes(int64_t left) {
+    #define GS_AVX512 __attribute__((target("avx512f")))
+    static int gs_has_avx512 = 0;
+    static void gs_detect(void) {
+        __builtin_cpu_init();
+        gs_has_avx512 = __builtin_cpu_supports("avx512f");
+    }
+    GS_AVX512 static inline __mmask16 gs_lanes(int64_t left) {
         return left >= 16 ? (__mmask16)0xFFFF
                           : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
     }
-    static inline __m512 gs_tap(const float* plane, const gs_block_float* b, int k, int64_t j,
-                                __mmask16 lanes) {
+    GS_AVX512 static inline __m512 gs_tap(const float* plane, const gs_block_float* b, int k,
+                                          int64_t j, __mmask16 lanes) {
         __m512i off = _mm512_maskz_loadu_epi32(lanes, b->off[k] + j);
         __mmask16 ok = _mm512_mask_cmpneq_epi32_mask(
             lanes, _mm512_maskz_loadu_epi32(lanes, b->ok[k] + j), _mm512_setzero_si512());
         return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, off, plane, 4);
     }
-    static inline void gs_bilinear_float(float* o, const float* plane, const gs_block_float* b,
-                                         int64_t len) {
-        for (int64_t j = 0; j < len; j += 16) {
-            __mmask16 m = gs_lanes(len - j);
-            __m512 acc = _mm512_mul_ps(gs_tap(plane, b, 0, j, m), _mm512_maskz_loadu_ps(m, b->w[0] + j));
-            acc = _mm512_add_ps(acc, _mm512_mul_ps(gs_tap(plane, b, 1, j, m), _mm512_maskz_loadu_ps(m, b->w[1] + j)));
-            acc = _mm512_add_ps(acc, _mm512_mul_ps(gs_tap(plane, b, 2, j, m), _mm512_maskz_loadu_ps(m, b->w[2] + j)));
-            acc = _mm512_add_ps(acc, _mm512_mul_ps(gs_tap(plane, b, 3, j, m), _mm512_maskz_loadu_ps(m, b->w[3] + j)));
-            _mm512_mask_storeu_ps(o + j, m, acc);
-        }
-    }
     /* Every channel of a block, 16 points at a time with their taps held in registers
        across the channels (the per-channel loop reloaded them from the block: 0.2 of the
        forward's time); o: the block's first output of channel 0, channels P apart. */
-    static inline int gs_bilinear_channels_float(float* o, int64_t P, const float* in,
-                                                 int64_t cstride, int64_t C,
-                                                 const gs_block_float* b, int64_t len) {
+    GS_AVX512 static int gs_bilinear_channels_avx512(float* o, int64_t P, const float* in,
+                                                     int64_t cstride, int64_t C,
+                                                     const gs_block_float* b, int64_t len) {
         for (int64_t j = 0; j < len; j += 16) {
             __mmask16 m = gs_lanes(len - j), ok[4];
             __m512i off[4];
@@ -315,9 +325,9 @@ cdef extern from *:
         }
         return 1;
     }
-    static inline void gs_position_grad_float(float* gix, float* giy, const float* plane,
-                                              const float* g, const gs_block_float* b,
-                                              int64_t len) {
+    GS_AVX512 static void gs_position_grad_avx512(float* gix, float* giy, const float* plane,
+                                                  const float* g, const gs_block_float* b,
+                                                  int64_t len) {
         const __m512 one = _mm512_set1_ps(1.0f);
         for (int64_t j = 0; j < len; j += 16) {
             __mmask16 m = gs_lanes(len - j);
@@ -337,11 +347,11 @@ cdef extern from *:
        other modes return 0 and take the scalar loops). The scalar loops' operations in the
        same order (no contraction: -ffp-contract=off), so bit-identical taps; scalar, they
        were 0.55 ms of the 8x16x64x64 forward's 1.3 ms (PyTorch's whole forward: 0.9 ms). */
-    static inline int gs_vector_taps_float(gs_block_float* b, const float* grid,
-                                           const int64_t* gst, int64_t n, int64_t p0,
-                                           int64_t len, int64_t Wo, int64_t H, int64_t W,
-                                           const int64_t* is, int mode, int padding,
-                                           int align) {
+    GS_AVX512 static int gs_vector_taps_avx512(gs_block_float* b, const float* grid,
+                                               const int64_t* gst, int64_t n, int64_t p0,
+                                               int64_t len, int64_t Wo, int64_t H, int64_t W,
+                                               const int64_t* is, int mode, int padding,
+                                               int align) {
         if (mode != GS_BILINEAR || padding == GS_REFLECTION) return 0;
         int64_t j;
         float ix[GS_BLOCK], iy[GS_BLOCK];
@@ -435,31 +445,37 @@ cdef extern from *:
         return 1;
     }
     #else
-    DEFINE_GRID_CHANNEL(float)
+    static int gs_has_avx512 = 0;
+    static void gs_detect(void) {}
+    #define gs_bilinear_channels_avx512(o, P, in, cstride, C, b, len) 0
+    #define gs_position_grad_avx512(gix, giy, plane, g, b, len) ((void)0)
+    #define gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align) 0
+    #endif
+    /* float32: the AVX-512 loops where the CPU has them, else the scalar ones */
     static inline int gs_bilinear_channels_float(float* o, int64_t P, const float* in,
                                                  int64_t cstride, int64_t C,
                                                  const gs_block_float* b, int64_t len) {
-        return 0;
+        return gs_has_avx512 && gs_bilinear_channels_avx512(o, P, in, cstride, C, b, len);
+    }
+    static inline void gs_position_grad_float(float* gix, float* giy, const float* plane,
+                                              const float* g, const gs_block_float* b,
+                                              int64_t len) {
+        if (gs_has_avx512) gs_position_grad_avx512(gix, giy, plane, g, b, len);
+        else gs_position_grad_scalar_float(gix, giy, plane, g, b, len);
     }
     static inline int gs_vector_taps_float(gs_block_float* b, const float* grid,
                                            const int64_t* gst, int64_t n, int64_t p0,
                                            int64_t len, int64_t Wo, int64_t H, int64_t W,
                                            const int64_t* is, int mode, int padding,
-                                           int align) { return 0; }
-    #endif
-    static inline int gs_bilinear_channels_double(double* o, int64_t P, const double* in,
-                                                  int64_t cstride, int64_t C,
-                                                  const gs_block_double* b, int64_t len) {
-        return 0;
+                                           int align) {
+        return gs_has_avx512 && gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is,
+                                                      mode, padding, align);
     }
-    static inline int gs_vector_taps_double(gs_block_double* b, const double* grid,
-                                            const int64_t* gst, int64_t n, int64_t p0,
-                                            int64_t len, int64_t Wo, int64_t H, int64_t W,
-                                            const int64_t* is, int mode, int padding,
-                                            int align) { return 0; }
     DEFINE_GRID_SAMPLE(float, floorf, nearbyintf, fabsf)
     DEFINE_GRID_SAMPLE(double, floor, nearbyint, fabs)
     """
+    void gs_detect()
+    int gs_has_avx512
     void gs_forward_float(float* out, const float* inp, const int64_t* strides,
                           const float* grid, const int64_t* gstrides, long long N,
                           long long C, long long H, long long W, long long Ho, long long Wo,
@@ -478,6 +494,10 @@ cdef extern from *:
                             const int64_t* gstrides, long long N, long long C,
                             long long H, long long W, long long Ho, long long Wo, int mode,
                             int padding, int align, int nt) nogil
+
+gs_detect()
+# Whether the float32 bilinear loops run on AVX-512 on this CPU (chosen at import).
+AVX512 = bool(gs_has_avx512)
 
 _MODES = {"bilinear": 0, "nearest": 1}
 _PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
