@@ -40,14 +40,29 @@ cdef extern from *:
        written with non-temporal stores it is not first read into them (one memory pass
        saved of three: 1.5x at 4096x1024 here). Same arithmetic, same results. */
     #define LN_STREAM_BYTES (8.0 * 1024 * 1024)
-    #if defined(__AVX__)
+    #if defined(__GNUC__) && defined(__x86_64__)
+    /* The float32 AVX-512 loops (row sums, streamed output) are compiled by a function
+       attribute and chosen at import from the CPU (ln_detect), whatever the build targets. */
     #include <immintrin.h>
+    #define LN_X86 1
+    #define LN_AVX512 __attribute__((target("avx512f")))
     #define LN_FENCE() _mm_sfence()
-    #define DEFINE_LN_STREAM(T, V, W, SUFFIX, P)                                           \\
+    static int ln_has_avx512 = 0;
+    static void ln_detect(void) {
+        __builtin_cpu_init();
+        ln_has_avx512 = __builtin_cpu_supports("avx512f");
+    }
+    #else
+    #define LN_X86 0
+    #define LN_FENCE() ((void)0)
+    static int ln_has_avx512 = 0;
+    static void ln_detect(void) {}
+    #endif
+    #define DEFINE_LN_STREAM(NAME, ATTR, T, V, W, SUFFIX, P)                               \\
     /* y[i] for i from y's first vector-aligned address in whole vectors, streamed;        \\
        returns where it stopped (the caller writes the rest) */                            \\
-    static inline Py_ssize_t ln_stream_##T(const T* x, const T* w, const T* b, T* y,       \\
-                                           Py_ssize_t n, T m, T rstd) {                    \\
+    ATTR static inline Py_ssize_t NAME(const T* x, const T* w, const T* b, T* y,           \\
+                                       Py_ssize_t n, T m, T rstd) {                        \\
         Py_ssize_t i = 0;                                                                  \\
         for (; i < n && ((size_t)(y + i) & (sizeof(V) - 1)); i++) {                        \\
             T v = (x[i] - m) * rstd; if (w) v = v * w[i]; if (b) v = v + b[i]; y[i] = v;   \\
@@ -61,17 +76,24 @@ cdef extern from *:
         }                                                                                   \\
         return i;                                                                           \\
     }
-    #if defined(__AVX512F__)
-    DEFINE_LN_STREAM(float, __m512, 16, ps, _mm512)   /* whole 64-byte lines per store */
-    #else
-    DEFINE_LN_STREAM(float, __m256, 8, ps, _mm256)
+    #if LN_X86
+    DEFINE_LN_STREAM(ln_stream_avx512, LN_AVX512, float, __m512, 16, ps, _mm512)
     #endif
-    DEFINE_LN_STREAM(double, __m256d, 4, pd, _mm256)
+    #if defined(__AVX__)
+    DEFINE_LN_STREAM(ln_stream256_float, , float, __m256, 8, ps, _mm256)
+    DEFINE_LN_STREAM(ln_stream_double, , double, __m256d, 4, pd, _mm256)
     #else
-    #define LN_FENCE() ((void)0)
-    #define ln_stream_float(x, w, b, y, n, m, rstd) ((Py_ssize_t)0)
+    #define ln_stream256_float(x, w, b, y, n, m, rstd) ((Py_ssize_t)0)
     #define ln_stream_double(x, w, b, y, n, m, rstd) ((Py_ssize_t)0)
     #endif
+    /* float32: whole 64-byte lines per store where the CPU has AVX-512 */
+    static inline Py_ssize_t ln_stream_float(const float* x, const float* w, const float* b,
+                                             float* y, Py_ssize_t n, float m, float rstd) {
+    #if LN_X86
+        if (ln_has_avx512) return ln_stream_avx512(x, w, b, y, n, m, rstd);
+    #endif
+        return ln_stream256_float(x, w, b, y, n, m, rstd);
+    }
     /* The next row asked into L2 while this one is summed and written (its reads would
        otherwise start only when the first pass over it does). */
     static inline void ln_prefetch(const void* p, Py_ssize_t bytes) {
@@ -90,7 +112,7 @@ cdef extern from *:
     }
     #define DEFINE_LN_SUM(T)                                                                \\
     /* sum of (x[i] - c)^p over a row, p = 1 or 2: see NOTE [ layer_norm accumulation ] */  \\
-    static inline double ln_sum_##T(const T* x, Py_ssize_t n, T c, int square) {           \\
+    static inline double ln_sum_scalar_##T(const T* x, Py_ssize_t n, T c, int square) {    \\
         double total = 0;                                                                   \\
         for (Py_ssize_t b = 0; b < n; b += LN_BLOCK) {                                      \\
             const Py_ssize_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;                       \\
@@ -205,11 +227,11 @@ cdef extern from *:
     }
     #include <omp.h>
     #include <stdlib.h>
-    #if defined(__AVX512F__)
+    #if LN_X86
     /* float32 rows with AVX-512: 64 partial sums (four 16-lane accumulators: the adds of
        one block overlap four deep instead of waiting on each other) per block, added as a
        tree; the rest as in NOTE [ layer_norm accumulation ]. */
-    static inline double ln_sum_float(const float* x, Py_ssize_t n, float c, int square) {
+    LN_AVX512 static double ln_sum_avx512(const float* x, Py_ssize_t n, float c, int square) {
         double total = 0;
         const __m512 vc = _mm512_set1_ps(c);
         for (Py_ssize_t b = 0; b < n; b += LN_BLOCK) {
@@ -249,15 +271,23 @@ cdef extern from *:
         }
         return total;
     }
-    #else
-    DEFINE_LN_SUM(float)
     #endif
+    DEFINE_LN_SUM(float)
     DEFINE_LN_SUM(double)
+    #define ln_sum_double ln_sum_scalar_double
+    static inline double ln_sum_float(const float* x, Py_ssize_t n, float c, int square) {
+    #if LN_X86
+        if (ln_has_avx512) return ln_sum_avx512(x, n, c, square);
+    #endif
+        return ln_sum_scalar_float(x, n, c, square);
+    }
     DEFINE_LAYER_NORM(float)
     DEFINE_LAYER_NORM(double)
     DEFINE_LAYER_NORM_BACKWARD(float)
     DEFINE_LAYER_NORM_BACKWARD(double)
     """
+    void ln_detect()
+    int ln_has_avx512
     void layer_norm_float(const float* x, const float* w, const float* b, float* y,
                           float* st, Py_ssize_t rows, Py_ssize_t n, double eps, int nt) nogil
     void layer_norm_double(const double* x, const double* w, const double* b, double* y,
@@ -274,6 +304,10 @@ cdef extern from *:
                                  double* gw, double* gb, Py_ssize_t rows, Py_ssize_t n,
                                  int nt) nogil
 
+
+ln_detect()
+# Whether float32 rows are summed and streamed with AVX-512 on this CPU (chosen at import).
+AVX512 = bool(ln_has_avx512)
 
 cdef bint _dense(cnp.ndarray a, object dtype):
     return a.dtype == dtype and a.flags.c_contiguous
