@@ -13,7 +13,7 @@ from conv_module_parity import assert_conv_module_matches_torch
 torch = pytest.importorskip("torch")
 
 needs_kernel = pytest.mark.skipif(not conv_kernels.DIRECT_CONV_AVAILABLE,
-                                  reason="built without AVX2/FMA (TENSORLIB_PORTABLE=1)")
+                                  reason="this CPU has no AVX2/FMA")
 
 # (input shape, weight shape, stride, padding, dilation, groups)
 CASES = [((32, 3, 32, 32), (32, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),   # the benchmark's
