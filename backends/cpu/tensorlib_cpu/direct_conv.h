@@ -7,8 +7,8 @@
    of the call (0.18 of 0.70 ms, ONEDNN_VERBOSE), one more pass over a 4 MiB output. With
    C * kh * kw products per output (27 for 3x3 RGB), the output is vectorised along its width
    instead: per tile of DC_OB output channels x DC_WV vectors of 8 or 16 columns, every
-   kernel tap is DC_WV loads of the input row, DC_OB weight broadcasts and DC_OB * DC_WV fused multiply-adds
-   into registers, and each output element is stored once.
+   kernel tap is DC_WV loads of the input row, DC_OB weight broadcasts and DC_OB * DC_WV
+   fused multiply-adds into registers, and each output element is stored once.
 
    Layout: each task zero-pads one image's input planes (any strides) into its own buffer,
    rows DC_TILE columns wider than needed so that every load is in bounds, and computes one

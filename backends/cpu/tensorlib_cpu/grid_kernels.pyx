@@ -287,6 +287,10 @@ cdef extern from *:
         return left >= 16 ? (__mmask16)0xFFFF
                           : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1u);
     }
+    /* x where x < hi, else hi (NaN: hi), as the scalar `x < hi ? x : hi` */
+    GS_AVX512 static inline __m512 gs_below(__m512 x, __m512 hi) {
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_LT_OQ), hi, x);
+    }
     GS_AVX512 static inline __m512 gs_tap(const float* plane, const gs_block_float* b, int k,
                                           int64_t j, __mmask16 lanes) {
         __m512i off = _mm512_maskz_loadu_epi32(lanes, b->off[k] + j);
@@ -333,7 +337,8 @@ cdef extern from *:
             __mmask16 m = gs_lanes(len - j);
             __m512 v0 = gs_tap(plane, b, 0, j, m), v1 = gs_tap(plane, b, 1, j, m);
             __m512 v2 = gs_tap(plane, b, 2, j, m), v3 = gs_tap(plane, b, 3, j, m);
-            __m512 tx = _mm512_maskz_loadu_ps(m, b->tx + j), ty = _mm512_maskz_loadu_ps(m, b->ty + j);
+            __m512 tx = _mm512_maskz_loadu_ps(m, b->tx + j);
+            __m512 ty = _mm512_maskz_loadu_ps(m, b->ty + j);
             __m512 gj = _mm512_maskz_loadu_ps(m, g + j);
             __m512 dx = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(v1, v0), _mm512_sub_ps(one, ty)),
                                       _mm512_mul_ps(_mm512_sub_ps(v3, v2), ty));
@@ -380,14 +385,15 @@ cdef extern from *:
         const __m512 zero = _mm512_setzero_ps();
         const __m512 fw = _mm512_set1_ps((float)W), fh = _mm512_set1_ps((float)H);
         const __m512 wm1 = _mm512_set1_ps((float)(W - 1)), hm1 = _mm512_set1_ps((float)(H - 1));
-        const __m512 gxs = align ? _mm512_set1_ps((float)(W - 1) / 2) : _mm512_set1_ps((float)W / 2);
-        const __m512 gys = align ? _mm512_set1_ps((float)(H - 1) / 2) : _mm512_set1_ps((float)H / 2);
+        const __m512 gxs = _mm512_set1_ps(align ? (float)(W - 1) / 2 : (float)W / 2);
+        const __m512 gys = _mm512_set1_ps(align ? (float)(H - 1) / 2 : (float)H / 2);
         const __m512 big = _mm512_set1_ps((float)1e15), m10 = _mm512_set1_ps(-10.0f);
         const __m512 m2 = _mm512_set1_ps(-2.0f), nan = _mm512_set1_ps(NAN);
         const __m512 wp2 = _mm512_add_ps(fw, two), hp2 = _mm512_add_ps(fh, two);
         const __m512i izero = _mm512_setzero_si512(), ione = _mm512_set1_epi32(1);
         const __m512i iW = _mm512_set1_epi32((int32_t)W), iH = _mm512_set1_epi32((int32_t)H);
-        const __m512i s2 = _mm512_set1_epi32((int32_t)is[2]), s3 = _mm512_set1_epi32((int32_t)is[3]);
+        const __m512i s2 = _mm512_set1_epi32((int32_t)is[2]);
+        const __m512i s3 = _mm512_set1_epi32((int32_t)is[3]);
         for (j = 0; j < len; j += 16) {
             __mmask16 m = gs_lanes(len - j);
             __m512 x = _mm512_loadu_ps(ix + j), y = _mm512_loadu_ps(iy + j);
@@ -396,8 +402,10 @@ cdef extern from *:
                 x = _mm512_mul_ps(_mm512_div_ps(_mm512_add_ps(x, one), two), wm1);
                 y = _mm512_mul_ps(_mm512_div_ps(_mm512_add_ps(y, one), two), hm1);
             } else {
-                x = _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(x, one), fw), one), two);
-                y = _mm512_div_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(y, one), fh), one), two);
+                x = _mm512_mul_ps(_mm512_add_ps(x, one), fw);
+                y = _mm512_mul_ps(_mm512_add_ps(y, one), fh);
+                x = _mm512_div_ps(_mm512_sub_ps(x, one), two);
+                y = _mm512_div_ps(_mm512_sub_ps(y, one), two);
             }
             if (padding == GS_BORDER) {     /* gs_clip: NaN and x <= 0 go to 0 */
                 __mmask16 xin = _mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ)
@@ -405,10 +413,8 @@ cdef extern from *:
                 __mmask16 yin = _mm512_cmp_ps_mask(y, zero, _CMP_GT_OQ)
                                 & _mm512_cmp_ps_mask(y, hm1, _CMP_LT_OQ);
                 gx = _mm512_maskz_mov_ps(xin, gx); gy = _mm512_maskz_mov_ps(yin, gy);
-                x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ),
-                                        _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, wm1, _CMP_LT_OQ), wm1, x));
-                y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, zero, _CMP_GT_OQ),
-                                        _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, hm1, _CMP_LT_OQ), hm1, y));
+                x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), gs_below(x, wm1));
+                y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, zero, _CMP_GT_OQ), gs_below(y, hm1));
             }
             _mm512_storeu_ps(b->mx + j, gx); _mm512_storeu_ps(b->my + j, gy);
             __mmask16 near = _mm512_cmp_ps_mask(_mm512_abs_ps(x), big, _CMP_LE_OQ)
@@ -416,10 +422,8 @@ cdef extern from *:
             __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(x, x), zero, _CMP_EQ_OQ)
                                & _mm512_cmp_ps_mask(_mm512_sub_ps(y, y), zero, _CMP_EQ_OQ);
             x = _mm512_mask_blend_ps(near, m10, x); y = _mm512_mask_blend_ps(near, m10, y);
-            x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m2, _CMP_LT_OQ),
-                                     _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, wp2, _CMP_LT_OQ), wp2, x), m2);
-            y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, m2, _CMP_LT_OQ),
-                                     _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, hp2, _CMP_LT_OQ), hp2, y), m2);
+            x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, m2, _CMP_LT_OQ), gs_below(x, wp2), m2);
+            y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, m2, _CMP_LT_OQ), gs_below(y, hp2), m2);
             __m512 fx = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
             __m512 fy = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
             __m512 tx = _mm512_sub_ps(x, fx), ty = _mm512_sub_ps(y, fy);
@@ -429,8 +433,8 @@ cdef extern from *:
             for (int k = 0; k < 4; k++) {
                 __m512i xk = (k & 1) ? _mm512_add_epi32(x0, ione) : x0;
                 __m512i yk = (k >> 1) ? _mm512_add_epi32(y0, ione) : y0;
-                __mmask16 in = _mm512_cmpge_epi32_mask(xk, izero) & _mm512_cmplt_epi32_mask(xk, iW)
-                               & _mm512_cmpge_epi32_mask(yk, izero) & _mm512_cmplt_epi32_mask(yk, iH);
+                __mmask16 in = _mm512_cmpge_epi32_mask(xk, izero) & _mm512_cmplt_epi32_mask(xk, iW);
+                in &= _mm512_cmpge_epi32_mask(yk, izero) & _mm512_cmplt_epi32_mask(yk, iH);
                 __m512 wk = _mm512_mul_ps((k & 1) ? tx : _mm512_sub_ps(one, tx),
                                           (k >> 1) ? ty : _mm512_sub_ps(one, ty));
                 xk = _mm512_maskz_mov_epi32(in, xk); yk = _mm512_maskz_mov_epi32(in, yk);

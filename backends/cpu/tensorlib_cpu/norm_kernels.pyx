@@ -231,6 +231,9 @@ cdef extern from *:
     /* float32 rows with AVX-512: 64 partial sums (four 16-lane accumulators: the adds of
        one block overlap four deep instead of waiting on each other) per block, added as a
        tree; the rest as in NOTE [ layer_norm accumulation ]. */
+    LN_AVX512 static inline __mmask16 ln_lanes(Py_ssize_t left) {
+        return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    }
     LN_AVX512 static double ln_sum_avx512(const float* x, Py_ssize_t n, float c, int square) {
         double total = 0;
         const __m512 vc = _mm512_set1_ps(c);
@@ -250,7 +253,7 @@ cdef extern from *:
                     a3 = _mm512_add_ps(a3, _mm512_mul_ps(d3, d3));
                 }
                 for (; i < e; i += 16) {
-                    __mmask16 m = e - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (e - i)) - 1u);
+                    __mmask16 m = ln_lanes(e - i);
                     __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), vc);
                     a0 = _mm512_add_ps(a0, _mm512_mul_ps(d, d));
                 }
@@ -262,7 +265,7 @@ cdef extern from *:
                     a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
                 }
                 for (; i < e; i += 16) {
-                    __mmask16 m = e - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (e - i)) - 1u);
+                    __mmask16 m = ln_lanes(e - i);
                     a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(m, x + i));
                 }
             }
