@@ -16,8 +16,12 @@ VECTOR_MATH = ["-lmvec"] if sys.platform.startswith("linux") else []
 # TENSORLIB_PORTABLE=1 builds for any x86-64, e.g. a wheel to copy to other machines. No
 # fused multiply-add contraction: the vector body and scalar tail of a loop would round
 # differently, so an element's result would depend on its position (and on thread splits).
-NATIVE = (["-march=native", "-ffp-contract=off"] if platform.machine() in ("x86_64", "AMD64") and os.name != "nt"
-          and os.environ.get("TENSORLIB_PORTABLE") != "1" else [])
+# A portable build keeps -ffp-contract=off too: the loops compiled for AVX2/AVX-512 by a
+# function attribute and chosen at import (grid_kernels, norm_kernels, direct_conv.h) have
+# FMA there.
+X86_GCC = platform.machine() in ("x86_64", "AMD64") and os.name != "nt"
+NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else [])
+          + ["-ffp-contract=off"] if X86_GCC else [])
 
 # Kernels built without -ffast-math: those whose every element must round the same way
 # wherever it sits (an optimizer step on one parameter or on all of them flattened; fast-math

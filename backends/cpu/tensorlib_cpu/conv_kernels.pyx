@@ -262,8 +262,9 @@ def _direct_wgrad(cnp.ndarray xa, cnp.ndarray ga, cnp.ndarray gw, padding, dilat
 
 # ---- a direct forward for few input channels (direct_conv.h) -------------------------------
 cdef extern from "direct_conv.h":
-    int DIRECT_CONV_SIMD
     int DC_OB
+    int direct_conv_width
+    void direct_conv_detect()
     void direct_conv_pack(const float* w, float* pack, Py_ssize_t O, Py_ssize_t G,
                           Py_ssize_t K) noexcept nogil
     int direct_conv2d(const float* x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
@@ -273,8 +274,11 @@ cdef extern from "direct_conv.h":
                       Py_ssize_t soy, Py_ssize_t oh, Py_ssize_t ow, int sh, int ph, int pw,
                       int dh, int dw, int nt) noexcept nogil
 
-# Whether direct_conv.h was built with its kernel (AVX2 and FMA); conv2d_direct declines if not.
-DIRECT_CONV_AVAILABLE = bool(DIRECT_CONV_SIMD)
+direct_conv_detect()
+# Whether direct_conv.h's kernel runs on this CPU (AVX2 and FMA); conv2d_direct declines if
+# not. DIRECT_CONV_WIDTH: its vectors' columns (16 with AVX-512, 8 with AVX2).
+DIRECT_CONV_WIDTH = direct_conv_width
+DIRECT_CONV_AVAILABLE = DIRECT_CONV_WIDTH > 0
 # Input channels per group up to which the forward takes direct_conv.h rather than oneDNN.
 # Measured (AMD EPYC, nn.Conv2d 3x3 forwards, direct / oneDNN time): 1 and 3 channels
 # 0.6-0.75x on one thread and 0.4-0.95x on two, 4 channels 0.6-0.95x, 6 and 8 channels

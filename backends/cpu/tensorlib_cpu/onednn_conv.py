@@ -459,7 +459,7 @@ def describe():
     """What runs conv2d and its gradients, for `tensorlib info`."""
     fallback = "OpenMP im2col + the BLAS's GEMM"
     direct = (f"the float32 forward with at most {conv_kernels.DIRECT_FWD_MAX_CHANNELS} input "
-              f"channels per group: a direct AVX2 kernel; "
+              f"channels per group: a direct {conv_kernels.DIRECT_CONV_WIDTH * 32}-bit kernel; "
               if conv_kernels.DIRECT_CONV_AVAILABLE else "")
     if conv_kernels.WINOGRAD_AVAILABLE and (_winograd_first() or _winograd_first(grad=True)):
         what = " and ".join(name for name, grad in (("forwards", False), ("input gradients", True))

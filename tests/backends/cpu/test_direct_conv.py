@@ -13,7 +13,7 @@ from conv_module_parity import assert_conv_module_matches_torch
 torch = pytest.importorskip("torch")
 
 needs_kernel = pytest.mark.skipif(not conv_kernels.DIRECT_CONV_AVAILABLE,
-                                  reason="built without AVX2/FMA (TENSORLIB_PORTABLE=1)")
+                                  reason="this CPU has no AVX2/FMA")
 
 # (input shape, weight shape, stride, padding, dilation, groups)
 CASES = [((32, 3, 32, 32), (32, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),   # the benchmark's
@@ -24,7 +24,8 @@ CASES = [((32, 3, 32, 32), (32, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),   # the be
          ((2, 4, 8, 9), (12, 2, 3, 3), (1, 1), (1, 1), (1, 1), 2),       # groups of 6 channels
          ((1, 8, 6, 40), (16, 2, 1, 1), (1, 1), (0, 0), (1, 1), 4),      # 1x1, 4 groups
          ((1, 3, 1, 1), (4, 3, 1, 1), (1, 1), (0, 0), (1, 1), 1),        # 1x1 image
-         ((2, 3, 5, 5), (4, 3, 3, 3), (1, 1), (3, 4), (1, 1), 1)]        # padding > kernel
+         ((2, 3, 5, 5), (4, 3, 3, 3), (1, 1), (3, 4), (1, 1), 1),        # padding > kernel
+         ((2, 3, 4, 50), (8, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1)]       # 512-bit: 32 + 16 + 2
 
 
 def _inputs(xs, ws, seed, layout):

@@ -94,17 +94,22 @@ def test_empty_batch_and_empty_grid():
 
 
 @pytest.mark.parametrize("grid_hw", [(1, 1), (3, 5), (9, 15), (16, 16), (13, 20)])
-def test_float32_blocks_and_lane_tails_match_torch(grid_hw):
+@pytest.mark.parametrize("pad,ac", [("zeros", False), ("zeros", True), ("border", False),
+                                    ("border", True)])
+def test_float32_blocks_and_lane_tails_match_torch(grid_hw, pad, ac):
     """Grids of 1 to 260 points: whole 64-point blocks, and 16-lane vectors with tails
-    (the AVX-512 gathers), on contiguous float32 tensors, some taps outside the input."""
+    (the AVX-512 taps and gathers), on contiguous float32 tensors, some taps outside the
+    input and some coordinates on the edges (-1, 1) where border padding clips."""
     rng = np.random.default_rng(sum(grid_hw))
     x = rng.standard_normal((2, 5, 11, 13)).astype(np.float32)
     g = rng.uniform(-1.2, 1.2, (2,) + grid_hw + (2,)).astype(np.float32)
+    g.reshape(-1)[::7] = np.float32(1.0)
+    g.reshape(-1)[3::11] = np.float32(-1.0)
     go = rng.standard_normal((2, 5) + grid_hw).astype(np.float32)
     lx, lg = tl.tensor(x, requires_grad=True), tl.tensor(g, requires_grad=True)
     tx, tg = torch.tensor(x, requires_grad=True), torch.tensor(g, requires_grad=True)
-    lo = F.grid_sample(lx, lg, align_corners=False)
-    to = torch.nn.functional.grid_sample(tx, tg, align_corners=False)
+    lo = F.grid_sample(lx, lg, padding_mode=pad, align_corners=ac)
+    to = torch.nn.functional.grid_sample(tx, tg, padding_mode=pad, align_corners=ac)
     lo.backward(tl.tensor(go))
     to.backward(torch.tensor(go))
     for got, want in ((lo, to), (lx.grad, tx.grad), (lg.grad, tg.grad)):
