@@ -24,3 +24,17 @@ def test_the_pool_keeps_at_most_its_cap():
     pool.release(a, 200_000)
     pool.release(b, 200_000)           # over the cap: dropped
     assert pool.cached_bytes == a.nbytes
+
+
+def test_pooled_buffers_start_on_a_page():
+    """An op's large output must not start a few bytes after its input mod 4 KiB (malloc's
+    back-to-back placement): its stores would 4K-alias the loads just ahead and stall them.
+    Pooled buffers start on a page boundary, also when they come back from the pool."""
+    import tensorlib as tl
+    x = tl.randn(1 << 18)
+    outs = [x + 1, (x + 1).exp(), x * 2]
+    assert all(t.data_ptr() % 4096 == 0 for t in outs)
+    del outs
+    again = x + 2                       # from the pool
+    assert again.data_ptr() % 4096 == 0
+    assert again.tolist()[:3] == (x + 2).tolist()[:3]
