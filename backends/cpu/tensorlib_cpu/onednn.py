@@ -13,10 +13,11 @@ import ctypes
 import glob
 import os
 import threading
+from collections import OrderedDict
 
 
 from tensorlib_cpu import blas_choice, fastreduce
-from tensorlib_cpu.onednn_exec import ExecutionError
+from tensorlib_cpu.onednn_exec import ExecutionError, set_threads
 
 __all__ = ["ENV", "Descriptor", "Library", "Memory", "OneDNNError", "Primitive", "describe",
            "find", "library", "use"]
@@ -105,6 +106,32 @@ _SIGNATURES = {
         ctypes.c_int, [_PP, _P, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P,
                        _P]),
 }
+
+
+class PlanCache(OrderedDict):
+    """Primitive plans by key, the least recently used dropped past `size`. A build that
+    oneDNN refuses (or that the caller declines by returning None) is cached as None, so the
+    caller falls back at once next time instead of building again."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+
+    def plan(self, key, build, threads):
+        """The plan for key; build() makes it on first use, with `threads` (the count it
+        will run on) set for oneDNN's JIT."""
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        set_threads(threads)
+        try:
+            found = build()
+        except OneDNNError:
+            found = None
+        self[key] = found
+        while len(self) > self.size:
+            self.popitem(last=False)
+        return found
 
 
 def dims(values):

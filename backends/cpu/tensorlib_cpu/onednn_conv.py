@@ -11,7 +11,6 @@ input, weight and bias gradients in one call, with the output gradient reordered
 both convolutions. The other kernels have the dispatch table's signature ``kernel(out, x,
 w_or_g, stride, padding, dilation, groups)``, as conv_kernels'."""
 import ctypes
-from collections import OrderedDict
 
 import numpy as np
 
@@ -21,15 +20,15 @@ from tensorlib._C.dtypes import float32
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import host_array
 from tensorlib_cpu import conv_kernels, onednn
-from tensorlib_cpu.onednn import Descriptor, Memory, OneDNNError, Primitive
-from tensorlib_cpu.onednn_exec import Executor, set_threads
+from tensorlib_cpu.onednn import Descriptor, Memory, Primitive
+from tensorlib_cpu.onednn_exec import Executor
 
 __all__ = ["KERNELS", "MIN_CHANNELS", "conv2d", "conv2d_backward", "conv2d_bias",
            "conv2d_weight_grad", "conv_transpose2d", "describe"]
 
 # Plans kept (oldest dropped first): each holds a primitive, its reorders and descriptors.
 CACHE_SIZE = 128
-_plans = OrderedDict()
+_plans = onednn.PlanCache(CACHE_SIZE)
 
 
 def _dense(a):
@@ -257,22 +256,7 @@ def _signature(t):
 def _cached(key, build):
     """The plan for key, built on first use by build() (None where oneDNN should not or
     cannot run the case: then the caller falls back, and the answer is cached too)."""
-    plan = _plans.get(key, _UNSEEN)
-    if plan is _UNSEEN:
-        set_threads(onednn.library().threads())     # the count it will run on
-        try:
-            plan = build()
-        except OneDNNError:
-            plan = None
-        _plans[key] = plan
-        while len(_plans) > CACHE_SIZE:
-            _plans.popitem(last=False)
-    else:
-        _plans.move_to_end(key)
-    return plan
-
-
-_UNSEEN = object()
+    return _plans.plan(key, build, onednn.library().threads())
 
 
 def _eligible(results, operands):

@@ -15,13 +15,12 @@ there. relu as a post-op saved the separate pass over the output: relu(linear(x)
 One plan (primitive and executor) per shape, strides and thread count is cached: the
 primitive is made for the OpenMP team it will run on."""
 import ctypes
-from collections import OrderedDict
 
 import numpy as np
 
 from tensorlib_cpu import gemm, onednn
 from tensorlib_cpu.onednn import Memory, OneDNNError, Primitive
-from tensorlib_cpu.onednn_exec import Executor, set_threads
+from tensorlib_cpu.onednn_exec import Executor
 
 __all__ = ["CACHE_SIZE", "MIN_MACS", "linear"]
 
@@ -32,8 +31,7 @@ MIN_MACS = 1 << 20
 # brgemm and the JIT GEMM implementations; any other (a reference loop for strides the
 # fast kernels do not take) is declined
 _FAST_IMPLS = ("brg", "gemm:jit")
-_plans = OrderedDict()
-_UNSEEN = object()
+_plans = onednn.PlanCache(CACHE_SIZE)
 
 
 class _Plan:
@@ -90,21 +88,12 @@ def _plan(lib, x, w, out, relu, threads):
     m, k = x.shape
     n = w.shape[1]
     key = (m, k, n, _strides(x), _strides(w), _strides(out), relu, threads)
-    found = _plans.get(key, _UNSEEN)
-    if found is _UNSEEN:
-        set_threads(threads)
-        try:
-            found = _Plan(lib, ((m, k), (k, n), (1, n), (m, n)),
-                          (key[3], key[4], (n, 1), key[5]), relu, threads)
-            found = found if found.fast else None
-        except OneDNNError:
-            found = None
-        _plans[key] = found
-        while len(_plans) > CACHE_SIZE:
-            _plans.popitem(last=False)
-    else:
-        _plans.move_to_end(key)
-    return found
+
+    def build():
+        found = _Plan(lib, ((m, k), (k, n), (1, n), (m, n)),
+                      (key[3], key[4], (n, 1), key[5]), relu, threads)
+        return found if found.fast else None
+    return _plans.plan(key, build, threads)
 
 
 def _strided_ok(a):
