@@ -5,7 +5,7 @@ functions that take `out=` in PyTorch their `out=` (`_out.py`) and the factories
 `pin_memory=` (`pinned.py`)."""
 import importlib
 
-FAMILIES = ("creation", "pointwise", "float_checks", "reduction", "linalg", "shape", "indexing",
+FAMILIES = ("creation", "pointwise", "clamping", "float_checks", "reduction", "linalg", "shape", "indexing",
             "copy", "random", "joining", "triangular", "scatter_gather", "selection", "sorting",
             "special", "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
