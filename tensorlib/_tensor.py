@@ -346,7 +346,7 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
 
     def __bool__(self):
         if numel(self._sizes) != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __float__(self):

@@ -105,7 +105,7 @@ class LSTM(Module):
     def forward(self, input, hx=None):  # noqa: A002
         self._check(input, hx)
         x = input.transpose(0, 1) if self.batch_first else input
-        steps, batch = x.shape[0], x.shape[1]
+        batch = x.shape[1]
         directions = 2 if self.bidirectional else 1
         shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
