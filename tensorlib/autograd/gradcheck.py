@@ -8,6 +8,12 @@ write would move several elements at once. Inputs stay on their device (the pert
 are written into them there); outputs and gradients are copied to the host to be compared,
 and a gradient on another device than its input is an error.
 
+With `fast_mode=True` (PyTorch's fast gradcheck) each pair (input i, output j) is checked
+through one random projection instead of the whole Jacobian: the derivative along a random
+unit direction u of the input, projected on a random unit vector v of the output (two
+function calls per input), against v^T J u from one vector-Jacobian product per output, so
+a large input costs a few calls instead of two per element.
+
 Complex values are checked as PyTorch's gradcheck does, as pairs of reals: a complex input
 contributes two rows per element (its real and imaginary parts are perturbed apart), a
 complex output two columns (the vector-Jacobian product seeded with 1 gives the real part's
@@ -146,12 +152,72 @@ def _analytical_jacobians(fn, inputs):
         [_n_coordinates(o) for o in outs]
 
 
+def _unit(rng, n):
+    v = rng.standard_normal(n)
+    return v / max(np.linalg.norm(v), 1e-300)
+
+
+def _complex_from_coordinates(coords, shape):
+    return (coords[0::2] + 1j * coords[1::2]).reshape(shape)
+
+
+def _fast_check(func, inputs, eps, atol, rtol):
+    """[(input i, output j, numerical, analytical)] of the projections v_j^T J_ij u_i."""
+    import tensorlib
+    rng = np.random.default_rng(0)
+    outs = _flat_outputs(func, inputs)
+    vs = [_unit(rng, _n_coordinates(o)) for o in outs]
+    diff = [x for x in inputs if _differentiable(x)]
+    us = {id(x): _unit(rng, _n_coordinates(x)) for x in diff}
+    analytical = {}
+    for j, (o, v) in enumerate(zip(outs, vs)):
+        if not o.requires_grad:
+            continue
+        seed = _complex_from_coordinates(v, o.shape) if o._dtype.is_complex else \
+            v.reshape(o.shape)
+        grads = tensorlib.autograd.grad(
+            o, diff, tensorlib.tensor(seed, dtype=o.dtype, device=o.device),
+            retain_graph=True, allow_unused=True)
+        for x, g in zip(diff, grads):
+            if g is not None:
+                analytical[id(x), j] = float(_values(g) @ us[id(x)])
+    results = []
+    for i, x in enumerate(inputs):
+        if not _differentiable(x):
+            continue
+        base = x.detach().cpu().numpy().copy()
+        u = us[id(x)]
+        step = _complex_from_coordinates(u, base.shape) if x._dtype.is_complex else \
+            u.reshape(base.shape)
+        sides = []
+        try:
+            for delta in (eps, -eps):
+                _write(x, base + delta * step)
+                sides.append([_values(o) for o in _flat_outputs(func, inputs)])
+        finally:
+            _write(x, base)
+        for j, v in enumerate(vs):
+            numerical = float((sides[0][j] - sides[1][j]) @ v) / (2 * eps)
+            results.append((i, j, numerical, analytical.get((id(x), j), 0.0)))
+    return results
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              **_unused):
+              fast_mode=False, **_unused):
     """True when autograd's Jacobian of func at inputs matches finite differences; otherwise
     raises GradcheckError (or returns False with raise_exception=False)."""
     inputs = _tuple(inputs)
     _check_inputs(inputs)
+    if fast_mode:
+        for i, j, numerical, analytical in _fast_check(func, inputs, eps, atol, rtol):
+            if abs(analytical - numerical) > atol + rtol * abs(numerical):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {j} with respect to input {i} (fast "
+                    f"mode: v^T J u along random unit vectors),\nnumerical:{numerical}\n"
+                    f"analytical:{analytical}\n")
+        return True
     try:
         numerical = _numerical_jacobians(func, inputs, eps)
         analytical, sizes = _analytical_jacobians(func, inputs)
@@ -181,7 +247,7 @@ def _random_like(rng, o):
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  raise_exception=True, **_unused):
+                  raise_exception=True, fast_mode=False, **_unused):
     """gradcheck of the backward pass itself (second derivatives via create_graph): the
     function checked is (inputs, grad_outputs) -> vector-Jacobian products."""
     import tensorlib
@@ -205,4 +271,4 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                                         allow_unused=True)
         return tuple(g for g in grads if g is not None)
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, fast_mode=fast_mode)

@@ -150,3 +150,38 @@ def test_gradient_on_another_device_reported(device):
             return (g * 2).cpu()
     with pytest.raises(RuntimeError, match="device"):
         gradcheck(ToCPU.apply, (_x(device=device),))
+
+
+# ---- fast_mode: one random projection v^T J u per (input, output) pair -----------------------
+def test_fast_mode_passes_on_correct_functions(device):
+    a, b = _x((2, 3), device=device), _x((3, 4), 1, device=device)
+    assert gradcheck(lambda a, b: (a @ b).tanh(), (a, b), fast_mode=True)
+    assert gradcheck(lambda x: (x.sin() * x.exp()).sum(), (_x(device=device),), fast_mode=True)
+    assert gradgradcheck(lambda a, b: a @ b, (a, b), fast_mode=True)
+
+
+def test_fast_mode_fails_on_wrong_functions():
+    with pytest.raises(GradcheckError, match="output 1 with respect to input 1 \\(fast mode"):
+        gradcheck(lambda a, b: (a * 2, WrongGrad.apply(b)), (_x(), _x(seed=1)), fast_mode=True)
+    assert gradcheck(WrongGrad.apply, (_x((4, 5)),), fast_mode=True,
+                     raise_exception=False) is False
+    with pytest.raises(GradcheckError):
+        gradgradcheck(RightFirstWrongSecond.apply, (_x(),), fast_mode=True)
+
+
+def test_fast_mode_on_complex_inputs_and_outputs():
+    z = tl.tensor(np.random.default_rng(2).standard_normal((3, 2))
+                  + 1j * np.random.default_rng(3).standard_normal((3, 2)), requires_grad=True)
+    assert gradcheck(lambda z: (z * z.conj().exp()).sum(-1), (z,), fast_mode=True)
+    assert gradcheck(lambda z: z.abs(), (z,), fast_mode=True)
+
+
+def test_fast_mode_restores_inputs_and_agrees_with_torch():
+    torch = pytest.importorskip("torch")
+    x = _x((5, 6), 4).t()
+    before = npy(x).copy()
+    assert gradcheck(lambda x: tl.softmax(x, -1) * x, (x,), fast_mode=True)
+    np.testing.assert_array_equal(npy(x), before)
+    assert x.stride() == (1, 6)
+    tx = torch.tensor(before, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: torch.softmax(x, -1) * x, (tx,), fast_mode=True)
