@@ -107,6 +107,21 @@ def _zeros_like(meta):
     return tensorlib.zeros(meta.shape, dtype=meta.dtype, device=meta.device)
 
 
+def _alias_returned_inputs(outputs, args, dirty):
+    """An input that forward returns unchanged (not marked dirty) comes back as a new view of
+    itself, as in PyTorch: the Function's node is attached to that view, while the input
+    keeps its own history (so `out is input` is False, and gradients reach the input
+    through the Function's backward)."""
+    single = not isinstance(outputs, tuple)
+    outs = (outputs,) if single else outputs
+    if not any(isinstance(o, TensorImpl) and id(o) not in dirty and any(o is a for a in args)
+               for o in outs):
+        return outputs
+    aliased = tuple(o.view_as(o) if isinstance(o, TensorImpl) and id(o) not in dirty
+                    and any(o is a for a in args) else o for o in outs)
+    return aliased[0] if single else aliased
+
+
 class Function:
     """Subclass with @staticmethod forward(ctx, *args) and backward(ctx, *grads), then call
     `MyFunction.apply(*args)`."""
@@ -132,6 +147,7 @@ class Function:
         prev = _state.set_grad_enabled(False)
         try:
             outputs = cls.forward(ctx, *args, **kwargs)
+            outputs = _alias_returned_inputs(outputs, args, ctx._dirty)
         finally:
             _state.set_grad_enabled(prev)
         if not recording:
@@ -148,8 +164,6 @@ class Function:
                 continue
             if id(o) in ctx._non_differentiable or o._dtype.category < 2:
                 continue
-            if any(o is a for a in args) and id(o) not in ctx._dirty:
-                continue              # an input returned unchanged keeps its own history
             o._requires_grad = True
             o._grad_fn = ctx
             o._output_nr = i

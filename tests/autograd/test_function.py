@@ -256,7 +256,10 @@ def test_create_graph_through_function(device):
     assert autograd.gradgradcheck(Cube.apply, (leaf([0.3, -1.2], device=device),))
 
 
-def test_input_returned_unchanged_keeps_its_history(device):
+def test_an_input_returned_unchanged_comes_back_as_a_view_with_the_functions_node(device):
+    """As in PyTorch: the returned input is a new view of it carrying the Function's node, so
+    gradients go through the Function's backward (here x 3) and the input's own history
+    stays as it was."""
     class Ident(autograd.Function):
         @staticmethod
         def forward(ctx, x, y):
@@ -264,13 +267,48 @@ def test_input_returned_unchanged_keeps_its_history(device):
 
         @staticmethod
         def backward(ctx, gx, gy):
-            return gx, gy * 2
+            return gx * 3, gy * 2
 
     x, y = leaf([1.0], device=device), leaf([1.0], device=device)
     a, b = Ident.apply(x, y)
-    assert a is x and a.is_leaf
-    b.sum().backward()
+    assert a is not x and x.is_leaf and a.grad_fn is b.grad_fn
+    assert a._base is x
+    a.data[0] = 5.0                     # shares x's memory
+    close(x.detach(), [5.0])
+    x.data[0] = 1.0
+    (a + b).sum().backward()
+    close(x.grad, [3.0])
     close(y.grad, [2.0])
+    with tl.no_grad():
+        a, _ = Ident.apply(x, y)
+    assert a is not x and not a.requires_grad
+
+
+def test_an_unrecorded_scratch_input_written_through_data_links_the_value(device):
+    """A Function that writes its second input into a slice of a scratch tensor (which needs
+    no gradient) through `.data` and returns the scratch: the returned tensor requires grad
+    and the value gets its slice of the gradient (the pattern of a Runge-Kutta stage
+    buffer)."""
+    class WriteColumn(autograd.Function):
+        @staticmethod
+        def forward(ctx, scratch, value, column):
+            ctx.column = column
+            scratch.data[:, column] = value
+            return scratch
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g[:, ctx.column], None
+
+    a, b = leaf([1.0, 2.0], device=device), leaf([3.0, 4.0], device=device)
+    k = tl.empty(2, 2, device=device)
+    k = WriteColumn.apply(k, a, 0)
+    k = WriteColumn.apply(k, b * 2, 1)
+    assert k.requires_grad and type(k.grad_fn).__name__ != "NoneType"
+    assert "grad_fn=<WriteColumnBackward>" in repr(k)
+    (k @ tl.tensor([1.0, 10.0], device=device)).sum().backward()
+    close(a.grad, [1.0, 1.0])
+    close(b.grad, [20.0, 20.0])
 
 
 def test_function_ctx_is_node():
