@@ -137,6 +137,24 @@ PROGRAMS = [
     Program("torchdiffeq ode_demo adjoint", "rtqichen/torchdiffeq", "",
             ["examples/ode_demo.py", "--niters", "20", "--test_freq", "10", "--adjoint"],
             "adjoint method: autograd.grad with tuples of parameters", pythonpath=["."]),
+    Program("torchdiffeq bouncing_ball", "rtqichen/torchdiffeq", "",
+            ["examples/bouncing_ball.py", "3"],
+            "odeint_event: event times by bisection, a custom Function rerouting gradients "
+            "(an input returned as its output), its own finite-difference gradient check",
+            pythonpath=["."], packages=["matplotlib"]),
+    Program("torchdiffeq cnf", "rtqichen/torchdiffeq", "",
+            ["examples/cnf.py", "--niters", "20"],
+            "continuous normalizing flow: autograd.grad of a trace inside the ODE function, "
+            "hypernetwork weights, Adam", pythonpath=["."],
+            packages=["matplotlib", "sklearn"]),
+    Program("torchdiffeq latent_ode", "rtqichen/torchdiffeq", "",
+            ["examples/latent_ode.py", "--niters", "20"],
+            "latent ODE: RNN encoder, reparameterised sampling, ELBO with normal log-density "
+            "and KL", pythonpath=["."], packages=["matplotlib"]),
+    Program("torchdiffeq learn_physics", "rtqichen/torchdiffeq", "",
+            ["examples/learn_physics.py", "--num_iterations", "20"],
+            "learned event function and state update through odeint_event, Adam",
+            pythonpath=["."], packages=["matplotlib"]),
     Program("vit-pytorch tests", "lucidrains/vit-pytorch", "",
             ["-m", "pytest", "-x", "-q", "tests/test_vit.py"],
             "einops Rearrange layers, ViT forward; imports torchvision (its dispatcher "
