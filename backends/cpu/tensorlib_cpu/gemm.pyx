@@ -20,10 +20,11 @@ The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
   and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
   the products of each chunk a thread takes (the unprefixed `cblas_sgemm_batch_strided` it exports
   is not part of its scipy-openblas interface);
-- oneDNN's `dnnl_sgemm` for float32 ("onednn"; float64 on numpy's OpenBLAS): a product
-  worth splitting is one call on nt threads (oneDNN partitions it on our OpenMP team and
-  packs each operand once: 1.00x PyTorch at 1024^3 here), inside our regions one sequential
-  call per share;
+- oneDNN's `dnnl_sgemm` for float32 ("onednn"; float64 on numpy's OpenBLAS), split by
+  _split like the others: one sequential call per thread's share (inside our regions it
+  runs on the calling thread). Its own partition of a call made on nt threads lost to
+  PyTorch at two threads (784x128x512 0.47-0.69x where both were level on one thread; see
+  docs/performance.md), while every half of our row split took half the one-thread time;
 - "openblas+mkl": numpy's OpenBLAS, but MKL (sequential) for the float32 products that read
   B transposed, which OpenBLAS's AVX-512 kernels run 14-40% slower (see blas_choice);
 - scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
@@ -244,17 +245,15 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
             return
     elif skinny_gemm_double(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         return
-    cdef bint split = _worth_splitting(<double>m * n * k, m, n, nt)
     cdef int before
-    if real is float:
-        if _dnnl_sgemm != NULL and not openmp.omp_in_parallel():
-            before = openmp.omp_get_max_threads()
-            openmp.omp_set_num_threads(nt if split else 1)
-            _dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-            openmp.omp_set_num_threads(before)
-            return
-    if split:
+    if _worth_splitting(<double>m * n * k, m, n, nt):
         _split(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc, nt)
+    elif real is float and _dnnl_sgemm != NULL and not openmp.omp_in_parallel():
+        # outside a region dnnl_sgemm would open one on the OpenMP count: one thread here
+        before = openmp.omp_get_max_threads()
+        openmp.omp_set_num_threads(1)
+        _blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+        openmp.omp_set_num_threads(before)
     else:
         _blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
