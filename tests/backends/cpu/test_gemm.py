@@ -187,7 +187,7 @@ def _batch_operand(rng, batch, rows, cols, layout, dtype):
     return rng.standard_normal((batch, rows, cols)).astype(dtype)
 
 
-# 64 and 63 small products: whole ones in chunks of 4 to whichever thread is free (63: a
+# 64 and 63 small products: whole ones in chunks of 4-8 to whichever thread is free (63: a
 # short last chunk); 5 and 3 large ones: whole ones for the part that divides over the
 # threads, the rest each split by rows or (short and wide) by columns across 2 or 3
 # threads; 3 tiny ones: one thread
