@@ -20,10 +20,11 @@ The BLAS (see blas_choice: TENSORLIB_BLAS, else per CPU) is one of
   and back (numpy's matmul in user code keeps its threads). Its batched GEMM is a C loop over
   the products of each chunk a thread takes (the unprefixed `cblas_sgemm_batch_strided` it exports
   is not part of its scipy-openblas interface);
-- oneDNN's `dnnl_sgemm` for float32 ("onednn"; float64 on numpy's OpenBLAS): a product
-  worth splitting is one call on nt threads (oneDNN partitions it on our OpenMP team and
-  packs each operand once: 1.00x PyTorch at 1024^3 here), inside our regions one sequential
-  call per share;
+- oneDNN's `dnnl_sgemm` for float32 ("onednn"; float64 on numpy's OpenBLAS), split by
+  _split like the others: one sequential call per thread's share (inside our regions it
+  runs on the calling thread). Its own partition of a call made on nt threads lost to
+  PyTorch at two threads (784x128x512 0.47-0.69x where both were level on one thread; see
+  docs/performance.md), while every half of our row split took half the one-thread time;
 - "openblas+mkl": numpy's OpenBLAS, but MKL (sequential) for the float32 products that read
   B transposed, which OpenBLAS's AVX-512 kernels run 14-40% slower (see blas_choice);
 - scipy's, through scipy.linalg.cython_blas, pinned to one thread at import."""
@@ -51,9 +52,15 @@ cnp.import_array()
 cdef enum:
     PARALLEL_MIN_MACS = 1 << 19
 # Whole products of a batch are handed to the threads in chunks of at least this many
-# multiply-adds (one product when it is larger), so tiny products cost one claim per chunk.
+# multiply-adds (one product when it is larger), so tiny products cost one claim per chunk,
+# and of at least 1/BATCH_CHUNKS_PER_THREAD of a thread's even share of the products: each
+# thread then runs consecutive products (adjacent memory) while a thread whose core is taken
+# still leaves all but a few chunks to the others. 64x128^3 on 2 threads, alternating runs
+# (wall time, best of 40 rounds, machine loaded): 1062/899/850 us in chunks of 8 products
+# against 1086/936/916 one product at a time.
 cdef enum:
     BATCH_CHUNK_MACS = 1 << 17
+    BATCH_CHUNKS_PER_THREAD = 4
 # Shares of a split output are multiples of this many rows/columns, a multiple of OpenBLAS's
 # register blocking for float64 and of half of it for float32, whose 8-row edge costs no
 # more than its share: on one thread 384, 392 and 400 rows of 784x128x512 took 549-558,
@@ -244,17 +251,15 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
             return
     elif skinny_gemm_double(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         return
-    cdef bint split = _worth_splitting(<double>m * n * k, m, n, nt)
     cdef int before
-    if real is float:
-        if _dnnl_sgemm != NULL and not openmp.omp_in_parallel():
-            before = openmp.omp_get_max_threads()
-            openmp.omp_set_num_threads(nt if split else 1)
-            _dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-            openmp.omp_set_num_threads(before)
-            return
-    if split:
+    if _worth_splitting(<double>m * n * k, m, n, nt):
         _split(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc, nt)
+    elif real is float and _dnnl_sgemm != NULL and not openmp.omp_in_parallel():
+        # outside a region dnnl_sgemm would open one on the OpenMP count: one thread here
+        before = openmp.omp_get_max_threads()
+        openmp.omp_set_num_threads(1)
+        _blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+        openmp.omp_set_num_threads(before)
     else:
         _blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
@@ -262,12 +267,13 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
 cdef void _batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
                  Py_ssize_t sa, int lda, const real* b, Py_ssize_t sb, int ldb, real* c,
                  Py_ssize_t sc, int ldc, int nt) noexcept nogil:
-    """Whole products, handed out in chunks of at least BATCH_CHUNK_MACS multiply-adds to
-    whichever thread is free (one batched call per chunk on MKL): a thread whose core is
-    taken by another process leaves its products to the others instead of holding up the
-    region, and no operand is packed twice."""
+    """Whole products, handed out in chunks (see BATCH_CHUNK_MACS) to whichever thread is
+    free (one batched call per chunk on MKL): a thread whose core is taken by another
+    process leaves its products to the others instead of holding up the region, and no
+    operand is packed twice."""
     cdef double macs = <double>m * n * k
-    cdef Py_ssize_t chunk = max(1, <Py_ssize_t>(BATCH_CHUNK_MACS / macs))
+    cdef Py_ssize_t chunk = max(1, <Py_ssize_t>(BATCH_CHUNK_MACS / macs),
+                                batch // (BATCH_CHUNKS_PER_THREAD * nt))
     cdef Py_ssize_t chunks = (batch + chunk - 1) // chunk, u, lo
     for u in prange(chunks, schedule="dynamic", chunksize=1, num_threads=nt, nogil=True):
         lo = u * chunk

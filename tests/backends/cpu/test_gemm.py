@@ -68,6 +68,30 @@ def test_matches_numpy_on_every_layout(threads, dtype, m, k, n):
         np.testing.assert_allclose(c, 0.5 + ref, rtol=tol, atol=tol)
 
 
+
+# Products large enough to be split over the threads, one share each: the MLP's shapes (rows
+# 392/392 on 2 threads, 264/264/256 on 3), an odd row count (the last share short), a short
+# wide one (split by columns) and one just over the splitting threshold on 2 threads
+SPLIT_SHAPES = [(784, 128, 512), (128, 784, 512), (512, 128, 784), (257, 96, 130),
+                (48, 256, 1024), (64, 128, 128)]
+
+
+@pytest.mark.parametrize("m,k,n", SPLIT_SHAPES)
+def test_split_products_write_every_share(threads, m, k, n):
+    """Each thread's share of a split float32 product (a sequential call per share on every
+    library, oneDNN's included) lands in its own rows or columns: no share left unwritten
+    (the output starts as NaN), none computed twice with beta applied twice."""
+    rng = np.random.default_rng(m + k + n)
+    for ta, tb in itertools.product([False, True], repeat=2):
+        a, b = _operand(rng, m, k, ta, np.float32), _operand(rng, k, n, tb, np.float32)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        c = np.full((m, n), np.nan, np.float32)
+        assert gemm(a, b, c, 0.5, 0.0)
+        np.testing.assert_allclose(c, 0.5 * ref, rtol=1e-4, atol=1e-3)
+        c = np.full((m, n), 2, np.float32)
+        assert gemm(a, b, c, 1.0, 3.0)
+        np.testing.assert_allclose(c, ref + 6, rtol=1e-4, atol=1e-3)
+
 def test_refuses_other_dtypes_and_unreadable_layouts():
     c = np.zeros((3, 2), np.float32)
     assert gemm(np.ones((3, 4), np.int32), np.ones((4, 2), np.int32),
@@ -163,7 +187,7 @@ def _batch_operand(rng, batch, rows, cols, layout, dtype):
     return rng.standard_normal((batch, rows, cols)).astype(dtype)
 
 
-# 64 and 63 small products: whole ones in chunks of 4 to whichever thread is free (63: a
+# 64 and 63 small products: whole ones in chunks of 4-8 to whichever thread is free (63: a
 # short last chunk); 5 and 3 large ones: whole ones for the part that divides over the
 # threads, the rest each split by rows or (short and wide) by columns across 2 or 3
 # threads; 3 tiny ones: one thread
