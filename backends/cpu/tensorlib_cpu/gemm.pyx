@@ -42,6 +42,7 @@ from libc.stdint cimport int64_t, uint16_t, uintptr_t
 from libc.string cimport memcpy
 
 from tensorlib_cpu import blas_choice, fastreduce, onednn
+from tensorlib_cpu.small_gemm cimport small_dgemm
 
 cnp.import_array()
 
@@ -152,6 +153,9 @@ cdef inline void _blas(char ta, char tb, int m, int n, int k, real alpha, const 
             sgemm(&tb, &ta, &n, &m, &k, &alpha, <float*>b, &ldb, <float*>a, &lda, &beta, c,
                   &ldc)
     else:
+        # float64 products up to small_gemm.MAX_MACS: our AVX-512 kernel (small_gemm.h)
+        if small_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+            return
         if _mkl_dgemm != NULL:
             _mkl_dgemm(CBLAS_ROW_MAJOR, _cblas_trans(ta), _cblas_trans(tb), m64, n64, k64,
                        alpha, a, lda64, b, ldb64, beta, c, ldc64)

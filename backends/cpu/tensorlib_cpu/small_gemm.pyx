@@ -1,0 +1,48 @@
+# cython: boundscheck=False, wraparound=False
+"""Small float64 products on our own AVX-512 kernel (small_gemm.h says why and how);
+gemm.pyx's float64 BLAS calls come here first."""
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef extern from "small_gemm.h":
+    void sg_detect()
+    int sg_has_avx512
+    int SG_MAX_MACS
+    int sg_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double* a,
+                 int lda, const double* b, int ldb, double beta, double* c, int ldc) nogil
+
+
+sg_detect()
+# Whether this CPU runs the kernel (chosen at import); without AVX-512 every product is BLAS's.
+AVX512 = bool(sg_has_avx512)
+# The largest product (multiply-adds) the kernel takes.
+MAX_MACS = SG_MAX_MACS
+
+
+cdef int small_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double* a,
+                     int lda, const double* b, int ldb, double beta, double* c,
+                     int ldc) noexcept nogil:
+    """Row-major c = alpha op(a) op(b) + beta c (gemm.pyx's layouts); 1 when computed, 0
+    (nothing written) when the caller's BLAS should run it."""
+    return sg_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+
+def dgemm_strided(str ta, str tb, int m, int n, int k, double alpha,
+                  cnp.ndarray[double, ndim=1, mode="c"] a, int lda,
+                  cnp.ndarray[double, ndim=1, mode="c"] b, int ldb, double beta,
+                  cnp.ndarray[double, ndim=1, mode="c"] c, int ldc):
+    """The kernel on flat buffers with BLAS's arguments (row-major, see small_gemm.h), for
+    tests; True when it ran. Checks that every element addressed lies inside its buffer."""
+    if ta not in ("N", "T") or tb not in ("N", "T"):
+        raise ValueError(f"trans must be 'N' or 'T', got {ta!r}, {tb!r}")
+    rows_a, cols_a = (m, k) if ta == "N" else (k, m)
+    rows_b, cols_b = (k, n) if tb == "N" else (n, k)
+    for name, buf, rows, cols, ld in (("a", a, rows_a, cols_a, lda), ("b", b, rows_b, cols_b, ldb),
+                                      ("c", c, m, n, ldc)):
+        if ld < max(cols, 1) or (rows > 0 and (rows - 1) * ld + cols > buf.shape[0]):
+            raise ValueError(f"{name}: {rows}x{cols} with leading dimension {ld} does not fit "
+                             f"a buffer of {buf.shape[0]}")
+    return bool(sg_dgemm(ord(ta), ord(tb), m, n, k, alpha, &a[0], lda, &b[0], ldb, beta,
+                         &c[0], ldc))

@@ -1,0 +1,88 @@
+"""The float64 small-GEMM kernel (small_gemm.pyx) against numpy: every transpose, alpha and
+beta as BLAS, odd sizes, leading dimensions larger than the rows, and the gemm entry point
+that sends small float64 products to it."""
+import numpy as np
+import pytest
+
+from tensorlib_cpu import gemm, small_gemm
+
+pytestmark = pytest.mark.skipif(not small_gemm.AVX512, reason="the kernel needs AVX-512")
+
+SIZES = [1, 2, 7, 8, 9, 17, 24, 25, 33, 51, 67]
+
+
+def _case(rng, ta, tb, m, n, k, pad):
+    """Flat buffers holding op(A) (m, k), op(B) (k, n), C (m, n) with padded leading dims."""
+    rows_a, cols_a = (m, k) if ta == "N" else (k, m)
+    rows_b, cols_b = (k, n) if tb == "N" else (n, k)
+    lda, ldb, ldc = cols_a + pad, cols_b + pad, n + pad
+    a = rng.standard_normal(rows_a * lda)
+    b = rng.standard_normal(rows_b * ldb)
+    c = rng.standard_normal(m * ldc)
+    A = a.reshape(rows_a, lda)[:, :cols_a]
+    B = b.reshape(rows_b, ldb)[:, :cols_b]
+    return a, b, c, lda, ldb, ldc, (A if ta == "N" else A.T), (B if tb == "N" else B.T)
+
+
+@pytest.mark.parametrize("ta", ["N", "T"])
+@pytest.mark.parametrize("tb", ["N", "T"])
+@pytest.mark.parametrize("beta", [0.0, 1.0, -0.5])
+def test_matches_numpy_on_odd_sizes(ta, tb, beta):
+    rng = np.random.default_rng(0)
+    for m, n, k in [(m, n, k) for m in SIZES[::2] for n in SIZES[1::2] for k in SIZES[::3]]:
+        pad = (m + n + k) % 3 * 5
+        a, b, c, lda, ldb, ldc, opa, opb = _case(rng, ta, tb, m, n, k, pad)
+        c0 = c.reshape(m, ldc)[:, :n].copy()
+        before_pad = c.reshape(m, ldc)[:, n:].copy()
+        assert small_gemm.dgemm_strided(ta, tb, m, n, k, 0.75, a, lda, b, ldb, beta, c, ldc)
+        want = 0.75 * (opa @ opb) + (beta * c0 if beta else 0)
+        got = c.reshape(m, ldc)
+        np.testing.assert_allclose(got[:, :n], want, rtol=1e-12, atol=1e-12 * np.abs(want).max(),
+                                   err_msg=f"{ta}{tb} m={m} n={n} k={k}")
+        np.testing.assert_array_equal(got[:, n:], before_pad)     # the padding is not written
+
+
+def test_beta_zero_ignores_nan_in_c():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(9 * 5), rng.standard_normal(5 * 11)
+    c = np.full(9 * 11, np.nan)
+    assert small_gemm.dgemm_strided("N", "N", 9, 11, 5, 1.0, a, 5, b, 11, 0.0, c, 11)
+    np.testing.assert_allclose(c.reshape(9, 11), a.reshape(9, 5) @ b.reshape(5, 11), rtol=1e-12)
+
+
+def test_long_k_runs_in_blocks():
+    # k past the kernel's k-block (256): later blocks add onto the first block's result
+    rng = np.random.default_rng(2)
+    for ta, tb in [("N", "N"), ("N", "T"), ("T", "N")]:
+        m, n, k = 13, 29, 600
+        a, b, c, lda, ldb, ldc, opa, opb = _case(rng, ta, tb, m, n, k, 3)
+        c0 = c.reshape(m, ldc)[:, :n].copy()
+        assert small_gemm.dgemm_strided(ta, tb, m, n, k, 2.0, a, lda, b, ldb, 1.0, c, ldc)
+        np.testing.assert_allclose(c.reshape(m, ldc)[:, :n], 2.0 * (opa @ opb) + c0,
+                                   rtol=1e-12, atol=1e-12 * k)
+
+
+def test_large_products_are_left_to_blas():
+    side = 1 + int(round(small_gemm.MAX_MACS ** (1 / 3)))
+    a, b, c = np.ones(side * side), np.ones(side * side), np.zeros(side * side)
+    assert not small_gemm.dgemm_strided("N", "N", side, side, side, 1.0, a, side, b, side, 0.0,
+                                        c, side)
+    assert not c.any()
+
+
+def test_buffer_too_small_is_refused():
+    with pytest.raises(ValueError):
+        small_gemm.dgemm_strided("N", "N", 4, 4, 4, 1.0, np.ones(15), 4, np.ones(16), 4, 0.0,
+                                 np.ones(16), 4)
+
+
+@pytest.mark.parametrize("shape", [(97, 51, 204), (204, 97, 51), (97, 204, 51), (3, 67, 5)])
+def test_gemm_entry_point_float64(shape):
+    # the LSTM's shapes through gemm.gemm (transposed views included), against numpy
+    m, k, n = shape
+    rng = np.random.default_rng(3)
+    for a in (rng.standard_normal((m, k)), rng.standard_normal((k, m)).T):
+        for b in (rng.standard_normal((k, n)), rng.standard_normal((n, k)).T):
+            c = np.empty((m, n))
+            assert gemm.gemm(a, b, c)
+            np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12 * np.abs(a @ b).max())
