@@ -38,3 +38,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
 
 from tensorlib.ops import _out  # noqa: E402 - out= on the functions that take it in PyTorch
 _out.install(globals(), _out.LINALG_RULE, "linalg.")
+
+# torch.linalg.LinAlgError is torch._C._LinAlgError: code catches it by either name
+from tensorlib import _C  # noqa: E402
+_C._LinAlgError = LinAlgError
