@@ -122,9 +122,7 @@ def tensor_repr(t, prefix="tensor("):
     if not default_for_kind:
         suffixes.append(f"dtype={t._dtype!r}")
     if getattr(t, "grad_fn", None) is not None:
-        node = t.grad_fn
-        name = node.name() if callable(getattr(node, "name", None)) else type(node).__name__
-        suffixes.append(f"grad_fn=<{name}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
     return prefix + body + "".join(", " + s for s in suffixes) + ")"

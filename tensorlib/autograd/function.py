@@ -107,19 +107,23 @@ def _zeros_like(meta):
     return tensorlib.zeros(meta.shape, dtype=meta.dtype, device=meta.device)
 
 
-def _alias_returned_inputs(outputs, args, dirty):
+def _alias_returned_inputs(outputs, args, ctx):
     """An input that forward returns unchanged (not marked dirty) comes back as a new view of
     itself, as in PyTorch: the Function's node is attached to that view, while the input
     keeps its own history (so `out is input` is False, and gradients reach the input
-    through the Function's backward)."""
+    through the Function's backward). A mark_non_differentiable on the input holds for its
+    view."""
     single = not isinstance(outputs, tuple)
-    outs = (outputs,) if single else outputs
-    if not any(isinstance(o, TensorImpl) and id(o) not in dirty and any(o is a for a in args)
-               for o in outs):
-        return outputs
-    aliased = tuple(o.view_as(o) if isinstance(o, TensorImpl) and id(o) not in dirty
-                    and any(o is a for a in args) else o for o in outs)
-    return aliased[0] if single else aliased
+    aliased = []
+    for o in (outputs,) if single else outputs:
+        if (isinstance(o, TensorImpl) and id(o) not in ctx._dirty
+                and any(o is a for a in args)):
+            view = o.view_as(o)
+            if id(o) in ctx._non_differentiable:
+                ctx._non_differentiable.add(id(view))
+            o = view
+        aliased.append(o)
+    return aliased[0] if single else tuple(aliased)
 
 
 class Function:
@@ -147,7 +151,7 @@ class Function:
         prev = _state.set_grad_enabled(False)
         try:
             outputs = cls.forward(ctx, *args, **kwargs)
-            outputs = _alias_returned_inputs(outputs, args, ctx._dirty)
+            outputs = _alias_returned_inputs(outputs, args, ctx)
         finally:
             _state.set_grad_enabled(prev)
         if not recording:

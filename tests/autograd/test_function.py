@@ -412,3 +412,21 @@ def test_gradient_on_another_device_raises(device, request):
     x = leaf([1.0, 2.0], device=device)
     with pytest.raises(RuntimeError, match="device"):
         F.apply(x, 2.0).sum().backward()
+
+
+def test_a_returned_input_marked_non_differentiable_stays_without_grad(device):
+    class PassThrough(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.mark_non_differentiable(x)
+            return x, y * 2
+
+        @staticmethod
+        def backward(ctx, gx, gy):
+            return None, gy * 2
+
+    x, y = leaf([1.0], device=device), leaf([1.0], device=device)
+    a, b = PassThrough.apply(x, y)
+    assert a is not x and not a.requires_grad and a.grad_fn is None
+    b.sum().backward()
+    close(y.grad, [2.0])
