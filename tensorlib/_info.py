@@ -42,20 +42,19 @@ def _speedups():
     except ImportError:
         return []
     hints = []
-    # blas_choice.requested() picks MKL for these CPUs once the wheel is there; on Intel
-    # oneDNN's sgemm (a default dependency) is as fast, so MKL is only hinted without it
+    # blas_choice.requested() picks MKL for these CPUs once the wheel is there; oneDNN's
+    # sgemm (a default dependency) is as fast on Intel and faster on Zen 4, so MKL is only
+    # hinted without it
     intel = blas_choice.cpu_vendor() == "GenuineIntel"
-    wants_mkl = (intel and onednn.find() is None) or (
-        not intel and blas_choice.openblas_core() in blas_choice._AVX512_CORES
-        and not blas_choice.full_width_avx512())
+    wants_mkl = onednn.find() is None and (intel or blas_choice.split_width_avx512())
     if wants_mkl and blas_choice.find_mkl() is None and not os.environ.get(blas_choice.ENV):
         hints.append("matmul, linear and conv GEMMs: install mkl (pip install "
                      "\"tensorlib[mkl]\") for MKL (on Intel Xeons 0.9-1.1x PyTorch, against "
                      "0.6-0.94x on OpenBLAS)")
     if onednn.find() is None:
-        hints.append("conv2d forward and backward and, on Intel, float32 GEMMs: install "
-                     "onednn-cpu-gomp (a default dependency on x86-64 Linux; pip install "
-                     "onednn-cpu-gomp) for oneDNN (else im2col + OpenBLAS)")
+        hints.append("conv2d forward and backward and, on Intel and AMD Zen 4, float32 GEMMs: "
+                     "install onednn-cpu-gomp (a default dependency on x86-64 Linux; "
+                     "pip install onednn-cpu-gomp) for oneDNN (else im2col + OpenBLAS)")
     return hints
 
 

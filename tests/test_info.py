@@ -70,7 +70,8 @@ def test_info_says_what_would_make_the_cpu_faster(monkeypatch, capsys):
     hints = _info._speedups()
     assert len(hints) == 2
     assert 'install mkl (pip install "tensorlib[mkl]")' in hints[0]
-    assert hints[1].startswith("conv2d forward and backward and, on Intel, float32 GEMMs")
+    assert hints[1].startswith("conv2d forward and backward and, on Intel and AMD Zen 4, "
+                               "float32 GEMMs")
     assert "install onednn-cpu-gomp (a default dependency" in hints[1]
     assert main(["info"]) == 0
     out = capsys.readouterr().out
@@ -89,3 +90,16 @@ def test_info_has_no_hint_for_what_is_installed_or_unused(monkeypatch):
     assert _info._speedups() == []
     monkeypatch.setattr(_info.platform, "machine", lambda: "aarch64")
     assert _info._speedups() == []
+
+
+def test_info_suggests_mkl_on_zen4_only_without_onednn(monkeypatch):
+    """On Zen 4 (OpenBLAS's AVX-512 kernels on split units) oneDNN's sgemm is the default;
+    MKL is worth suggesting only where oneDNN is absent."""
+    from tensorlib_cpu import blas_choice
+    _info = _fake_cpu(monkeypatch, mkl=None, onednn_path="/x/libdnnl.so.3",
+                      vendor="AuthenticAMD")
+    monkeypatch.setattr(blas_choice, "split_width_avx512", lambda: True)
+    assert _info._speedups() == []
+    _info = _fake_cpu(monkeypatch, mkl=None, onednn_path=None, vendor="AuthenticAMD")
+    hints = _info._speedups()
+    assert len(hints) == 2 and "install mkl" in hints[0]

@@ -5,14 +5,13 @@ The candidates: MKL from the `mkl` wheel (`libmkl_rt`), oneDNN's `dnnl_sgemm` fo
 OpenBLAS), numpy's own OpenBLAS, OpenBLAS with MKL for its slow float32 form
 ("openblas+mkl", below), and scipy's (`scipy.linalg.cython_blas`, the fallback).
 `TENSORLIB_BLAS=mkl|onednn|openblas|openblas+mkl|scipy` chooses; otherwise MKL on Intel CPUs
-when the wheel is installed, else oneDNN there when it is installed (and not switched off by
-TENSORLIB_ONEDNN=0), "openblas+mkl" on other CPUs where OpenBLAS runs its AVX-512 kernels on
-split 512-bit units (Zen 4) and MKL is installed, plain OpenBLAS elsewhere.
+when the wheel is installed; else oneDNN when it is installed (and not switched off by
+TENSORLIB_ONEDNN=0) on Intel CPUs and on AMD ones that run AVX-512 on split 512-bit units
+(Zen 4); "openblas+mkl" on Zen 4 with MKL but no oneDNN; plain OpenBLAS elsewhere.
 
 - On an Intel Xeon (Emerald Rapids, 2 cores) oneDNN's sgemm ran the benchmark's float32
   products at 0.88-1.08x PyTorch (256^3 1.01, 1024^3 1.00, 128x784x512 with B transposed
-  0.96, 64x128^3 batched 0.94) where OpenBLAS ran them at 0.60-0.95x; it is not measured on
-  AMD yet, so AMD keeps the choices below.
+  0.96, 64x128^3 batched 0.94) where OpenBLAS ran them at 0.60-0.95x.
 - On Intel Xeons MKL reached 0.9-1.1x PyTorch where OpenBLAS reached 0.6-0.94x.
 - On the AMD EPYC Zen 3 (AVX2: OpenBLAS's Haswell kernels) MKL and OpenBLAS ran the issue-16
   shapes at the same speed on one thread (85-93 GFLOP/s each), so OpenBLAS, which every
@@ -22,7 +21,13 @@ split 512-bit units (Zen 4) and MKL is installed, plain OpenBLAS elsewhere.
   14-40% slower than with B as it is (128x512x256: 252 against 181 us; 128x784x512: 723
   against 558), where MKL took the same time for every form (179 and 560 us) and OpenBLAS
   was as fast or faster than MKL in the others and in float64 (1080 against 1420 us). Hence
-  "openblas+mkl": those products on MKL, all else on OpenBLAS.
+  "openblas+mkl": those products on MKL, all else on OpenBLAS, where oneDNN is absent.
+  oneDNN's sgemm beat both there (AMD EPYC family 25 model 17, 2 threads, 2026-12-06,
+  `python -m tensorlib._bench.ab --variant TENSORLIB_BLAS=onednn`, best of 4-5 rounds):
+  128x784x512 with B transposed 474 us against OpenBLAS's 544, openblas+mkl's 555 and
+  PyTorch's 631; 128x512x256 157 against 182 / 178; 1024^3 9.9 ms against 10.7 / 10.7;
+  64x128^3 batched 1.22 ms against 1.50 / 1.58; the MLP training step 1.87 ms against 2.23 /
+  2.17 (PyTorch 2.29-2.81). So oneDNN is the default there.
 - On the AMD EPYC Zen 5 (full-width AVX-512) OpenBLAS's SkylakeX kernels ran the same
   products at twice MKL's speed (2 threads: 128x784x512 296 us with B as it is and 377 us
   transposed, MKL 540-568 us either way; 128x512x256 95/134 against 180), so plain
@@ -37,7 +42,7 @@ import warnings
 
 __all__ = ["CHOICES", "ENV", "cpu_family", "cpu_flags", "cpu_vendor", "find_mkl",
            "full_width_avx512", "low_precision_dtypes", "numpy_openblas_paths", "openblas_core",
-           "requested"]
+           "requested", "split_width_avx512"]
 
 ENV = "TENSORLIB_BLAS"
 CHOICES = ("mkl", "onednn", "openblas", "openblas+mkl", "scipy")
@@ -178,10 +183,17 @@ def requested():
         else:
             return choice
     intel = cpu_vendor() == "GenuineIntel"
-    if find_mkl() is None:
-        return "onednn" if intel and _onednn_present() else "openblas"
-    if intel:
+    split_avx512 = not intel and split_width_avx512()
+    if intel and find_mkl() is not None:
         return "mkl"
-    if openblas_core() in _AVX512_CORES and not full_width_avx512():
+    if (intel or split_avx512) and _onednn_present():
+        return "onednn"
+    if split_avx512 and find_mkl() is not None:
         return "openblas+mkl"
     return "openblas"
+
+
+def split_width_avx512():
+    """Whether numpy's OpenBLAS runs its AVX-512 kernels on a CPU that splits each 512-bit
+    instruction in two (Zen 4), where those kernels are slow with B transposed."""
+    return openblas_core() in _AVX512_CORES and not full_width_avx512()

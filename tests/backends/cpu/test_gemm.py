@@ -255,20 +255,23 @@ def test_environment_variable_chooses_the_library(value):
     assert library == (value if present else "openblas")
 
 
-@pytest.mark.parametrize("vendor,family,core,has_mkl,expected", [
-    ("GenuineIntel", 6, "SapphireRapids", True, "mkl"),
-    ("GenuineIntel", 6, "SapphireRapids", False, "onednn"),
-    ("AuthenticAMD", 25, "SkylakeX", True, "openblas+mkl"),     # Zen 4: split AVX-512
-    ("AuthenticAMD", 26, "SkylakeX", True, "openblas"),         # Zen 5: full-width AVX-512
-    ("AuthenticAMD", 26, "Haswell", True, "openblas"),          # Zen 5, OPENBLAS_CORETYPE
-    ("AuthenticAMD", 25, "Haswell", True, "openblas"),          # Zen 3: AVX2 kernels
-    ("AuthenticAMD", 25, "SkylakeX", False, "openblas"),
-    ("AuthenticAMD", 26, "SkylakeX", False, "openblas")])
-def test_default_per_cpu(monkeypatch, vendor, family, core, has_mkl, expected):
-    """oneDNN present (as the default install brings it on x86-64 Linux): its sgemm on Intel
-    without MKL, OpenBLAS on AMD (not measured there yet)."""
+@pytest.mark.parametrize("vendor,family,core,has_mkl,has_onednn,expected", [
+    ("GenuineIntel", 6, "SapphireRapids", True, True, "mkl"),
+    ("GenuineIntel", 6, "SapphireRapids", False, True, "onednn"),
+    ("GenuineIntel", 6, "SapphireRapids", False, False, "openblas"),
+    ("AuthenticAMD", 25, "SkylakeX", True, True, "onednn"),     # Zen 4: split AVX-512
+    ("AuthenticAMD", 25, "SkylakeX", False, True, "onednn"),
+    ("AuthenticAMD", 25, "SkylakeX", True, False, "openblas+mkl"),
+    ("AuthenticAMD", 25, "SkylakeX", False, False, "openblas"),
+    ("AuthenticAMD", 26, "SkylakeX", True, True, "openblas"),   # Zen 5: full-width AVX-512
+    ("AuthenticAMD", 26, "Haswell", True, True, "openblas"),    # Zen 5, OPENBLAS_CORETYPE
+    ("AuthenticAMD", 25, "Haswell", True, True, "openblas"),    # Zen 3: AVX2 kernels
+    ("AuthenticAMD", 26, "SkylakeX", False, True, "openblas")])
+def test_default_per_cpu(monkeypatch, vendor, family, core, has_mkl, has_onednn, expected):
+    """MKL on Intel when installed, else oneDNN's sgemm (the default install brings it on
+    x86-64 Linux) on Intel and Zen 4, where it was measured fastest; OpenBLAS elsewhere."""
     monkeypatch.delenv(blas_choice.ENV, raising=False)
-    monkeypatch.setattr(blas_choice, "_onednn_present", lambda: True)
+    monkeypatch.setattr(blas_choice, "_onednn_present", lambda: has_onednn)
     monkeypatch.setattr(blas_choice, "cpu_vendor", lambda: vendor)
     monkeypatch.setattr(blas_choice, "cpu_family", lambda: family)
     monkeypatch.setattr(blas_choice, "cpu_flags",
