@@ -73,3 +73,28 @@ def test_log_softmax_keeps_precision_at_large_logits(n):
     x = (1e4 + np.random.default_rng(n).standard_normal((5, n))).astype(np.float32)
     got = tl.log_softmax(tl.tensor(x), 1).numpy().astype(np.float64)
     np.testing.assert_allclose(got, _oracle(x.astype(np.float64), True), atol=2e-6)
+
+
+@pytest.mark.parametrize("n", [32, 33, 47, 64, 1000])
+@pytest.mark.parametrize("log", [False, True])
+def test_float32_vector_rows_with_tails_and_special_values(n, log):
+    """Long float32 rows go 16 lanes at a time with the last vector masked: a row's tail
+    neither reaches its sums nor memory past the row; NaN and -inf behave as in float64."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((4, n)) * 30).astype(np.float32)
+    x[1, -1] = -np.inf
+    x[2, 0] = 80.0                      # a large logit: exp(x - max) stays finite
+    x[3, n // 2] = np.nan
+    buffer = np.full(4 * n + 16, 7.0, np.float32)
+    y = buffer[:4 * n].reshape(4, n)
+    assert fused.forward(x, y, log)
+    assert (buffer[4 * n:] == 7.0).all()
+    with np.errstate(invalid="ignore"):
+        expected = _oracle(x.astype(np.float64), log)
+    np.testing.assert_allclose(y[:3], expected[:3], rtol=2e-5, atol=2e-6)
+    assert np.isnan(y[3]).all()
+    g = rng.standard_normal((4, n)).astype(np.float32)
+    gi = np.empty_like(g)
+    assert fused.backward(g, y, gi, log)
+    want = _oracle_backward(g[:3].astype(np.float64), y[:3].astype(np.float64), log)
+    np.testing.assert_allclose(gi[:3], want, rtol=2e-5, atol=2e-5)
