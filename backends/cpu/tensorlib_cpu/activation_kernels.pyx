@@ -262,5 +262,8 @@ def exp(TensorImpl out, TensorImpl x):
     _exp_general(out, x)
 
 
+# whether float32 exp runs on vexp.h (an AVX-512 build), as the compiled kernels' tl_expf does
+VEXP = bool(TL_HAVE_VEXP)
+
 KERNELS = {"exp": exp, "sigmoid": sigmoid, "tanh": tanh, "sigmoid_backward": sigmoid_backward,
            "tanh_backward": tanh_backward}
