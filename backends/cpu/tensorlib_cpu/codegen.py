@@ -92,11 +92,12 @@ def _vector_math_decls():
 
 # float32 exp: vexp.h's algorithm (the eager kernel's: round(x log2 e), Cody-Waite reduction,
 # the same degree-7 Taylor polynomial in the same order) in C that gcc vectorises in `omp
-# simd` loops, instead of libmvec's expf (the compiled chain (x*2+1).relu().exp() on 4M
-# floats ran at 0.65x torch.compile on an AMD EPYC Zen 4 with it, one thread). 2^n is
-# applied as two normal powers of two (n = k1 + k2), so the product rounds once, as
-# vscalefps does: inf past the overflow, 0 past the underflow, exact subnormals between.
-# NaN passes through (the clamps keep it; its exponent is taken as 0).
+# simd` loops, instead of libmvec's expf, so that a compiled function gives the eager exp's
+# values bit for bit. It is as fast as libmvec's AVX-512 expf (about 0.4 ns an element on an
+# AMD EPYC Zen 4, one thread; torch.compile's exp is about 25% faster). 2^n is applied as
+# two normal powers of two (n = k1 + k2), so the product rounds once, as vscalefps does:
+# inf past the overflow, 0 past the underflow, exact subnormals between. NaN passes through
+# (the clamps keep it; its exponent is taken as 0).
 _FAST_EXP = """static inline float tl_expf(float x) {
   x = x < -104.0f ? -104.0f : x;
   x = x > 89.0f ? 89.0f : x;
