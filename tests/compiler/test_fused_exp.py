@@ -48,3 +48,20 @@ def test_equals_the_eager_exp():
             np.testing.assert_allclose(got, eager, rtol=3e-7, atol=0)
     else:
         np.testing.assert_array_equal(got.view(np.uint32), eager.view(np.uint32))
+
+
+def test_every_tail_length_equals_the_eager_exp():
+    """The vectorised loop calls the 16- and 8-lane variants and the scalar function for
+    what is left: every length up to 40 gives the eager values."""
+    from tensorlib_cpu import activation_kernels
+    x = np.random.default_rng(5).uniform(-105, 90, 40).astype(np.float32)
+    tl.compiler.reset()
+    f = tl.compile(lambda t: (t * 1.0).exp())
+    for n in range(1, 41):
+        got = f(tl.tensor(x[:n])).numpy()
+        eager = tl.tensor(x[:n]).exp().numpy()
+        if activation_kernels.VEXP:
+            np.testing.assert_array_equal(got.view(np.uint32), eager.view(np.uint32))
+        else:
+            with np.errstate(over="ignore"):
+                np.testing.assert_allclose(got, eager, rtol=3e-7, atol=0)
