@@ -59,7 +59,8 @@ setup(
                  "tensorlib_cuda": "backends/cuda/tensorlib_cuda"},
     # torch_compat's _child_path is a folder for PYTHONPATH (a `torch` package and its
     # dist-info), not a tensorlib subpackage: shipped as data
-    package_data={"tensorlib._C": ["*.pxd"],
+    # vexp.h: the compiled kernels (codegen.py) embed it in the C they build at run time
+    package_data={"tensorlib._C": ["*.pxd"], "tensorlib_cpu": ["vexp.h"],
                   "tensorlib": ["include/*/*.h"],
                   "tensorlib.torch_compat": ["_child_path/torch/*.py",
                                              "_child_path/*.dist-info/METADATA"]},

@@ -1,6 +1,6 @@
 """The CPU's code generator for `tensorlib.compile`: fused elementwise kernels as C, built
-with the system compiler (OpenMP, vectorised loops with glibc's vector math; float32 exp
-inline, as the eager kernel computes it) and loaded with
+with the system compiler (OpenMP, vectorised loops with glibc's vector math; float32 exp as
+the eager kernel computes it) and loaded with
 ctypes. The body comes from the shared generator (`tensorlib.codegen.fused`); this module
 adds the host C dialect, the loop nest and the build.
 
@@ -15,6 +15,7 @@ import re
 import subprocess
 import tempfile
 import threading
+from pathlib import Path
 
 from tensorlib.codegen.cache import DiskCache, make_key
 from tensorlib.codegen.cdialect import DTYPES, CDialect
@@ -93,8 +94,8 @@ def _vector_math_decls():
 # float32 exp: vexp.h's algorithm (the eager kernel's: round(x log2 e), Cody-Waite reduction,
 # the same degree-7 Taylor polynomial in the same order, 2^n applied once), so a compiled
 # function gives the eager exp's values bit for bit. Where the build has AVX-512 (with VL)
-# tl_expf is declared a SIMD function and its vector variants (glibc's vector ABI names, for
-# 4, 8 and 16 lanes) are written with vscalefps, which gcc calls from the vectorised loops:
+# tl_expf is declared a SIMD function whose vector variants (glibc's vector ABI names, for
+# 4, 8 and 16 lanes) are vexp.h's own kernels, which gcc calls from the vectorised loops:
 # written in plain C, the scaling alone took 9 instructions a vector and the exp ran at
 # libmvec's speed, about 0.4 ns an element on an AMD EPYC Zen 4 at one thread (torch.compile's
 # ~0.3). The scalar version (loop tails, other builds) applies 2^n as two normal powers of
@@ -124,31 +125,14 @@ _FAST_EXP = """static inline float tl_expf_scalar(float x) {
   return p * s1 * s2;
 }
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-#include <immintrin.h>
+""" + (Path(__file__).with_name("vexp.h")).read_text() + """
 extern float tl_expf(float) __attribute__((const, nothrow, simd("notinbranch")));
 __attribute__((visibility("hidden"))) float tl_expf_entry(float x) __asm__("tl_expf");
 __attribute__((visibility("hidden"))) float tl_expf_entry(float x) { return tl_expf_scalar(x); }
-#define TL_VEXP(W, V, S)                                                                  \
-  __attribute__((visibility("hidden"))) V S(V x) {                                        \
-    x = _mm##W##_min_ps(_mm##W##_set1_ps(89.0f), _mm##W##_max_ps(_mm##W##_set1_ps(-104.0f), x)); \
-    V n = _mm##W##_roundscale_ps(_mm##W##_mul_ps(x, _mm##W##_set1_ps(1.44269504088896341f)), \
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);          \
-    V r = _mm##W##_fnmadd_ps(n, _mm##W##_set1_ps(0.693359375f), x);                      \
-    r = _mm##W##_fnmadd_ps(n, _mm##W##_set1_ps(-2.12194440e-4f), r);                     \
-    V p = _mm##W##_set1_ps(1.0f / 5040.0f);                                               \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 720.0f));                         \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 120.0f));                         \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 24.0f));                          \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 6.0f));                           \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(0.5f));                                  \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f));                                  \
-    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f));                                  \
-    return _mm##W##_scalef_ps(p, n);                                                      \
-  }
-TL_VEXP(, __m128, _ZGVbN4v_tl_expf)
-TL_VEXP(256, __m256, _ZGVcN8v_tl_expf)
-TL_VEXP(256, __m256, _ZGVdN8v_tl_expf)
-TL_VEXP(512, __m512, _ZGVeN16v_tl_expf)
+__attribute__((visibility("hidden"))) __m128 _ZGVbN4v_tl_expf(__m128 x) { return tl_exp4(x); }
+__attribute__((visibility("hidden"))) __m256 _ZGVcN8v_tl_expf(__m256 x) { return tl_exp8(x); }
+__attribute__((visibility("hidden"))) __m256 _ZGVdN8v_tl_expf(__m256 x) { return tl_exp8(x); }
+__attribute__((visibility("hidden"))) __m512 _ZGVeN16v_tl_expf(__m512 x) { return tl_exp16(x); }
 #else
 #define tl_expf tl_expf_scalar
 #endif

@@ -13,23 +13,32 @@
 #if defined(__AVX512F__)
 #define TL_HAVE_VEXP 1
 #include <immintrin.h>
-static inline __m512 tl_exp16(__m512 x) {
-    /* min/max return their second operand when either is NaN: x goes second */
-    x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+/* One definition for every vector width W (empty for 128 bits, 256, 512) of vector type V:
+   the compiled kernels (codegen.py) take the 128- and 256-bit ones too, as the vector
+   variants of their exp. min/max return their second operand when either is NaN: x goes
+   second. */
+#define TL_DEFINE_VEXP(NAME, W, V)                                                         \
+static inline V NAME(V x) {                                                                \
+    x = _mm##W##_min_ps(_mm##W##_set1_ps(89.0f), _mm##W##_max_ps(_mm##W##_set1_ps(-104.0f), x)); \
+    V n = _mm##W##_roundscale_ps(_mm##W##_mul_ps(x, _mm##W##_set1_ps(1.44269504088896341f)),  \
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);           \
+    V r = _mm##W##_fnmadd_ps(n, _mm##W##_set1_ps(0.693359375f), x);                       \
+    r = _mm##W##_fnmadd_ps(n, _mm##W##_set1_ps(-2.12194440e-4f), r);                      \
+    V p = _mm##W##_set1_ps(1.0f / 5040.0f);                                                \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 720.0f));                          \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 120.0f));                          \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 24.0f));                           \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f / 6.0f));                            \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(0.5f));                                   \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f));                                   \
+    p = _mm##W##_fmadd_ps(p, r, _mm##W##_set1_ps(1.0f));                                   \
+    return _mm##W##_scalef_ps(p, n);                                                       \
 }
+TL_DEFINE_VEXP(tl_exp16, 512, __m512)
+#if defined(__AVX512VL__)
+TL_DEFINE_VEXP(tl_exp8, 256, __m256)
+TL_DEFINE_VEXP(tl_exp4, , __m128)
+#endif
 
 static inline void tl_exp_float(const float* x, float* y, int64_t n) {
     int64_t i = 0;
