@@ -1,7 +1,8 @@
 # cython: boundscheck=False, wraparound=False
 """Fused softmax / log_softmax (forward and backward) over the last dimension: one pass over
 each row that stays in cache, rows split across OpenMP threads; float32 exp on vexp.h's AVX-512
-kernel where the build has it, else glibc's libmvec. A chain of numpy temporaries runs at ~0.12x PyTorch here (DESIGN.md).
+kernel where the build has it, else glibc's libmvec. A chain of numpy temporaries runs at
+~0.12x PyTorch here (DESIGN.md).
 
 forward/backward take numpy arrays, forward_tensor/backward_tensor the tensors; each returns
 False (writing nothing) for layouts it does not handle (not C-contiguous, not float32/float64);

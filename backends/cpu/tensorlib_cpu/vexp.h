@@ -1,10 +1,10 @@
-/* exp of float32 vectors, 16 lanes at a time with AVX-512 (numpy's loop and glibc's libmvec
-   ran exp at about half PyTorch's speed here): n = round(x log2 e), r = x - n ln 2 in two
-   parts (Cody-Waite), e^r by its degree-7 Taylor polynomial (|r| <= ln2/2: truncation error
-   under 3e-9, within an ulp), and 2^n applied by vscalefps, which also gives inf past the
-   overflow, 0 past the underflow and exact subnormals between. NaN passes through (the
-   clamps keep a NaN operand). Builds without AVX-512 leave exp to numpy's loop
-   (TL_HAVE_VEXP is 0 there). */
+/* exp of float32 vectors, 16 lanes at a time with AVX-512, 8 and 4 with AVX-512VL (numpy's
+   loop and glibc's libmvec ran exp at about half PyTorch's speed here): n = round(x log2 e),
+   r = x - n ln 2 in two parts (Cody-Waite), e^r by its degree-7 Taylor polynomial
+   (|r| <= ln2/2: truncation error under 3e-9, within an ulp), and 2^n applied by vscalefps,
+   which also gives inf past the overflow, 0 past the underflow and exact subnormals between.
+   NaN passes through (the clamps keep a NaN operand). Builds without AVX-512 leave exp to
+   numpy's loop (TL_HAVE_VEXP is 0 there). */
 #ifndef TENSORLIB_VEXP_H
 #define TENSORLIB_VEXP_H
 #include <math.h>
