@@ -42,16 +42,20 @@ from libc.stdint cimport int64_t, uint16_t, uintptr_t
 from libc.string cimport memcpy
 
 from tensorlib_cpu import blas_choice, fastreduce, onednn
-from tensorlib_cpu.small_gemm cimport small_dgemm
+from tensorlib_cpu.small_gemm cimport small_dgemm, small_dgemm_bias
 
 cnp.import_array()
 
 # A product is split over nt threads only when each thread gets at least this many
-# multiply-adds (~30-60 us of float64 work). Smaller shares lost on a shared machine: a
-# thread whose core is busy holds up the whole region (the LSTM's 97x51x204 float64 GEMM took
-# 0.2-1.6 ms on 2 threads against ~60-110 us on one; 1<<16 per product before).
+# multiply-adds of float32 (half as many of float64): ~10 us of work. Smaller shares lost on
+# a shared machine: a thread whose core is busy holds up the whole region (the LSTM's
+# 97x51x204 float64 GEMM took 0.2-1.6 ms on 2 threads against ~60-110 us on one, before the
+# load-adaptive thread count: fastreduce.threads_now). On the idle 2-core AMD EPYC that
+# product (1.0M) took 42-45 us on one thread, 26 split in two: float64's bound was 1 << 19
+# too, which kept it whole.
 cdef enum:
     PARALLEL_MIN_MACS = 1 << 19
+    PARALLEL_MIN_MACS_F64 = 1 << 18
 # Whole products of a batch are handed to the threads in chunks of at least this many
 # multiply-adds (one product when it is larger), so tiny products cost one claim per chunk,
 # and of at least 1/BATCH_CHUNKS_PER_THREAD of a thread's even share of the products: each
@@ -234,8 +238,12 @@ cdef void _split(char ta, char tb, Py_ssize_t batch, int m, int n, int k, real a
                         sb, ldb, c + lo, sc, ldc)
 
 
-cdef inline bint _worth_splitting(double macs, int m, int n, int nt) noexcept nogil:
-    return nt > 1 and macs >= <double>PARALLEL_MIN_MACS * nt and max(m, n) >= 2 * _ALIGN
+cdef inline double _min_macs(bint f64) noexcept nogil:
+    return PARALLEL_MIN_MACS_F64 if f64 else PARALLEL_MIN_MACS
+
+
+cdef inline bint _worth_splitting(double macs, int m, int n, int nt, bint f64) noexcept nogil:
+    return nt > 1 and macs >= _min_macs(f64) * nt and max(m, n) >= 2 * _ALIGN
 
 
 cdef extern from "skinny_gemm.h":
@@ -256,7 +264,7 @@ cdef void _run(char ta, char tb, int m, int n, int k, real alpha, const real* a,
     elif skinny_gemm_double(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         return
     cdef int before
-    if _worth_splitting(<double>m * n * k, m, n, nt):
+    if _worth_splitting(<double>m * n * k, m, n, nt, sizeof(real) == 8):
         _split(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc, nt)
     elif real is float and _dnnl_sgemm != NULL and not openmp.omp_in_parallel():
         # outside a region dnnl_sgemm would open one on the OpenMP count: one thread here
@@ -292,28 +300,41 @@ cdef inline void _fill_rows(real* c, int ldc, int lo, int hi, int n,
         memcpy(c + <Py_ssize_t>i * ldc, row, n * sizeof(real))
 
 
+cdef inline void _block_bias(char ta, char tb, int m, int n, int k, const real* a, int lda,
+                             const real* b, int ldb, const real* bias, real* c, int ldc,
+                             int nt) noexcept nogil:
+    """c = op(a) op(b) + bias for one block: float64 on the small kernel's bias epilogue,
+    else the bias copied into the rows and the product added onto them (beta = 1)."""
+    if real is double:
+        if small_dgemm_bias(ta, tb, m, n, k, a, lda, b, ldb, bias, c, ldc):
+            return
+    _fill_rows(c, ldc, 0, m, n, bias)
+    _run(ta, tb, m, n, k, <real>1, a, lda, b, ldb, <real>1, c, ldc, nt)
+
+
 cdef void _run_bias(char ta, char tb, int m, int n, int k, const real* a, int lda,
                     const real* b, int ldb, const real* bias, real* c, int ldc,
                     int nt) noexcept nogil:
     """c = op(a) op(b) + bias, bias a row of n broadcast over the m rows (a Linear layer's
-    forward): where the product is split by rows, each thread writes the bias into its own
-    rows just before its product adds onto them (beta = 1), so the broadcast copy runs on
-    every thread and its rows are still in that thread's cache when BLAS reads them."""
+    forward), split as _split splits: each thread adds the bias to its own block, so the
+    broadcast runs on every thread and its rows are still in that thread's cache when BLAS
+    reads them."""
     cdef int t, lo, hi, step
     cdef bint by_rows = m >= n or m >= <int>_MIN_SPLIT_ROWS * nt
-    if not (by_rows and _worth_splitting(<double>m * n * k, m, n, nt)):
-        _fill_rows(c, ldc, 0, m, n, bias)
-        _run(ta, tb, m, n, k, <real>1, a, lda, b, ldb, <real>1, c, ldc, nt)
+    if not _worth_splitting(<double>m * n * k, m, n, nt, sizeof(real) == 8):
+        _block_bias(ta, tb, m, n, k, a, lda, b, ldb, bias, c, ldc, nt)
         return
-    step = _share_step(m, nt)
+    step = _share_step(m if by_rows else n, nt)
     with parallel(num_threads=nt):
         t = openmp.omp_get_thread_num()
         lo = t * step
-        hi = min(m, lo + step)
-        if lo < hi:
-            _fill_rows(c, ldc, lo, hi, n, bias)
-            _run(ta, tb, hi - lo, n, k, <real>1, _rows_of(a, ta, lda, lo), lda, b, ldb,
-                 <real>1, c + <Py_ssize_t>lo * ldc, ldc, 1)
+        hi = min(m if by_rows else n, lo + step)
+        if lo < hi and by_rows:
+            _block_bias(ta, tb, hi - lo, n, k, _rows_of(a, ta, lda, lo), lda, b, ldb, bias,
+                        c + <Py_ssize_t>lo * ldc, ldc, 1)
+        elif lo < hi:
+            _block_bias(ta, tb, m, hi - lo, k, a, lda, _cols_of(b, tb, ldb, lo), ldb,
+                        bias + lo, c + lo, ldc, 1)
 
 
 cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, const real* a,
@@ -329,13 +350,13 @@ cdef void _run_batch(char ta, char tb, Py_ssize_t batch, int m, int n, int k, co
     cdef double macs = <double>m * n * k
     cdef Py_ssize_t rest = batch % nt if nt > 1 else 0, whole = batch - rest
     cdef int before
-    if nt < 2 or macs * batch < <double>PARALLEL_MIN_MACS * nt:
+    if nt < 2 or macs * batch < _min_macs(sizeof(real) == 8) * nt:
         # on the calling thread: dnnl_sgemm outside a region would take the OpenMP count
         before = openmp.omp_get_max_threads()
         openmp.omp_set_num_threads(1)
         _blas_batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc)
         openmp.omp_set_num_threads(before)
-    elif not (rest and _worth_splitting(macs * rest, m, n, nt)):
+    elif not (rest and _worth_splitting(macs * rest, m, n, nt, sizeof(real) == 8)):
         _batch(ta, tb, batch, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, nt)
     else:
         if whole:
@@ -444,7 +465,7 @@ cdef void _run_pair(_Product* p1, _Product* p2, bint single, int nt) noexcept no
     cdef double worst = max(w1 / g1, w2 / (nt - g1)) if nt > 1 else 0
     cdef int t, i, size, step
     cdef _Product* p
-    if nt < 2 or w1 + w2 < <double>PARALLEL_MIN_MACS \
+    if nt < 2 or w1 + w2 < _min_macs(not single) \
             or worst > _PAIR_MAX_IMBALANCE * (w1 + w2) / nt:
         _run_product(p1, single, nt)
         _run_product(p2, single, nt)

@@ -12,6 +12,8 @@ cdef extern from "small_gemm.h":
     int SG_MAX_MACS
     int sg_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double* a,
                  int lda, const double* b, int ldb, double beta, double* c, int ldc) nogil
+    int sg_dgemm_bias(char ta, char tb, int m, int n, int k, const double* a, int lda,
+                      const double* b, int ldb, const double* bias, double* c, int ldc) nogil
 
 
 sg_detect()
@@ -29,12 +31,16 @@ cdef int small_dgemm(char ta, char tb, int m, int n, int k, double alpha, const 
     return sg_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 
 
-def dgemm_strided(str ta, str tb, int m, int n, int k, double alpha,
-                  cnp.ndarray[double, ndim=1, mode="c"] a, int lda,
-                  cnp.ndarray[double, ndim=1, mode="c"] b, int ldb, double beta,
-                  cnp.ndarray[double, ndim=1, mode="c"] c, int ldc):
-    """The kernel on flat buffers with BLAS's arguments (row-major, see small_gemm.h), for
-    tests; True when it ran. Checks that every element addressed lies inside its buffer."""
+cdef int small_dgemm_bias(char ta, char tb, int m, int n, int k, const double* a, int lda,
+                          const double* b, int ldb, const double* bias, double* c,
+                          int ldc) noexcept nogil:
+    """c = op(a) op(b) + bias, a row of n added to each of c's m rows; 1 when computed, 0
+    (nothing written) when the caller should fill the bias and run BLAS."""
+    return sg_dgemm_bias(ta, tb, m, n, k, a, lda, b, ldb, bias, c, ldc)
+
+
+def _check_fits(str ta, str tb, int m, int n, int k, a, int lda, b, int ldb, c, int ldc):
+    """Raise unless every element the product addresses lies inside its buffer."""
     if ta not in ("N", "T") or tb not in ("N", "T"):
         raise ValueError(f"trans must be 'N' or 'T', got {ta!r}, {tb!r}")
     rows_a, cols_a = (m, k) if ta == "N" else (k, m)
@@ -44,5 +50,28 @@ def dgemm_strided(str ta, str tb, int m, int n, int k, double alpha,
         if ld < max(cols, 1) or (rows > 0 and (rows - 1) * ld + cols > buf.shape[0]):
             raise ValueError(f"{name}: {rows}x{cols} with leading dimension {ld} does not fit "
                              f"a buffer of {buf.shape[0]}")
+
+
+def dgemm_strided(str ta, str tb, int m, int n, int k, double alpha,
+                  cnp.ndarray[double, ndim=1, mode="c"] a, int lda,
+                  cnp.ndarray[double, ndim=1, mode="c"] b, int ldb, double beta,
+                  cnp.ndarray[double, ndim=1, mode="c"] c, int ldc):
+    """The kernel on flat buffers with BLAS's arguments (row-major, see small_gemm.h), for
+    tests; True when it ran. Checks that every element addressed lies inside its buffer."""
+    _check_fits(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)
     return bool(sg_dgemm(ord(ta), ord(tb), m, n, k, alpha, &a[0], lda, &b[0], ldb, beta,
                          &c[0], ldc))
+
+
+def dgemm_bias_strided(str ta, str tb, int m, int n, int k,
+                       cnp.ndarray[double, ndim=1, mode="c"] a, int lda,
+                       cnp.ndarray[double, ndim=1, mode="c"] b, int ldb,
+                       cnp.ndarray[double, ndim=1, mode="c"] bias,
+                       cnp.ndarray[double, ndim=1, mode="c"] c, int ldc):
+    """c = op(a) op(b) + bias (n values) on the kernel's bias epilogue, for tests, with
+    dgemm_strided's checks; True when it ran."""
+    _check_fits(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)
+    if bias.shape[0] < n:
+        raise ValueError(f"bias has {bias.shape[0]} values for {n} columns")
+    return bool(sg_dgemm_bias(ord(ta), ord(tb), m, n, k, &a[0], lda, &b[0], ldb, &bias[0],
+                              &c[0], ldc))

@@ -102,7 +102,8 @@ def test_refuses_other_dtypes_and_unreadable_layouts():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("m,k,n", SHAPES + [(128, 256, 10), (128, 784, 512), (5, 0, 3)])
+@pytest.mark.parametrize("m,k,n", SHAPES + [(128, 256, 10), (128, 784, 512), (5, 0, 3),
+                                            (97, 51, 204), (97, 1, 204)])
 def test_bias_matches_numpy(threads, dtype, m, k, n):
     """gemm_bias: the bias broadcast over the rows and the product, however the threads
     share the rows (or, for short wide outputs, the columns)."""

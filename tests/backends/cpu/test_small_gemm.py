@@ -42,6 +42,30 @@ def test_matches_numpy_on_odd_sizes(ta, tb, beta):
         np.testing.assert_array_equal(got[:, n:], before_pad)     # the padding is not written
 
 
+@pytest.mark.parametrize("ta", ["N", "T"])
+@pytest.mark.parametrize("tb", ["N", "T"])
+def test_bias_epilogue_matches_numpy(ta, tb):
+    # C's old values (NaN here) are never read; k = 300 runs in two k-blocks, the bias added
+    # once; the padding past n and bias values past n are not touched
+    rng = np.random.default_rng(4)
+    for m, n, k in [(1, 1, 1), (7, 25, 9), (97, 204, 51), (13, 33, 300), (8, 24, 1)]:
+        a, b, c, lda, ldb, ldc, opa, opb = _case(rng, ta, tb, m, n, k, 2)
+        c[:] = np.nan
+        bias = np.concatenate([rng.standard_normal(n), [np.nan]])
+        assert small_gemm.dgemm_bias_strided(ta, tb, m, n, k, a, lda, b, ldb, bias, c, ldc)
+        got = c.reshape(m, ldc)
+        want = opa @ opb + bias[:n]
+        np.testing.assert_allclose(got[:, :n], want, rtol=1e-12, atol=1e-12 * k,
+                                   err_msg=f"{ta}{tb} m={m} n={n} k={k}")
+        assert np.isnan(got[:, n:]).all()
+
+
+def test_bias_shorter_than_n_is_refused():
+    with pytest.raises(ValueError, match="bias has 3 values for 4 columns"):
+        small_gemm.dgemm_bias_strided("N", "N", 4, 4, 4, np.ones(16), 4, np.ones(16), 4,
+                                      np.ones(3), np.ones(16), 4)
+
+
 def test_beta_zero_ignores_nan_in_c():
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal(9 * 5), rng.standard_normal(5 * 11)
