@@ -1,14 +1,24 @@
 """Grad mode (is autograd recording?) and the hook through which Cython fast paths record
-graph nodes. Kept in C so the check costs nothing on the no-grad path."""
+graph nodes. Kept in C so the check costs nothing on the no-grad path.
 
-cdef bint _enabled = True
-cdef bint _inference = False
+Grad mode and inference mode are per thread, as PyTorch's: a `no_grad()` block in one thread
+(an evaluation or a server's worker) leaves the others recording, and every thread starts
+with grad mode on and inference mode off."""
+
+cdef extern from *:
+    """
+    static __thread int tl_grad_mode_on = 1;
+    static __thread int tl_inference_mode_on = 0;
+    """
+    int tl_grad_mode_on
+    int tl_inference_mode_on
+
 cdef object _recorder = None
 cdef object _inplace_recorder = None
 
 
 cdef bint grad_enabled():
-    return _enabled
+    return tl_grad_mode_on
 
 
 cdef object recorder():
@@ -20,29 +30,30 @@ cdef object inplace_recorder():
 
 
 def is_grad_enabled():
-    return _enabled
+    return bool(tl_grad_mode_on)
 
 
 def set_grad_enabled(bint mode):
-    """Switch recording on or off; returns the previous mode."""
-    global _enabled
-    previous = _enabled
-    _enabled = mode
+    """Switch recording on or off in this thread; returns the previous mode."""
+    global tl_grad_mode_on
+    previous = bool(tl_grad_mode_on)
+    tl_grad_mode_on = mode
     return previous
 
 
 cdef bint inference_enabled():
-    return _inference
+    return tl_inference_mode_on
 
 
 def is_inference_mode_enabled():
-    return _inference
+    return bool(tl_inference_mode_on)
 
 
 def set_inference_mode(bint mode):
-    global _inference
-    previous = _inference
-    _inference = mode
+    """Switch inference mode in this thread; returns the previous mode."""
+    global tl_inference_mode_on
+    previous = bool(tl_inference_mode_on)
+    tl_inference_mode_on = mode
     return previous
 
 

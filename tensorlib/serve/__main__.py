@@ -57,7 +57,6 @@ def main(argv=None):
                          f"'tensorlib[serve]'): {exc}") from None
     import tensorlib
     from tensorlib.serve.errors import ServeError
-    tensorlib.set_grad_enabled(False)   # inference only; grad mode is process-wide
     if args.threads is not None:
         tensorlib.set_num_threads(args.threads)
     server = Server(workers=args.workers, batch_size=args.batch_size,

@@ -95,7 +95,8 @@ def forward(entry, arrays):
     import tensorlib
     inputs = [tensorlib.from_numpy(np.ascontiguousarray(a)).to(entry.device) for a in arrays]
     try:
-        result = entry.module(*inputs)
+        with tensorlib.no_grad():       # grad mode is per thread: this worker's
+            result = entry.module(*inputs)
     except Exception as exc:            # noqa: BLE001 - any model failure becomes a 500
         raise ModelError(f"model {entry.name} raised {type(exc).__name__}: {exc}") from None
     outputs, single = _as_outputs(result)

@@ -3,8 +3,8 @@ forward on its own thread, so the HTTP loop never waits on a model.
 
 Threads rather than processes: a forward spends its time in tensorlib's kernels, the model
 is loaded once and shared read-only, and inputs/outputs need no copying between processes.
-Autograd is switched off for the whole server process (grad mode is process-wide in
-tensorlib, so it is not toggled per thread)."""
+Each forward runs under no_grad in its worker thread (grad mode is per thread, as in
+PyTorch)."""
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
