@@ -50,25 +50,35 @@ def set_torch_function_mode_active(bint active):
     aliased_set_mode_active(active)
 
 
+cdef object _recorded(str name, fn, tuple args, dict kwargs):
+    """fn(*args, **kwargs), recorded as one node `name` when recording is on and an input
+    requires grad (fn itself runs with recording off)."""
+    if not (grad_enabled() and requires_grad(args)):
+        return fn(*args, **kwargs)
+    prev = _state.set_grad_enabled(False)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        _state.set_grad_enabled(prev)
+    for a in args:
+        if out is a:                # a no-op (x.to(x.dtype)) returns its input
+            return out
+    record = recorder()
+    if record is None:              # an op called while tensorlib.autograd imports
+        from tensorlib.autograd.recording import record
+    return record(name, out, args, kwargs)
+
+
 def make_op(str name, fn, autocast):
     """The public op for body `fn`: it runs `fn`, and when recording is on and an input
     requires grad, runs it with recording off and records one node `name` for the whole op.
-    `autocast` is the module tensorlib.ops._autocast (its flag `active` is read per call)."""
+    `autocast` is the module tensorlib.ops._autocast (its flag `active` is read per call):
+    while it is set the op goes through its `run` with the op minus that check."""
     def op(*args, **kwargs):
         if autocast.active:
-            return autocast.run(name, op, args, kwargs)
-        if not (grad_enabled() and requires_grad(args)):
-            return fn(*args, **kwargs)
-        prev = _state.set_grad_enabled(False)
-        try:
-            out = fn(*args, **kwargs)
-        finally:
-            _state.set_grad_enabled(prev)
-        for a in args:
-            if out is a:                # a no-op (x.to(x.dtype)) returns its input
-                return out
-        record = recorder()
-        if record is None:              # an op called while tensorlib.autograd imports
-            from tensorlib.autograd.recording import record
-        return record(name, out, args, kwargs)
+            return autocast.run(name, unhooked, args, kwargs)
+        return _recorded(name, fn, args, kwargs)
+
+    def unhooked(*args, **kwargs):
+        return _recorded(name, fn, args, kwargs)
     return op

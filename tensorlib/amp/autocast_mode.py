@@ -1,6 +1,7 @@
 """tensorlib.autocast: regions in which listed ops run in a lower precision (PyTorch's names
-and semantics). The state is per device type (enabled, dtype), plus one cast cache and the
-nesting depth shared by all; the ops see only the flag in tensorlib/ops/_autocast.py.
+and semantics). The state is per thread, as PyTorch's: per device type (enabled, dtype),
+plus one cast cache and the nesting depth shared by the thread's device types. The ops see
+only the hook in tensorlib/ops/_autocast.py, installed while any thread has a region on.
 
 NOTE [ Weight cast cache ]
 Inside a region, the lower-precision copy of a float32 leaf that requires grad (a weight) is
@@ -9,6 +10,7 @@ differentiable cast, so gradients flow back to the weight in float32. Leaving th
 region clears the cache. Unlike torch's, an entry is remade when the weight was written in
 place since (an optimizer step inside the region), so a cached cast is never stale."""
 import functools
+import threading
 import warnings
 
 import tensorlib
@@ -18,11 +20,23 @@ from tensorlib.ops import _autocast as _hook
 
 _DEFAULT_DTYPE = {"cpu": "bfloat16"}        # every GPU backend: float16, as CUDA
 _SUPPORTED = ("bfloat16", "float16")
-_enabled = {}                                # device type -> bool
-_dtype = {}                                  # device type -> dtype set for it
-_cache_enabled = True
-_nesting = 0
-_cache = {}                    # id(weight) -> (weight, its version, its lower-precision copy)
+
+
+class _ThreadState(threading.local):
+    """One thread's autocast state; a new thread starts with autocast off."""
+
+    def __init__(self):
+        self.enabled = {}                    # device type -> bool
+        self.dtype = {}                      # device type -> dtype set for it
+        self.cache_enabled = True
+        self.nesting = 0
+        self.cache = {}        # id(weight) -> (weight, its version, its lower-precision copy)
+        self.active = False                  # counted in _active_threads
+
+
+_state = _ThreadState()
+_active_threads = 0            # threads with some device type enabled: the hook is on while > 0
+_active_lock = threading.Lock()
 
 
 def _check_device_type(device_type):
@@ -36,40 +50,55 @@ def _check_device_type(device_type):
 
 def is_autocast_enabled(device_type=None):
     """torch 2.4+: `is_autocast_enabled("cpu")`; without an argument, CUDA's (as torch)."""
-    return _enabled.get("cuda" if device_type is None else device_type, False)
+    return _state.enabled.get("cuda" if device_type is None else device_type, False)
 
 
 def get_autocast_dtype(device_type):
     _check_device_type(device_type)
-    d = _dtype.get(device_type)
+    d = _state.dtype.get(device_type)
     return d if d is not None else getattr(tensorlib, _DEFAULT_DTYPE.get(device_type,
                                                                           "float16"))
 
 
 def set_autocast_enabled(device_type, enabled):
-    _enabled[device_type] = bool(enabled)
+    _state.enabled[device_type] = bool(enabled)
     _refresh()
 
 
 def set_autocast_dtype(device_type, dtype):
-    _dtype[device_type] = dtype
+    _state.dtype[device_type] = dtype
 
 
 def is_autocast_cache_enabled():
-    return _cache_enabled
+    return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled):
-    global _cache_enabled
-    _cache_enabled = bool(enabled)
+    _state.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache():
-    _cache.clear()
+    _state.cache.clear()
+
+
+def enabled_state():
+    """(enabled by device type, dtype by device type) of this thread: what a compiled call's
+    guards read."""
+    return _state.enabled, _state.dtype
 
 
 def _refresh():
-    _hook.set_caster(_cast_inputs if any(_enabled.values()) else None)
+    """Count this thread in or out of the threads with a region on; the ops' hook is
+    installed while any is."""
+    global _active_threads
+    state = _state
+    active = any(state.enabled.values())
+    if active == state.active:
+        return
+    with _active_lock:
+        state.active = active
+        _active_threads += 1 if active else -1
+        _hook.set_caster(_cast_inputs if _active_threads > 0 else None)
 
 
 # ---- the casts (called by the ops' hook only while some region is enabled) -----------------
@@ -90,14 +119,15 @@ def _first_device_type(args):
 
 
 def _cached_cast(x, dtype):
-    cacheable = (_cache_enabled and x._dtype is tensorlib.float32 and x._requires_grad
+    state = _state
+    cacheable = (state.cache_enabled and x._dtype is tensorlib.float32 and x._requires_grad
                  and x._grad_fn is None and x._base is None)
     if not cacheable:
         return x.to(dtype)
-    hit = _cache.get(id(x))
+    hit = state.cache.get(id(x))
     version = x._storage.version
     if hit is None or hit[0] is not x or hit[1] != version or hit[2]._dtype is not dtype:
-        hit = _cache[id(x)] = (x, version, x.to(dtype))
+        hit = state.cache[id(x)] = (x, version, x.to(dtype))
     return hit[2]
 
 
@@ -124,7 +154,7 @@ def _widest(args, kwargs, device_type):
 def _cast_inputs(name, args, kwargs):
     """The inputs of op `name` as the region's policy wants them."""
     device_type = _first_device_type(args) or _first_device_type(tuple(kwargs.values()))
-    if device_type is None or not _enabled.get(device_type, False):
+    if device_type is None or not _state.enabled.get(device_type, False):
         return args, kwargs
     rule = _policy.for_device(device_type).get(name)
     if rule is None:
@@ -175,23 +205,22 @@ class autocast:
             self._enabled = False
 
     def __enter__(self):
-        global _nesting
-        self._prev = (_enabled.get(self.device, False), _dtype.get(self.device),
-                      _cache_enabled)
-        _enabled[self.device] = self._enabled
-        _dtype[self.device] = self.fast_dtype
-        set_autocast_cache_enabled(self._cache_enabled)
-        _nesting += 1
+        state = _state
+        self._prev = (state.enabled.get(self.device, False), state.dtype.get(self.device),
+                      state.cache_enabled)
+        state.enabled[self.device] = self._enabled
+        state.dtype[self.device] = self.fast_dtype
+        state.cache_enabled = self._cache_enabled
+        state.nesting += 1
         _refresh()
         return self
 
     def __exit__(self, *exc):
-        global _nesting
-        _nesting -= 1
-        if _nesting == 0:
-            clear_autocast_cache()
-        _enabled[self.device], _dtype[self.device], cache = self._prev
-        set_autocast_cache_enabled(cache)
+        state = _state
+        state.nesting -= 1
+        if state.nesting == 0:
+            state.cache.clear()
+        state.enabled[self.device], state.dtype[self.device], state.cache_enabled = self._prev
         _refresh()
         return False
 

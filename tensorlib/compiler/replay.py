@@ -628,7 +628,7 @@ def ambient():
         from tensorlib.amp import autocast_mode
         _AMP.append(autocast_mode)
     amp = _AMP[0]
-    enabled, dtypes = amp._enabled, amp._dtype
+    enabled, dtypes = amp.enabled_state()
     return (_grad_mode.is_inference_mode_enabled(),
             tuple(sorted(enabled.items())) if enabled else (),
             tuple(sorted((k, str(v)) for k, v in dtypes.items())) if dtypes else ())

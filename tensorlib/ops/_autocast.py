@@ -2,16 +2,19 @@
 autocast region is enabled and no profiler records, an op pays one read of the module flag
 `active`. Otherwise `run` records the op as a profiler event ("tensorlib::<name>"), casts its
 floating inputs by the device type's autocast policy (tensorlib/amp/policy.py), and runs its
-body with the hook off, as PyTorch's Autocast dispatch key excludes itself below the op it
-wraps (the kernels inside are still profiled: see tensorlib/profiler/_recorder.py).
+body with the hook off in this thread, as PyTorch's Autocast dispatch key excludes itself
+below the op it wraps (the kernels inside are still profiled: see
+tensorlib/profiler/_recorder.py). `run` takes the op's body without its own `active` check.
 
 Ops join in one of two ways: `@differentiable` ops check the flag in their wrapper (so the
 casts are recorded before the op's node), and the other listed ops take `@autocast_op(name)`."""
 import functools
+import threading
 
-active = False          # an autocast region is enabled or a profiler records
+active = False          # an autocast region is enabled (in some thread) or a profiler records
 _caster = None          # tensorlib.amp's: callable(name, args, kwargs) -> (args, kwargs)
 _recorder = None        # the profiler's: begin(name, kind, args) -> event, end(event)
+_inside = threading.local()     # .op: this thread runs the body of an op the hook took
 
 
 def _refresh():
@@ -34,18 +37,21 @@ def set_recorder(recorder):
 
 
 def run(name, fn, args, kwargs):
-    """fn(*args, **kwargs) with the inputs cast for op `name`, the hook off inside."""
-    global active
+    """fn(*args, **kwargs) with the inputs cast for op `name`; the ops fn calls skip the hook
+    (each thread on its own: another thread's ops still go through it)."""
+    inside = _inside
+    if getattr(inside, "op", False):
+        return fn(*args, **kwargs)
     recorder = _recorder
     event = recorder.begin("tensorlib::" + name, "cpu_op", args) if recorder else None
     try:
         if _caster is not None:
             args, kwargs = _caster(name, args, kwargs)
-        active = False
+        inside.op = True
         try:
             return fn(*args, **kwargs)
         finally:
-            active = True
+            inside.op = False
     finally:
         if event is not None:
             recorder.end(event)

@@ -241,7 +241,10 @@ def bitwise_not(x):
 def _float_unary(op):
     def fn(x):
         if _autocast.active:            # the GPU autocast lists run exp, log, ... in float32
-            return _autocast.run(op, fn, (x,), {})
+            return _autocast.run(op, unhooked, (x,), {})
+        return unary(op, x, TO_FLOAT)
+
+    def unhooked(x):
         return unary(op, x, TO_FLOAT)
     fn.__name__ = op
     return fn

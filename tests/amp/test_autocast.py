@@ -237,3 +237,35 @@ def test_bfloat16_matmul_matches_torch():
                             tensorlib.tensor(b).to(tensorlib.bfloat16)).float().numpy()
     theirs = torch.matmul(torch.tensor(a).bfloat16(), torch.tensor(b).bfloat16()).float()
     np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("lib_name", ["tensorlib", "torch"])
+def test_a_region_is_per_thread(lib_name):
+    """Autocast is per thread, as torch's: another thread's products stay float32 while a
+    region is open here, that thread's own region casts, and a new thread starts without
+    one."""
+    import threading
+    lib = tensorlib if lib_name == "tensorlib" else torch
+    a, b = lib.ones(4, 4), lib.ones(4, 4)
+    opened, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def other():
+        opened.wait(10)
+        seen["other"] = lib.mm(a, b).dtype
+        seen["other enabled"] = lib.is_autocast_enabled("cpu")
+        with lib.autocast("cpu"):
+            seen["other, own region"] = lib.mm(a, b).dtype
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with lib.autocast("cpu"):
+        opened.set()
+        done.wait(10)
+        seen["here"] = lib.mm(a, b).dtype
+    t.join()
+    seen["after"] = lib.mm(a, b).dtype
+    assert seen == {"other": lib.float32, "other enabled": False,
+                    "other, own region": lib.bfloat16, "here": lib.bfloat16,
+                    "after": lib.float32}
