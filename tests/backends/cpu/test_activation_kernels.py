@@ -1,4 +1,4 @@
-"""activation_kernels (one-pass sigmoid and tanh, forward and backward) against numpy float64
+"""activation_kernels (one-pass sigmoid, tanh and erf, forward and backward) against numpy float64
 on the layouts they take (contiguous, row-strided narrow views), refusing (False) the others;
 the ops and their gradients stay right through the fallback paths too."""
 import numpy as np
@@ -92,3 +92,24 @@ def test_gradients_fused_and_composite(op):
 
     assert tl.autograd.gradcheck(f, (base,))
     assert tl.autograd.gradgradcheck(f, (base,))
+
+
+@pytest.mark.parametrize("dtype,ulps", [(np.float32, 4), (np.float64, 4)])
+def test_erf_within_a_few_ulp_of_scipy_on_every_layout(dtype, ulps):
+    """The primitive erf (GELU's): libmvec's vector erf in one pass, saturating to +-1 (inf
+    included), NaN and -0.0 passed through; layouts it does not take go to scipy's ufunc."""
+    special = pytest.importorskip("scipy.special")
+    x = np.concatenate([np.linspace(-12, 12, 40002),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3.9, 6.0, 9.99,
+                         10.01, 1e30]]).astype(dtype)
+    base = x.reshape(-1, 13)
+    for t in (tl.from_numpy(base), tl.from_numpy(np.concatenate([base, base], 1)).narrow(1, 13, 13),
+              tl.from_numpy(base).t()):
+        got = tl.erf(t).numpy().astype(np.float64)
+        want = special.erf(t.numpy().astype(np.float64))
+        finite = np.isfinite(want)
+        spacing = np.spacing(np.abs(want[finite]).astype(dtype)).astype(np.float64)
+        assert (np.abs(got[finite] - want[finite]) <= ulps * spacing).all()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ends = tl.erf(tl.tensor([np.inf, -np.inf, -0.0], dtype=tl.from_numpy(x).dtype)).tolist()
+    assert ends[:2] == [1.0, -1.0] and np.signbit(ends[2])
