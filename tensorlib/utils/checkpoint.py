@@ -205,7 +205,7 @@ class _Checkpoint(Function):
 
 def _autocast_state():
     from tensorlib.amp import autocast_mode as m
-    return [(d, m.get_autocast_dtype(d)) for d, on in m._enabled.items() if on]
+    return [(d, m.get_autocast_dtype(d)) for d, on in m.enabled_state()[0].items() if on]
 
 
 def _autocast_region(state):
