@@ -61,16 +61,20 @@ cdef extern from *:
         }                                                                                   \\
     }
     /* y = FN(x) for a libmvec function that saturates beyond +-LIM (tanh, erf): the argument
-       is clamped there (fast-math does not promise inf), NaN passes through */
+       is clamped there (fast-math does not promise inf), NaN passes through. The threads
+       share pieces of BLK elements of the rows, so one long row (a 1-D tensor) splits too. */
+    #define BLK 4096
     #define DEFINE_SATURATING(NAME, T, FN, LIM)                                             \\
     static void NAME##_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows, Py_ssize_t n,  \\
                            int nt) {                                                        \\
-        Py_ssize_t r, i;                                                                    \\
+        Py_ssize_t per_row = (n + BLK - 1) / BLK, p, i;                                     \\
         _Pragma("omp parallel for private(i) num_threads(nt) if (rows * n >= PAR_MIN)")    \\
-        for (r = 0; r < rows; r++) {                                                        \\
+        for (p = 0; p < rows * per_row; p++) {                                              \\
+            Py_ssize_t r = p / per_row, lo = p % per_row * BLK;                             \\
+            Py_ssize_t hi = lo + BLK < n ? lo + BLK : n;                                    \\
             const T* xr = x + r * sx; T* yr = y + r * n;                                    \\
             _Pragma("omp simd")                                                             \\
-            for (i = 0; i < n; i++) {                                                       \\
+            for (i = lo; i < hi; i++) {                                                     \\
                 T v = xr[i] > (T)LIM ? (T)LIM : (xr[i] < (T)-LIM ? (T)-LIM : xr[i]);        \\
                 yr[i] = nan_##T(xr[i]) ? xr[i] : FN(v);                                     \\
             }                                                                               \\

@@ -103,7 +103,9 @@ def test_erf_within_a_few_ulp_of_scipy_on_every_layout(dtype, ulps):
                         [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3.9, 6.0, 9.99,
                          10.01, 1e30]]).astype(dtype)
     base = x.reshape(-1, 13)
-    for t in (tl.from_numpy(base), tl.from_numpy(np.concatenate([base, base], 1)).narrow(1, 13, 13),
+    # a 1-D tensor is one long row, split into pieces (4096 elements) with a short last one
+    for t in (tl.from_numpy(x), tl.from_numpy(base),
+              tl.from_numpy(np.concatenate([base, base], 1)).narrow(1, 13, 13),
               tl.from_numpy(base).t()):
         got = tl.erf(t).numpy().astype(np.float64)
         want = special.erf(t.numpy().astype(np.float64))
@@ -113,3 +115,13 @@ def test_erf_within_a_few_ulp_of_scipy_on_every_layout(dtype, ulps):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     ends = tl.erf(tl.tensor([np.inf, -np.inf, -0.0], dtype=tl.from_numpy(x).dtype)).tolist()
     assert ends[:2] == [1.0, -1.0] and np.signbit(ends[2])
+
+
+def test_tanh_of_one_long_row_splits_and_matches_numpy():
+    x = np.random.default_rng(5).standard_normal(3 * 4096 + 7) * 4
+    for dtype, tol in ((np.float32, 2e-7), (np.float64, 1e-15)):
+        t = tl.from_numpy(x.astype(dtype))
+        out = empty(t._sizes, t._dtype, t._device)
+        assert ak.tanh_fast(out, t)
+        np.testing.assert_allclose(out.numpy(), np.tanh(x.astype(dtype).astype(np.float64)),
+                                   rtol=4 * tol, atol=tol)
