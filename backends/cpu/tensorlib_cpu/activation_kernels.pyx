@@ -27,58 +27,51 @@ cdef extern from *:
     #include <string.h>
     #include "fastmath_guards.h"
     #define PAR_MIN 65536
+    /* The threads share pieces of BLK elements of the rows, so one long row (a 1-D tensor)
+       splits too; the body runs over i in [lo, hi) of row r. */
+    #define BLK 4096
+    #define FOR_PIECES(rows, n, nt, ...)                                                    \\
+        Py_ssize_t per_row = ((n) + BLK - 1) / BLK, p, i;                                   \\
+        _Pragma("omp parallel for private(i) num_threads(nt) if ((rows) * (n) >= PAR_MIN)") \\
+        for (p = 0; p < (rows) * per_row; p++) {                                            \\
+            Py_ssize_t r = p / per_row, lo = p % per_row * BLK;                             \\
+            Py_ssize_t hi = lo + BLK < (n) ? lo + BLK : (n);                                \\
+            __VA_ARGS__                                                                     \\
+        }
     #define DEFINE_ACT(T)                                                                   \\
     static void sigmoid_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows, Py_ssize_t n, \\
                             int nt) {                                                       \\
-        Py_ssize_t r, i;                                                                    \\
-        _Pragma("omp parallel for private(i) num_threads(nt) if (rows * n >= PAR_MIN)")    \\
-        for (r = 0; r < rows; r++) {                                                        \\
+        FOR_PIECES(rows, n, nt,                                                             \\
             const T* xr = x + r * sx; T* yr = y + r * n;                                    \\
             _Pragma("omp simd")                                                             \\
-            for (i = 0; i < n; i++) {                                                       \\
-                yr[i] = safe_sigmoid_##T(xr[i]);                                            \\
-            }                                                                               \\
-        }                                                                                   \\
+            for (i = lo; i < hi; i++) yr[i] = safe_sigmoid_##T(xr[i]);)                     \\
     }                                                                                       \\
     static void sigmoid_bwd_##T(const T* g, Py_ssize_t sg, const T* y, Py_ssize_t sy, T* o, \\
                                 Py_ssize_t rows, Py_ssize_t n, int nt) {                    \\
-        Py_ssize_t r, i;                                                                    \\
-        _Pragma("omp parallel for private(i) num_threads(nt) if (rows * n >= PAR_MIN)")    \\
-        for (r = 0; r < rows; r++) {                                                        \\
+        FOR_PIECES(rows, n, nt,                                                             \\
             const T* gr = g + r * sg; const T* yr = y + r * sy; T* orow = o + r * n;        \\
             _Pragma("omp simd")                                                             \\
-            for (i = 0; i < n; i++) orow[i] = gr[i] * (yr[i] * ((T)1 - yr[i]));             \\
-        }                                                                                   \\
+            for (i = lo; i < hi; i++) orow[i] = gr[i] * (yr[i] * ((T)1 - yr[i]));)          \\
     }                                                                                       \\
     static void tanh_bwd_##T(const T* g, Py_ssize_t sg, const T* y, Py_ssize_t sy, T* o,    \\
                              Py_ssize_t rows, Py_ssize_t n, int nt) {                       \\
-        Py_ssize_t r, i;                                                                    \\
-        _Pragma("omp parallel for private(i) num_threads(nt) if (rows * n >= PAR_MIN)")    \\
-        for (r = 0; r < rows; r++) {                                                        \\
+        FOR_PIECES(rows, n, nt,                                                             \\
             const T* gr = g + r * sg; const T* yr = y + r * sy; T* orow = o + r * n;        \\
             _Pragma("omp simd")                                                             \\
-            for (i = 0; i < n; i++) orow[i] = gr[i] * ((T)1 - yr[i] * yr[i]);               \\
-        }                                                                                   \\
+            for (i = lo; i < hi; i++) orow[i] = gr[i] * ((T)1 - yr[i] * yr[i]);)            \\
     }
     /* y = FN(x) for a libmvec function that saturates beyond +-LIM (tanh, erf): the argument
-       is clamped there (fast-math does not promise inf), NaN passes through. The threads
-       share pieces of BLK elements of the rows, so one long row (a 1-D tensor) splits too. */
-    #define BLK 4096
+       is clamped there (fast-math does not promise inf), NaN passes through. */
     #define DEFINE_SATURATING(NAME, T, FN, LIM)                                             \\
     static void NAME##_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows, Py_ssize_t n,  \\
                            int nt) {                                                        \\
-        Py_ssize_t per_row = (n + BLK - 1) / BLK, p, i;                                     \\
-        _Pragma("omp parallel for private(i) num_threads(nt) if (rows * n >= PAR_MIN)")    \\
-        for (p = 0; p < rows * per_row; p++) {                                              \\
-            Py_ssize_t r = p / per_row, lo = p % per_row * BLK;                             \\
-            Py_ssize_t hi = lo + BLK < n ? lo + BLK : n;                                    \\
+        FOR_PIECES(rows, n, nt,                                                             \\
             const T* xr = x + r * sx; T* yr = y + r * n;                                    \\
             _Pragma("omp simd")                                                             \\
             for (i = lo; i < hi; i++) {                                                     \\
                 T v = xr[i] > (T)LIM ? (T)LIM : (xr[i] < (T)-LIM ? (T)-LIM : xr[i]);        \\
                 yr[i] = nan_##T(xr[i]) ? xr[i] : FN(v);                                     \\
-            }                                                                               \\
-        }                                                                                   \\
+            })                                                                              \\
     }
     DEFINE_ACT(float)
     DEFINE_ACT(double)

@@ -117,11 +117,23 @@ def test_erf_within_a_few_ulp_of_scipy_on_every_layout(dtype, ulps):
     assert ends[:2] == [1.0, -1.0] and np.signbit(ends[2])
 
 
-def test_tanh_of_one_long_row_splits_and_matches_numpy():
-    x = np.random.default_rng(5).standard_normal(3 * 4096 + 7) * 4
+def test_one_long_row_splits_and_matches_numpy():
+    """A 1-D tensor is one row: the kernels split it into pieces (4096 elements, a short last
+    one) among the threads."""
+    rng = np.random.default_rng(5)
+    x, g = rng.standard_normal(3 * 4096 + 7) * 4, rng.standard_normal(3 * 4096 + 7)
+    y = rng.random(3 * 4096 + 7)
     for dtype, tol in ((np.float32, 2e-7), (np.float64, 1e-15)):
         t = tl.from_numpy(x.astype(dtype))
-        out = empty(t._sizes, t._dtype, t._device)
-        assert ak.tanh_fast(out, t)
-        np.testing.assert_allclose(out.numpy(), np.tanh(x.astype(dtype).astype(np.float64)),
-                                   rtol=4 * tol, atol=tol)
+        for name, reference in (("tanh_fast", np.tanh), ("sigmoid", _sigmoid)):
+            out = empty(t._sizes, t._dtype, t._device)
+            assert getattr(ak, name)(out, t)
+            np.testing.assert_allclose(out.numpy(), reference(x.astype(dtype).astype(np.float64)),
+                                       rtol=4 * tol, atol=tol, err_msg=name)
+        gd, yd = g.astype(dtype), y.astype(dtype)
+        for name, expected in (("sigmoid_backward", gd * yd * (1 - yd)),
+                               ("tanh_backward", gd * (1 - yd * yd))):
+            out = empty(t._sizes, t._dtype, t._device)
+            assert getattr(ak, name)(out, tl.from_numpy(gd), tl.from_numpy(yd))
+            np.testing.assert_allclose(out.numpy(), expected, rtol=4 * tol, atol=tol,
+                                       err_msg=name)
