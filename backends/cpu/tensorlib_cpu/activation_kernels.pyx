@@ -182,33 +182,34 @@ cdef inline void* _data(TensorImpl t):
     return <char*>cnp.PyArray_DATA(<cnp.ndarray>t._storage.handle) + t._offset * t._dtype.itemsize
 
 
-def sigmoid(TensorImpl out, TensorImpl x):
-    """out = 1 / (1 + exp(-x)); False for layouts it does not take."""
+ctypedef void (*unary_float)(const float*, Py_ssize_t, float*, Py_ssize_t, Py_ssize_t,
+                             int) noexcept nogil
+ctypedef void (*unary_double)(const double*, Py_ssize_t, double*, Py_ssize_t, Py_ssize_t,
+                              int) noexcept nogil
+
+
+cdef bint _unary(unary_float f32, unary_double f64, TensorImpl out, TensorImpl x):
+    """out = f(x) in one pass of the float32 or float64 kernel; False for other layouts."""
     cdef Rows r
     if not _rows(out, x, None, &r):
         return False
     cdef int nt = _threads(r.rows * r.n)
     with nogil:
         if r.single:
-            sigmoid_float(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, nt)
+            f32(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, nt)
         else:
-            sigmoid_double(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n,
-                           nt)
+            f64(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n, nt)
     return True
+
+
+def sigmoid(TensorImpl out, TensorImpl x):
+    """out = 1 / (1 + exp(-x)); False for layouts it does not take."""
+    return _unary(sigmoid_float, sigmoid_double, out, x)
 
 
 def tanh_fast(TensorImpl out, TensorImpl x):
     """out = tanh(x); False for layouts it does not take."""
-    cdef Rows r
-    if not _rows(out, x, None, &r):
-        return False
-    cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            tanh_float(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, nt)
-        else:
-            tanh_double(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n, nt)
-    return True
+    return _unary(tanh_float, tanh_double, out, x)
 
 
 _tanh_general = UfuncKernel(np.tanh, quiet=True)
@@ -226,16 +227,8 @@ _erf_general = UfuncKernel(scipy.special.erf, quiet=True)
 def erf(TensorImpl out, TensorImpl x):
     """The primitive erf: one vectorised pass (libmvec) for the layouts sigmoid takes,
     scipy's ufunc otherwise."""
-    cdef Rows r
-    if not _rows(out, x, None, &r):
+    if not _unary(erf_float, erf_double, out, x):
         _erf_general(out, x)
-        return
-    cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            erf_float(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, nt)
-        else:
-            erf_double(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n, nt)
 
 
 def sigmoid_backward(TensorImpl out, TensorImpl grad, TensorImpl y):
