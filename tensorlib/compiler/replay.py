@@ -183,8 +183,8 @@ class _Kernels:
         used = {v[0] for v in binder.views}
         self.new = [(k, kind[1], kind[2]) for k, kind in enumerate(binder.kinds)
                     if kind[0] == "new" and k in used]
-        self._per_call = [(i,) + v for i, v in enumerate(self.views)]
-        self._temps = []
+        self._temps = []            # (slot, nbytes, device) kept with the program
+        self._per_call = []         # (view number, view) made per call when _temps is set
         self._scratch = []          # spare sets of scratch views (list.pop: thread-safe)
 
     def keep_scratch(self, escaping):
