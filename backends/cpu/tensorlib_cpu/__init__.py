@@ -59,6 +59,11 @@ class CPUBackend(Backend):
     def get_num_threads(self):
         return fastreduce.get_num_threads()
 
+    def start_load_interval(self):
+        """Measure the load on our cores from now on (NOTE [ oversubscription ],
+        cpu_load.py), e.g. after a pause in which other processes ran and are now idle."""
+        fastreduce.start_load_interval()
+
     def fused_kernel(self, spec, sizes, strides):
         from tensorlib_cpu.codegen import fused_kernel
         return fused_kernel(spec, sizes, strides)

@@ -53,13 +53,25 @@ class LoadSampler:
         self._last = None
         self._free = None           # every core until a first interval is measured
 
+    def _now(self):
+        """(monotonic, busy seconds on our cores, our CPU seconds), or None (then off)."""
+        try:
+            return (time.monotonic(), _busy_seconds(self.cpus), time.process_time())
+        except (OSError, ValueError):       # /proc/stat unreadable or unexpected: stop trying
+            self.enabled = False
+            return None
+
+    def start_interval(self):
+        """The next interval starts now: what ran on our cores until now is left out, and
+        the last estimate stands until that interval is measured."""
+        if self.enabled:
+            self._last = self._now()
+
     def free_cores(self):
         if not self.enabled:
             return len(self.cpus)
-        try:
-            now = (time.monotonic(), _busy_seconds(self.cpus), time.process_time())
-        except (OSError, ValueError):       # /proc/stat unreadable or unexpected: stop trying
-            self.enabled = False
+        now = self._now()
+        if now is None:
             return len(self.cpus)
         if self._last is not None:
             wall, busy, ours = (a - b for a, b in zip(now, self._last))

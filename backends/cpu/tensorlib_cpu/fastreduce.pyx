@@ -388,6 +388,15 @@ def use_adaptive_threads(bint enabled):
     return before
 
 
+def start_load_interval():
+    """Measure the load on our cores from now on, leaving out the time until now (the
+    bench's turns: the other libraries ran while this process waited, and are idle when
+    its turn begins); the last estimate stands until the new interval is measured."""
+    global _next_sample
+    _sampler.start_interval()
+    _next_sample = _monotonic() + _SAMPLE
+
+
 cdef inline Py_ssize_t _cdiv(Py_ssize_t a, Py_ssize_t b) nogil:
     return (a + b - 1) // b
 

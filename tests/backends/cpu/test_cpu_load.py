@@ -123,3 +123,34 @@ def test_busy_processes_on_every_core_leave_one_thread(monkeypatch):
             p.wait()
         fastreduce.use_adaptive_threads(before)
         tensorlib.set_num_threads(configured)
+
+
+class _Counters:
+    """(monotonic, busy, ours) advanced a spell at a time: `run(seconds, others, ours)`."""
+
+    def __init__(self, monkeypatch):
+        self.t, self.busy, self.ours = 100.0, 0.0, 0.0
+        monkeypatch.setattr(cpu_load.time, "monotonic", lambda: self.t)
+        monkeypatch.setattr(cpu_load.time, "process_time", lambda: self.ours)
+        monkeypatch.setattr(cpu_load, "_busy_seconds", lambda cpus: self.busy)
+
+    def run(self, seconds, others, ours):
+        self.t += seconds
+        self.busy += seconds * (others + ours)
+        self.ours += seconds * ours
+
+
+def test_an_interval_started_later_leaves_out_the_load_before_it(monkeypatch):
+    clock = _Counters(monkeypatch)
+    sampler = cpu_load.LoadSampler()
+    sampler.cpus, sampler.enabled = [0, 1], True
+    sampler.free_cores()
+    clock.run(0.1, others=0.0, ours=2.0)
+    assert sampler.free_cores() == 2                  # only us
+    clock.run(0.3, others=2.0, ours=0.0)              # we wait while another process runs
+    sampler.start_interval()                          # our turn: the other is idle now
+    assert sampler.free_cores() == 2                  # the last estimate stands
+    clock.run(0.1, others=0.0, ours=2.0)
+    assert sampler.free_cores() == 2
+    clock.run(0.3, others=2.0, ours=0.0)              # without a new start the wait is load
+    assert sampler.free_cores() == 1
