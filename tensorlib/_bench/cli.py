@@ -2,7 +2,8 @@
 
 Op workloads (elementwise, reductions, matmul) and model workloads (MLP, CNN, Transformer
 layer: inference forward and training step; autograd overhead) on every requested device.
-Each library runs in its own process, one after the other; each figure is the median of
+Each library runs in its own process; the processes take turns, one timed repeat each, so
+a spell of load from elsewhere lands on every library alike. Each figure is the median of
 repeats after a warm-up, with device work synchronised before the clock stops. These
 machines are noisy, so only ratios taken within the same run mean anything:
 `vs torch` = torch_time / tensorlib_time (above 1 = tensorlib faster), `vs numpy` likewise.
@@ -12,9 +13,7 @@ import importlib.util
 import json
 import os
 import platform
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from tensorlib._bench.libraries import format_libraries, tensorlib_libraries, to
 from tensorlib._bench.ops import LIBRARIES
 from tensorlib._bench.progress import Progress
 from tensorlib._bench.registry import workloads
+from tensorlib._bench.turns import run_in_turns
 from tensorlib._bench.worker import cores
 
 __all__ = ["main", "run", "format_table"]
@@ -115,32 +115,6 @@ def _child_env():
     return env
 
 
-def _run_job(library, device, names, quick, progress):
-    """Rows of one worker process; a crash becomes an error row for each missing workload."""
-    cmd = [sys.executable, "-m", "tensorlib._bench.worker", library, device,
-           "--only", ",".join(names)] + (["--quick"] if quick else [])
-    rows = {}
-    with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
-                                env=_child_env())
-        for line in proc.stdout:
-            if line.startswith("{"):
-                row = json.loads(line)
-                rows[row["workload"]] = row
-                progress.step(f"{library} {device} {row['workload']}")
-        proc.wait()
-        err.seek(0)
-        lines = err.read().strip().splitlines()
-    why = lines[-1] if lines else f"exit code {proc.returncode}"
-    for name in names:
-        if name not in rows:
-            progress.step(f"{library} {device} {name}")
-            rows[name] = {"workload": name, "library": library, "device": device,
-                          "seconds": None, "best": None, "median": None, "throughput": None,
-                          "unit": None, "error": f"worker process failed: {why}"}
-    return [rows[n] for n in names]
-
-
 def _ratio(mine, theirs):
     if not mine or not theirs or not mine["seconds"] or not theirs["seconds"]:
         return None
@@ -163,10 +137,8 @@ def run(args):
     with_torch = not args.no_torch and importlib.util.find_spec("torch") is not None
     jobs = _jobs(chosen, devices, with_torch)
     progress = Progress(sum(len(names) for names in jobs.values()))
-    results = []
     try:
-        for (library, device), names in jobs.items():
-            results += _run_job(library, device, names, args.quick, progress)
+        results = run_in_turns(jobs, args.quick, _child_env(), progress)
     finally:
         progress.close()
     by_key = {(r["library"], r["device"], r["workload"]): r for r in results}

@@ -124,11 +124,13 @@ def test_worker_times_ops_and_models_on_each_device(device):
 
 
 def test_worker_reports_a_wrong_result():
-    import tensorlib
-    broken = [w for w in op_workloads(True) if w.name == "add_1K"][0]
+    session = worker.Session("tensorlib", "cpu", True)
+    broken = session.by_name["add_1K"]
     broken._op = lambda lib, a, b: (lambda: a + b) if lib == "numpy" else (lambda: a - b)
-    row = worker._row(broken, "tensorlib", "cpu", tensorlib, tensorlib.device("cpu"), None,
-                      True)
+    assert session.prepare("add_1K") is None
+    while not session.repeat("add_1K"):
+        pass
+    row = session.finish("add_1K")
     assert row["error"].startswith("wrong result vs numpy") and row["seconds"] > 0
 
 
