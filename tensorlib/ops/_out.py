@@ -25,6 +25,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.grad_mode import is_grad_enabled, set_grad_enabled
+from tensorlib._C.pointwise import SAME, TO_FLOAT, binary_into, unary_into
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
 from tensorlib.ops import _autocast
 
@@ -203,7 +204,7 @@ def _run_into(name, rule, fn, args, kwargs, out):
     elif name in _LOGICAL_OUT and outs[0]._dtype is dt.uint8 and args and \
             isinstance(args[0], TensorImpl):
         args = (args[0].to(dt.uint8),) + tuple(args[1:])   # PyTorch's legacy uint8 all/any
-    if name in _DIRECT and not kwargs and isinstance(out, TensorImpl) and _DIRECT[name](out, *args):
+    if name in _DIRECT and isinstance(out, TensorImpl) and _DIRECT[name](out, args, kwargs):
         return out
     result = fn(*args, **kwargs)
     results = result if isinstance(result, tuple) else (result,)
@@ -230,12 +231,15 @@ def _run_into(name, rule, fn, args, kwargs, out):
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
 
 
-def _product_into(out, a=None, b=None, *rest):
+def _product_into(out, args, kwargs):
     """mm/matmul of two matrices written straight into an `out` that already has the
     result's shape, dtype and device, is contiguous and shares no memory with a or b: the
     GEMM writes it, with no result to copy over (torch.mm(a, b, out=c) at 256^3 cost
     30-60 us more than a @ b that way). False, having done nothing, for any other call."""
-    if rest or not (isinstance(a, TensorImpl) and isinstance(b, TensorImpl)) or _autocast.active:
+    if kwargs or len(args) != 2 or _autocast.active:
+        return False
+    a, b = args
+    if not (isinstance(a, TensorImpl) and isinstance(b, TensorImpl)):
         return False
     sa, sb = a._sizes, b._sizes
     if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or sa[1] == 0 \
@@ -251,8 +255,39 @@ def _product_into(out, a=None, b=None, *rest):
     return True
 
 
+def _binary_into(op, kind, keyword=None, plain=None):
+    """out= of an elementwise op of two operands, written by its kernel (binary_into) when
+    the op's keyword argument (add's alpha, div's rounding_mode) has its plain value."""
+    def into(out, args, kwargs):
+        if len(args) != 2 or _autocast.active or len(kwargs) > (keyword is not None):
+            return False
+        if keyword is not None:
+            value = kwargs.get(keyword, plain)
+            if value is not plain and not (type(value) is type(plain) and value == plain):
+                return False
+        return binary_into(op, out, args[0], args[1], kind)
+    return into
+
+
+def _unary_into(op):
+    def into(out, args, kwargs):
+        if kwargs or len(args) != 1 or not isinstance(args[0], TensorImpl) or \
+                _autocast.active:
+            return False
+        return unary_into(op, out, args[0], TO_FLOAT)
+    return into
+
+
 # ops whose result a kernel can write into out directly (else: computed, then copied)
-_DIRECT = {"mm": _product_into, "matmul": _product_into}
+_DIRECT = {"mm": _product_into, "matmul": _product_into,
+           "add": _binary_into("add", SAME, "alpha", 1),
+           "sub": _binary_into("sub", SAME, "alpha", 1),
+           "mul": _binary_into("mul", SAME), "multiply": _binary_into("mul", SAME),
+           "div": _binary_into("div", TO_FLOAT, "rounding_mode", None),
+           "true_divide": _binary_into("div", TO_FLOAT),
+           **{op: _unary_into(op) for op in ("exp", "expm1", "log", "log1p", "sqrt", "sin",
+                                             "cos", "tan", "asin", "acos", "atan", "sinh",
+                                             "cosh", "tanh", "erf")}}
 
 
 def _factory_fit(name, value, target):

@@ -115,8 +115,8 @@ def test_matrix_products_write_out_directly_or_through_the_copy(device, name):
     out = tensorlib.empty(5, 3, dtype=tensorlib.float64, device=device)
     from tensorlib._C.dispatch import has_kernel
     from tensorlib.ops import _out
-    assert _out._product_into(out, a, b) == has_kernel("mm", out._device)   # a backend's mm
-    assert not _out._product_into(out.t(), b.t(), a.t())
+    assert _out._product_into(out, (a, b), {}) == has_kernel("mm", out._device)   # a backend's mm
+    assert not _out._product_into(out.t(), (b.t(), a.t()), {})
     version = out._version
     assert fn(a, b, out=out) is out and out._version > version
     np.testing.assert_allclose(out.cpu().numpy(), an @ bn, rtol=1e-12)
@@ -125,7 +125,7 @@ def test_matrix_products_write_out_directly_or_through_the_copy(device, name):
     np.testing.assert_allclose(strided.cpu().numpy(), an @ bn, rtol=1e-12)
     square = tensorlib.tensor(rng.standard_normal((4, 4)), dtype=tensorlib.float64, device=device)
     expected = square.cpu().numpy() @ square.cpu().numpy()
-    assert not _out._product_into(square, square, square)
+    assert not _out._product_into(square, (square, square), {})
     fn(square, square, out=square)                                        # out is an operand
     np.testing.assert_allclose(square.cpu().numpy(), expected, rtol=1e-12)
     with pytest.raises(RuntimeError, match="dtype"):
@@ -135,3 +135,69 @@ def test_matrix_products_write_out_directly_or_through_the_copy(device, name):
     leaf = a.clone().requires_grad_()
     with pytest.raises(RuntimeError, match="automatic differentiation"):
         fn(leaf, b, out=out)
+
+
+def _direct(name, out, *args, **kwargs):
+    from tensorlib.ops import _out
+    return _out._DIRECT[name](out, args, kwargs)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "exp", "tanh"])
+def test_elementwise_ops_write_a_ready_out_directly(device, name):
+    """A contiguous out of the result's shape and dtype, sharing no memory with the operands
+    (or being one of them exactly), is written by the op's kernel; the values are the op's."""
+    fn = getattr(tensorlib, name)
+    rng = np.random.default_rng(1)
+    an, bn = rng.uniform(0.5, 2, (3, 5)), rng.uniform(0.5, 2, (1, 5))
+    a = tensorlib.tensor(an, dtype=tensorlib.float64, device=device)
+    b = tensorlib.tensor(bn, dtype=tensorlib.float64, device=device)
+    args = (a,) if name in ("exp", "tanh") else (a, b)
+    want = fn(*args).cpu().numpy()
+    out = tensorlib.empty(3, 5, dtype=tensorlib.float64, device=device)
+    assert _direct(name, out, *args)
+    version = out._version
+    assert fn(*args, out=out) is out and out._version > version
+    np.testing.assert_array_equal(out.cpu().numpy(), want)
+    same = a.clone()                                  # out is the first operand itself
+    assert fn(*((same,) + args[1:]), out=same) is same
+    np.testing.assert_array_equal(same.cpu().numpy(), want)
+
+
+def test_elementwise_out_that_is_not_ready_takes_the_copy(device):
+    """Any other out (strided, another dtype, overlapping an operand, a non-plain alpha or
+    rounding mode, bool arithmetic) keeps PyTorch's result or error."""
+    a = _x(device, 3, 4) + 1
+    b = _x(device, 4) + 1
+    strided = tensorlib.zeros(4, 3, device=device).t()
+    assert not _direct("add", strided, a, b)
+    tensorlib.add(a, b, out=strided)
+    np.testing.assert_array_equal(strided.cpu().numpy(), (a + b).cpu().numpy())
+    wide = tensorlib.empty(3, 4, dtype=tensorlib.float64, device=device)
+    assert not _direct("mul", wide, a, b)
+    tensorlib.mul(a, b, out=wide)
+    np.testing.assert_array_equal(wide.cpu().numpy(), (a * b).cpu().numpy())
+    row = a.clone()
+    assert not _direct("add", row[0], row[1], b)         # a view of the same storage
+    out = tensorlib.empty(3, 4, device=device)
+    assert not _direct("add", out, a, b, alpha=2)
+    tensorlib.add(a, b, alpha=2, out=out)
+    np.testing.assert_array_equal(out.cpu().numpy(), (a + 2 * b).cpu().numpy())
+    assert not _direct("div", out, a, b, rounding_mode="floor")
+    tensorlib.div(a, b, rounding_mode="floor", out=out)
+    np.testing.assert_array_equal(out.cpu().numpy(), np.floor(a.cpu().numpy() / b.cpu().numpy()))
+    ints = tensorlib.arange(6, device=device).reshape(2, 3)
+    floats = tensorlib.empty(2, 3, device=device)
+    assert _direct("div", floats, ints, 4)               # integers divide into floats
+    np.testing.assert_array_equal(floats.cpu().numpy(), np.arange(6).reshape(2, 3) / 4)
+    flags = tensorlib.tensor([True, False], device=device)
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        tensorlib.sub(flags, flags, out=tensorlib.empty(2, dtype=tensorlib.bool, device=device))
+
+
+def test_out_written_directly_still_invalidates_saved_tensors(device):
+    x = (_x(device, 4) + 1).requires_grad_()
+    y = x.exp()                                          # exp saves its result
+    with tensorlib.no_grad():
+        tensorlib.mul(y, 2, out=y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
