@@ -170,6 +170,11 @@ COMPOSITES = {
                          "grad * y * (1 - y) (autograd/formulas/pointwise.py)"),
     "tanh_backward": ("tanh_backward(out, grad, y) -> bool",
                       "grad * (1 - y^2) (autograd/formulas/pointwise.py)"),
+    "gelu": ("gelu(out, x, approximate) -> bool",
+             "x * (1 + erf(x / sqrt 2)) / 2, or the tanh form (ops/pointwise.py)"),
+    "gelu_backward": ("gelu_backward(out, grad, x, approximate) -> bool",
+                      "grad * (Phi(x) + x phi(x)), or the tanh form's derivative "
+                      "(autograd/formulas/pointwise.py)"),
     # -- softmax
     "softmax": ("softmax(out, x, dim)", "exp(x - max) / sum (ops/reduction.py)"),
     "log_softmax": ("log_softmax(out, x, dim)",

@@ -17,6 +17,7 @@ import warnings
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.ops import pointwise as _pointwise
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
@@ -277,12 +278,9 @@ def celu_(input, alpha=1.0):  # noqa: A002
 def gelu(input, approximate="none"):  # noqa: A002
     r"""x * Phi(x) (approximate='none'), or PyTorch's tanh approximation."""
     _floating_kernel(input, "GeluKernelImpl")
-    if approximate == "none":
-        return input * (tensorlib.erf(input * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * (tensorlib.tanh(inner) + 1.0) * 0.5
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _pointwise.gelu(input, approximate)
 
 
 def sigmoid(input):  # noqa: A002

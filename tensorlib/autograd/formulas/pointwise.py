@@ -196,6 +196,30 @@ def tanh(ctx, g):
     return (fused if fused is not None else g * conj(1 - y * y),)
 
 
+@formula("gelu", save=(0,))
+def gelu(ctx, g):
+    """g * d/dx of x * Phi(x) (or of the tanh form), from the input x: one pass of the
+    backend's `gelu_backward` where it has one."""
+    x = ctx.args[0]
+    approximate = ctx.args[1] if len(ctx.args) > 1 else ctx.kwargs.get("approximate", "none")
+    kernel = optional_kernel(g._device, "gelu_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled() and g._dtype is x._dtype:
+        out = empty(g._sizes, g._dtype, g._device)
+        # a layout the kernel declines (sum()'s expanded gradient) is worth a copy: the
+        # composite below takes eight passes
+        if kernel(out, g, x, approximate) or \
+                kernel(out, g.contiguous(), x.contiguous(), approximate):
+            return (out,)
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        t = tensorlib.tanh(k * (x + 0.044715 * x * x * x))
+        slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    else:
+        slope = 0.5 * (1 + tensorlib.erf(x * (1 / math.sqrt(2)))) + \
+            x * tensorlib.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+    return (g * slope,)
+
+
 @formula("erf", save=(0,))
 def erf(ctx, g):
     x = ctx.args[0]

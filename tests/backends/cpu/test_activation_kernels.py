@@ -137,3 +137,100 @@ def test_one_long_row_splits_and_matches_numpy():
             assert getattr(ak, name)(out, tl.from_numpy(gd), tl.from_numpy(yd))
             np.testing.assert_allclose(out.numpy(), expected, rtol=4 * tol, atol=tol,
                                        err_msg=name)
+
+
+def _gelu_reference(x, approximate):
+    """GELU and its derivative in float64 (scipy's normal cdf for the exact form)."""
+    from scipy.special import ndtr
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if approximate == "tanh":
+            k = np.sqrt(2 / np.pi)
+            t = np.tanh(k * (x + 0.044715 * x ** 3))
+            return 0.5 * x * (1 + t), 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (
+                1 + 3 * 0.044715 * x * x)
+        return x * ndtr(x), ndtr(x) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype,rtol,atol", [(np.float32, 3e-6, 3e-7), (np.float64, 1e-12, 1e-14)])
+def test_gelu_kernels_match_float64_on_every_layout(approximate, dtype, rtol, atol):
+    """Forward and backward within float32's reach (NR's erfc in the exact float32 form:
+    relative error under 2e-5 in the far lower tail, checked separately) of float64, on the
+    layouts the kernels take, including one long row split into pieces; past +-10 the
+    values are x or 0 and the slopes 1 or 0."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(3 * 4096 + 7) * 3,
+                        np.linspace(-12, 12, 2001)]).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    want, slope = _gelu_reference(x, approximate)
+    if approximate == "tanh" and dtype == np.float32:
+        atol = 5e-6           # 1 - tanh^2 cancels near |t| = 1, times x^3 (as in torch's)
+    tail = x > -5                                    # the far lower tail: below
+    for name, t in _layouts(x.reshape(2, -1))[:3] + [("1-D", tl.from_numpy(x.copy()))]:
+        out = empty(t._sizes, t._dtype, t._device)
+        assert ak.gelu(out, t, approximate), name
+        got = out.numpy().reshape(-1)
+        np.testing.assert_allclose(got[tail], want[tail], rtol=rtol, atol=atol, err_msg=name)
+        grad = tl.from_numpy(g.reshape(t.shape).copy())
+        assert ak.gelu_backward(out, grad, t, approximate), name
+        np.testing.assert_allclose(out.numpy().reshape(-1)[tail], (g * slope)[tail],
+                                   rtol=rtol, atol=atol, err_msg=name)
+    if approximate == "tanh" and dtype == np.float32:
+        return                # 1 + tanh(u) cancels there in float32 (in torch's as well)
+    low = (x <= -5) & (x > -10)                      # below -10: 0 (special values)
+    out = tl.empty(int(low.sum()), dtype=tl.float32 if dtype == np.float32 else tl.float64)
+    assert ak.gelu(out, tl.from_numpy(x[low].copy()), approximate)
+    np.testing.assert_allclose(out.numpy(), want[low], rtol=3e-5, atol=1e-30)
+
+
+def test_gelu_kernels_special_values_and_refusals():
+    x = tl.tensor([np.inf, -np.inf, np.nan, 50.0, -50.0, 0.0], dtype=tl.float32)
+    for approximate in ("none", "tanh"):
+        out = empty(x._sizes, x._dtype, x._device)
+        assert ak.gelu(out, x, approximate)
+        np.testing.assert_array_equal(out.numpy(), [np.inf, np.nan, np.nan, 50, 0, 0])
+        assert ak.gelu_backward(out, tl.ones(6), x, approximate)
+        np.testing.assert_array_equal(out.numpy(), [np.nan, np.nan, np.nan, 1, 0, 0.5])
+    with pytest.raises(RuntimeError, match="approximate"):
+        ak.gelu(out, x, "fast")
+    half = tl.ones(4, 4, dtype=tl.float16)
+    assert not ak.gelu(empty(half._sizes, half._dtype, half._device), half, "none")
+    square = tl.randn(4, 4)
+    assert not ak.gelu(empty((4, 4), tl.float32, square._device), square.t(), "none")
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_op_and_gradients_match_torch_on_any_layout(approximate):
+    """nn.functional.gelu through the fused kernels (a transposed input and sum()'s
+    expanded gradient are made contiguous for them) and through the composite (create_graph,
+    float64 gradcheck) against torch."""
+    torch = pytest.importorskip("torch")
+    import tensorlib.nn.functional as F
+    rng = np.random.default_rng(4)
+    base = (rng.standard_normal((64, 48)) * 3).astype(np.float32)
+    for x_np in (base, base.T):
+        x = tl.from_numpy(x_np).requires_grad_()
+        tx = torch.from_numpy(x_np).requires_grad_()
+        y, ty = F.gelu(x, approximate=approximate), torch.nn.functional.gelu(
+            tx, approximate=approximate)
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+        y.sum().backward()
+        ty.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5,
+                                   atol=3e-6 if approximate == "tanh" else 1e-6)
+    x64 = tl.tensor(rng.standard_normal((3, 5)), dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: F.gelu(t, approximate=approximate), (x64,))
+    assert tl.autograd.gradgradcheck(lambda t: F.gelu(t, approximate=approximate), (x64,))
+
+
+def test_compiled_gelu_equals_eager():
+    import tensorlib.nn.functional as F
+    x = tl.randn(256, 64)
+    for approximate in ("none", "tanh"):
+        def fn(t, approximate=approximate):
+            return F.gelu(t * 2.0, approximate=approximate) + 1.0
+        compiled = tl.compile(fn)
+        for _ in range(3):
+            np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy(), rtol=2e-6,
+                                       atol=1e-6)
