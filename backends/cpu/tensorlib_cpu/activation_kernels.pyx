@@ -226,6 +226,20 @@ cdef extern from *:
         return (u & 0x7fffffffffffffffull) == 0x7ff0000000000000ull; }
     DEFINE_GELU(float, expf, tanhf)
     DEFINE_GELU(double, exp, tanh)
+    /* each form with the signature the runners (_unary, _binary) take */
+    #define DEFINE_GELU_FORM(FORM, TANH_FORM, T)                                            \
+    static void gelu_##FORM##_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows,        \
+                                  Py_ssize_t n, int nt) {                                   \
+        gelu_##T(x, sx, y, rows, n, TANH_FORM, nt);                                         \
+    }                                                                                       \
+    static void gelu_bwd_##FORM##_##T(const T* g, Py_ssize_t sg, const T* x, Py_ssize_t sx, \
+                                      T* o, Py_ssize_t rows, Py_ssize_t n, int nt) {        \
+        gelu_bwd_##T(g, sg, x, sx, o, rows, n, TANH_FORM, nt);                              \
+    }
+    DEFINE_GELU_FORM(exact, 0, float)
+    DEFINE_GELU_FORM(exact, 0, double)
+    DEFINE_GELU_FORM(tanh, 1, float)
+    DEFINE_GELU_FORM(tanh, 1, double)
     DEFINE_ACT(float)
     DEFINE_ACT(double)
     DEFINE_SATURATING(tanh, float, tanhf, 20)
@@ -266,14 +280,22 @@ cdef extern from *:
                         float* o, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
     void tanh_bwd_double(const double* g, Py_ssize_t sg, const double* y, Py_ssize_t sy,
                          double* o, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
-    void gelu_float(const float* x, Py_ssize_t sx, float* y, Py_ssize_t rows, Py_ssize_t n,
-                    int tanh_form, int nt) nogil
-    void gelu_double(const double* x, Py_ssize_t sx, double* y, Py_ssize_t rows, Py_ssize_t n,
-                     int tanh_form, int nt) nogil
-    void gelu_bwd_float(const float* g, Py_ssize_t sg, const float* x, Py_ssize_t sx,
-                        float* o, Py_ssize_t rows, Py_ssize_t n, int tanh_form, int nt) nogil
-    void gelu_bwd_double(const double* g, Py_ssize_t sg, const double* x, Py_ssize_t sx,
-                         double* o, Py_ssize_t rows, Py_ssize_t n, int tanh_form, int nt) nogil
+    void gelu_exact_float(const float* x, Py_ssize_t sx, float* y, Py_ssize_t rows,
+                          Py_ssize_t n, int nt) nogil
+    void gelu_exact_double(const double* x, Py_ssize_t sx, double* y, Py_ssize_t rows,
+                           Py_ssize_t n, int nt) nogil
+    void gelu_tanh_float(const float* x, Py_ssize_t sx, float* y, Py_ssize_t rows,
+                         Py_ssize_t n, int nt) nogil
+    void gelu_tanh_double(const double* x, Py_ssize_t sx, double* y, Py_ssize_t rows,
+                          Py_ssize_t n, int nt) nogil
+    void gelu_bwd_exact_float(const float* g, Py_ssize_t sg, const float* x, Py_ssize_t sx,
+                              float* o, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
+    void gelu_bwd_exact_double(const double* g, Py_ssize_t sg, const double* x, Py_ssize_t sx,
+                               double* o, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
+    void gelu_bwd_tanh_float(const float* g, Py_ssize_t sg, const float* x, Py_ssize_t sx,
+                             float* o, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
+    void gelu_bwd_tanh_double(const double* g, Py_ssize_t sg, const double* x, Py_ssize_t sx,
+                              double* o, Py_ssize_t rows, Py_ssize_t n, int nt) nogil
 
 
 cdef struct Rows:
@@ -348,6 +370,30 @@ ctypedef void (*unary_double)(const double*, Py_ssize_t, double*, Py_ssize_t, Py
                               int) noexcept nogil
 
 
+ctypedef void (*binary_float)(const float*, Py_ssize_t, const float*, Py_ssize_t, float*,
+                              Py_ssize_t, Py_ssize_t, int) noexcept nogil
+ctypedef void (*binary_double)(const double*, Py_ssize_t, const double*, Py_ssize_t, double*,
+                               Py_ssize_t, Py_ssize_t, int) noexcept nogil
+
+
+cdef bint _binary(binary_float f32, binary_double f64, TensorImpl out, TensorImpl a,
+                  TensorImpl b):
+    """out = f(a, b) (a backward: the gradient and a saved tensor) in one pass of the
+    float32 or float64 kernel; False for other layouts."""
+    cdef Rows r
+    if not _rows(out, a, b, &r):
+        return False
+    cdef int nt = _threads(r.rows * r.n)
+    with nogil:
+        if r.single:
+            f32(<float*>r.data[0], r.stride[0], <float*>r.data[1], r.stride[1],
+                <float*>r.data[2], r.rows, r.n, nt)
+        else:
+            f64(<double*>r.data[0], r.stride[0], <double*>r.data[1], r.stride[1],
+                <double*>r.data[2], r.rows, r.n, nt)
+    return True
+
+
 cdef bint _unary(unary_float f32, unary_double f64, TensorImpl out, TensorImpl x):
     """out = f(x) in one pass of the float32 or float64 kernel; False for other layouts."""
     cdef Rows r
@@ -393,77 +439,35 @@ def erf(TensorImpl out, TensorImpl x):
 
 def sigmoid_backward(TensorImpl out, TensorImpl grad, TensorImpl y):
     """out = grad * y * (1 - y), y the sigmoid's output; False for layouts it does not take."""
-    cdef Rows r
-    if not _rows(out, grad, y, &r):
-        return False
-    cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            sigmoid_bwd_float(<float*>r.data[0], r.stride[0], <float*>r.data[1], r.stride[1],
-                              <float*>r.data[2], r.rows, r.n, nt)
-        else:
-            sigmoid_bwd_double(<double*>r.data[0], r.stride[0], <double*>r.data[1],
-                               r.stride[1], <double*>r.data[2], r.rows, r.n, nt)
-    return True
+    return _binary(sigmoid_bwd_float, sigmoid_bwd_double, out, grad, y)
 
 
 def tanh_backward(TensorImpl out, TensorImpl grad, TensorImpl y):
     """out = grad * (1 - y * y), y the tanh's output; False for layouts it does not take."""
-    cdef Rows r
-    if not _rows(out, grad, y, &r):
-        return False
-    cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            tanh_bwd_float(<float*>r.data[0], r.stride[0], <float*>r.data[1], r.stride[1],
-                           <float*>r.data[2], r.rows, r.n, nt)
-        else:
-            tanh_bwd_double(<double*>r.data[0], r.stride[0], <double*>r.data[1], r.stride[1],
-                            <double*>r.data[2], r.rows, r.n, nt)
-    return True
+    return _binary(tanh_bwd_float, tanh_bwd_double, out, grad, y)
 
 
-cdef int _gelu_form(str approximate) except -1:
+cdef bint _tanh_form(str approximate) except -1:
     if approximate == "none":
-        return 0
+        return False
     if approximate == "tanh":
-        return 1
+        return True
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
 def gelu(TensorImpl out, TensorImpl x, str approximate="none"):
     """out = GELU(x), exact or its tanh approximation, in one pass; False for layouts it
     does not take (the op then composes it from erf or tanh)."""
-    cdef int form = _gelu_form(approximate)
-    cdef Rows r
-    if not _rows(out, x, None, &r):
-        return False
-    cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            gelu_float(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, form,
-                       nt)
-        else:
-            gelu_double(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n,
-                        form, nt)
-    return True
+    if _tanh_form(approximate):
+        return _unary(gelu_tanh_float, gelu_tanh_double, out, x)
+    return _unary(gelu_exact_float, gelu_exact_double, out, x)
 
 
 def gelu_backward(TensorImpl out, TensorImpl grad, TensorImpl x, str approximate="none"):
     """out = grad * GELU'(x), x the forward's input; False for layouts it does not take."""
-    cdef int form = _gelu_form(approximate)
-    cdef Rows r
-    if not _rows(out, grad, x, &r):
-        return False
-    cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            gelu_bwd_float(<float*>r.data[0], r.stride[0], <float*>r.data[1], r.stride[1],
-                           <float*>r.data[2], r.rows, r.n, form, nt)
-        else:
-            gelu_bwd_double(<double*>r.data[0], r.stride[0], <double*>r.data[1], r.stride[1],
-                            <double*>r.data[2], r.rows, r.n, form, nt)
-    return True
+    if _tanh_form(approximate):
+        return _binary(gelu_bwd_tanh_float, gelu_bwd_tanh_double, out, grad, x)
+    return _binary(gelu_bwd_exact_float, gelu_bwd_exact_double, out, grad, x)
 
 
 _exp_general = UfuncKernel(np.exp, quiet=True)
