@@ -303,7 +303,7 @@ def silu(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "silu_cpu")
     if inplace:
         return _inplace(input, silu)
-    return input * sigmoid(input)
+    return _pointwise.silu(input)
 
 
 @autocast_op("softplus")

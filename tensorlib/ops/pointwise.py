@@ -489,6 +489,18 @@ def sigmoid(x):
     return where(binary("ge", x, 0, TO_BOOL), r, binary("mul", e, r, SAME))
 
 
+@_differentiable("silu")
+def silu(x):
+    """x * sigmoid(x) (nn.functional.silu): one pass of a backend's fused kernel where it has
+    one (two ops and their backward's four passes otherwise), else sigmoid, then a product."""
+    kernel = optional_kernel(x._device, "silu")
+    if kernel is not None:
+        out = _empty(x._sizes, x._dtype, x._device)
+        if kernel(out, x) or kernel(out, x.contiguous()):
+            return out
+    return binary("mul", x, sigmoid(x), SAME)
+
+
 @_differentiable("gelu")
 def gelu(x, approximate="none"):
     """GELU, exact or its tanh approximation (nn.functional.gelu): one pass of a backend's
@@ -798,7 +810,7 @@ def _tensor_methods():
 TENSOR_METHODS = _tensor_methods()
 
 _PRIVATE = {"binary", "binary_", "unary", "unary_", "inplace", "inplace_unary",
-            "inplace_composite", "gelu"}      # gelu: nn.functional's (no torch.gelu)
+            "inplace_composite", "gelu", "silu"}    # nn.functional's (no torch.gelu/silu)
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and callable(value) and name not in _PRIVATE
                  and getattr(value, "__module__", None) == __name__)

@@ -136,6 +136,7 @@ DRIVERS = {
     ("relu", "relu_backward"): _pointwise(tensorlib.relu),
     ("sigmoid", "sigmoid_backward"): _pointwise(tensorlib.sigmoid),
     ("tanh_backward",): _pointwise(tensorlib.tanh),
+    ("silu", "silu_backward"): _pointwise(F.silu),
     ("gelu", "gelu_backward"): _pointwise(lambda x: F.gelu(x) + F.gelu(x, approximate="tanh")),
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),

@@ -145,7 +145,8 @@ for _name, _dom in [("neg", "real"), ("abs", "nonzero"), ("exp", "real"), ("expm
                     ("erf", "real"), ("erfc", "real"), ("sigmoid", "real"),
                     ("relu", "nonzero")]:
     add(Case(_name, (lambda n: lambda x: getattr(tl, n)(x))(_name), [S], _dom, gradgrad=True))
-add(Case("gelu", lambda x: tl.nn.functional.gelu(x), [S], gradgrad=True),
+add(Case("silu", lambda x: tl.nn.functional.silu(x), [S], gradgrad=True),
+    Case("gelu", lambda x: tl.nn.functional.gelu(x), [S], gradgrad=True),
     Case("gelu-tanh", lambda x: tl.nn.functional.gelu(x, approximate="tanh"), [S],
          covers=["gelu"], gradgrad=True))
 for _name in ("floor", "ceil", "round", "trunc", "sign"):

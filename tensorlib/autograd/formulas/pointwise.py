@@ -196,6 +196,20 @@ def tanh(ctx, g):
     return (fused if fused is not None else g * conj(1 - y * y),)
 
 
+@formula("silu", save=(0,))
+def silu(ctx, g):
+    """g * s * (1 + x (1 - s)), s = sigmoid(x), from the input x: one pass of the backend's
+    `silu_backward` where it has one."""
+    x = ctx.args[0]
+    kernel = optional_kernel(g._device, "silu_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled() and g._dtype is x._dtype:
+        out = empty(g._sizes, g._dtype, g._device)
+        if kernel(out, g, x) or kernel(out, g.contiguous(), x.contiguous()):
+            return (out,)
+    s = tensorlib.sigmoid(x)
+    return (g * conj(s * (1 + x * (1 - s))),)
+
+
 @formula("gelu", save=(0,))
 def gelu(ctx, g):
     """g * d/dx of x * Phi(x) (or of the tanh form), from the input x: one pass of the

@@ -234,3 +234,51 @@ def test_compiled_gelu_equals_eager():
         for _ in range(3):
             np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy(), rtol=2e-6,
                                        atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype,rtol,atol", [(np.float32, 2e-6, 1e-7), (np.float64, 1e-13, 1e-15)])
+def test_silu_kernels_match_float64_on_every_layout(dtype, rtol, atol):
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.standard_normal(3 * 4096 + 7) * 5,
+                        np.linspace(-60, 60, 2001)]).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    x64 = x.astype(np.float64)
+    s = _sigmoid(x64)
+    want, slope = x64 * s, s * (1 + x64 * (1 - s))
+    for name, t in _layouts(x.reshape(2, -1))[:3] + [("1-D", tl.from_numpy(x.copy()))]:
+        out = empty(t._sizes, t._dtype, t._device)
+        assert ak.silu(out, t), name
+        np.testing.assert_allclose(out.numpy().reshape(-1), want, rtol=rtol, atol=atol,
+                                   err_msg=name)
+        assert ak.silu_backward(out, tl.from_numpy(g.reshape(t.shape).copy()), t), name
+        np.testing.assert_allclose(out.numpy().reshape(-1), g * slope, rtol=rtol,
+                                   atol=atol, err_msg=name)
+    special = tl.tensor([np.inf, -np.inf, np.nan, 0.0], dtype=tl.from_numpy(x).dtype)
+    out = empty(special._sizes, special._dtype, special._device)
+    assert ak.silu(out, special)
+    np.testing.assert_array_equal(out.numpy(), [np.inf, np.nan, np.nan, 0])     # as torch
+    assert ak.silu_backward(out, tl.ones(4, dtype=special.dtype), special)
+    np.testing.assert_array_equal(out.numpy(), [np.nan, np.nan, np.nan, 0.5])
+
+
+def test_silu_op_and_gradients_match_torch_on_any_layout():
+    torch = pytest.importorskip("torch")
+    import tensorlib.nn.functional as F
+    base = (np.random.default_rng(6).standard_normal((64, 48)) * 4).astype(np.float32)
+    for x_np in (base, base.T):
+        x = tl.from_numpy(x_np).requires_grad_()
+        tx = torch.from_numpy(x_np).requires_grad_()
+        y, ty = F.silu(x), torch.nn.functional.silu(tx)
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+        y.sum().backward()
+        ty.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    inplace = tl.from_numpy(base.copy())
+    assert F.silu(inplace, inplace=True) is inplace
+    np.testing.assert_allclose(inplace.numpy(), torch.nn.functional.silu(
+        torch.from_numpy(base)).numpy(), rtol=1e-5, atol=1e-6)
+    compiled = tl.compile(lambda t: F.silu(t * 2.0) - 1.0)
+    x = tl.from_numpy(base)
+    for _ in range(3):
+        np.testing.assert_allclose(compiled(x).numpy(), (F.silu(x * 2.0) - 1.0).numpy(),
+                                   rtol=2e-6, atol=1e-6)
