@@ -12,6 +12,7 @@ Tensor's operators and properties reach `_dispatch` through the wrappers
 `tensorlib._tensor_subclass` installs on subclasses (and on Tensor while a mode is on).
 """
 import functools
+import threading
 
 from tensorlib import _C
 from tensorlib._foreign import is_torch_tensor, refuse_torch_tensor
@@ -24,13 +25,26 @@ __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function
            "enable_reentrant_dispatch"]
 
 
-class _State:
-    """Whether dispatch is off (DisableTorchFunction: all of it; DisableTorchFunctionSubclass:
-    arguments' handlers, modes still run) and the stack of TorchFunctionModes."""
+class _ThreadState(threading.local):
+    """Per thread, as in PyTorch: whether dispatch is off (DisableTorchFunction: all of it;
+    DisableTorchFunctionSubclass: arguments' handlers, modes still run) and the stack of
+    TorchFunctionModes (a new thread starts with none)."""
     all_disabled = False
     subclass_disabled = False
-    modes = []
-    entered = 0         # modes entered and not exited (one may be off the stack, running)
+
+    def __init__(self):
+        self.modes = []
+
+
+class _Entered:
+    """Modes entered and not exited, over all threads (one may be off its stack, running):
+    while any is, every op call comes to `_fallback` (the C flag is process-wide), which
+    looks at the calling thread's own stack."""
+    count = 0
+    lock = threading.Lock()
+
+
+_State = _ThreadState()
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -60,12 +74,10 @@ class DisableTorchFunction:
     def __enter__(self):
         self._prev = (_State.all_disabled, _State.subclass_disabled)
         _State.all_disabled = _State.subclass_disabled = True
-        _sync_mode_flag()
         return self
 
     def __exit__(self, *exc):
         _State.all_disabled, _State.subclass_disabled = self._prev
-        _sync_mode_flag()
         return False
 
 
@@ -78,14 +90,16 @@ def _is_torch_function_mode_enabled():
 
 
 def _sync_mode_flag():
-    """Tell the C wrapper whether every op call must come here."""
-    set_torch_function_mode_active(_is_torch_function_mode_enabled())
+    """Tell the C wrapper whether every op call must come here: while a mode is entered in
+    any thread (the flag is process-wide; `_dispatch` then looks at the calling thread's
+    stack and switches). Called under _Entered.lock."""
+    set_torch_function_mode_active(_Entered.count > 0)
 
 
 def _intercept_operators():
-    """Tensor's own operators and properties dispatch while a mode is entered."""
+    """Tensor's own operators and properties dispatch while a mode is entered (any thread)."""
     from tensorlib import _tensor_subclass
-    _tensor_subclass.intercept_plain_tensors(_State.entered > 0)
+    _tensor_subclass.intercept_plain_tensors(_Entered.count > 0)
 
 
 def _tensor_class():
@@ -144,12 +158,10 @@ def has_torch_function_variadic(*args):
 def _call_mode(public_api, types, args, kwargs):
     """The top mode's __torch_function__, with that mode off the stack while it runs."""
     mode = _State.modes.pop()
-    _sync_mode_flag()
     try:
         return mode.__torch_function__(public_api, types, args, kwargs)
     finally:
         _State.modes.append(mode)
-        _sync_mode_flag()
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
@@ -223,16 +235,18 @@ class TorchFunctionMode:
 
     def __enter__(self):
         _State.modes.append(self)
-        _State.entered += 1
-        _sync_mode_flag()
-        _intercept_operators()
+        with _Entered.lock:
+            _Entered.count += 1
+            _sync_mode_flag()
+            _intercept_operators()
         return self
 
     def __exit__(self, *exc):
         _State.modes.remove(self)
-        _State.entered -= 1
-        _sync_mode_flag()
-        _intercept_operators()
+        with _Entered.lock:
+            _Entered.count -= 1
+            _sync_mode_flag()
+            _intercept_operators()
         return False
 
     @classmethod

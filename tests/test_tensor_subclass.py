@@ -128,6 +128,44 @@ def test_disable_torch_function_subclass():
     assert tensorlib._C._is_torch_function_enabled()
 
 
+@pytest.mark.parametrize("lib", [tensorlib, torch], ids=["tensorlib", "torch"])
+def test_modes_and_disable_switches_are_per_thread(lib):
+    """A mode entered in one thread sees none of another thread's calls, a thread started
+    inside a mode starts with an empty stack, and DisableTorchFunction in one thread leaves
+    the others' modes on (PyTorch's are thread-local)."""
+    import threading
+    Recorder = mode_class(lib)
+    x = lib.ones(3)
+    entered, release, done = threading.Event(), threading.Event(), threading.Event()
+    seen_elsewhere = []
+
+    def worker():
+        with Recorder() as mine:
+            entered.set()
+            release.wait(10)
+            (x * 2).sum()
+        seen_elsewhere.extend(mine.seen)
+        done.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    entered.wait(10)
+    with lib._C.DisableTorchFunction():
+        y = (x + 1).relu()                       # the worker's mode sees none of this
+    z = x - 1
+    release.set()
+    thread.join(10)
+    assert done.is_set() and seen_elsewhere == ["mul", "sum"]
+    assert y.tolist() == [2.0, 2.0, 2.0] and z.tolist() == [0.0, 0.0, 0.0]
+    with Recorder() as outer:
+        inner_seen = []
+        thread = threading.Thread(target=lambda: inner_seen.append(float((x + 1).sum())))
+        thread.start()
+        thread.join(10)
+        x.neg()
+    assert inner_seen == [6.0] and outer.seen == ["neg"]
+
+
 def test_torch_dispatch_is_refused_at_class_creation():
     with pytest.raises(NotImplementedError, match="__torch_dispatch__"):
         class Dispatching(tensorlib.Tensor):
