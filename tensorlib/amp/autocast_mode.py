@@ -31,12 +31,31 @@ class _ThreadState(threading.local):
         self.cache_enabled = True
         self.nesting = 0
         self.cache = {}        # id(weight) -> (weight, its version, its lower-precision copy)
-        self.active = False                  # counted in _active_threads
+        self.region = None                   # an _ActiveRegion while some type is enabled
 
 
 _state = _ThreadState()
 _active_threads = 0            # threads with some device type enabled: the hook is on while > 0
-_active_lock = threading.Lock()
+_active_lock = threading.RLock()
+
+
+class _ActiveRegion:
+    """Held by a thread's state while it has a region enabled: counts the thread in, and out
+    when released, on leaving the region or when the thread ends inside one (its thread-local
+    state is dropped then; before, the ops' hook stayed installed for good)."""
+
+    def __init__(self):
+        _count_active(1)
+
+    def __del__(self):
+        _count_active(-1)
+
+
+def _count_active(step):
+    global _active_threads
+    with _active_lock:
+        _active_threads += step
+        _hook.set_caster(_cast_inputs if _active_threads > 0 else None)
 
 
 def _check_device_type(device_type):
@@ -90,15 +109,10 @@ def enabled_state():
 def _refresh():
     """Count this thread in or out of the threads with a region on; the ops' hook is
     installed while any is."""
-    global _active_threads
     state = _state
     active = any(state.enabled.values())
-    if active == state.active:
-        return
-    with _active_lock:
-        state.active = active
-        _active_threads += 1 if active else -1
-        _hook.set_caster(_cast_inputs if _active_threads > 0 else None)
+    if active != (state.region is not None):
+        state.region = _ActiveRegion() if active else None
 
 
 # ---- the casts (called by the ops' hook only while some region is enabled) -----------------

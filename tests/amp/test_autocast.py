@@ -269,3 +269,23 @@ def test_a_region_is_per_thread(lib_name):
     assert seen == {"other": lib.float32, "other enabled": False,
                     "other, own region": lib.bfloat16, "here": lib.bfloat16,
                     "after": lib.float32}
+
+
+def test_a_thread_ending_inside_a_region_takes_the_hook_with_it():
+    """A thread that ends without leaving its region no longer keeps the ops' autocast hook
+    installed (it cost every op call in every thread a check)."""
+    import threading
+    from tensorlib.amp import autocast_mode
+    from tensorlib.ops import _autocast
+    assert autocast_mode._active_threads == 0 and not _autocast.active
+
+    def leaves_it_open():
+        tensorlib.autocast("cpu").__enter__()
+        assert _autocast.active and autocast_mode._active_threads == 1
+
+    t = threading.Thread(target=leaves_it_open)
+    t.start()
+    t.join()
+    assert autocast_mode._active_threads == 0 and not _autocast.active
+    a = tensorlib.ones(4, 4)
+    assert tensorlib.mm(a, a).dtype == tensorlib.float32
