@@ -2,6 +2,7 @@
 
 Every blocking wait has a timeout (the loader's own `timeout` or the watchdog), datasets are
 small, and nothing asserts timings."""
+import gc
 import os
 import signal
 import time
@@ -20,6 +21,10 @@ T = 30          # seconds: an upper bound for any wait in these tests (never rea
 
 
 def _shm_blocks():
+    """This process's shared-memory blocks, after collecting garbage: an iterator an earlier
+    test dropped mid-epoch frees its blocks when collected, which in random order could
+    happen between a test's two looks."""
+    gc.collect()
     if not os.path.isdir("/dev/shm"):
         return set()
     return {f for f in os.listdir("/dev/shm") if f.startswith(f"tl{os.getpid()}_")}
