@@ -147,7 +147,7 @@ def _turn_hook(session):
     """What to do as each command begins: tensorlib's CPU kernels size their thread team by
     the load others put on our cores over the last 0.1 s (cpu_load.py), so the time this
     process waited for its turn is left out (counted, the other library's turn read as
-    load, and every GEMM ran on one thread of two: 0.66-0.72x PyTorch instead of 1.1-1.3x)."""
+    load, and GEMMs ran on one thread of two: 0.19-0.76x PyTorch instead of 1.1-1.3x)."""
     if session.library == "tensorlib":
         hook = getattr(session.module.backends.get("cpu"), "start_load_interval", None)
         if hook is not None:

@@ -170,12 +170,12 @@ COMPOSITES = {
                          "grad * y * (1 - y) (autograd/formulas/pointwise.py)"),
     "tanh_backward": ("tanh_backward(out, grad, y) -> bool",
                       "grad * (1 - y^2) (autograd/formulas/pointwise.py)"),
-    "silu": ("silu(out, x) -> bool", "x * sigmoid(x) (ops/pointwise.py)"),
+    "silu": ("silu(out, x) -> bool", "x * sigmoid(x) (ops/activations.py)"),
     "silu_backward": ("silu_backward(out, grad, x) -> bool",
                       "grad * s * (1 + x * (1 - s)), s = sigmoid(x) "
                       "(autograd/formulas/pointwise.py)"),
     "gelu": ("gelu(out, x, approximate) -> bool",
-             "x * (1 + erf(x / sqrt 2)) / 2, or the tanh form (ops/pointwise.py)"),
+             "x * (1 + erf(x / sqrt 2)) / 2, or the tanh form (ops/activations.py)"),
     "gelu_backward": ("gelu_backward(out, grad, x, approximate) -> bool",
                       "grad * (Phi(x) + x phi(x)), or the tanh form's derivative "
                       "(autograd/formulas/pointwise.py)"),

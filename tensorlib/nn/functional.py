@@ -17,7 +17,7 @@ import warnings
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
-from tensorlib.ops import pointwise as _pointwise
+from tensorlib.ops import activations as _activations
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
@@ -280,7 +280,7 @@ def gelu(input, approximate="none"):  # noqa: A002
     _floating_kernel(input, "GeluKernelImpl")
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return _pointwise.gelu(input, approximate)
+    return _activations.gelu(input, approximate)
 
 
 def sigmoid(input):  # noqa: A002
@@ -303,7 +303,7 @@ def silu(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "silu_cpu")
     if inplace:
         return _inplace(input, silu)
-    return _pointwise.silu(input)
+    return _activations.silu(input)
 
 
 @autocast_op("softplus")

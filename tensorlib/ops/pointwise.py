@@ -489,39 +489,6 @@ def sigmoid(x):
     return where(binary("ge", x, 0, TO_BOOL), r, binary("mul", e, r, SAME))
 
 
-@_differentiable("silu")
-def silu(x):
-    """x * sigmoid(x) (nn.functional.silu): one pass of a backend's fused kernel where it has
-    one (two ops and their backward's four passes otherwise), else sigmoid, then a product."""
-    kernel = optional_kernel(x._device, "silu")
-    if kernel is not None:
-        out = _empty(x._sizes, x._dtype, x._device)
-        if kernel(out, x) or kernel(out, x.contiguous()):
-            return out
-    return binary("mul", x, sigmoid(x), SAME)
-
-
-@_differentiable("gelu")
-def gelu(x, approximate="none"):
-    """GELU, exact or its tanh approximation (nn.functional.gelu): one pass of a backend's
-    fused kernel where it has one (the composite took five passes and five allocations:
-    0.65 ms against PyTorch's 0.25 on 1M floats), else composed of erf or tanh."""
-    kernel = optional_kernel(x._device, "gelu")
-    if kernel is not None:
-        out = _empty(x._sizes, x._dtype, x._device)
-        if kernel(out, x, approximate) or kernel(out, x.contiguous(), approximate):
-            return out
-    if approximate == "none":
-        cdf = unary("erf", binary("mul", x, 1.0 / _math.sqrt(2.0), SAME), TO_FLOAT)
-    elif approximate == "tanh":
-        cube = binary("mul", binary("mul", x, x, SAME), x, SAME)
-        inner = binary("add", x, binary("mul", cube, 0.044715, SAME), SAME)
-        cdf = unary("tanh", binary("mul", inner, _math.sqrt(2.0 / _math.pi), SAME), TO_FLOAT)
-    else:
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    return binary("mul", binary("mul", x, binary("add", cdf, 1.0, SAME), SAME), 0.5, SAME)
-
-
 @_differentiable("relu")
 def _relu_composite(x):
     return binary("maximum", x, 0, SAME)
@@ -810,7 +777,7 @@ def _tensor_methods():
 TENSOR_METHODS = _tensor_methods()
 
 _PRIVATE = {"binary", "binary_", "unary", "unary_", "inplace", "inplace_unary",
-            "inplace_composite", "gelu", "silu"}    # nn.functional's (no torch.gelu/silu)
+            "inplace_composite"}
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and callable(value) and name not in _PRIVATE
                  and getattr(value, "__module__", None) == __name__)
