@@ -28,8 +28,8 @@ NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else
 # reassociates a loop's vector body and its scalar tail differently) and those that test for
 # NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
-EXACT_MATH = {"grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels", "select_kernels",
-              "small_binary", "index_kernels", "philox_kernels", "quant_kernels"}
+EXACT_MATH = {"arith_kernels", "grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels",
+              "select_kernels", "small_binary", "index_kernels", "philox_kernels", "quant_kernels"}
 
 
 def extensions():
@@ -40,8 +40,10 @@ def extensions():
                               extra_compile_args=["-O2"]))
     for pyx in sorted(glob.glob("backends/cpu/tensorlib_cpu/*.pyx")):
         module = os.path.basename(pyx)[:-4]
-        # errno-free sqrt etc. change no result but let the loops vectorize
-        fast = ["-fno-math-errno"] if module in EXACT_MATH else ["-ffast-math"]
+        # errno-free sqrt and trap-free comparisons change no result (nothing here reads
+        # errno or unmasks a floating-point trap) but let the loops vectorize
+        fast = (["-fno-math-errno", "-fno-trapping-math"] if module in EXACT_MATH
+                else ["-ffast-math"])
         exts.append(Extension(f"tensorlib_cpu.{module}", [pyx],
                               include_dirs=[numpy.get_include()],
                               extra_compile_args=["-O3"] + fast + NATIVE + OPENMP,

@@ -1,0 +1,222 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""pow, fmod and remainder of float32/float64 tensors as one threaded pass. numpy runs them
+on one thread through the scalar libm functions: x.pow(3) on 1M floats took 32 ms against
+PyTorch's 0.05, fmod 7.8 against 0.6 ms (AMD EPYC Zen 4, 2 threads).
+
+pow by a number takes PyTorch's shortcuts, so results match its bit for bit: 2 is x * x, 3
+is x * x * x, 0.5 sqrt, -0.5 1 / sqrt, -1 1 / x, -2 1 / (x * x); other exponents and tensor
+exponents call libmvec's vector pow (glibc, within 1 ulp). fmod is exact, as the libm one:
+the quotient's integer part comes from a / b (off by at most one while it is below 2^23,
+2^52 in float64), one correction step makes it right, and a fused multiply-add gives the
+remainder exactly; a zero or infinite divisor, an infinite dividend or a larger quotient
+takes libm's fmod. remainder is fmod moved to the divisor's sign, PyTorch's formula.
+
+Built without -ffast-math (setup.py's EXACT_MATH): 1 / sqrt must not become an approximate
+reciprocal square root, and NaN and inf must go through as libm's functions give them.
+Each kernel takes contiguous operands of the output's shape and dtype, or a broadcast single
+value, and returns False (writing nothing) otherwise; the caller then runs numpy's ufunc."""
+import numpy as np
+
+cimport numpy as cnp
+
+from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous, numel
+
+from tensorlib_cpu import fastreduce
+from tensorlib_cpu.ufunc_kernels import UfuncKernel
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    #include <math.h>
+    /* glibc declares the vector versions only under -ffast-math; the declarations alone let
+       gcc call them from `omp simd` loops here (linked with -lmvec) */
+    #if defined(__x86_64__) && defined(__linux__)
+    #pragma omp declare simd notinbranch
+    extern float powf(float, float);
+    #pragma omp declare simd notinbranch
+    extern double pow(double, double);
+    #endif
+    #define PAR_MIN 65536
+    #define PIECE 4096
+    /* y = EXPR over i in [0, n), in pieces of PIECE elements shared by the threads */
+    #define FOR_PIECES(n, nt, ...)                                                          \\
+        Py_ssize_t p_, pieces_ = ((n) + PIECE - 1) / PIECE;                                \\
+        _Pragma("omp parallel for num_threads(nt) if ((n) >= PAR_MIN)")                    \\
+        for (p_ = 0; p_ < pieces_; p_++) {                                                 \\
+            Py_ssize_t lo = p_ * PIECE, hi = lo + PIECE < (n) ? lo + PIECE : (n), i;       \\
+            __VA_ARGS__                                                                    \\
+        }
+    #define SIMD_LOOP(stmt) _Pragma("omp simd") for (i = lo; i < hi; i++) { stmt; }
+    /* an operand is a full array (step 1) or one value (step 0); each pair of steps gets
+       its own loop, the steps constants in it (a variable step compiles to gathers, which
+       made fmod 7x slower on Zen 4); A_I and B_I are the operands' i-th elements */
+    #define BY_STEPS(sa, sb, ...)                                                           \\
+        if ((sa) && (sb)) { enum { SA_ = 1, SB_ = 1 }; __VA_ARGS__ }                        \\
+        else if (sa) { enum { SA_ = 1, SB_ = 0 }; __VA_ARGS__ }                             \\
+        else if (sb) { enum { SA_ = 0, SB_ = 1 }; __VA_ARGS__ }                             \\
+        else { enum { SA_ = 0, SB_ = 0 }; __VA_ARGS__ }
+    #define A_I a[i * SA_]
+    #define B_I b[i * SB_]
+    #define DEFINE_ARITH(T, POW, SQRT, FMOD, FMA, FABS, TRUNC, COPYSIGN, QUOTIENT_MAX)       \\
+    static void pow_number_##T(const T* x, T e, T* y, Py_ssize_t n, int nt) {              \\
+        if (e == 2) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = x[i] * x[i])) }                   \\
+        else if (e == 3) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = x[i] * x[i] * x[i])) }       \\
+        else if (e == 0.5) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = SQRT(x[i]))) }             \\
+        else if (e == -0.5) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = (T)1 / SQRT(x[i]))) }     \\
+        else if (e == -1) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = (T)1 / x[i])) }             \\
+        else if (e == -2) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = (T)1 / (x[i] * x[i]))) }    \\
+        else { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = POW(x[i], e))) }                          \\
+    }                                                                                       \\
+    static void pow_##T(const T* a, int sa, const T* b, int sb, T* y, Py_ssize_t n,        \\
+                        int nt) {                                                           \\
+        BY_STEPS(sa, sb, FOR_PIECES(n, nt, SIMD_LOOP(y[i] = POW(A_I, B_I))))                \\
+    }                                                                                       \\
+    /* fmod by the corrected truncated quotient; `slow` marks what libm must do */          \\
+    static inline T fmod_quick_##T(T a, T b, int* slow) {                                   \\
+        T q = a / b;                                                                        \\
+        *slow = !(FABS(q) < QUOTIENT_MAX) || !(FABS(b) < HUGE_VAL##T) || b == 0;           \\
+        q = TRUNC(q);                                                                       \\
+        T s = (a < 0) != (b < 0) ? (T)-1 : (T)1;     /* the quotient's sign */             \\
+        T r = FMA(-q, b, a);                                                                \\
+        q = (r != 0 && (r < 0) != (a < 0)) ? q - s : (FABS(r) >= FABS(b) ? q + s : q);      \\
+        return COPYSIGN(FMA(-q, b, a), a);                                                  \\
+    }                                                                                       \\
+    static void fmod_##T(const T* a, int sa, const T* b, int sb, T* y, Py_ssize_t n,       \\
+                         int nt, int python_sign) {                                         \\
+        BY_STEPS(sa, sb, FOR_PIECES(n, nt,                                                  \\
+            int any = 0;                                                                    \\
+            _Pragma("omp simd reduction(|:any)")                                           \\
+            for (i = lo; i < hi; i++) {                                                     \\
+                int slow; y[i] = fmod_quick_##T(A_I, B_I, &slow); any |= slow;              \\
+            }                                                                               \\
+            if (any)                                                                        \\
+                for (i = lo; i < hi; i++) {                                                 \\
+                    int slow; fmod_quick_##T(A_I, B_I, &slow);                              \\
+                    if (slow) y[i] = FMOD(A_I, B_I);                                        \\
+                }                                                                           \\
+            if (python_sign)                                                                \\
+                SIMD_LOOP(T m = y[i]; T d = B_I; y[i] = m != 0 && ((d < 0) != (m < 0)) ? m + d : m)\\
+        ))                                                                                  \\
+    }
+    #define HUGE_VALfloat HUGE_VALF
+    #define HUGE_VALdouble HUGE_VAL
+    DEFINE_ARITH(float, powf, sqrtf, fmodf, fmaf, fabsf, truncf, copysignf, 8388608.0f)
+    DEFINE_ARITH(double, pow, sqrt, fmod, fma, fabs, trunc, copysign, 4503599627370496.0)
+    """
+    void pow_number_float(const float* x, float e, float* y, Py_ssize_t n, int nt) nogil
+    void pow_number_double(const double* x, double e, double* y, Py_ssize_t n, int nt) nogil
+    void pow_float(const float* a, int sa, const float* b, int sb, float* y, Py_ssize_t n,
+                   int nt) nogil
+    void pow_double(const double* a, int sa, const double* b, int sb, double* y,
+                    Py_ssize_t n, int nt) nogil
+    void fmod_float(const float* a, int sa, const float* b, int sb, float* y, Py_ssize_t n,
+                    int nt, int python_sign) nogil
+    void fmod_double(const double* a, int sa, const double* b, int sb, double* y,
+                     Py_ssize_t n, int nt, int python_sign) nogil
+    int PAR_MIN
+
+
+cdef inline void* _data(TensorImpl t):
+    return <char*>cnp.PyArray_DATA(<cnp.ndarray>t._storage.handle) + t._offset * t._dtype.itemsize
+
+
+cdef int _step(TensorImpl t, TensorImpl out):
+    """1: t is contiguous with out's shape and dtype, and out may overwrite it (t is out or
+    shares no storage with it); 0: t is one value broadcast (every stride 0); -1: neither."""
+    if t._dtype is not out._dtype:
+        return -1
+    if t._sizes == out._sizes and is_contiguous(t):
+        if t._storage is out._storage and t._offset != out._offset:
+            return -1
+        return 1
+    for s in t._strides:
+        if s != 0:
+            return -1
+    return -1 if t._storage is out._storage else 0    # out would overwrite the value
+
+
+cdef int _kind(TensorImpl out):
+    """1 float32, 2 float64, 0 another dtype or a layout the kernels do not write."""
+    if not is_contiguous(out):
+        return 0
+    if out._dtype.np.type is np.float32:
+        return 1
+    if out._dtype.np.type is np.float64:
+        return 2
+    return 0
+
+
+cdef inline int _threads(Py_ssize_t n):
+    return fastreduce.threads_now() if n >= PAR_MIN else 1
+
+
+cdef bint _pow(TensorImpl out, TensorImpl a, TensorImpl b):
+    cdef int kind = _kind(out), sa, sb, nt
+    if kind == 0:
+        return False
+    sa, sb = _step(a, out), _step(b, out)
+    if sa < 0 or sb < 0:
+        return False
+    cdef Py_ssize_t n = numel(out._sizes)
+    cdef void* pa = _data(a)
+    cdef void* pb = _data(b)
+    cdef void* po = _data(out)
+    nt = _threads(n)
+    with nogil:
+        if sa == 1 and sb == 0:
+            if kind == 1:
+                pow_number_float(<float*>pa, (<float*>pb)[0], <float*>po, n, nt)
+            else:
+                pow_number_double(<double*>pa, (<double*>pb)[0], <double*>po, n, nt)
+        elif kind == 1:
+            pow_float(<float*>pa, sa, <float*>pb, sb, <float*>po, n, nt)
+        else:
+            pow_double(<double*>pa, sa, <double*>pb, sb, <double*>po, n, nt)
+    return True
+
+
+cdef bint _fmod(TensorImpl out, TensorImpl a, TensorImpl b, int python_sign):
+    cdef int kind = _kind(out), sa, sb, nt
+    if kind == 0:
+        return False
+    sa, sb = _step(a, out), _step(b, out)
+    if sa < 0 or sb < 0:
+        return False
+    cdef Py_ssize_t n = numel(out._sizes)
+    cdef void* pa = _data(a)
+    cdef void* pb = _data(b)
+    cdef void* po = _data(out)
+    nt = _threads(n)
+    with nogil:
+        if kind == 1:
+            fmod_float(<float*>pa, sa, <float*>pb, sb, <float*>po, n, nt, python_sign)
+        else:
+            fmod_double(<double*>pa, sa, <double*>pb, sb, <double*>po, n, nt, python_sign)
+    return True
+
+
+_pow_general = UfuncKernel(np.power, quiet=True)
+_fmod_general = UfuncKernel(np.fmod, quiet=True, integer_division=True)
+_remainder_general = UfuncKernel(np.remainder, quiet=True, integer_division=True)
+
+
+def pow(TensorImpl out, TensorImpl a, TensorImpl b):  # noqa: A001 - the op's name
+    """out = a ** b: one threaded pass for float tensors, numpy's ufunc otherwise."""
+    if not _pow(out, a, b):
+        _pow_general(out, a, b)
+
+
+def fmod(TensorImpl out, TensorImpl a, TensorImpl b):
+    """out = C's fmod(a, b) (the dividend's sign): one threaded pass for float tensors."""
+    if not _fmod(out, a, b, 0):
+        _fmod_general(out, a, b)
+
+
+def remainder(TensorImpl out, TensorImpl a, TensorImpl b):
+    """out = a mod b with the divisor's sign (Python's %): one threaded pass for floats."""
+    if not _fmod(out, a, b, 1):
+        _remainder_general(out, a, b)
+
+
+KERNELS = {"pow": pow, "fmod": fmod, "remainder": remainder}
