@@ -28,8 +28,9 @@ NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else
 # reassociates a loop's vector body and its scalar tail differently) and those that test for
 # NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
-EXACT_MATH = {"arith_kernels", "grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels",
-              "select_kernels", "small_binary", "index_kernels", "philox_kernels", "quant_kernels"}
+EXACT_MATH = {"arith_kernels", "clamp_kernels", "grid_kernels", "norm_kernels", "optim_kernels",
+              "pool_kernels", "select_kernels", "small_binary", "index_kernels", "philox_kernels",
+              "quant_kernels"}
 
 
 def extensions():

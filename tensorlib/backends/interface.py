@@ -179,6 +179,19 @@ COMPOSITES = {
     "gelu_backward": ("gelu_backward(out, grad, x, approximate) -> bool",
                       "grad * (Phi(x) + x phi(x)), or the tanh form's derivative "
                       "(autograd/formulas/pointwise.py)"),
+    # -- clamping and float checks
+    "clamp": ("clamp(out, x, min, max) -> bool: min and max numbers or None",
+              "maximum(x, min), then minimum(., max) (ops/clamping.py)"),
+    "float_sign": ("float_sign(out, x) -> bool: -1, 0 or 1, 0 for NaN",
+                   "where(isnan(x), 0, sign(x)) (ops/pointwise.py)"),
+    "nan_to_num": ("nan_to_num(out, x, nan, posinf, neginf) -> bool",
+                   "where(isnan(x), nan, ...) for NaN, +inf, -inf (ops/float_checks.py)"),
+    "lerp": ("lerp(out, start, end, weight) -> bool: weight a number or a tensor; no graph",
+             "start + weight * (end - start), or from end (ops/clamping.py)"),
+    "addcmul": ("addcmul(out, input, tensor1, tensor2, value) -> bool: no graph",
+                "input + tensor1 * tensor2 * value (ops/clamping.py)"),
+    "addcdiv": ("addcdiv(out, input, tensor1, tensor2, value) -> bool: no graph",
+                "input + tensor1 / tensor2 * value (ops/clamping.py)"),
     # -- softmax
     "softmax": ("softmax(out, x, dim)", "exp(x - max) / sum (ops/reduction.py)"),
     "log_softmax": ("log_softmax(out, x, dim)",
@@ -248,6 +261,10 @@ COMPOSITES = {
                    "inference", "normalisation in ops (nn/_functional/normalization.py)"),
     "rms_norm": ("rms_norm(out, x, weight, ndim, eps): inference",
                  "rsqrt of the mean square in ops (nn/_functional/normalization.py)"),
+    "rms_norm_train": ("rms_norm_train(out, stats, x, weight, ndim, eps): stats (rows, 2) = "
+                       "(0, rstd)", "the mean square in ops, recorded for autograd"),
+    "rms_norm_backward": ("rms_norm_backward(grad_x, grad, x, weight, stats, ndim)",
+                          "the derivative in ops (nn/_functional/normalization.py)"),
     "layer_norm": ("layer_norm(out, x, weight, bias, ndim, eps): inference",
                    "mean/var in ops (nn/_functional/normalization.py)"),
     "layer_norm_train": ("layer_norm_train(out, stats, x, weight, bias, ndim, eps): stats "

@@ -1,11 +1,16 @@
 """Clamping and blending elementwise: clamp/clip (and clamp_min/clamp_max), lerp, and the
 fused-looking addcmul/addcdiv, each composed of `_C.pointwise` primitives so every backend
 runs them; their in-place forms compute out of place and write back (`inplace_composite`)."""
+import math as _math
+
+from tensorlib._C.factory import empty as _empty
+from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import SAME, TO_BOOL, TO_FLOAT, binary, unary
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._autocast import autocast_op as _autocast_op
 from tensorlib.ops._opdef import differentiable as _differentiable
-from tensorlib.ops.pointwise import (_is_tensor, _pyabs, _require_float, inplace_composite,
-                                     where)
+from tensorlib.ops.pointwise import (_finfo, _is_tensor, _pyabs, _require_float,
+                                     inplace_composite, where)
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
 
@@ -14,17 +19,43 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     """min(max(x, min), max): numbers or tensors (broadcast, promoted), NaN propagating."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if x._dtype.is_floating_point:
+        for bound in (min, max):
+            _check_fits(bound, x._dtype)
     return _clamp(x, min, max)
+
+
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double"}
+
+
+def _check_fits(bound, dtype):
+    """A finite number bound past the float dtype's range raises, as PyTorch's conversion of
+    the bound to the tensor's dtype does (infinite bounds are fine)."""
+    if _is_number_bound(bound) and bound is not None and _math.isfinite(bound) and \
+            _pyabs(bound) > float(_finfo(dtype).max):
+        name = _CPP_NAMES.get(dtype.name, dtype.name)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 @_differentiable("clamp")
 def _clamp(x, lo, hi):
+    if _is_number_bound(lo) and _is_number_bound(hi) and x._dtype.is_floating_point:
+        kernel = optional_kernel(x._device, "clamp")       # one pass, not two
+        if kernel is not None:
+            out = _empty(x._sizes, x._dtype, x._device)
+            if kernel(out, x, lo, hi):
+                return out
     out = x
     if lo is not None:
         out = binary("maximum", out, lo, SAME)
     if hi is not None:
         out = binary("minimum", out, hi, SAME)
     return out
+
+
+def _is_number_bound(bound):
+    return bound is None or type(bound) is float or type(bound) is int
 
 
 clip = clamp
@@ -45,6 +76,9 @@ def lerp(start, end, weight):
         if _is_tensor(other) and other._dtype is not start._dtype:
             raise RuntimeError(f"expected dtype {start._dtype.name} for `{name}` but got dtype "
                                f"{other._dtype.name}")
+    done = _one_pass("lerp", start, (end, weight), weight)
+    if done is not None:
+        return done
     diff = binary("sub", end, start, SAME)
     if not _is_tensor(weight):
         if _pyabs(weight) < 0.5:
@@ -54,6 +88,24 @@ def lerp(start, end, weight):
     return where(near_start, binary("add", start, binary("mul", weight, diff, SAME), SAME),
                  binary("sub", end, binary("mul", diff, binary("sub", 1, weight, SAME), SAME),
                         SAME))
+
+
+def _one_pass(name, first, others, number):
+    """The backend's one-pass kernel `name` (lerp, addcmul, addcdiv) for float tensors of one
+    shape, when no graph is recorded (the composite carries autograd); None where it has
+    none or declines."""
+    kernel = optional_kernel(first._device, name)
+    if kernel is None or not first._dtype.is_floating_point:
+        return None
+    tensors = (first,) + tuple(t for t in others if _is_tensor(t))
+    if any(t._sizes != first._sizes for t in tensors):
+        return None
+    if _grad_enabled() and any(t._requires_grad for t in tensors):
+        return None
+    if not _is_tensor(number) and type(number) not in (int, float):
+        return None
+    out = _empty(first._sizes, first._dtype, first._device)
+    return out if kernel(out, first, *others[:2 if name != "lerp" else 1], number) else None
 
 
 def _in_common_dtype(*xs):
@@ -67,6 +119,9 @@ def _in_common_dtype(*xs):
 @_autocast_op("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     input, tensor1, tensor2 = _in_common_dtype(input, tensor1, tensor2)
+    done = _one_pass("addcmul", input, (tensor1, tensor2), value)
+    if done is not None:
+        return done
     prod_ = binary("mul", tensor1, tensor2, SAME)
     if value != 1:
         prod_ = binary("mul", prod_, value, SAME)
@@ -84,6 +139,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     input, tensor1, tensor2 = _in_common_dtype(input, tensor1, tensor2)
+    done = _one_pass("addcdiv", input, (tensor1, tensor2), value)
+    if done is not None:
+        return done
     quot = binary("div", tensor1, tensor2, TO_FLOAT)
     if value != 1:
         quot = binary("mul", quot, value, SAME)

@@ -480,6 +480,8 @@ def _norm_dtype(name, x, dtype):
 
 @differentiable("vector_norm")
 def _vector_norm(x, ord, dims, keepdim):  # noqa: A002
+    if ord == 2:                # x * x is |x|^2 (x is real here): no pass for |x|
+        return (x * x).sum(dims, keepdim).sqrt()
     a = x.abs()
     if ord == math.inf:
         return a.amax(dims, keepdim)
@@ -489,8 +491,6 @@ def _vector_norm(x, ord, dims, keepdim):  # noqa: A002
         return a.ne(0).sum(dims, keepdim, dtype=x._dtype)
     if ord == 1:
         return a.sum(dims, keepdim)
-    if ord == 2:
-        return (a * a).sum(dims, keepdim).sqrt()
     return (a ** ord).sum(dims, keepdim) ** (1.0 / ord)
 
 

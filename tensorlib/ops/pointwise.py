@@ -322,6 +322,12 @@ def sign(x):
     if getattr(x, "_dtype", None) is dt.bool_:
         return x.clone()
     if x._dtype.is_floating_point:
+        # one pass, not three; a graph (of zero gradients) keeps the recorded composite
+        kernel = optional_kernel(x._device, "float_sign")
+        if kernel is not None and not (x._requires_grad and _grad_enabled()):
+            out = _empty(x._sizes, x._dtype, x._device)
+            if kernel(out, x):
+                return out
         return where(isnan(x), 0, _sign(x))
     return _sign(x)
 

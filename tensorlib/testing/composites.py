@@ -31,6 +31,19 @@ def _pointwise(fn):
     return run
 
 
+def _float_checks(d):
+    x = tensorlib.tensor([[0.5, -0.0, float("nan"), float("inf")], [-2.0, 0.0, -float("inf"), 3.0]],
+                         device=d)
+    return [tensorlib.sign(x), tensorlib.nan_to_num(x), tensorlib.nan_to_num(x, 1.0, 2.0, -2.0)]
+
+
+def _blends(d):
+    a, b, c = (_leaf((6, 5), seed, d).detach() for seed in (16, 17, 18))
+    w = _leaf((6, 5), 19, d).detach().sigmoid()
+    return [a.lerp(b, 0.25), a.lerp(b, 0.75), a.lerp(b, w), tensorlib.addcmul(a, b, c, value=0.3),
+            tensorlib.addcdiv(a, b, c.abs() + 0.5, value=-2.0)]
+
+
 def _softmax(fn):
     def run(d):
         x = _leaf((4, 6), 1, d)
@@ -83,6 +96,8 @@ def _grid_sample(d):
 def _norms(d):
     x, w, b = _leaf((4, 8), 13, d), _leaf((8,), 14, d), _leaf((8,), 15, d)
     out = _grads(F.layer_norm(x, (8,), w, b), x, w, b)
+    x.grad = w.grad = None
+    out += _grads(F.rms_norm(x * 3, (8,), w), x, w)
     with tensorlib.no_grad():
         mean, var = tensorlib.zeros(8, device=d), tensorlib.ones(8, device=d)
         out += [F.layer_norm(x, (8,), w, b), F.rms_norm(x, (8,), w),
@@ -138,6 +153,9 @@ DRIVERS = {
     ("tanh_backward",): _pointwise(tensorlib.tanh),
     ("silu", "silu_backward"): _pointwise(F.silu),
     ("gelu", "gelu_backward"): _pointwise(lambda x: F.gelu(x) + F.gelu(x, approximate="tanh")),
+    ("clamp",): _pointwise(lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.2) + x.clamp(max=-0.1)),
+    ("float_sign", "nan_to_num"): _float_checks,
+    ("lerp", "addcmul", "addcdiv"): _blends,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
     ("mm", "addmm", "addmm_bias", "mm_pair"): _linear,
@@ -150,8 +168,8 @@ DRIVERS = {
     ("conv3d", "conv3d_weight_grad", "conv_transpose3d"): _conv(3),
     ("max_pool", "max_pool_backward"): _max_pool,
     ("grid_sampler_2d", "grid_sampler_2d_backward"): _grid_sample,
-    ("batch_norm", "rms_norm", "layer_norm", "layer_norm_train", "layer_norm_backward",
-     "layer_norm_backward_affine"): _norms,
+    ("batch_norm", "rms_norm", "rms_norm_train", "rms_norm_backward", "layer_norm",
+     "layer_norm_train", "layer_norm_backward", "layer_norm_backward_affine"): _norms,
     ("cross_entropy", "cross_entropy_backward"): _cross_entropy,
     ("scaled_dot_product_attention", "scaled_dot_product_attention_backward"): _attention,
     ("lstm_cell", "lstm_cell_backward"): _lstm,

@@ -1,15 +1,17 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-"""pow, fmod and remainder of float32/float64 tensors as one threaded pass. numpy runs them
-on one thread through the scalar libm functions: x.pow(3) on 1M floats took 32 ms against
-PyTorch's 0.05, fmod 7.8 against 0.6 ms (AMD EPYC Zen 4, 2 threads).
+"""pow, fmod and remainder, lerp, addcmul and addcdiv of float32/float64 tensors as one
+threaded pass. numpy runs the first three on one thread through the scalar libm functions:
+x.pow(3) on 1M floats took 32 ms against PyTorch's 0.05, fmod 7.8 against 0.6 ms (AMD EPYC
+Zen 4, 2 threads); the ops composed the other three of 3-4 passes (0.3x PyTorch).
 
 pow by a number takes PyTorch's shortcuts, so results match its bit for bit: 2 is x * x, 3
-is x * x * x, 0.5 sqrt, -0.5 1 / sqrt, -1 1 / x, -2 1 / (x * x); other exponents and tensor
-exponents call libmvec's vector pow (glibc, within 1 ulp). fmod is exact, as the libm one:
+is x * x * x, 0.5 sqrt, -0.5 1 / sqrt, -1 1 / x, -2 1 / (x * x), 1 a copy, 0 ones; other
+exponents and tensor exponents call libmvec's vector pow (glibc, within 1 ulp). fmod is exact, as the libm one:
 the quotient's integer part comes from a / b (off by at most one while it is below 2^23,
 2^52 in float64), one correction step makes it right, and a fused multiply-add gives the
 remainder exactly; a zero or infinite divisor, an infinite dividend or a larger quotient
 takes libm's fmod. remainder is fmod moved to the divisor's sign, PyTorch's formula.
+lerp, addcmul and addcdiv order their arithmetic as PyTorch's vector loops do.
 
 Built without -ffast-math (setup.py's EXACT_MATH): 1 / sqrt must not become an approximate
 reciprocal square root, and NaN and inf must go through as libm's functions give them.
@@ -66,7 +68,16 @@ cdef extern from *:
         else if (e == -0.5) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = (T)1 / SQRT(x[i]))) }     \\
         else if (e == -1) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = (T)1 / x[i])) }             \\
         else if (e == -2) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = (T)1 / (x[i] * x[i]))) }    \\
-        else { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = POW(x[i], e))) }                          \\
+        else if (e == 1) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = x[i])) }                      \\
+        else if (e == 0) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = 1)) }                         \\
+        /* the vector pow handles a negative base lane by lane in scalar code (5x slower):  \\
+           it gets |x|, and the sign (an odd integer exponent) or NaN (a fraction) after */  \\
+        else if (e != TRUNC(e)) {                                                           \\
+            FOR_PIECES(n, nt, SIMD_LOOP(T v = POW(FABS(x[i]), e);                           \\
+                                        y[i] = x[i] < 0 && x[i] > -HUGE_VAL##T ? (T)NAN : v))\\
+        } else if (FABS(e) < HUGE_VAL##T && FMOD(e, (T)2) != 0) {                           \\
+            FOR_PIECES(n, nt, SIMD_LOOP(y[i] = COPYSIGN(POW(FABS(x[i]), e), x[i])))         \\
+        } else { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = POW(FABS(x[i]), e))) }                  \\
     }                                                                                       \\
     static void pow_##T(const T* a, int sa, const T* b, int sb, T* y, Py_ssize_t n,        \\
                         int nt) {                                                           \\
@@ -99,6 +110,30 @@ cdef extern from *:
                 SIMD_LOOP(T m = y[i]; T d = B_I; y[i] = m != 0 && ((d < 0) != (m < 0)) ? m + d : m)\\
         ))                                                                                  \\
     }
+    /* lerp as PyTorch's vector loop: fma(weight or weight - 1, end - start, start or end),
+       the nearer end by |weight| < 0.5; w NULL: the one weight wv */
+    #define DEFINE_BLEND(T, FMA, FABS)                                                      \\
+    static void lerp_##T(const T* s, const T* e, const T* w, T wv, T* y, Py_ssize_t n,     \\
+                         int nt) {                                                          \\
+        if (w) {                                                                            \\
+            FOR_PIECES(n, nt, SIMD_LOOP(int near = FABS(w[i]) < (T)0.5;                     \\
+                                        y[i] = FMA(near ? w[i] : w[i] - 1, e[i] - s[i],     \\
+                                                   near ? s[i] : e[i])))                    \\
+        } else if (FABS(wv) < (T)0.5) {                                                     \\
+            FOR_PIECES(n, nt, SIMD_LOOP(y[i] = FMA(wv, e[i] - s[i], s[i])))                 \\
+        } else {                                                                            \\
+            const T c = wv - 1;                                                             \\
+            FOR_PIECES(n, nt, SIMD_LOOP(y[i] = FMA(c, e[i] - s[i], e[i])))                  \\
+        }                                                                                   \\
+    }                                                                                       \\
+    /* s + value * a * b (or / b), PyTorch's order of operations */                         \\
+    static void addc_##T(const T* s, const T* a, const T* b, T v, T* y, Py_ssize_t n,      \\
+                         int nt, int divide) {                                              \\
+        if (divide) { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = s[i] + v * a[i] / b[i])) }          \\
+        else { FOR_PIECES(n, nt, SIMD_LOOP(y[i] = s[i] + v * a[i] * b[i])) }                \\
+    }
+    DEFINE_BLEND(float, fmaf, fabsf)
+    DEFINE_BLEND(double, fma, fabs)
     #define HUGE_VALfloat HUGE_VALF
     #define HUGE_VALdouble HUGE_VAL
     DEFINE_ARITH(float, powf, sqrtf, fmodf, fmaf, fabsf, truncf, copysignf, 8388608.0f)
@@ -114,6 +149,14 @@ cdef extern from *:
                     int nt, int python_sign) nogil
     void fmod_double(const double* a, int sa, const double* b, int sb, double* y,
                      Py_ssize_t n, int nt, int python_sign) nogil
+    void lerp_float(const float* s, const float* e, const float* w, float wv, float* y,
+                    Py_ssize_t n, int nt) nogil
+    void lerp_double(const double* s, const double* e, const double* w, double wv, double* y,
+                     Py_ssize_t n, int nt) nogil
+    void addc_float(const float* s, const float* a, const float* b, float v, float* y,
+                    Py_ssize_t n, int nt, int divide) nogil
+    void addc_double(const double* s, const double* a, const double* b, double v, double* y,
+                     Py_ssize_t n, int nt, int divide) nogil
     int PAR_MIN
 
 
@@ -219,4 +262,68 @@ def remainder(TensorImpl out, TensorImpl a, TensorImpl b):
         _remainder_general(out, a, b)
 
 
-KERNELS = {"pow": pow, "fmod": fmod, "remainder": remainder}
+cdef bint _all_full(TensorImpl out, tuple tensors):
+    """Every tensor of out's dtype and shape, contiguous, and out itself or apart from it."""
+    for t in tensors:
+        if _step(<TensorImpl>t, out) != 1:
+            return False
+    return True
+
+
+def lerp(TensorImpl out, TensorImpl start, TensorImpl end, weight):
+    """out = lerp(start, end, weight) in one pass, weight a number or a tensor like start;
+    False for other dtypes and layouts (the op then composes it)."""
+    cdef int kind = _kind(out)
+    cdef bint by_tensor = isinstance(weight, TensorImpl)
+    if kind == 0 or not _all_full(out, (start, end, weight) if by_tensor else (start, end)):
+        return False
+    cdef Py_ssize_t n = numel(out._sizes)
+    cdef int nt = _threads(n)
+    cdef double wv = 0.0 if by_tensor else weight
+    cdef void* ps = _data(start)
+    cdef void* pe = _data(end)
+    cdef void* pw = _data(<TensorImpl>weight) if by_tensor else NULL
+    cdef void* po = _data(out)
+    with nogil:
+        if kind == 1:
+            lerp_float(<float*>ps, <float*>pe, <float*>pw, <float>wv, <float*>po, n, nt)
+        else:
+            lerp_double(<double*>ps, <double*>pe, <double*>pw, wv, <double*>po, n, nt)
+    return True
+
+
+def _addc(TensorImpl out, TensorImpl input, TensorImpl a, TensorImpl b, double value,
+          int divide):
+    cdef int kind = _kind(out)
+    if kind == 0 or not _all_full(out, (input, a, b)):
+        return False
+    cdef Py_ssize_t n = numel(out._sizes)
+    cdef int nt = _threads(n)
+    cdef void* ps = _data(input)
+    cdef void* pa = _data(a)
+    cdef void* pb = _data(b)
+    cdef void* po = _data(out)
+    with nogil:
+        if kind == 1:
+            addc_float(<float*>ps, <float*>pa, <float*>pb, <float>value, <float*>po, n, nt,
+                       divide)
+        else:
+            addc_double(<double*>ps, <double*>pa, <double*>pb, value, <double*>po, n, nt,
+                        divide)
+    return True
+
+
+def addcmul(TensorImpl out, TensorImpl input, TensorImpl tensor1, TensorImpl tensor2,
+            double value):
+    """out = input + value * tensor1 * tensor2 in one pass; False where it does not apply."""
+    return _addc(out, input, tensor1, tensor2, value, 0)
+
+
+def addcdiv(TensorImpl out, TensorImpl input, TensorImpl tensor1, TensorImpl tensor2,
+            double value):
+    """out = input + value * tensor1 / tensor2 in one pass; False where it does not apply."""
+    return _addc(out, input, tensor1, tensor2, value, 1)
+
+
+KERNELS = {"pow": pow, "fmod": fmod, "remainder": remainder, "lerp": lerp,
+           "addcmul": addcmul, "addcdiv": addcdiv}

@@ -20,7 +20,11 @@ Contracts (outputs first, like every kernel; weight/bias may be None):
   ``layer_norm_backward_affine(grad_weight, grad_bias, grad_out, x, stats, normalized_ndim)``
   (sums over the rows of grad_out * xhat and of grad_out; either output may be None). A
   backward that needs a graph runs in ops.
-* ``rms_norm(out, x, weight, normalized_ndim, eps)``: ``x * rsqrt(mean(x^2) + eps) * weight``.
+* ``rms_norm(out, x, weight, normalized_ndim, eps)``: ``x * rsqrt(mean(x^2) + eps) * weight``;
+  for training, as layer_norm's pair: ``rms_norm_train(out, stats, x, weight,
+  normalized_ndim, eps)`` writes each row's (0, rstd) into ``stats``, and
+  ``rms_norm_backward(grad_x, grad_out, x, weight, stats, normalized_ndim)``; the weight's
+  gradient is ``layer_norm_backward_affine``'s (the mean being 0) where the device has it.
 * ``batch_norm(out, x, mean, var, weight, bias, eps)``: x is (N, C, *), mean/var/weight/bias
   are (C,): ``(x - mean) * rsqrt(var + eps) * weight + bias`` (eval mode, running stats).
 """
@@ -307,9 +311,55 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
         out = tensorlib.empty(input.shape, dtype=input.dtype, device=input.device)
         kernel(out, input, weight, len(shape), eps)
         return out
+    dev = input._device
+    if (input._dtype.is_floating_point and optional_kernel(dev, "rms_norm_train") is not None
+            and optional_kernel(dev, "rms_norm_backward") is not None):
+        return _RMSNormFused.apply(input, weight, len(shape), eps)
     dims = tuple(range(-len(shape), 0))
     out = input * tensorlib.rsqrt((input * input).mean(dims, keepdim=True) + eps)
     return _affine(out, weight, None, None)
+
+
+class _RMSNormFused(Function):
+    """rms_norm for training on a device with the fused pair (NOTE [ Fused kernels ])."""
+
+    @staticmethod
+    def forward(ctx, x, weight, ndim, eps):
+        out = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+        rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
+        stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
+        stats = tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
+        optional_kernel(x._device, "rms_norm_train")(out, stats, x, weight, ndim, eps)
+        ctx.save_for_backward(x, weight, stats)
+        ctx.ndim, ctx.eps = ndim, eps
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight, stats = ctx.saved_tensors
+        dims = tuple(range(-ctx.ndim, 0))
+        if tensorlib.is_grad_enabled():           # a graph of the backward: written in ops
+            rstd = tensorlib.rsqrt((x * x).mean(dims, keepdim=True) + ctx.eps)
+            xhat = x * rstd
+            gw = grad_out * weight if weight is not None else grad_out
+            grad_x = rstd * (gw - xhat * (gw * xhat).mean(dims, keepdim=True))
+        else:
+            grad_x = None
+            if ctx.needs_input_grad[0]:
+                grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+                optional_kernel(x._device, "rms_norm_backward")(grad_x, grad_out, x, weight,
+                                                                stats, ctx.ndim)
+            need_w = weight is not None and ctx.needs_input_grad[1]
+            if optional_kernel(x._device, "layer_norm_backward_affine") is not None:
+                return (grad_x, _affine_grads_fused(grad_out, x, stats, ctx.ndim, need_w,
+                                                    False)[0], None, None)
+            shape = tuple(x.shape[:x.dim() - ctx.ndim]) + (1,) * ctx.ndim
+            xhat = x * stats[:, 1].reshape(shape).to(x.dtype)
+        lead = tuple(range(x.dim() - ctx.ndim))
+        grad_w = None
+        if weight is not None and ctx.needs_input_grad[1]:
+            grad_w = (grad_out * xhat).sum(lead) if lead else grad_out * xhat
+        return grad_x, grad_w, None, None
 
 
 # ---- group norm -----------------------------------------------------------------------------

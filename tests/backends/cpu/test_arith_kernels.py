@@ -36,7 +36,7 @@ def test_pow_shortcuts_equal_torch(dtype, n, exponent):
 
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float32, 2e-6), (np.float64, 1e-14)])
-@pytest.mark.parametrize("exponent", [0.5, 1.7, 4, -3.3, 0.001])
+@pytest.mark.parametrize("exponent", [0.5, 1.7, 4, 5, -3, -3.3, 0.001, 2.0 ** 25])
 def test_pow_other_exponents_within_an_ulp_or_two(dtype, rtol, exponent):
     x = _values(dtype, LARGE, 1)
     with np.errstate(all="ignore"):
@@ -69,7 +69,8 @@ def test_pow_tensor_exponent_and_number_base(dtype, rtol):
 def test_pow_special_values_as_torch():
     torch = pytest.importorskip("torch")
     base = np.array([0.0, -0.0, -1.0, 1.0, np.inf, -np.inf, np.nan, -2.0], np.float32)
-    for exponent in (0.5, -0.5, 1.7, -1.7, np.inf, -np.inf, np.nan, 0.0):
+    for exponent in (0.5, -0.5, 1.7, -1.7, 5.0, -3.0, 4.0, 2.0 ** 25, np.inf, -np.inf, np.nan,
+                     0.0, 1.0):
         ours = tl.from_numpy(base).pow(exponent).numpy()
         theirs = torch.from_numpy(base).pow(exponent).numpy()
         assert _same_bits(ours, theirs), exponent
@@ -169,3 +170,58 @@ def test_gradients_of_pow_by_shortcut_exponents():
         theirs = torch.from_numpy(base.copy()).requires_grad_()
         theirs.pow(exponent).sum().backward()
         np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-6), (np.float64, 1e-15)])
+@pytest.mark.parametrize("n", [37, LARGE])
+def test_lerp_addcmul_addcdiv_match_torch(dtype, rtol, n):
+    torch = pytest.importorskip("torch")
+    a, b, c = (np.clip(_values(dtype, n, seed), -1e6, 1e6) for seed in (10, 11, 12))
+    w = np.random.default_rng(13).uniform(-0.5, 1.5, n).astype(dtype)
+    w[:4] = [0.5, -0.5, np.nan, 1.0]
+    ours, theirs = (tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(c), tl.from_numpy(w)), \
+        (torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(c), torch.from_numpy(w))
+    cases = [lambda m, s, e, x, k: m.lerp(s, e, 0.25), lambda m, s, e, x, k: m.lerp(s, e, 0.75),
+             lambda m, s, e, x, k: m.lerp(s, e, k), lambda m, s, e, x, k: m.lerp(s, e, 0.5),
+             lambda m, s, e, x, k: m.addcmul(s, e, x, value=0.3),
+             lambda m, s, e, x, k: m.addcmul(s, e, x),
+             lambda m, s, e, x, k: m.addcdiv(s, e, x, value=-2.0)]
+    for case in cases:
+        got = case(tl, *ours).numpy()
+        want = case(torch, *theirs).numpy()
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=rtol * 4,
+                                   atol=rtol * np.abs(want[finite]).max())
+
+
+def test_blends_in_place_under_no_grad_and_through_the_graph():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(14)
+    a, b, c = (rng.standard_normal((70, 1000)).astype(np.float32) for _ in range(3))
+    ema, tema = tl.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    with tl.no_grad():
+        ema.lerp_(tl.from_numpy(b), 0.1)
+        ema.addcmul_(tl.from_numpy(b), tl.from_numpy(c), value=0.5)
+    tema.lerp_(torch.from_numpy(b), 0.1).addcmul_(torch.from_numpy(b), torch.from_numpy(c),
+                                                  value=0.5)
+    np.testing.assert_allclose(ema.numpy(), tema.numpy(), rtol=1e-5, atol=1e-6)
+    start = tl.from_numpy(a.copy()).requires_grad_()
+    tstart = torch.from_numpy(a.copy()).requires_grad_()
+    for m, s in ((tl, start), (torch, tstart)):
+        bb, cc = m.from_numpy(b), m.from_numpy(c)
+        (m.lerp(s, bb, 0.3) * m.addcdiv(s, bb, cc.abs() + 1, value=0.7)).sum().backward()
+    np.testing.assert_allclose(start.grad.numpy(), tstart.grad.numpy(), rtol=1e-5, atol=1e-5)
+    assert start.grad is not None
+
+
+def test_blends_decline_mixed_shapes_and_dtypes():
+    x = tl.from_numpy(np.clip(_values(np.float32, 40, 16), -1e6, 1e6).reshape(8, 5))
+    row = tl.from_numpy(np.arange(5, dtype=np.float32))
+    out = tl.empty(8, 5)
+    assert not ak.lerp(out, x, row.expand(8, 5), 0.3)
+    assert not ak.addcmul(out, x, x.double(), x, 1.0)
+    assert not ak.addcdiv(out, x.t().contiguous().t(), x, x, 1.0)
+    np.testing.assert_allclose(tl.lerp(x, row, 0.3).numpy(),
+                               x.numpy() + 0.3 * (row.numpy() - x.numpy()), rtol=1e-5,
+                               atol=1e-5)
