@@ -279,6 +279,13 @@ COMPOSITES = {
                       "loss.py)"),
     "cross_entropy_backward": ("cross_entropy_backward(grad_x, grad_rows, x, target, "
                                "ignore_index)", "softmax minus one-hot, in ops"),
+    "regression_loss": ("regression_loss(out, x, y, loss, param, scale) -> bool: out 0-d = "
+                        "scale * sum(loss(x - y)), loss 'l1', 'mse', 'smooth_l1' (beta = "
+                        "param) or 'huber' (delta = param)",
+                        "the elementwise loss, then mean or sum (nn/_functional/loss.py)"),
+    "regression_loss_backward": ("regression_loss_backward(grad_x, grad, x, y, loss, param, "
+                                 "scale) -> bool: grad 0-d",
+                                 "autograd through the composed loss"),
     # -- attention, recurrent
     "scaled_dot_product_attention": (
         "scaled_dot_product_attention(out, lse, q, k, v, mask, is_causal, scale)",

@@ -32,8 +32,9 @@ _CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "f
 def _check_fits(bound, dtype):
     """A finite number bound past the float dtype's range raises, as PyTorch's conversion of
     the bound to the tensor's dtype does (infinite bounds are fine)."""
-    if _is_number_bound(bound) and bound is not None and _math.isfinite(bound) and \
-            _pyabs(bound) > float(_finfo(dtype).max):
+    if type(bound) is not float and type(bound) is not int or -65504.0 <= bound <= 65504.0:
+        return                                  # not a number, or in every float's range
+    if _math.isfinite(bound) and _pyabs(bound) > float(_finfo(dtype).max):
         name = _CPP_NAMES.get(dtype.name, dtype.name)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 

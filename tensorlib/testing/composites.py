@@ -44,6 +44,13 @@ def _blends(d):
             tensorlib.addcdiv(a, b, c.abs() + 0.5, value=-2.0)]
 
 
+def _regression_losses(d):
+    x, y = _leaf((7, 9), 20, d), _leaf((7, 9), 21, d)
+    loss = (F.l1_loss(x, y) + F.mse_loss(x, y, reduction="sum") + F.smooth_l1_loss(x, y, beta=0.5)
+            + F.huber_loss(x, y, delta=0.7))
+    return _grads(loss, x, y)
+
+
 def _softmax(fn):
     def run(d):
         x = _leaf((4, 6), 1, d)
@@ -156,6 +163,7 @@ DRIVERS = {
     ("clamp",): _pointwise(lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.2) + x.clamp(max=-0.1)),
     ("float_sign", "nan_to_num"): _float_checks,
     ("lerp", "addcmul", "addcdiv"): _blends,
+    ("regression_loss", "regression_loss_backward"): _regression_losses,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
     ("mm", "addmm", "addmm_bias", "mm_pair"): _linear,

@@ -26,6 +26,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.function import Function
+from tensorlib.nn._functional.loss_fused import fused_regression_loss
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -116,6 +117,10 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # 
     weighted mean: sum(w * |d|) / sum(w)."""
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    fused = None if weight is not None else fused_regression_loss("l1", input, target,
+                                                                  reduction)
+    if fused is not None:
+        return fused
     x, y = tensorlib.broadcast_tensors(input, target)
     loss = tensorlib.abs(x - y)
     if weight is not None:
@@ -129,6 +134,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  #
     r"""(input - target)^2, reduced (weighted as l1_loss)."""
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    fused = None if weight is not None else fused_regression_loss("mse", input, target,
+                                                                  reduction)
+    if fused is not None:
+        return fused
     x, y = tensorlib.broadcast_tensors(input, target)
     d = x - y
     loss = d * d
@@ -146,6 +155,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None,  # noqa: A002
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    fused = fused_regression_loss("smooth_l1" if beta else "l1", input, target, reduction,
+                                  beta)
+    if fused is not None:
+        return fused
     x, y = tensorlib.broadcast_tensors(input, target)
     d = x - y
     ad = tensorlib.abs(d)
@@ -163,6 +176,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
     reduction = _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    fused = None if weight is not None else fused_regression_loss("huber", input, target,
+                                                                  reduction, delta)
+    if fused is not None:
+        return fused
     x, y = tensorlib.broadcast_tensors(input, target)
     d = x - y
     ad = tensorlib.abs(d)

@@ -1,8 +1,8 @@
 """Every kernel the CPU backend provides, by op name: the one list of what it implements."""
 from tensorlib_cpu import (activation_kernels, arith_kernels, attention_kernels, clamp_kernels,
                            conv_kernels, copy_kernels, grid_kernels, loss_kernels, norm_kernels,
-                           onednn_conv, optim_kernels, pool_kernels, rnn_kernels,
-                           select_kernels)
+                           onednn_conv, optim_kernels, pool_kernels, regression_loss_kernels,
+                           rnn_kernels, select_kernels)
 from tensorlib_cpu.kernels import (blas, fused, indexing, pointwise, quantized, random, reduction,
                                    sparse)
 
@@ -12,6 +12,7 @@ def register(table):
     # activation_kernels' exp and tanh (last)
     for module in (pointwise, arith_kernels, clamp_kernels, reduction, blas, indexing, random,
                    fused, attention_kernels, conv_kernels, grid_kernels, onednn_conv,
-                   loss_kernels, norm_kernels, optim_kernels, pool_kernels, rnn_kernels,
-                   select_kernels, copy_kernels, sparse, quantized, activation_kernels):
+                   loss_kernels, regression_loss_kernels, norm_kernels, optim_kernels,
+                   pool_kernels, rnn_kernels, select_kernels, copy_kernels, sparse, quantized,
+                   activation_kernels):
         table.update(module.KERNELS)
