@@ -267,7 +267,27 @@ def _getitem(x, key):
 
 def getitem(x, key):
     """x[key]: a view for ints/slices/None/Ellipsis, a copy with advanced indices."""
+    if isinstance(key, TensorImpl) and key._dtype is dt.int64 \
+            and key._sizes and x._sizes and key._device is x._device:
+        rows = _rows_by_index(x, key)
+        if rows is not None:
+            return rows
     return _getitem(x, parse_key(x, key))
+
+
+def _rows_by_index(x, index):
+    """x[index] for an int64 tensor of in-range rows (a batch picked by index): one
+    index_select, where the general path computes every element's storage position (66 us
+    against PyTorch's 3.5 for 8 of 8x256 rows). None for a negative or out-of-range index:
+    the general path wraps it or raises PyTorch's error."""
+    from tensorlib.ops.selection import _index_select
+    if not getattr(lookup("index_select", x._device), "checks_bounds", False):
+        return None
+    try:
+        out = _index_select(x, 0, index.reshape(-1))
+    except IndexError:
+        return None
+    return out.view(index._sizes + x._sizes[1:])
 
 
 # ---- writing ----------------------------------------------------------------------------

@@ -42,8 +42,11 @@ def _copy(out, src):
 
 
 def _index(values, device):
-    """A 1-D int64 index on `device` from a short host list of positions (like arange)."""
-    from tensorlib.ops.creation import tensor
+    """A 1-D int64 index on `device` from a short host list of positions, or a range (by
+    arange: flip's reversed range through tensor(list) cost 90 us for 256 positions)."""
+    from tensorlib.ops.creation import arange, tensor
+    if isinstance(values, range):
+        return arange(values.start, values.stop, values.step, dtype=dt.int64, device=device)
     return tensor(list(values), dtype=dt.int64, device=device)
 
 
