@@ -186,6 +186,12 @@ COMPOSITES = {
                    "where(isnan(x), 0, sign(x)) (ops/pointwise.py)"),
     "nan_to_num": ("nan_to_num(out, x, nan, posinf, neginf) -> bool",
                    "where(isnan(x), nan, ...) for NaN, +inf, -inf (ops/float_checks.py)"),
+    "mask_positions": ("mask_positions(out, mask) -> bool: out 1-D int64 holding the True "
+                       "count of the bool mask", "cumsum, then scatter_add of the ranks "
+                       "(ops/_index_common.py)"),
+    "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64, the True elements' "
+                "coordinates in row-major order", "mask_positions, then each coordinate by "
+                "integer division (ops/selection.py)"),
     "lerp": ("lerp(out, start, end, weight) -> bool: weight a number or a tensor; no graph",
              "start + weight * (end - start), or from end (ops/clamping.py)"),
     "addcmul": ("addcmul(out, input, tensor1, tensor2, value) -> bool: no graph",

@@ -20,6 +20,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides
 from tensorlib._meta import data_dependent_on_meta
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._where import where as _where
 
 _INDEX_DTYPES = (dt.int32, dt.int64)
@@ -129,6 +130,11 @@ def mask_positions(mask, op="nonzero"):
     n = flat.numel()
     if n == 0:
         return empty((0,), dt.int64, mask._device)
+    kernel = optional_kernel(mask._device, "mask_positions")     # one pass, not six ops
+    if kernel is not None and flat._dtype is dt.bool_:
+        out = empty((int(flat.sum().item()),), dt.int64, mask._device)
+        if kernel(out, flat):
+            return out
     ranks = _cumsum(flat)
     count = int(ranks[n - 1].item())
     slot = _where(flat, ranks - 1, count)            # False elements go to a spare slot

@@ -267,12 +267,26 @@ def _getitem(x, key):
 
 def getitem(x, key):
     """x[key]: a view for ints/slices/None/Ellipsis, a copy with advanced indices."""
-    if isinstance(key, TensorImpl) and key._dtype is dt.int64 \
-            and key._sizes and x._sizes and key._device is x._device:
-        rows = _rows_by_index(x, key)
-        if rows is not None:
-            return rows
+    if isinstance(key, TensorImpl) and key._sizes and x._sizes and key._device is x._device:
+        if key._dtype is dt.int64:
+            rows = _rows_by_index(x, key)
+            if rows is not None:
+                return rows
+        elif key._dtype is dt.bool_ and key._sizes == x._sizes[:len(key._sizes)] and \
+                len(key._sizes) in (1, len(x._sizes)):
+            return _by_mask(x, key)
     return _getitem(x, parse_key(x, key))
+
+
+def _by_mask(x, mask):
+    """x[mask] for a mask of x's shape (masked_select) or of its first dim (the rows where
+    it is True): the general path's nonzero, coordinates and positions took 80-100 us at
+    8x256 against PyTorch's 8."""
+    from tensorlib.ops._index_common import mask_positions
+    from tensorlib.ops.selection import _index_select, _masked_select
+    if len(mask._sizes) == len(x._sizes):
+        return _masked_select(x, mask)
+    return _index_select(x, 0, mask_positions(mask))
 
 
 def _rows_by_index(x, index):

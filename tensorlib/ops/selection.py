@@ -8,6 +8,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
 from tensorlib.backends.interface import IndexOutOfBounds
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops._where import where as _where
@@ -245,6 +246,11 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     """Indices of the nonzero elements: (count, ndim) int64, or one 1-D tensor per dim."""
     refuse_unsigned("nonzero_count_cpu", input._dtype)
     mask = input if input._dtype is dt.bool_ else input != 0
+    kernel = optional_kernel(mask._device, "nonzero")   # one pass, not coordinates by ops
+    if kernel is not None and mask._device.type != "meta" and (input.dim() or not as_tuple):
+        out = empty((int(mask.sum().item()), input.dim()), dt.int64, input._device)
+        if kernel(out, mask):
+            return tuple(out.unbind(1)) if as_tuple else out
     pos = mask_positions(mask)
     if as_tuple:
         return tuple(_coords(pos, input._sizes)) if input.dim() else (pos,)

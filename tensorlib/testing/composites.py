@@ -51,6 +51,13 @@ def _regression_losses(d):
     return _grads(loss, x, y)
 
 
+def _masks(d):
+    x = _leaf((6, 7), 22, d).detach()
+    return [tensorlib.nonzero(x > 0.3), x[x < -0.2], x.masked_select(x > 0),
+            tensorlib.nonzero(x[:, 1:] > 0), *tensorlib.nonzero(x > 0.5, as_tuple=True),
+            x[x[:, 0] > 0], tensorlib.nonzero(x[0, 0] > 0)]
+
+
 def _softmax(fn):
     def run(d):
         x = _leaf((4, 6), 1, d)
@@ -164,6 +171,7 @@ DRIVERS = {
     ("float_sign", "nan_to_num"): _float_checks,
     ("lerp", "addcmul", "addcdiv"): _blends,
     ("regression_loss", "regression_loss_backward"): _regression_losses,
+    ("mask_positions", "nonzero"): _masks,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
     ("mm", "addmm", "addmm_bias", "mm_pair"): _linear,

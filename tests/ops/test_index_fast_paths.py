@@ -51,3 +51,41 @@ def test_flip_matches_torch(dims):
     tt = torch.from_numpy(x.copy()).requires_grad_()
     (tt.flip(dims) * torch.arange(5.0)).sum().backward()
     np.testing.assert_array_equal(t.grad.numpy(), tt.grad.numpy())
+
+
+MASKS = [lambda t: t > 0, lambda t: t[0, 0, 0] > 0, lambda t: (t > 0)[:, 1],
+         lambda t: t.sum((1, 2)) > 0, lambda t: (t > 0).transpose(0, 2), lambda t: t > 99]
+
+
+@pytest.mark.parametrize("make_mask", MASKS)
+def test_nonzero_matches_torch(make_mask):
+    a = np.random.default_rng(3).standard_normal((5, 6, 7))
+    ours, theirs = make_mask(tl.from_numpy(a)), make_mask(torch.from_numpy(a))
+    assert np.array_equal(tl.nonzero(ours).numpy(), torch.nonzero(theirs).numpy())
+    pairs = list(zip(tl.nonzero(ours, as_tuple=True), torch.nonzero(theirs, as_tuple=True)))
+    assert len(pairs) == len(torch.nonzero(theirs, as_tuple=True))
+    assert all(np.array_equal(u.numpy(), v.numpy()) for u, v in pairs)
+    assert np.array_equal(tl.nonzero(ours.int()).numpy(), torch.nonzero(theirs.int()).numpy())
+
+
+@pytest.mark.parametrize("make_mask", [lambda t: t > 0, lambda t: t.sum((1, 2)) > 0,
+                                       lambda t: t > 99, lambda t: (t > 0)[:, :, 0]])
+def test_bool_mask_indexing_matches_torch_with_gradients(make_mask):
+    a = np.random.default_rng(4).standard_normal((5, 6, 7))
+    results = []
+    for m in (tl, torch):
+        t = m.from_numpy(a.copy()).requires_grad_()
+        picked = t[make_mask(t.detach())]
+        (picked * 3).sum().backward()
+        results.append((picked.detach().numpy(), t.grad.numpy()))
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape and np.array_equal(ours, theirs)
+
+
+def test_mask_of_the_wrong_shape_raises_as_torch():
+    a = np.zeros((4, 3))
+    with pytest.raises(IndexError) as ours:
+        tl.from_numpy(a)[tl.tensor([True, False, True])]
+    with pytest.raises(IndexError) as theirs:
+        torch.from_numpy(a)[torch.tensor([True, False, True])]
+    assert str(ours.value) == str(theirs.value)

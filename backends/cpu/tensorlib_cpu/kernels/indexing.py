@@ -1,4 +1,4 @@
-"""gather, scatter_add, index_select and sort. The three index kernels check their indices
+"""gather, scatter_add, index_select, sort, mask_positions and nonzero. The three index kernels check their indices
 themselves (`checks_bounds`: tensorlib/backends/interface.py), in C as they read them."""
 import numpy as np
 
@@ -45,5 +45,22 @@ def sort(values, indices, x, dim, descending=False, stable=True):
     _h(values)[...] = np.take_along_axis(xv, order, axis=dim)
 
 
+def mask_positions(out, mask):
+    """out = the flat positions of the True elements of the contiguous bool mask (out holds
+    exactly their count): numpy's flatnonzero, one pass."""
+    m = _h(mask)
+    if not m.flags.c_contiguous:
+        return False
+    np.copyto(_h(out), np.flatnonzero(m))
+    return True
+
+
+def nonzero(out, mask):
+    """out (count, ndim) = the coordinates of the True elements of the bool mask in row-major
+    order (out holds exactly their count)."""
+    np.copyto(_h(out), np.argwhere(_h(mask)))
+    return True
+
+
 KERNELS = {"gather": gather, "scatter_add": scatter_add, "index_select": index_select,
-           "sort": sort}
+           "sort": sort, "mask_positions": mask_positions, "nonzero": nonzero}
