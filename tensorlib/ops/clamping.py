@@ -149,5 +149,38 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     return binary("add", input, quot, SAME)
 
 
+def _clamp_into_self(x, min=None, max=None):  # noqa: A002
+    """clamp_ by the backend's one-pass kernel writing x itself; False where it does not
+    apply (the composite then runs)."""
+    if not x._dtype.is_floating_point or not (_is_number_bound(min) and _is_number_bound(max)) \
+            or (min is None and max is None):
+        return False
+    for bound in (min, max):
+        _check_fits(bound, x._dtype)
+    kernel = optional_kernel(x._device, "clamp")
+    return kernel is not None and kernel(x, x, min, max)
+
+
+def _blend_into_self(name):
+    def direct(x, *args, **kwargs):
+        kernel = optional_kernel(x._device, name)
+        if kernel is None or not x._dtype.is_floating_point:
+            return False
+        if name == "lerp":
+            return kernel(x, x, *args, **kwargs)
+        value = kwargs.pop("value", 1)
+        if kwargs or len(args) != 2 or type(value) not in (int, float):
+            return False
+        return kernel(x, x, args[0], args[1], value)
+    return direct
+
+
+_DIRECT = {"clamp": _clamp_into_self, "clip": _clamp_into_self,
+           "clamp_min": lambda x, min: _clamp_into_self(x, min=min),  # noqa: A006
+           "clamp_max": lambda x, max: _clamp_into_self(x, max=max),  # noqa: A006
+           "lerp": _blend_into_self("lerp"), "addcmul": _blend_into_self("addcmul"),
+           "addcdiv": _blend_into_self("addcdiv")}
+
 TENSOR_METHODS = {name: globals()[name] for name in __all__}
-TENSOR_METHODS.update({f"{name}_": inplace_composite(globals()[name]) for name in __all__})
+TENSOR_METHODS.update({f"{name}_": inplace_composite(globals()[name], _DIRECT.get(name))
+                       for name in __all__})

@@ -684,9 +684,11 @@ def inplace_unary(op, kind=SAME):
     return fn
 
 
-def inplace_composite(fn):
+def inplace_composite(fn, direct=None):
     """`x.fn_(...)` for an op composed of others: computed out of place, then written into x
-    (while recording, through recording.apply_inplace, the one in-place path of autograd)."""
+    (while recording, through recording.apply_inplace, the one in-place path of autograd).
+    direct(x, ...): where no graph is recorded, writes the result into x itself (a backend's
+    one-pass kernel) and says whether it did."""
     def compute(self, *args, **kwargs):
         out = fn(self, *args, **kwargs)
         if out._dtype.category > self._dtype.category:
@@ -701,6 +703,9 @@ def inplace_composite(fn):
         if _grad_enabled() and any(getattr(t, "_requires_grad", False) for t in tensors):
             from tensorlib.autograd.recording import apply_inplace
             return apply_inplace(self, lambda src: compute(src, *args, **kwargs))
+        if direct is not None and direct(self, *args, **kwargs):
+            self._storage.version += 1
+            return self
         out = compute(self, *args, **kwargs)
         if out._sizes != self._sizes:
             raise RuntimeError(f"output with shape {list(self._sizes)} doesn't match the "

@@ -110,3 +110,35 @@ def test_kernels_decline_what_they_do_not_take():
     shifted = tl.from_numpy(_values(np.float32, 13))
     assert not ck.float_sign(shifted[1:], shifted[:-1])     # overlapping, not the same
     assert ck.float_sign(shifted, shifted)                   # in place
+
+
+@pytest.mark.parametrize("call", [lambda x: x.clamp_(-0.5, 0.5), lambda x: x.clamp_min_(0.1),
+                                  lambda x: x.clamp_max_(-0.1), lambda x: x.clip_(max=0.2),
+                                  lambda x: x.lerp_(x * 0 + 1, 0.3),
+                                  lambda x: x.addcmul_(x * 2, x, value=0.5),
+                                  lambda x: x.addcdiv_(x * 2, x.abs() + 1, value=-0.5)])
+def test_in_place_forms_write_once_and_match_torch(call):
+    a = np.random.default_rng(9).standard_normal((70, 1000)).astype(np.float32)
+    for make in (lambda m: m.from_numpy(a.copy()), lambda m: m.from_numpy(a.copy()).t()):
+        ours, theirs = make(tl), make(torch)
+        version = ours._version
+        assert call(ours) is ours
+        call(theirs)
+        assert ours._version == version + 1
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_in_place_clamp_keeps_the_graph_and_the_integer_path():
+    a = np.random.default_rng(10).standard_normal(8)
+    results = []
+    for m in (tl, torch):
+        leaf = m.from_numpy(a.copy()).requires_grad_()
+        y = leaf * 2
+        y.clamp_(-1.0, 1.0)
+        y.sum().backward()
+        ints = m.from_numpy((a * 10).astype(np.int64)).clamp_(-3, 3)
+        results.append((leaf.grad.numpy(), ints.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(RuntimeError):
+        tl.zeros(1).expand(4).clamp_(0.0, 1.0)
