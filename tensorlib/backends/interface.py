@@ -192,6 +192,8 @@ COMPOSITES = {
     "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64, the True elements' "
                 "coordinates in row-major order", "mask_positions, then each coordinate by "
                 "integer division (ops/selection.py)"),
+    "tri": ("tri(out, x, diagonal, lower) -> bool: tril (lower) or triu of the last two dims",
+            "where(arange comparison, x, 0) (ops/triangular.py)"),
     "lerp": ("lerp(out, start, end, weight) -> bool: weight a number or a tensor; no graph",
              "start + weight * (end - start), or from end (ops/clamping.py)"),
     "addcmul": ("addcmul(out, input, tensor1, tensor2, value) -> bool: no graph",

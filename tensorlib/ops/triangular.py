@@ -1,8 +1,11 @@
 """Triangles and diagonals of the last two dims: tril/triu (and in place), diag, diag_embed,
 trace. Masks come from arange comparisons and diagonals are strided views (`_C.views`), so
-every backend runs them with where/copy/sum; formulas in autograd/formulas/joining.py."""
+every backend runs them with where/copy/sum (tril/triu by a backend's `tri` kernel where it
+has one); formulas in autograd/formulas/joining.py."""
 import tensorlib._C.dtypes as dt
 from tensorlib._C import views as _v
+from tensorlib._C.factory import empty
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops.joining import _copy, _where, _zeros
@@ -39,13 +42,28 @@ def triu(input, diagonal=0):  # noqa: A002
     return _triu(input, int(diagonal))
 
 
+def _by_kernel(x, diagonal, lower):
+    """The backend's `tri` kernel (a row copy and a zero fill, one pass), or None."""
+    kernel = optional_kernel(x._device, "tri")
+    if kernel is None:
+        return None
+    out = empty(x._sizes, x._dtype, x._device)
+    return out if kernel(out, x, diagonal, lower) else None
+
+
 @differentiable("tril")
 def _tril(x, diagonal):
+    out = _by_kernel(x, diagonal, True)
+    if out is not None:
+        return out
     return _where(_tri_mask(x, diagonal, True), x, _zeros((), x._dtype, x._device))
 
 
 @differentiable("triu")
 def _triu(x, diagonal):
+    out = _by_kernel(x, diagonal, False)
+    if out is not None:
+        return out
     return _where(_tri_mask(x, diagonal, False), x, _zeros((), x._dtype, x._device))
 
 

@@ -58,6 +58,13 @@ def _masks(d):
             x[x[:, 0] > 0], tensorlib.nonzero(x[0, 0] > 0)]
 
 
+def _triangles(d):
+    x = _leaf((2, 5, 6), 23, d)
+    return _grads(x.tril() + x.triu(2) + x.tril(-7) + x.triu(-1), x) + [
+        tensorlib.ones(4, 4, dtype=tensorlib.bool, device=d).tril(),
+        tensorlib.arange(12, device=d).view(3, 4).triu(1)]
+
+
 def _softmax(fn):
     def run(d):
         x = _leaf((4, 6), 1, d)
@@ -172,6 +179,7 @@ DRIVERS = {
     ("lerp", "addcmul", "addcdiv"): _blends,
     ("regression_loss", "regression_loss_backward"): _regression_losses,
     ("mask_positions", "nonzero"): _masks,
+    ("tri",): _triangles,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
     ("mm", "addmm", "addmm_bias", "mm_pair"): _linear,
