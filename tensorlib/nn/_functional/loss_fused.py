@@ -52,7 +52,9 @@ class _RegressionLoss(Function):
     @staticmethod
     def forward(ctx, x, y, loss, param, scale):
         out = tensorlib.empty((), dtype=x.dtype, device=x.device)
-        if not optional_kernel(x._device, "regression_loss")(out, x, y, loss, param, scale):
+        # None: a compiled graph's capture recorded the call, to run when it replays
+        if optional_kernel(x._device, "regression_loss")(out, x, y, loss, param, scale) \
+                is False:
             raise RuntimeError(f"{loss}_loss: the device's regression_loss kernel declined "
                                f"{x.dtype} tensors of shape {list(x.shape)}")
         ctx.save_for_backward(x, y)
@@ -67,7 +69,7 @@ class _RegressionLoss(Function):
         else:
             grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
             kernel = optional_kernel(x._device, "regression_loss_backward")
-            if not kernel(grad_x, grad.contiguous(), x, y, ctx.loss, ctx.param, ctx.scale):
+            if kernel(grad_x, grad.contiguous(), x, y, ctx.loss, ctx.param, ctx.scale) is False:
                 raise RuntimeError(f"{ctx.loss}_loss: the device's regression_loss_backward "
                                    f"kernel declined {x.dtype} tensors of shape "
                                    f"{list(x.shape)}")
