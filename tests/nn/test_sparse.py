@@ -259,3 +259,18 @@ def test_embeddings_on_device_match_cpu(device):
         results.append((out.item(), wt.grad.cpu().numpy()))
     assert results[0][0] == pytest.approx(results[1][0], rel=1e-5)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_out_of_range_and_negative_indices_raise_as_torch():
+    torch = pytest.importorskip("torch")
+    weight = np.random.default_rng(0).standard_normal((10, 3)).astype(np.float32)
+    for bad in ([5, 10], [-1, 3], [[0, 2], [11, 1]]):
+        messages = []
+        for m in (tensorlib, torch):
+            with pytest.raises(IndexError) as info:
+                m.nn.functional.embedding(m.tensor(bad), m.from_numpy(weight))
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]
+    ours = tensorlib.nn.functional.embedding(tensorlib.tensor([[9, 0], [3, 3]]),
+                                             tensorlib.from_numpy(weight))
+    np.testing.assert_array_equal(ours.numpy(), weight[[[9, 0], [3, 3]]])

@@ -11,6 +11,7 @@ the batch) are written as ``rows.detach() + (rows - rows.detach()) * s``: its va
 """
 import tensorlib
 import tensorlib._C.dtypes as dt
+from tensorlib._C.dispatch import lookup
 from tensorlib.ops.sorting import one_hot
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -107,10 +108,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     num = weight.shape[0]
     padding_idx = _padding_idx(padding_idx, num)
     flat = input.reshape(-1).to(tensorlib.int64)
-    _check_range(flat, num)
+    # a kernel that checks its indices as it reads them saves the check's five ops
+    checked = getattr(lookup("index_select", weight._device), "checks_bounds", False) and \
+        max_norm is None
+    if not checked:
+        _check_range(flat, num)
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
-    rows = weight.index_select(0, flat)
+    try:
+        rows = weight.index_select(0, flat)
+    except IndexError:
+        raise IndexError("index out of range in self") from None
     scale = None
     if tensorlib.is_grad_enabled() and weight.requires_grad:
         scale = _grad_scale(flat, num, padding_idx, scale_grad_by_freq, weight.dtype)
