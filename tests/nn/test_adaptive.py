@@ -84,3 +84,18 @@ def test_forward_errors(x_shape, target):
     with pytest.raises(RuntimeError) as got:
         ours(tensorlib.tensor(a), tensorlib.tensor(target))
     assert str(got.value).replace("tensorlib.Size", "torch.Size") == str(want.value)
+
+
+@pytest.mark.parametrize("nd,shape", [(1, (2, 3, 5)), (2, (4, 16, 7, 9)), (2, (16, 7, 9)),
+                                      (3, (2, 3, 4, 5, 6))])
+def test_global_average_pooling_matches_torch(nd, shape):
+    a = np.random.default_rng(0).standard_normal(shape)
+    results = []
+    for m in (tensorlib, torch):
+        x = m.from_numpy(a.copy()).requires_grad_()
+        y = getattr(m.nn.functional, f"adaptive_avg_pool{nd}d")(x, (1,) * nd)
+        (y * 3).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
