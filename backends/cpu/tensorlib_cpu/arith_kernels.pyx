@@ -4,19 +4,24 @@ threaded pass. numpy runs the first three on one thread through the scalar libm 
 x.pow(3) on 1M floats took 32 ms against PyTorch's 0.05, fmod 7.8 against 0.6 ms (AMD EPYC
 Zen 4, 2 threads); the ops composed the other three of 3-4 passes (0.3x PyTorch).
 
-pow by a number takes PyTorch's shortcuts, so results match its bit for bit: 2 is x * x, 3
-is x * x * x, 0.5 sqrt, -0.5 1 / sqrt, -1 1 / x, -2 1 / (x * x), 1 a copy, 0 ones; other
-exponents and tensor exponents call libmvec's vector pow (glibc, within 1 ulp). fmod is exact, as the libm one:
-the quotient's integer part comes from a / b (off by at most one while it is below 2^23,
-2^52 in float64), one correction step makes it right, and a fused multiply-add gives the
-remainder exactly; a zero or infinite divisor, an infinite dividend or a larger quotient
-takes libm's fmod. remainder is fmod moved to the divisor's sign, PyTorch's formula.
-lerp, addcmul and addcdiv order their arithmetic as PyTorch's vector loops do.
+pow by a number takes PyTorch's shortcuts and equals its results bit for bit at 2 (x * x), 3
+(x * x * x), -0.5 (1 / sqrt), -1 (1 / x) and -2 (1 / (x * x)); 0.5 is the correctly
+rounded sqrt, 1 a copy, 0 ones. Other exponents and tensor exponents call libmvec's vector
+pow (glibc, within 1 ulp), a number exponent on |x| with the sign (odd integer exponent) or
+NaN (a fraction) set after: libmvec takes each negative lane through scalar code (5x slower).
+
+fmod is exact, as libm's: the quotient's integer part comes from a / b (off by at most one
+while it is below 2^23, 2^52 in float64), one correction step makes it right, and a fused
+multiply-add gives the remainder exactly; a zero or infinite divisor, an infinite dividend or
+a larger quotient takes libm's fmod. remainder is fmod moved to the divisor's sign,
+PyTorch's formula. lerp, addcmul and addcdiv order their arithmetic as PyTorch's vector
+loops do.
 
 Built without -ffast-math (setup.py's EXACT_MATH): 1 / sqrt must not become an approximate
-reciprocal square root, and NaN and inf must go through as libm's functions give them.
-Each kernel takes contiguous operands of the output's shape and dtype, or a broadcast single
-value, and returns False (writing nothing) otherwise; the caller then runs numpy's ufunc."""
+reciprocal square root, and NaN and inf must go through as libm's functions give them. The
+kernels take contiguous operands of the output's shape and dtype, or a broadcast single
+value: pow, fmod and remainder run numpy's ufunc for anything else, lerp, addcmul and
+addcdiv return False (the op then composes the result)."""
 import numpy as np
 
 cimport numpy as cnp
@@ -107,7 +112,8 @@ cdef extern from *:
                     if (slow) y[i] = FMOD(A_I, B_I);                                        \\
                 }                                                                           \\
             if (python_sign)                                                                \\
-                SIMD_LOOP(T m = y[i]; T d = B_I; y[i] = m != 0 && ((d < 0) != (m < 0)) ? m + d : m)\\
+                SIMD_LOOP(T m = y[i]; T d = B_I;                                            \\
+                          y[i] = m != 0 && ((d < 0) != (m < 0)) ? m + d : m)                \\
         ))                                                                                  \\
     }
     /* lerp as PyTorch's vector loop: fma(weight or weight - 1, end - start, start or end),

@@ -1,5 +1,6 @@
-"""gather, scatter_add, index_select, sort, mask_positions and nonzero. The three index kernels check their indices
-themselves (`checks_bounds`: tensorlib/backends/interface.py), in C as they read them."""
+"""gather, scatter_add, index_select, sort, mask_positions and nonzero. The three index
+kernels check their indices themselves (`checks_bounds`: tensorlib/backends/interface.py),
+in C as they read them."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
