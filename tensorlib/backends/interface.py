@@ -194,6 +194,10 @@ COMPOSITES = {
                 "integer division (ops/selection.py)"),
     "tri": ("tri(out, x, diagonal, lower) -> bool: tril (lower) or triu of the last two dims",
             "where(arange comparison, x, 0) (ops/triangular.py)"),
+    "linear_resample": ("linear_resample(out, x, axis, i0, i1, w0, w1) -> bool: out = "
+                        "x[.., i0, ..] * w0 + x[.., i1, ..] * w1 along axis",
+                        "two index_selects, two products and a sum "
+                        "(nn/_functional/upsampling.py)"),
     "lerp": ("lerp(out, start, end, weight) -> bool: weight a number or a tensor; no graph",
              "start + weight * (end - start), or from end (ops/clamping.py)"),
     "addcmul": ("addcmul(out, input, tensor1, tensor2, value) -> bool: no graph",

@@ -65,6 +65,13 @@ def _triangles(d):
         tensorlib.arange(12, device=d).view(3, 4).triu(1)]
 
 
+def _resampling(d):
+    x = _leaf((2, 3, 5, 6), 24, d)
+    out = F.interpolate(x, scale_factor=2, mode="bilinear") + F.interpolate(
+        x, size=(4, 9), mode="bilinear", align_corners=True).sum()
+    return _grads(out, x) + [F.interpolate(x.detach()[0], size=11, mode="linear")]
+
+
 def _softmax(fn):
     def run(d):
         x = _leaf((4, 6), 1, d)
@@ -180,6 +187,7 @@ DRIVERS = {
     ("regression_loss", "regression_loss_backward"): _regression_losses,
     ("mask_positions", "nonzero"): _masks,
     ("tri",): _triangles,
+    ("linear_resample",): _resampling,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
     ("mm", "addmm", "addmm_bias", "mm_pair"): _linear,

@@ -3,7 +3,8 @@ r"""nn.functional: resampling (interpolate / upsample), pixel (un)shuffle, chann
 Interpolation is separable: each spatial dim is resampled in turn by `index_select` with a
 table of source positions (nearest, nearest-exact), or by two (linear, bilinear, trilinear)
 or four (bicubic: Keys' cubic convolution, A = -0.75, taps clamped at the border)
-`index_select`s blended with per-position weights, using PyTorch's coordinate arithmetic
+`index_select`s blended with per-position weights (the linear ones in one pass of a backend's
+`linear_resample` kernel where it has one), using PyTorch's coordinate arithmetic
 (align_corners, scale_factor used as given unless recompute_scale_factor). antialias=True
 (bilinear, bicubic, lanczos) is PyTorch's separable antialias filter: a triangle, a cubic
 (A = -0.5, PIL's) or PIL's Lanczos-3 stretched by the downscale factor, its weights
@@ -18,8 +19,11 @@ import warnings
 
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.autograd import forward_ad as _forward_ad
+from tensorlib.autograd.function import Function
 from tensorlib.nn._functional._index_tables import cached
 from tensorlib.ops._autocast import autocast_op
+from tensorlib.ops._composites import optional_kernel
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
@@ -186,8 +190,46 @@ def _resample_linear(x, outs, scales, align_corners):
         shape = [1] * (x.dim() - axis)
         shape[0] = outs[i]
         i0, i1, w0, w1 = _linear_tables(in_size, outs[i], align_corners, scales[i], x, shape)
-        x = tensorlib.index_select(x, axis, i0) * w0 + tensorlib.index_select(x, axis, i1) * w1
+        x = _blend_rows(x, axis, outs[i], i0, i1, w0, w1)
     return x
+
+
+def _blend(x, axis, i0, i1, w0, w1):
+    return tensorlib.index_select(x, axis, i0) * w0 + tensorlib.index_select(x, axis, i1) * w1
+
+
+def _blend_rows(x, axis, size, i0, i1, w0, w1):
+    """x's positions i0 and i1 along axis, weighted by w0 and w1: one node on the device's
+    `linear_resample` kernel (one pass) for a contiguous float32/float64 x, else the
+    composition (two index_selects, two products and a sum). Not under forward AD: the
+    composition's ops carry the tangents."""
+    if (x.dtype in (tensorlib.float32, tensorlib.float64) and x.is_contiguous()
+            and _forward_ad._level is None
+            and optional_kernel(x._device, "linear_resample") is not None):
+        return _LinearResample.apply(x, axis, size, i0, i1, w0, w1)
+    return _blend(x, axis, i0, i1, w0, w1)
+
+
+class _LinearResample(Function):
+    """_blend by `linear_resample(out, x, axis, i0, i1, w0, w1)`; the gradient adds g * w0
+    and g * w1 back at i0 and i1 (index_add), in ops."""
+
+    @staticmethod
+    def forward(ctx, x, axis, size, i0, i1, w0, w1):
+        shape = tuple(x.shape[:axis]) + (size,) + tuple(x.shape[axis + 1:])
+        out = tensorlib.empty(shape, dtype=x.dtype, device=x.device)
+        if not optional_kernel(x._device, "linear_resample")(out, x, axis, i0, i1, w0, w1):
+            out = _blend(x, axis, i0, i1, w0, w1)         # declined (a compiled capture)
+        ctx.save_for_backward(i0, i1, w0, w1)
+        ctx.axis, ctx.shape = axis, tuple(x.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        i0, i1, w0, w1 = ctx.saved_tensors
+        grad_x = tensorlib.zeros(ctx.shape, dtype=grad.dtype, device=grad.device)
+        grad_x = grad_x.index_add(ctx.axis, i0, grad * w0).index_add(ctx.axis, i1, grad * w1)
+        return grad_x, None, None, None, None, None, None
 
 
 def _resample_cubic(x, outs, scales, align_corners):

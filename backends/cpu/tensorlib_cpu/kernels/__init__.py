@@ -2,7 +2,7 @@
 from tensorlib_cpu import (activation_kernels, arith_kernels, attention_kernels, clamp_kernels,
                            conv_kernels, copy_kernels, grid_kernels, loss_kernels, norm_kernels,
                            onednn_conv, optim_kernels, pool_kernels, regression_loss_kernels,
-                           rnn_kernels, select_kernels, tri_kernels)
+                           resample_kernels, rnn_kernels, select_kernels, tri_kernels)
 from tensorlib_cpu.kernels import (blas, fused, indexing, pointwise, quantized, random, reduction,
                                    sparse)
 
@@ -13,6 +13,6 @@ def register(table):
     for module in (pointwise, arith_kernels, clamp_kernels, reduction, blas, indexing, random,
                    fused, attention_kernels, conv_kernels, grid_kernels, onednn_conv,
                    loss_kernels, regression_loss_kernels, norm_kernels, optim_kernels,
-                   pool_kernels, rnn_kernels, select_kernels, tri_kernels, copy_kernels, sparse,
-                   quantized, activation_kernels):
+                   pool_kernels, resample_kernels, rnn_kernels, select_kernels, tri_kernels,
+                   copy_kernels, sparse, quantized, activation_kernels):
         table.update(module.KERNELS)
