@@ -29,7 +29,8 @@ NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else
 # NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
 EXACT_MATH = {"grid_kernels", "norm_kernels", "optim_kernels", "pool_kernels", "select_kernels",
-              "small_binary", "index_kernels", "philox_kernels", "quant_kernels"}
+              "small_binary", "index_kernels", "philox_kernels", "quant_kernels",
+              "piecewise_kernels"}
 
 
 def extensions():

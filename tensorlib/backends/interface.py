@@ -174,6 +174,26 @@ COMPOSITES = {
     "silu_backward": ("silu_backward(out, grad, x) -> bool",
                       "grad * s * (1 + x * (1 - s)), s = sigmoid(x) "
                       "(autograd/formulas/pointwise.py)"),
+    "hardtanh": ("hardtanh(out, x, min_val, max_val) -> bool",
+                 "x clamped to [min_val, max_val] (ops/piecewise_activations.py)"),
+    "hardtanh_backward": ("hardtanh_backward(out, grad, x, min_val, max_val) -> bool",
+                          "grad where min_val < x < max_val, else 0 "
+                          "(autograd/formulas/activations.py)"),
+    "leaky_relu": ("leaky_relu(out, x, negative_slope) -> bool",
+                   "x if x > 0 else negative_slope * x (ops/piecewise_activations.py)"),
+    "leaky_relu_backward": ("leaky_relu_backward(out, grad, x, negative_slope) -> bool",
+                            "grad if x > 0 else negative_slope * grad "
+                            "(autograd/formulas/activations.py)"),
+    "hardsigmoid": ("hardsigmoid(out, x) -> bool",
+                    "min(max(x + 3, 0), 6) / 6 (ops/piecewise_activations.py)"),
+    "hardsigmoid_backward": ("hardsigmoid_backward(out, grad, x) -> bool",
+                             "grad / 6 where -3 < x < 3, else 0 "
+                             "(autograd/formulas/activations.py)"),
+    "hardswish": ("hardswish(out, x) -> bool",
+                  "x * min(max(x + 3, 0), 6) / 6 (ops/piecewise_activations.py)"),
+    "hardswish_backward": ("hardswish_backward(out, grad, x) -> bool",
+                           "0 for x <= -3, grad * (x / 3 + 1/2) for x < 3, else grad "
+                           "(autograd/formulas/activations.py)"),
     "gelu": ("gelu(out, x, approximate) -> bool",
              "x * (1 + erf(x / sqrt 2)) / 2, or the tanh form (ops/activations.py)"),
     "gelu_backward": ("gelu_backward(out, grad, x, approximate) -> bool",

@@ -54,7 +54,9 @@ class Node:
 # than declining: its fallback is a bias copy pass and then the product, and a replayed LSTM
 # sequence spent a tenth of its time in those copies (500 per call).
 _DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
-            "silu", "silu_backward", "mm_pair"}
+            "silu", "silu_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
+            "leaky_relu_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
+            "hardswish_backward", "mm_pair"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "lstm_cell", "lstm_cell_backward", "sgd_update",
             "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable",
             "addmm_bias"}

@@ -18,6 +18,7 @@ import warnings
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops import activations as _activations
+from tensorlib.ops import piecewise_activations as _piecewise
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
@@ -165,9 +166,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
         return hardtanh_(input, min_val, max_val)
-    out = tensorlib.where(input <= min_val, min_val,
-                          tensorlib.where(input >= max_val, max_val, input))
-    return out if out.dtype is input.dtype else out.to(input.dtype)
+    return _piecewise.hardtanh(input, min_val, max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
@@ -184,7 +183,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
     _floating_kernel(input, "leaky_relu_cpu")
     if inplace:
         return leaky_relu_(input, negative_slope)
-    return tensorlib.where(input > 0, input, input * negative_slope)
+    return _piecewise.leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
@@ -348,8 +347,7 @@ def hardswish(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "hardswish_cpu")
     if inplace:
         return _inplace(input, hardswish)
-    return tensorlib.where(input <= -3.0, 0.0,
-                           tensorlib.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    return _piecewise.hardswish(input)
 
 
 def hardsigmoid(input, inplace=False):  # noqa: A002
@@ -357,8 +355,7 @@ def hardsigmoid(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "hardsigmoid_cpu")
     if inplace:
         return _inplace(input, hardsigmoid)
-    return tensorlib.where(input <= -3.0, 0.0,
-                           tensorlib.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+    return _piecewise.hardsigmoid(input)
 
 
 def _get_softmax_dim(name, ndim, stacklevel):
