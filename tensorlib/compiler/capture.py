@@ -56,7 +56,8 @@ class Node:
 _DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
             "silu", "silu_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
             "leaky_relu_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
-            "hardswish_backward", "mm_pair"}
+            "hardswish_backward", "elu", "elu_backward", "softplus", "softplus_backward",
+            "log_sigmoid", "log_sigmoid_backward", "mish", "mish_backward", "mm_pair"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "lstm_cell", "lstm_cell_backward", "sgd_update",
             "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable",
             "addmm_bias"}

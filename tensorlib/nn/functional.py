@@ -18,6 +18,7 @@ import warnings
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops import activations as _activations
+from tensorlib.ops import exp_activations as _exp_activations
 from tensorlib.ops import piecewise_activations as _piecewise
 from tensorlib.ops._autocast import autocast_op
 
@@ -227,17 +228,12 @@ def prelu(input, weight):  # noqa: A002
     return tensorlib.where(input > 0, input, weight * input)
 
 
-def _expm1_neg(x):
-    """expm1 of min(x, 0): finite for every x (its branch is only used where x <= 0)."""
-    return tensorlib.expm1(tensorlib.where(x > 0, 0.0, x))
-
-
 def elu(input, alpha=1.0, inplace=False):  # noqa: A002
     r"""x if x > 0 else alpha * (exp(x) - 1)."""
     _floating_kernel(input, "elu_cpu")
     if inplace:
         return elu_(input, alpha)
-    return tensorlib.where(input > 0, input, _expm1_neg(input) * alpha)
+    return _exp_activations.elu(input, alpha)
 
 
 def elu_(input, alpha=1.0):  # noqa: A002
@@ -253,7 +249,7 @@ def selu(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "elu_cpu")
     if inplace:
         return selu_(input)
-    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return _exp_activations.elu(input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def selu_(input):  # noqa: A002
@@ -267,7 +263,7 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
         raise RuntimeError("ZeroDivisionError")
     if inplace:
         return celu_(input, alpha)
-    return tensorlib.where(input > 0, input, _expm1_neg(input / alpha) * alpha)
+    return _exp_activations.celu(input, alpha)
 
 
 def celu_(input, alpha=1.0):  # noqa: A002
@@ -309,13 +305,7 @@ def silu(input, inplace=False):  # noqa: A002
 def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
     r"""log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     _floating_kernel(input, "softplus_cpu")
-    scaled = input * beta
-    linear_part = scaled > threshold
-    safe = tensorlib.where(linear_part, 0.0, scaled)
-    soft = tensorlib.log1p(tensorlib.exp(safe))
-    if beta != 1:
-        soft = soft / beta
-    return tensorlib.where(linear_part, input, soft)
+    return _exp_activations.softplus(input, beta, threshold)
 
 
 def mish(input, inplace=False):  # noqa: A002
@@ -323,7 +313,7 @@ def mish(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "mish_cpu")
     if inplace:
         return _inplace(input, mish)
-    return input * tensorlib.tanh(softplus(input))
+    return _exp_activations.mish(input)
 
 
 def softsign(input):  # noqa: A002
@@ -339,7 +329,7 @@ def tanhshrink(input):  # noqa: A002
 def logsigmoid(input):  # noqa: A002
     r"""log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
     _floating_kernel(input, "log_sigmoid_cpu")
-    return -softplus(-input)
+    return _exp_activations.logsigmoid(input)
 
 
 def hardswish(input, inplace=False):  # noqa: A002

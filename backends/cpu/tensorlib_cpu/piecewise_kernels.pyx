@@ -19,68 +19,9 @@ from tensorlib_cpu import fastreduce
 
 cnp.import_array()
 
-ctypedef void (*fwd_float)(const float*, Py_ssize_t, float*, Py_ssize_t, Py_ssize_t,
-                           const double*, int) noexcept nogil
-ctypedef void (*fwd_double)(const double*, Py_ssize_t, double*, Py_ssize_t, Py_ssize_t,
-                            const double*, int) noexcept nogil
-ctypedef void (*bwd_float)(const float*, Py_ssize_t, int, const float*, Py_ssize_t,
-                           float*, Py_ssize_t, Py_ssize_t, const double*, int) noexcept nogil
-ctypedef void (*bwd_double)(const double*, Py_ssize_t, int, const double*, Py_ssize_t,
-                            double*, Py_ssize_t, Py_ssize_t, const double*,
-                            int) noexcept nogil
-
-
 cdef extern from *:
     """
-    #define PW_PAR_MIN 65536
-    #define PW_BLK 4096
-    /* The threads share pieces of PW_BLK elements of the rows (a 1-D tensor splits too).
-       One thread runs outside any parallel region: entering one, even of one thread, cost
-       0.6 us, as much as the rest of a 16-float call. */
-    #define PW_PIECE(...)                                                                   \\
-        {   Py_ssize_t r = p / per_row, lo = p % per_row * PW_BLK;                          \\
-            Py_ssize_t hi = lo + PW_BLK < n ? lo + PW_BLK : n;                              \\
-            __VA_ARGS__ }
-    #define PW_PIECES(rows, n, nt, ...)                                                     \\
-        Py_ssize_t per_row = ((n) + PW_BLK - 1) / PW_BLK, p, i;                             \\
-        if ((nt) <= 1) {                                                                    \\
-            for (p = 0; p < (rows) * per_row; p++) PW_PIECE(__VA_ARGS__)                    \\
-        } else {                                                                            \\
-            _Pragma("omp parallel for private(i) num_threads(nt)")                          \\
-            for (p = 0; p < (rows) * per_row; p++) PW_PIECE(__VA_ARGS__)                    \\
-        }
-    /* NAME_T(x, sx, y, rows, n, params, nt): y = FWD, an expression of v = x[i] and the
-       parameters a, b (of type R, T's name there). NAME_bwd_T(g, sg, g_full, x, sx, o, rows, n, params, nt):
-       o = BWD, of v, the gradient gi (g[i], or g[0] broadcast) and a, b. */
-    #define DEFINE_PIECEWISE(NAME, T, FWD, BWD)                                             \\
-    static void NAME##_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows, Py_ssize_t n,  \\
-                           const double* prm, int nt) {                                     \\
-        typedef T R;               /* the type the expressions name */                      \\
-        const T a = (T)prm[0], b = (T)prm[1];                                               \\
-        (void)a; (void)b; (void)(R)0;                                                       \\
-        PW_PIECES(rows, n, nt,                                                              \\
-            const T* xr = x + r * sx; T* yr = y + r * n;                                    \\
-            _Pragma("omp simd")                                                             \\
-            for (i = lo; i < hi; i++) { T v = xr[i]; yr[i] = (FWD); })                      \\
-    }                                                                                       \\
-    static void NAME##_bwd_##T(const T* g, Py_ssize_t sg, int g_full, const T* x,          \\
-                               Py_ssize_t sx, T* o, Py_ssize_t rows, Py_ssize_t n,          \\
-                               const double* prm, int nt) {                                 \\
-        typedef T R;                                                                        \\
-        const T a = (T)prm[0], b = (T)prm[1], gv = g[0];                                    \\
-        (void)a; (void)b; (void)(R)0;                                                       \\
-        if (g_full) {                                                                       \\
-            PW_PIECES(rows, n, nt,                                                          \\
-                const T* gr = g + r * sg; const T* xr = x + r * sx; T* orow = o + r * n;    \\
-                _Pragma("omp simd")                                                         \\
-                for (i = lo; i < hi; i++) { T v = xr[i], gi = gr[i]; orow[i] = (BWD); })    \\
-        } else {                                                                            \\
-            PW_PIECES(rows, n, nt,                                                          \\
-                const T* xr = x + r * sx; T* orow = o + r * n;                              \\
-                _Pragma("omp simd")                                                         \\
-                for (i = lo; i < hi; i++) { T v = xr[i], gi = gv; orow[i] = (BWD); })       \\
-        }                                                                                   \\
-    }
+    #include "piecewise.h"
     /* hardtanh: x clamped to [a, b] (NaN stays); gradient only strictly inside (0 on the
        bounds and for NaN, as PyTorch's vectorised hardtanh_backward) */
     #define HARDTANH_FWD (v < a ? a : (v > b ? b : v))
@@ -171,17 +112,17 @@ cdef inline int _threads(Py_ssize_t n):
     return fastreduce.threads_now() if n >= PW_PAR_MIN else 1
 
 
-cdef bint _forward(fwd_float f32, fwd_double f64, TensorImpl out, TensorImpl x, double a,
-                   double b):
-    """out = f(x; a, b) in one pass; False for the dtypes and layouts it does not take."""
+cdef bint run_forward(fwd_float f32, fwd_double f64, TensorImpl out, TensorImpl x, double a,
+                      double b, double c):
+    """out = f(x; a, b, c) in one pass; False for the dtypes and layouts it does not take."""
     cdef int kind = _kind(out)
     cdef Operand xo
     if kind == 0 or not _as_rows(x, out, &xo):
         return False
     cdef tuple sizes = out._sizes
     cdef Py_ssize_t n = sizes[len(sizes) - 1], total = numel(sizes), rows = total // n
-    cdef double prm[2]
-    prm[0], prm[1] = a, b
+    cdef double prm[3]
+    prm[0], prm[1], prm[2] = a, b, c
     cdef int nt = _threads(total)
     cdef void* op = _data(out)
     with nogil:
@@ -192,10 +133,10 @@ cdef bint _forward(fwd_float f32, fwd_double f64, TensorImpl out, TensorImpl x, 
     return True
 
 
-cdef bint _backward(bwd_float f32, bwd_double f64, TensorImpl out, TensorImpl grad,
-                    TensorImpl x, double a, double b):
-    """out = grad * f'(x; a, b) in one pass, grad as rows or one broadcast value; False for
-    the dtypes and layouts it does not take."""
+cdef bint run_backward(bwd_float f32, bwd_double f64, TensorImpl out, TensorImpl grad,
+                       TensorImpl x, double a, double b, double c):
+    """out = grad * f'(x; a, b, c) in one pass, grad as rows or one broadcast value; False
+    for the dtypes and layouts it does not take."""
     cdef int kind = _kind(out)
     cdef Operand xo, go
     cdef bint g_full = True
@@ -208,8 +149,8 @@ cdef bint _backward(bwd_float f32, bwd_double f64, TensorImpl out, TensorImpl gr
         go.data, go.row_stride = _data(grad), 0
     cdef tuple sizes = out._sizes
     cdef Py_ssize_t n = sizes[len(sizes) - 1], total = numel(sizes), rows = total // n
-    cdef double prm[2]
-    prm[0], prm[1] = a, b
+    cdef double prm[3]
+    prm[0], prm[1], prm[2] = a, b, c
     cdef int nt = _threads(total)
     cdef void* op = _data(out)
     with nogil:
@@ -224,44 +165,47 @@ cdef bint _backward(bwd_float f32, bwd_double f64, TensorImpl out, TensorImpl gr
 
 def hardtanh(TensorImpl out, TensorImpl x, double min_val, double max_val):
     """out = x clamped to [min_val, max_val] (relu6: [0, 6]), NaN kept."""
-    return _forward(hardtanh_float, hardtanh_double, out, x, min_val, max_val)
+    return run_forward(hardtanh_float, hardtanh_double, out, x, min_val, max_val, 0.0)
 
 
 def hardtanh_backward(TensorImpl out, TensorImpl grad, TensorImpl x, double min_val,
                       double max_val):
     """out = grad where min_val < x < max_val, else 0."""
-    return _backward(hardtanh_bwd_float, hardtanh_bwd_double, out, grad, x, min_val, max_val)
+    return run_backward(hardtanh_bwd_float, hardtanh_bwd_double, out, grad, x, min_val,
+                        max_val, 0.0)
 
 
 def leaky_relu(TensorImpl out, TensorImpl x, double negative_slope):
     """out = x where x > 0, else negative_slope * x."""
-    return _forward(leaky_relu_float, leaky_relu_double, out, x, negative_slope, 0.0)
+    return run_forward(leaky_relu_float, leaky_relu_double, out, x, negative_slope, 0.0, 0.0)
 
 
 def leaky_relu_backward(TensorImpl out, TensorImpl grad, TensorImpl x, double negative_slope):
     """out = grad where x > 0, else negative_slope * grad."""
-    return _backward(leaky_relu_bwd_float, leaky_relu_bwd_double, out, grad, x,
-                     negative_slope, 0.0)
+    return run_backward(leaky_relu_bwd_float, leaky_relu_bwd_double, out, grad, x,
+                     negative_slope, 0.0, 0.0)
 
 
 def hardsigmoid(TensorImpl out, TensorImpl x):
     """out = min(max(x + 3, 0), 6) / 6."""
-    return _forward(hardsigmoid_float, hardsigmoid_double, out, x, 0.0, 0.0)
+    return run_forward(hardsigmoid_float, hardsigmoid_double, out, x, 0.0, 0.0, 0.0)
 
 
 def hardsigmoid_backward(TensorImpl out, TensorImpl grad, TensorImpl x):
     """out = grad / 6 where -3 < x < 3, else 0."""
-    return _backward(hardsigmoid_bwd_float, hardsigmoid_bwd_double, out, grad, x, 0.0, 0.0)
+    return run_backward(hardsigmoid_bwd_float, hardsigmoid_bwd_double, out, grad, x, 0.0, 0.0,
+                        0.0)
 
 
 def hardswish(TensorImpl out, TensorImpl x):
     """out = x * min(max(x + 3, 0), 6) / 6."""
-    return _forward(hardswish_float, hardswish_double, out, x, 0.0, 0.0)
+    return run_forward(hardswish_float, hardswish_double, out, x, 0.0, 0.0, 0.0)
 
 
 def hardswish_backward(TensorImpl out, TensorImpl grad, TensorImpl x):
     """out = 0 up to x = -3, grad from 3 on, grad * (x / 3 + 1/2) between (NaN for NaN)."""
-    return _backward(hardswish_bwd_float, hardswish_bwd_double, out, grad, x, 0.0, 0.0)
+    return run_backward(hardswish_bwd_float, hardswish_bwd_double, out, grad, x, 0.0, 0.0,
+                        0.0)
 
 
 KERNELS = {"hardtanh": hardtanh, "hardtanh_backward": hardtanh_backward,
