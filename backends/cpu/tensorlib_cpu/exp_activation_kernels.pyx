@@ -28,45 +28,49 @@ cdef extern from *:
     static inline int isinf_double(double x) {
         uint64_t u; memcpy(&u, &x, 8);
         return (u & 0x7fffffffffffffffull) == 0x7ff0000000000000ull; }
+    /* Each expression below is a GCC statement expression: a shared part is computed once
+       per element, and the result before the select that passes NaN and the infinities. */
     /* ELU with PyTorch's coefficients: a = alpha * scale, b = scale, c = input_scale (> 0).
        x <= 0: a * expm1(c x), its derivative a c exp(c x); else b x and b (NaN gives NaN,
-       as PyTorch's vectorised loops). The argument is clamped at -1000, where
-       expm1 is -1 and exp 0 (-inf included). */
-    #define ELU_ARG (((v > 0 ? (R)0 : v) * c) < (R)-1000 ? (R)-1000 : (v > 0 ? (R)0 : v) * c)
-    #define ELU_FWD(EXPM1) (NAN_OF(v) ? v : (v > 0 ? v * b : EXPM1(ELU_ARG) * a))
-    #define ELU_BWD(EXP) (NAN_OF(v) ? v : (v > 0 ? gi * b : gi * c * a * EXP(ELU_ARG)))
+       as PyTorch's vectorised loops). The argument is clamped at -1000, where expm1 is -1
+       and exp 0 (-inf included). */
+    #define ELU_ARG R m = v > 0 ? (R)0 : v, arg = m * c < (R)-1000 ? (R)-1000 : m * c;
+    #define ELU_FWD(EXPM1) ({ ELU_ARG R e = EXPM1(arg) * a, r = v > 0 ? v * b : e;           \\
+        NAN_OF(v) ? v : r; })
+    #define ELU_BWD(EXP) ({ ELU_ARG R e = gi * c * a * EXP(arg), r = v > 0 ? gi * b : e;      \\
+        NAN_OF(v) ? v : r; })
     /* softplus, a = beta (> 0), b = threshold: x where beta x > threshold, else
        log1p(exp(beta x)) / beta; derivative 1, or z / (z + 1) with z = exp(beta x) */
-    #define SP_ARG (v * a > b ? (R)0 : (v * a < (R)-1000 ? (R)-1000 : v * a))
-    #define SOFTPLUS_FWD(EXP, LOG1P) (NAN_OF(v) ? v : (v * a > b ? v : LOG1P(EXP(SP_ARG)) / a))
-    #define SOFTPLUS_BWD(EXP) (NAN_OF(v) ? v : (v * a > b ? gi :                           \\
-                               gi * EXP(SP_ARG) / (EXP(SP_ARG) + 1)))
-    /* logsigmoid: min(x, 0) - log1p(exp(-|x|)); derivative (x < 0) - sign z / (1 + z),
-       z = exp(-|x|), sign 1 below 0 and -1 from 0 on. -|x| is clamped at -1000. */
-    #define LS_Z(EXP) EXP(ABS_OF(v) > 1000 ? (R)-1000 : -ABS_OF(v))
-    #define LOGSIGMOID_FWD(EXP, LOG1P) (NAN_OF(v) ? v :                                     \\
-        (v < 0 ? v : (R)0) - LOG1P(LS_Z(EXP)))
-    #define LOGSIGMOID_BWD(EXP) (NAN_OF(v) ? v : gi * ((v < 0 ? (R)1 : (R)0) -            \\
-        (v < 0 ? (R)1 : (R)-1) * (LS_Z(EXP) / (1 + LS_Z(EXP)))))
-    /* Mish: x tanh(softplus(x)), derivative t + x s (1 - t^2) with t = tanh(softplus(x)),
-       s = sigmoid(x). exp's argument is clamped to its finite range and tanh's to 20 (where
-       it is 1); at +inf the value is inf and at -inf NaN, the derivative NaN at both. */
-    #define MISH_T(EXP, LOG1P, TANH) TANH(MIN_OF(LOG1P(EXP(MIN_OF(v, EXP_MAX_OF(v)))), (R)20))
-    #define MISH_FWD(EXP, LOG1P, TANH) (NAN_OF(v) ? v : (INF_OF(v) ? (v > 0 ? v : (R)NAN) :  \\
-        v * MISH_T(EXP, LOG1P, TANH)))
-    #define MISH_S(EXP) ((R)1 / ((R)1 + EXP(MIN_OF(-v, EXP_MAX_OF(v)))))
-    #define MISH_BWD(EXP, LOG1P, TANH) (NAN_OF(v) || INF_OF(v) ? (R)NAN :                   \\
-        gi * (MISH_T(EXP, LOG1P, TANH) + v * MISH_S(EXP) *                                  \\
-              ((R)1 - MISH_T(EXP, LOG1P, TANH) * MISH_T(EXP, LOG1P, TANH))))
+    #define SP_ARG R sx = v * a, arg = sx > b ? (R)0 : (sx < (R)-1000 ? (R)-1000 : sx);
+    #define SOFTPLUS_FWD(EXP, LOG1P) ({ SP_ARG R soft = LOG1P(EXP(arg)) / a,                 \\
+        r = sx > b ? v : soft; NAN_OF(v) ? v : r; })
+    #define SOFTPLUS_BWD(EXP) ({ SP_ARG R z = EXP(arg), soft = gi * z / (z + 1),             \\
+        r = sx > b ? gi : soft; NAN_OF(v) ? v : r; })
+    /* logsigmoid: min(x, 0) - log1p(z), z = exp(-|x|) (its argument clamped at -1000);
+       derivative (x < 0) - sign q, q = z / (1 + z), sign 1 below 0 and -1 from 0 on */
+    #define LS_Z(EXP) R z = EXP(ABS_OF(v) > 1000 ? (R)-1000 : -ABS_OF(v));
+    #define LOGSIGMOID_FWD(EXP, LOG1P) ({ LS_Z(EXP) R r = (v < 0 ? v : (R)0) - LOG1P(z);    \\
+        NAN_OF(v) ? v : r; })
+    #define LOGSIGMOID_BWD(EXP) ({ LS_Z(EXP) R q = z / (1 + z),                             \\
+        r = gi * (v < 0 ? (R)1 - q : q); NAN_OF(v) ? v : r; })
+    /* Mish: x t, t = tanh(softplus(x)) = n (n + 2) / (n (n + 2) + 2) with n = exp(x) (one
+       exp for PyTorch's exp, log1p and tanh; x clamped at 20, past which t is 1); the
+       derivative t + x s (1 - t^2), s = sigmoid(x). At +inf the value is inf and at -inf
+       NaN, the derivative NaN at both. */
+    #define MISH_T(EXP) R n = EXP(MIN_OF(v, (R)20)), nn = n * (n + 2), t = nn / (nn + 2);
+    #define MISH_FWD(EXP) ({ MISH_T(EXP) R r = v * t;                                       \\
+        NAN_OF(v) ? v : (INF_OF(v) ? (v > 0 ? v : (R)NAN) : r); })
+    #define MISH_BWD(EXP) ({ MISH_T(EXP)                                                    \\
+        R s = (R)1 / ((R)1 + EXP(MIN_OF(-v, EXP_MAX_OF(v)))),                              \\
+          r = gi * (t + v * s * ((R)1 - t * t)); NAN_OF(v) || INF_OF(v) ? (R)NAN : r; })
     DEFINE_PIECEWISE(elu, float, ELU_FWD(expm1f), ELU_BWD(expf))
     DEFINE_PIECEWISE(elu, double, ELU_FWD(expm1), ELU_BWD(exp))
     DEFINE_PIECEWISE(softplus, float, SOFTPLUS_FWD(expf, log1pf), SOFTPLUS_BWD(expf))
     DEFINE_PIECEWISE(softplus, double, SOFTPLUS_FWD(exp, log1p), SOFTPLUS_BWD(exp))
     DEFINE_PIECEWISE(logsigmoid, float, LOGSIGMOID_FWD(expf, log1pf), LOGSIGMOID_BWD(expf))
     DEFINE_PIECEWISE(logsigmoid, double, LOGSIGMOID_FWD(exp, log1p), LOGSIGMOID_BWD(exp))
-    DEFINE_PIECEWISE(mish, float, MISH_FWD(expf, log1pf, tanhf),
-                     MISH_BWD(expf, log1pf, tanhf))
-    DEFINE_PIECEWISE(mish, double, MISH_FWD(exp, log1p, tanh), MISH_BWD(exp, log1p, tanh))
+    DEFINE_PIECEWISE(mish, float, MISH_FWD(expf), MISH_BWD(expf))
+    DEFINE_PIECEWISE(mish, double, MISH_FWD(exp), MISH_BWD(exp))
     """
     fwd_float elu_float, softplus_float, logsigmoid_float, mish_float
     fwd_double elu_double, softplus_double, logsigmoid_double, mish_double
