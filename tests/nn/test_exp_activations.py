@@ -150,3 +150,14 @@ def test_compiled_equals_eager(name):
     compiled = tl.compile(fn)
     for _ in range(3):
         np.testing.assert_allclose(compiled(x).numpy(), fn(x).numpy(), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("shape", [(), (0,), (0, 3), (1,)])
+def test_zero_dim_and_empty_inputs_as_torch(name, shape):
+    x, g = np.full(shape, -0.7), np.full(shape, 1.5)
+    y, gx, _ = _run(tl, F, name, x, g, lambda t: t)
+    ty, tgx, _ = _run(torch, TF, name, x, g, lambda t: t)
+    assert y.shape == ty.shape and gx.shape == tgx.shape
+    np.testing.assert_allclose(y, ty, **TOLERANCE[np.float64])
+    np.testing.assert_allclose(gx, tgx, **TOLERANCE[np.float64])

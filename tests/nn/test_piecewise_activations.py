@@ -157,3 +157,13 @@ def test_compiled_equals_eager(name):
     compiled = tl.compile(fn)
     for _ in range(3):
         np.testing.assert_array_equal(compiled(x).numpy(), fn(x).numpy())
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("shape", [(), (0,), (0, 3), (1,)])
+def test_zero_dim_and_empty_inputs_as_torch(name, shape):
+    x, g = np.full(shape, -0.7), np.full(shape, 1.5)
+    (y, gx), (ty, tgx) = _both(name, x, g)
+    assert y.shape == ty.shape and gx.shape == tgx.shape
+    np.testing.assert_array_equal(y, ty)
+    np.testing.assert_array_equal(gx, tgx)
