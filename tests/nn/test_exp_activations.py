@@ -161,3 +161,17 @@ def test_zero_dim_and_empty_inputs_as_torch(name, shape):
     assert y.shape == ty.shape and gx.shape == tgx.shape
     np.testing.assert_allclose(y, ty, **TOLERANCE[np.float64])
     np.testing.assert_allclose(gx, tgx, **TOLERANCE[np.float64])
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_forward_mode_and_vmap_match_torch(name):
+    x = np.random.default_rng(5).uniform(-8, 8, (4, 6))
+    t = np.random.default_rng(6).standard_normal((4, 6))
+    _, ours = tl.func.jvp(lambda v: CALLS[name](F, v), (tl.tensor(x),), (tl.tensor(t),))
+    _, theirs = torch.func.jvp(lambda v: CALLS[name](TF, v), (torch.tensor(x),),
+                               (torch.tensor(t),))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **TOLERANCE[np.float64])
+    ours = tl.func.vmap(tl.func.grad(lambda v: CALLS[name](F, v).sum()))(tl.tensor(x))
+    theirs = torch.func.vmap(torch.func.grad(lambda v: CALLS[name](TF, v).sum()))(
+        torch.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **TOLERANCE[np.float64])
