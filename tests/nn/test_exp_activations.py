@@ -126,10 +126,12 @@ def test_half_precision_goes_the_composed_way():
                                    atol=2e-3, err_msg=name)
 
 
-MODULES = [(lambda m: m.ELU(0.5), "EluBackward0"), (lambda m: m.CELU(1.5), "CeluBackward0"),
-           (lambda m: m.SELU(), "EluBackward0"), (lambda m: m.Softplus(2.0, 4.0),
-                                                  "SoftplusBackward0"),
-           (lambda m: m.LogSigmoid(), "LogSigmoidBackward0"), (lambda m: m.Mish(), "MishBackward0")]
+MODULES = [(lambda m: m.ELU(0.5), "EluBackward0"),
+           (lambda m: m.CELU(1.5), "CeluBackward0"),
+           (lambda m: m.SELU(), "EluBackward0"),
+           (lambda m: m.Softplus(2.0, 4.0), "SoftplusBackward0"),
+           (lambda m: m.LogSigmoid(), "LogSigmoidBackward0"),
+           (lambda m: m.Mish(), "MishBackward0")]
 
 
 @pytest.mark.parametrize("make,node", MODULES, ids=[n for _, n in MODULES])

@@ -1,7 +1,7 @@
 """piecewise_kernels (hardtanh/relu6, leaky_relu, hardsigmoid, hardswish and their backward)
-against numpy's same operations in the same dtype, bit for bit, on every layout they take, the gradient also as one broadcast value;
-False for the dtypes and layouts they do not take. The ops built on them are checked against
-PyTorch in tests/nn/test_piecewise_activations.py."""
+against numpy's same operations in the same dtype, bit for bit, on every layout they take,
+the gradient also as one broadcast value; False for the dtypes and layouts they do not take.
+The ops built on them are checked against PyTorch in tests/nn/test_piecewise_activations.py."""
 import numpy as np
 import pytest
 
