@@ -4,7 +4,7 @@ logsigmoid and Mish, forward and backward, one pass each on piecewise.h's loops 
 are piecewise_kernels'). Composed of primitives they took 4-9 passes: a 16-float ELU 15.7 us
 against PyTorch's 1.6, 1M floats' logsigmoid forward and backward 2.8 ms against 1.5.
 
-Built with -ffast-math for glibc's vector expm1/exp/log1p/tanh (libmvec) in the `omp simd`
+Built with -ffast-math for glibc's vector exp/expm1 (and float64's log1p) in the `omp simd`
 loops: NaN is tested on its bits (fastmath_guards.h) and every exp argument is clamped to
 where the result is finite, with PyTorch's values at the infinities written in. ELU and
 softplus decline (False) a non-positive input scale or beta, and softplus a threshold past
