@@ -30,7 +30,7 @@ NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx).
 EXACT_MATH = {"arith_kernels", "clamp_kernels", "grid_kernels", "norm_kernels", "optim_kernels",
               "pool_kernels", "select_kernels", "small_binary", "index_kernels", "philox_kernels",
-              "quant_kernels", "regression_loss_kernels", "resample_kernels"}
+              "quant_kernels", "regression_loss_kernels", "resample_kernels", "piecewise_kernels"}
 
 
 def extensions():

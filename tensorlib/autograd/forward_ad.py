@@ -393,7 +393,9 @@ def _addmm(op, args, tangents, kwargs, out):
 
 
 _ELEMENTWISE = ("abs", "acos", "add", "asin", "atan", "atan2", "ceil", "clamp", "cos", "cosh",
-                "div", "erf", "erfc", "exp", "expm1", "gelu", "silu", "floor", "floor_divide", "fmod",
+                "div", "erf", "erfc", "exp", "expm1", "gelu", "silu", "hardtanh",
+                "leaky_relu", "hardsigmoid", "hardswish", "elu", "celu", "softplus",
+                "log_sigmoid", "mish", "floor", "floor_divide", "fmod",
                 "hypot", "log", "log1p", "logaddexp", "masked_fill", "maximum", "minimum",
                 "mul", "neg", "pow", "relu", "remainder", "round", "sigmoid", "sign", "sin",
                 "sinh", "sqrt", "sub", "tan", "tanh", "trunc", "where", "index_fill",

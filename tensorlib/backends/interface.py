@@ -174,6 +174,47 @@ COMPOSITES = {
     "silu_backward": ("silu_backward(out, grad, x) -> bool",
                       "grad * s * (1 + x * (1 - s)), s = sigmoid(x) "
                       "(autograd/formulas/pointwise.py)"),
+    "hardtanh": ("hardtanh(out, x, min_val, max_val) -> bool",
+                 "x clamped to [min_val, max_val] (ops/piecewise_activations.py)"),
+    "hardtanh_backward": ("hardtanh_backward(out, grad, x, min_val, max_val) -> bool",
+                          "grad where min_val < x < max_val, else 0 "
+                          "(autograd/formulas/activations.py)"),
+    "leaky_relu": ("leaky_relu(out, x, negative_slope) -> bool",
+                   "x if x > 0 else negative_slope * x (ops/piecewise_activations.py)"),
+    "leaky_relu_backward": ("leaky_relu_backward(out, grad, x, negative_slope) -> bool",
+                            "grad if x > 0 else negative_slope * grad "
+                            "(autograd/formulas/activations.py)"),
+    "hardsigmoid": ("hardsigmoid(out, x) -> bool",
+                    "min(max(x + 3, 0), 6) / 6 (ops/piecewise_activations.py)"),
+    "hardsigmoid_backward": ("hardsigmoid_backward(out, grad, x) -> bool",
+                             "grad / 6 where -3 < x < 3, else 0 "
+                             "(autograd/formulas/activations.py)"),
+    "hardswish": ("hardswish(out, x) -> bool",
+                  "x * min(max(x + 3, 0), 6) / 6 (ops/piecewise_activations.py)"),
+    "hardswish_backward": ("hardswish_backward(out, grad, x) -> bool",
+                           "0 for x <= -3, grad * (x / 3 + 1/2) for x < 3, else grad "
+                           "(autograd/formulas/activations.py)"),
+    "elu": ("elu(out, x, alpha, scale, input_scale) -> bool",
+            "scale * x if x > 0 else alpha * scale * expm1(input_scale * x) "
+            "(ops/exp_activations.py)"),
+    "elu_backward": ("elu_backward(out, grad, x, alpha, scale, input_scale) -> bool",
+                     "grad * scale if x > 0 else grad * input_scale * alpha * scale * "
+                     "exp(input_scale * x) (autograd/formulas/activations.py)"),
+    "softplus": ("softplus(out, x, beta, threshold) -> bool",
+                 "x if beta * x > threshold else log1p(exp(beta * x)) / beta "
+                 "(ops/exp_activations.py)"),
+    "softplus_backward": ("softplus_backward(out, grad, x, beta, threshold) -> bool",
+                          "grad if beta * x > threshold else grad * z / (z + 1), "
+                          "z = exp(beta * x) (autograd/formulas/activations.py)"),
+    "log_sigmoid": ("log_sigmoid(out, x) -> bool",
+                    "min(x, 0) - log1p(exp(-|x|)) (ops/exp_activations.py)"),
+    "log_sigmoid_backward": ("log_sigmoid_backward(out, grad, x) -> bool",
+                             "grad * ((x < 0) - sign * z / (1 + z)), z = exp(-|x|) "
+                             "(autograd/formulas/activations.py)"),
+    "mish": ("mish(out, x) -> bool", "x * tanh(log1p(exp(x))) (ops/exp_activations.py)"),
+    "mish_backward": ("mish_backward(out, grad, x) -> bool",
+                      "grad * (t + x * sigmoid(x) * (1 - t^2)), t = tanh(softplus(x)) "
+                      "(autograd/formulas/activations.py)"),
     "gelu": ("gelu(out, x, approximate) -> bool",
              "x * (1 + erf(x / sqrt 2)) / 2, or the tanh form (ops/activations.py)"),
     "gelu_backward": ("gelu_backward(out, grad, x, approximate) -> bool",

@@ -54,8 +54,12 @@ class Node:
 # than declining: its fallback is a bias copy pass and then the product, and a replayed LSTM
 # sequence spent a tenth of its time in those copies (500 per call).
 _DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
-            "silu", "silu_backward", "mm_pair", "clamp", "float_sign", "nan_to_num", "lerp",
-            "addcmul", "addcdiv", "tri", "mask_positions", "nonzero", "linear_resample"}
+            "silu", "silu_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
+            "leaky_relu_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
+            "hardswish_backward", "elu", "elu_backward", "softplus", "softplus_backward",
+            "log_sigmoid", "log_sigmoid_backward", "mish", "mish_backward", "mm_pair", "clamp",
+            "float_sign", "nan_to_num", "lerp", "addcmul", "addcdiv", "tri", "mask_positions",
+            "nonzero", "linear_resample"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "lstm_cell", "lstm_cell_backward", "sgd_update",
             "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable",
             "addmm_bias"}

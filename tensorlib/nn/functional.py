@@ -18,6 +18,8 @@ import warnings
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops import activations as _activations
+from tensorlib.ops import exp_activations as _exp_activations
+from tensorlib.ops import piecewise_activations as _piecewise
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_",
@@ -165,9 +167,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
         return hardtanh_(input, min_val, max_val)
-    out = tensorlib.where(input <= min_val, min_val,
-                          tensorlib.where(input >= max_val, max_val, input))
-    return out if out.dtype is input.dtype else out.to(input.dtype)
+    return _piecewise.hardtanh(input, min_val, max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
@@ -184,7 +184,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
     _floating_kernel(input, "leaky_relu_cpu")
     if inplace:
         return leaky_relu_(input, negative_slope)
-    return tensorlib.where(input > 0, input, input * negative_slope)
+    return _piecewise.leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
@@ -228,17 +228,12 @@ def prelu(input, weight):  # noqa: A002
     return tensorlib.where(input > 0, input, weight * input)
 
 
-def _expm1_neg(x):
-    """expm1 of min(x, 0): finite for every x (its branch is only used where x <= 0)."""
-    return tensorlib.expm1(tensorlib.where(x > 0, 0.0, x))
-
-
 def elu(input, alpha=1.0, inplace=False):  # noqa: A002
     r"""x if x > 0 else alpha * (exp(x) - 1)."""
     _floating_kernel(input, "elu_cpu")
     if inplace:
         return elu_(input, alpha)
-    return tensorlib.where(input > 0, input, _expm1_neg(input) * alpha)
+    return _exp_activations.elu(input, alpha)
 
 
 def elu_(input, alpha=1.0):  # noqa: A002
@@ -254,7 +249,7 @@ def selu(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "elu_cpu")
     if inplace:
         return selu_(input)
-    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return _exp_activations.elu(input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def selu_(input):  # noqa: A002
@@ -268,7 +263,7 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
         raise RuntimeError("ZeroDivisionError")
     if inplace:
         return celu_(input, alpha)
-    return tensorlib.where(input > 0, input, _expm1_neg(input / alpha) * alpha)
+    return _exp_activations.celu(input, alpha)
 
 
 def celu_(input, alpha=1.0):  # noqa: A002
@@ -310,13 +305,7 @@ def silu(input, inplace=False):  # noqa: A002
 def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
     r"""log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     _floating_kernel(input, "softplus_cpu")
-    scaled = input * beta
-    linear_part = scaled > threshold
-    safe = tensorlib.where(linear_part, 0.0, scaled)
-    soft = tensorlib.log1p(tensorlib.exp(safe))
-    if beta != 1:
-        soft = soft / beta
-    return tensorlib.where(linear_part, input, soft)
+    return _exp_activations.softplus(input, beta, threshold)
 
 
 def mish(input, inplace=False):  # noqa: A002
@@ -324,7 +313,7 @@ def mish(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "mish_cpu")
     if inplace:
         return _inplace(input, mish)
-    return input * tensorlib.tanh(softplus(input))
+    return _exp_activations.mish(input)
 
 
 def softsign(input):  # noqa: A002
@@ -340,7 +329,7 @@ def tanhshrink(input):  # noqa: A002
 def logsigmoid(input):  # noqa: A002
     r"""log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
     _floating_kernel(input, "log_sigmoid_cpu")
-    return -softplus(-input)
+    return _exp_activations.logsigmoid(input)
 
 
 def hardswish(input, inplace=False):  # noqa: A002
@@ -348,8 +337,7 @@ def hardswish(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "hardswish_cpu")
     if inplace:
         return _inplace(input, hardswish)
-    return tensorlib.where(input <= -3.0, 0.0,
-                           tensorlib.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    return _piecewise.hardswish(input)
 
 
 def hardsigmoid(input, inplace=False):  # noqa: A002
@@ -357,8 +345,7 @@ def hardsigmoid(input, inplace=False):  # noqa: A002
     _floating_kernel(input, "hardsigmoid_cpu")
     if inplace:
         return _inplace(input, hardsigmoid)
-    return tensorlib.where(input <= -3.0, 0.0,
-                           tensorlib.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+    return _piecewise.hardsigmoid(input)
 
 
 def _get_softmax_dim(name, ndim, stacklevel):

@@ -180,6 +180,16 @@ DRIVERS = {
     ("sigmoid", "sigmoid_backward"): _pointwise(tensorlib.sigmoid),
     ("tanh_backward",): _pointwise(tensorlib.tanh),
     ("silu", "silu_backward"): _pointwise(F.silu),
+    ("hardtanh", "hardtanh_backward"): _pointwise(lambda x: F.hardtanh(x, -0.5, 0.7)),
+    ("leaky_relu", "leaky_relu_backward"): _pointwise(lambda x: F.leaky_relu(x, 0.2)),
+    ("hardsigmoid", "hardsigmoid_backward"): _pointwise(lambda x: F.hardsigmoid(x * 4)),
+    ("hardswish", "hardswish_backward"): _pointwise(lambda x: F.hardswish(x * 4)),
+    ("elu", "elu_backward"): _pointwise(
+        lambda x: F.elu(x, 0.7) + F.celu(x * 2, 1.5) + F.selu(x)),
+    ("softplus", "softplus_backward"): _pointwise(
+        lambda x: F.softplus(x) + F.softplus(x * 8, 2.0, 3.0)),
+    ("log_sigmoid", "log_sigmoid_backward"): _pointwise(lambda x: F.logsigmoid(x * 3)),
+    ("mish", "mish_backward"): _pointwise(lambda x: F.mish(x * 3)),
     ("gelu", "gelu_backward"): _pointwise(lambda x: F.gelu(x) + F.gelu(x, approximate="tanh")),
     ("clamp",): _pointwise(lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.2) + x.clamp(max=-0.1)),
     ("float_sign", "nan_to_num"): _float_checks,

@@ -85,6 +85,8 @@ DOMAINS = {
     "distinct": _distinct,
     "nonint": _nonint,
     "clampable": _avoid([-0.5, 0.5]),
+    "hard_kinks": _avoid([-3.0, 3.0], lo=-4.0, hi=4.0),     # hardsigmoid's and hardswish's
+    "softplus_switch": _avoid([1.5]),          # softplus(x, 2, 3) turns linear at 1.5
 }
 
 
@@ -145,7 +147,24 @@ for _name, _dom in [("neg", "real"), ("abs", "nonzero"), ("exp", "real"), ("expm
                     ("erf", "real"), ("erfc", "real"), ("sigmoid", "real"),
                     ("relu", "nonzero")]:
     add(Case(_name, (lambda n: lambda x: getattr(tl, n)(x))(_name), [S], _dom, gradgrad=True))
-add(Case("silu", lambda x: tl.nn.functional.silu(x), [S], gradgrad=True),
+add(Case("hardtanh", lambda x: tl.nn.functional.hardtanh(x, -0.5, 0.5), [S], "clampable",
+         gradgrad=True),
+    Case("relu6", lambda x: tl.nn.functional.relu6(x * 6 + 3), [S], "clampable",
+         covers=["hardtanh"]),
+    Case("leaky_relu", lambda x: tl.nn.functional.leaky_relu(x, 0.2), [S], "nonzero",
+         gradgrad=True),
+    Case("hardsigmoid", lambda x: tl.nn.functional.hardsigmoid(x), [S], "hard_kinks",
+         gradgrad=True),
+    Case("hardswish", lambda x: tl.nn.functional.hardswish(x), [S], "hard_kinks",
+         gradgrad=True),
+    Case("elu", lambda x: tl.nn.functional.elu(x, 0.7), [S], "nonzero", gradgrad=True),
+    Case("selu", lambda x: tl.nn.functional.selu(x), [S], "nonzero", covers=["elu"]),
+    Case("celu", lambda x: tl.nn.functional.celu(x, 1.5), [S], "nonzero", gradgrad=True),
+    Case("softplus", lambda x: tl.nn.functional.softplus(x, 2.0, 3.0), [S], "softplus_switch",
+         gradgrad=True),
+    Case("log_sigmoid", lambda x: tl.nn.functional.logsigmoid(x * 3), [S], gradgrad=True),
+    Case("mish", lambda x: tl.nn.functional.mish(x * 3), [S], gradgrad=True),
+    Case("silu", lambda x: tl.nn.functional.silu(x), [S], gradgrad=True),
     Case("gelu", lambda x: tl.nn.functional.gelu(x), [S], gradgrad=True),
     Case("gelu-tanh", lambda x: tl.nn.functional.gelu(x, approximate="tanh"), [S],
          covers=["gelu"], gradgrad=True))

@@ -116,6 +116,24 @@ def test_relu_backward_matches_torch(dtype, n, layout):
     np.testing.assert_array_equal(grad_of(tl), grad_of(torch))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows,cols", [(0, 4), (3, 5), (512, 256)])
+def test_relu_backward_kernel_takes_a_broadcast_gradient(dtype, rows, cols):
+    """A gradient that is one value broadcast (strides all 0, as `y.sum()`'s) is read as that
+    value; one broadcast along a single dim goes the general way; both as numpy's select."""
+    rng = np.random.default_rng(3)
+    y = np.maximum(rng.standard_normal((rows, cols)), 0).astype(dtype)
+    if y.size:
+        y.flat[:3] = [np.nan, -0.0, 0.0]
+    for grad, want in ((tl.tensor(np.array(2.5, dtype)).expand(rows, cols),
+                        np.full((rows, cols), 2.5, dtype)),
+                       (tl.tensor(np.arange(cols, dtype=dtype)).expand(rows, cols),
+                        np.broadcast_to(np.arange(cols, dtype=dtype), (rows, cols)))):
+        out = tl.empty((rows, cols), dtype=grad.dtype)
+        select_kernels.relu_backward(out, grad, tl.from_numpy(y))
+        np.testing.assert_array_equal(out.numpy(), np.where(y <= 0, 0, want))
+
+
 def test_relu_backward_gradgrad():
     """With create_graph the formula stays in tensor ops (differentiable again)."""
     x = tl.tensor(np.array([-1.5, 0.5, 2.0, -0.25]), requires_grad=True)
