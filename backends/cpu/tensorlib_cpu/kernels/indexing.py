@@ -1,9 +1,10 @@
 """gather, scatter_add, index_select and sort. The three index kernels check their indices
-themselves (`checks_bounds`: tensorlib/backends/interface.py), in C as they read them."""
+themselves (`checks_bounds`: tensorlib/backends/interface.py), in C as they read them. sort
+is sort_kernels' radix sort; numpy's stable argsort takes the dtypes it lacks."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
-from tensorlib_cpu import index_kernels
+from tensorlib_cpu import index_kernels, sort_kernels
 
 
 def _positions(index, dim):
@@ -32,6 +33,8 @@ for _kernel in (gather, scatter_add, index_select):
 
 
 def sort(values, indices, x, dim, descending=False, stable=True):
+    if sort_kernels.sort(values, indices, x, dim, descending):
+        return
     xv = _h(x)
     if descending:
         # a stable ascending sort of the reversed data, reversed again: descending with ties
