@@ -127,3 +127,25 @@ def test_empty_output_still_checks_the_index():
         tl.zeros(0, 3).index_select(-1, tl.tensor([-1, -2]))
     empty = tl.zeros(0, 3).gather(1, tl.zeros(0, 1, dtype=tl.int64) + 3)  # no index: no check
     assert empty.shape == (0, 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 7, 6), (300, 260)])     # the second takes the threads
+def test_index_select_every_dtype_dim_and_layout(dtype, shape):
+    """Blocks by memcpy (contiguous inner dims), strided blocks, single items along the last
+    dim; repeated and unordered indices; transposed and sliced inputs."""
+    x, tx = _pair(dtype, shape)
+    rng = np.random.default_rng(4)
+    views = [(x, tx), (x.transpose(0, -1), tx.transpose(0, -1)), (x[..., 1::2], tx[..., 1::2])]
+    for ours, theirs in views:
+        for dim in range(theirs.dim()):
+            index = rng.integers(0, theirs.shape[dim], 41)
+            _same(ours.index_select(dim, tl.tensor(index)),
+                  theirs.index_select(dim, torch.tensor(index)))
+
+
+def test_index_select_gradient():
+    x = tl.randn(6, 5, dtype=tl.float64, requires_grad=True)
+    index = tl.tensor([4, 0, 4, 2])
+    for dim in (0, 1):
+        assert tl.autograd.gradcheck(lambda t: t.t().index_select(dim, index), (x,))

@@ -24,8 +24,8 @@ def scatter_add(out, dim, index, src):
 
 
 def index_select(out, x, dim, index):
-    index_kernels.check_index(index, x._sizes[dim], dim)
-    np.take(_h(x), _h(index), axis=dim, out=_h(out))
+    if not index_kernels.index_select(out, x, dim, index):
+        np.take(_h(x), _h(index), axis=dim, out=_h(out))
 
 
 for _kernel in (gather, scatter_add, index_select):
