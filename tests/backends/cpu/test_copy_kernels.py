@@ -194,6 +194,15 @@ def test_large_and_row_copies(n):
     assert np.array_equal(x.clone().numpy(), tx.clone().numpy())
     assert np.array_equal(x[::2].contiguous().numpy(), tx[::2].contiguous().numpy())
     assert np.array_equal(x[:, 1:].contiguous().numpy(), tx[:, 1:].contiguous().numpy())
+    # a broadcast source (sum's gradient) and one long strided row, split over the threads
+    row, trow = x[:, 1], tx[:, 1]
+    assert np.array_equal(row.expand(4, n).contiguous().numpy(),
+                          trow.expand(4, n).contiguous().numpy())
+    assert np.array_equal(x.reshape(-1)[::5].contiguous().numpy(),
+                          tx.reshape(-1)[::5].contiguous().numpy())
+    one = x[0, 0]
+    assert np.array_equal(one.expand(n, 3).contiguous().numpy(),
+                          tx[0, 0].expand(n, 3).contiguous().numpy())
 
 
 def _special_floats(dtype):
