@@ -16,6 +16,7 @@ from libc.string cimport memcpy
 from cython.parallel cimport prange
 
 from tensorlib._C.dtypes cimport FLOAT16, FLOAT32, FLOAT64
+from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array, is_contiguous, wrap
 
 from tensorlib_cpu import fastreduce
@@ -196,23 +197,66 @@ cdef extern from *:
     }
 
     enum { CP_F32_F16, CP_F16_F32, CP_F16_F64, CP_F64_F16, CP_F32_F64, CP_F64_F32 };
+    static const int cp_src_size[] = {4, 2, 2, 8, 4, 8};
+    static const int cp_dst_size[] = {2, 4, 8, 2, 8, 4};
 
-    static void cp_convert(int kind, const char* s, char* d, Py_ssize_t n, int nt) {
-        #pragma omp parallel num_threads(nt) if (nt > 1)
-        {
-            int t = 0, m = 1;
-            #ifdef _OPENMP
-            t = omp_get_thread_num(); m = omp_get_num_threads();
-            #endif
-            CP_SHARE(n, t, m, 64, lo, hi)
-            if (hi > lo) switch (kind) {
-                case CP_F32_F16: cp_f32_f16((const float*)s + lo, (uint16_t*)d + lo, hi - lo); break;
-                case CP_F16_F32: cp_f16_f32((const uint16_t*)s + lo, (float*)d + lo, hi - lo); break;
-                case CP_F16_F64: cp_f16_f64((const uint16_t*)s + lo, (double*)d + lo, hi - lo); break;
-                case CP_F64_F16: cp_f64_f16((const double*)s + lo, (uint16_t*)d + lo, hi - lo); break;
-                case CP_F32_F64: cp_f32_f64((const float*)s + lo, (double*)d + lo, hi - lo); break;
-                case CP_F64_F32: cp_f64_f32((const double*)s + lo, (float*)d + lo, hi - lo); break;
+    static inline void cp_convert_run(int kind, const char* s, char* d, Py_ssize_t n) {
+        switch (kind) {
+            case CP_F32_F16: cp_f32_f16((const float*)s, (uint16_t*)d, n); break;
+            case CP_F16_F32: cp_f16_f32((const uint16_t*)s, (float*)d, n); break;
+            case CP_F16_F64: cp_f16_f64((const uint16_t*)s, (double*)d, n); break;
+            case CP_F64_F16: cp_f64_f16((const double*)s, (uint16_t*)d, n); break;
+            case CP_F32_F64: cp_f32_f64((const float*)s, (double*)d, n); break;
+            case CP_F64_F32: cp_f64_f32((const double*)s, (float*)d, n); break;
+        }
+    }
+
+    /* n items into contiguous d, the source's ss bytes apart (0: one value broadcast):
+       gathered 256 at a time into a buffer the vector conversion reads */
+    static void cp_convert_row(int kind, const char* s, Py_ssize_t ss, char* d, Py_ssize_t n) {
+        int sz = cp_src_size[kind], dz = cp_dst_size[kind];
+        if (ss == sz) {
+            cp_convert_run(kind, s, d, n);
+            return;
+        }
+        uint64_t buf[256];
+        for (Py_ssize_t i = 0; i < n; i += 256) {
+            Py_ssize_t m = cp_min(256, n - i), j;
+            const char* src = s + i * ss;
+            if (sz == 2) for (j = 0; j < m; j++) ((uint16_t*)buf)[j] = *(const uint16_t*)(src + j * ss);
+            else if (sz == 4) for (j = 0; j < m; j++) ((uint32_t*)buf)[j] = *(const uint32_t*)(src + j * ss);
+            else for (j = 0; j < m; j++) buf[j] = *(const uint64_t*)(src + j * ss);
+            cp_convert_run(kind, (const char*)buf, d + i * dz, m);
+        }
+    }
+
+    /* d (contiguous) = s converted over coalesced dims (strides ss in bytes), by rows of the
+       last dim shared out over the threads; one row is split in pieces. */
+    static void cp_convert(int kind, int nd, const Py_ssize_t* shape, const Py_ssize_t* ss,
+                           const char* s, char* d, int nt) {
+        Py_ssize_t inner = shape[nd - 1], outer = 1, r;
+        int dz = cp_dst_size[kind];
+        for (int k = 0; k < nd - 1; k++) outer *= shape[k];
+        if (outer == 1) {
+            #pragma omp parallel num_threads(nt) if (nt > 1)
+            {
+                int t = 0, m = 1;
+                #ifdef _OPENMP
+                t = omp_get_thread_num(); m = omp_get_num_threads();
+                #endif
+                CP_SHARE(inner, t, m, 64, lo, hi)
+                if (hi > lo) cp_convert_row(kind, s + lo * ss[nd - 1], ss[nd - 1], d + lo * dz, hi - lo);
             }
+            return;
+        }
+        #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+        for (r = 0; r < outer; r++) {
+            Py_ssize_t rest = r, off = 0;
+            for (int k = nd - 2; k >= 0; k--) {
+                off += rest % shape[k] * ss[k];
+                rest /= shape[k];
+            }
+            cp_convert_row(kind, s + off, ss[nd - 1], d + r * inner * dz, inner);
         }
     }
     """
@@ -228,7 +272,8 @@ cdef extern from *:
     void cp_transpose(int nb, const Py_ssize_t* bshape, const Py_ssize_t* bss,
                       const Py_ssize_t* bds, const char* src, Py_ssize_t s_j, char* dst,
                       Py_ssize_t d_i, Py_ssize_t ni, Py_ssize_t nj, int size, int nt) nogil
-    void cp_convert(int kind, const char* s, char* d, Py_ssize_t n, int nt) nogil
+    void cp_convert(int kind, int nd, const Py_ssize_t* shape, const Py_ssize_t* ss,
+                    const char* s, char* d, int nt) nogil
 
 DEF MAXD = 64
 
@@ -475,7 +520,8 @@ cdef int _conversion(int src_code, int dst_code):
 
 cdef bint _copy_tensor(TensorImpl out, TensorImpl src):
     """The C copy for non-overlapping host tensors of one shape: any strides for one dtype,
-    contiguous ones for the float conversions; False where it cannot."""
+    any source strides into a contiguous destination for the float conversions; False where
+    it cannot."""
     cdef int nd = len(out._sizes), d, size = out._dtype.itemsize, kind = -1
     if nd > MAXD or src._sizes != out._sizes or type(src._storage.handle) is not np.ndarray:
         return False
@@ -505,10 +551,13 @@ cdef bint _copy_tensor(TensorImpl out, TensorImpl src):
         return False
     cdef int nt = _threads(count)
     if kind >= 0:
-        if not (is_contiguous(src) and is_contiguous(out)):
+        if not is_contiguous(out):
             return False
+        nd = _coalesce(nd, shape, ss, ds)
+        if ss[nd - 1] != 0 and ss[nd - 1] != ssize:
+            return False                    # rows across the source's lines: copy() stages
         with nogil:
-            cp_convert(kind, sp, dp, count, nt)
+            cp_convert(kind, nd, shape, ss, sp, dp, nt)
         return True
     with nogil:
         _copy_strided(_coalesce(nd, shape, ss, ds), shape, sp, ss, dp, ds, size, nt)
@@ -519,6 +568,13 @@ def copy(TensorImpl out, TensorImpl src):
     """out = src (same shape), converting src's dtype to out's."""
     if _copy_tensor(out, src):
         return
+    if (src._dtype is not out._dtype and src._sizes == out._sizes
+            and _conversion(src._dtype.code, out._dtype.code) >= 0):
+        # a float conversion from a transposed layout: the tiled copy into src's dtype, then
+        # the conversion along contiguous rows
+        staged = empty(src._sizes, src._dtype, src._device)
+        if _copy_tensor(staged, src) and _copy_tensor(out, staged):
+            return
     values = host_array(src)
     if src._dtype.code == FLOAT64 and out._dtype.code == FLOAT16:
         values = values.astype(np.float32)      # PyTorch rounds to float, then to half

@@ -233,3 +233,11 @@ def test_float_conversions_bit_for_bit(src, dst, n):
     assert np.array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
     strided = x[::3].to(getattr(tl, dst)).numpy()
     assert np.array_equal(strided, want[::3], equal_nan=True)
+    # a transposed source (rows gathered) and a broadcast one (sum's gradient, cast back)
+    rows = n // 7 * 7
+    grid, tgrid = x[:rows].view(7, -1).t(), t[:rows].view(7, -1).t()
+    assert np.array_equal(grid.to(getattr(tl, dst)).numpy(),
+                          tgrid.to(getattr(torch, dst)).numpy(), equal_nan=True)
+    wide, twide = x[3:4].expand(5, n), t[3:4].expand(5, n)
+    assert np.array_equal(wide.to(getattr(tl, dst)).numpy(),
+                          twide.to(getattr(torch, dst)).numpy(), equal_nan=True)
