@@ -137,6 +137,23 @@ cdef extern from *:
     SK_RADIX(uint64_t, SK_PACKED_KEY)
     SK_RADIX(sk_wide, SK_WIDE_KEY)
 
+    /* Short rows: insertion sort (a radix pass's 256 counters outweigh a few items). The
+       items are distinct (positions differ), so the order is the radix sort's. */
+    #define SK_SHORT 32
+    #define SK_PACKED_LESS(a, b) ((a) < (b))
+    #define SK_WIDE_LESS(a, b) ((a).key < (b).key || ((a).key == (b).key && (a).pos < (b).pos))
+    #define SK_INSERTION(T, LESS)                                                         \
+    static void sk_insertion_##T(T* a, Py_ssize_t n) {                                    \
+        for (Py_ssize_t i = 1; i < n; i++) {                                              \
+            T v = a[i];                                                                   \
+            Py_ssize_t j = i;                                                             \
+            while (j > 0 && LESS(v, a[j - 1])) { a[j] = a[j - 1]; j--; }                  \
+            a[j] = v;                                                                     \
+        }                                                                                 \
+    }
+    SK_INSERTION(uint64_t, SK_PACKED_LESS)
+    SK_INSERTION(sk_wide, SK_WIDE_LESS)
+
     static void sk_row_offsets(const sk_plan* p, Py_ssize_t r, Py_ssize_t* xo, Py_ssize_t* vo,
                                Py_ssize_t* io) {
         Py_ssize_t a = 0, b = 0, c = 0;
@@ -170,7 +187,9 @@ cdef extern from *:
             uint64_t* keys = (uint64_t*)(b + n);
             sk_keys64(p, xrow, keys);
             for (j = 0; j < n; j++) { a[j].key = keys[j]; a[j].pos = (uint64_t)j; }
-            sk_wide* s = sk_radix_sk_wide(a, b, n, 0, 8);
+            sk_wide* s = a;
+            if (n <= SK_SHORT) sk_insertion_sk_wide(a, n);
+            else s = sk_radix_sk_wide(a, b, n, 0, 8);
             for (j = 0; j < p->k; j++) sk_emit(p, xrow, vrow, irow, j, s[j].pos);
         } else {
             uint64_t* a = (uint64_t*)scratch;
@@ -178,7 +197,9 @@ cdef extern from *:
             uint32_t* keys = (uint32_t*)(b + n);
             sk_keys32(p, xrow, keys);
             for (j = 0; j < n; j++) a[j] = (uint64_t)keys[j] << 32 | (uint64_t)j;
-            uint64_t* s = sk_radix_uint64_t(a, b, n, 4, p->size >= 4 ? 8 : 4 + p->size);
+            uint64_t* s = a;
+            if (n <= SK_SHORT) sk_insertion_uint64_t(a, n);
+            else s = sk_radix_uint64_t(a, b, n, 4, p->size >= 4 ? 8 : 4 + p->size);
             for (j = 0; j < p->k; j++) sk_emit(p, xrow, vrow, irow, j, s[j] & 0xFFFFFFFFu);
         }
     }
@@ -270,7 +291,10 @@ cdef extern from *:
     /* Every row of the plan, the rows shared out over nt threads; by the heap when `heap`,
        else by sorting. Returns 0 when scratch memory ran out (nothing usable written). */
     static int sk_run(const sk_plan* p, int heap, int nt) {
-        size_t scratch = (size_t)p->n * 3 * sizeof(sk_wide) + 64;
+        /* sort: two item arrays and the keys; topk: the keys and the heap */
+        size_t wide = sk_is_wide(p->code), n = (size_t)p->n, k = (size_t)p->k;
+        size_t scratch = 64 + (heap ? n * (wide ? 8 : 4) + k * (wide ? 16 : 8)
+                                    : n * (wide ? 40 : 20));
         int failed = 0;
         Py_ssize_t r;
         #pragma omp parallel num_threads(nt) if (nt > 1)
