@@ -523,7 +523,8 @@ cdef bint _copy_tensor(TensorImpl out, TensorImpl src):
     any source strides into a contiguous destination for the float conversions; False where
     it cannot."""
     cdef int nd = len(out._sizes), d, size = out._dtype.itemsize, kind = -1
-    if nd > MAXD or src._sizes != out._sizes or type(src._storage.handle) is not np.ndarray:
+    if (nd > MAXD or src._sizes != out._sizes or type(src._storage.handle) is not np.ndarray
+            or not isinstance(out._storage.handle, np.ndarray)):
         return False
     if src._dtype is not out._dtype:
         kind = _conversion(src._dtype.code, out._dtype.code)
