@@ -62,7 +62,7 @@ cdef extern from *:
                            oo[SC_LANES];                                                    \
                 if (lanes > SC_LANES) lanes = SC_LANES;                                     \
                 for (int l = 0; l < lanes; l++) sc_offsets(p, first + l, &xo[l], &oo[l]);  \
-                if (lanes == SC_LANES && (xn == 1 || xn == -1) && on == xn) {               \
+                if (lanes == SC_LANES) {                                                    \
                     /* a cache line of each row in turn: the rows' chains overlap in the   \
                        core, and few lines (one cache set apart in power-of-two rows) are  \
                        live at a time */                                                    \
@@ -71,11 +71,11 @@ cdef extern from *:
                     for (Py_ssize_t c = 0; c < n; c += SC_LINE) {                           \
                         Py_ssize_t e = n - c < SC_LINE ? n - c : SC_LINE;                   \
                         for (int l = 0; l < SC_LANES; l++) {                                \
-                            const T* xr = x + xo[l] + c * xn; T* orow = o + oo[l] + c * xn; \
+                            const T* xr = x + xo[l] + c * xn; T* orow = o + oo[l] + c * on; \
                             A a = acc[l];                                                   \
                             for (Py_ssize_t i = 0; i < e; i++) {                            \
                                 a = a OP (A)xr[i * xn];                                     \
-                                orow[i * xn] = (T)a;                                        \
+                                orow[i * on] = (T)a;                                        \
                             }                                                               \
                             acc[l] = a;                                                     \
                         }                                                                   \
