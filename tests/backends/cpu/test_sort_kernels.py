@@ -1,6 +1,7 @@
 """The CPU sort and topk kernels (sort_kernels: radix sort and the k-best heap) against torch:
 every dtype they take, NaN/inf/signed zeros and ties, descending/smallest, rows along any dim of
-strided views, heap and sort paths of topk, and sizes large enough for the threads."""
+strided views, heap and sort paths of topk (and kthvalue through it), and sizes large enough
+for the threads."""
 import numpy as np
 import pytest
 
@@ -147,3 +148,28 @@ def test_kernels_decline_what_they_do_not_take():
     assert sort_kernels.topk(tl.empty(1, 0), tl.empty(1, 0, dtype=tl.int64), y, 1, 0,
                              True) is False
     assert y.topk(0, 1).values.shape == (1, 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "bfloat16"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_through_topk(dtype, keepdim):
+    """kthvalue takes the k smallest from the topk kernel (a heap for small k, a sort for
+    large): torch's value (NaN largest), an index holding it, along every dim of views."""
+    t = _values((7, 300), dtype, seed=6)
+    for x, tt in _views(t):
+        for dim in range(2):
+            n = tt.shape[dim]
+            for k in sorted({1, 3, n // 2 + 1, n}):
+                got = x.kthvalue(k, dim, keepdim)
+                want = tt.kthvalue(k, dim, keepdim)
+                assert np.array_equal(got.values.double().numpy(), want.values.double().numpy(),
+                                      equal_nan=True)
+                index = got.indices if keepdim else got.indices.unsqueeze(dim)
+                picked = _ours(tt).gather(dim, index)
+                assert _same(picked if keepdim else picked.squeeze(dim), got.values)
+
+
+def test_kthvalue_gradient():
+    x = tl.tensor(np.random.default_rng(8).standard_normal((5, 40)), requires_grad=True)
+    assert gradcheck(lambda a: a.kthvalue(3, 1).values, (x,))
+    assert gradcheck(lambda a: a.kthvalue(30, 1, True).values, (x,))
