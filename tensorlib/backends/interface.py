@@ -266,6 +266,14 @@ COMPOSITES = {
                 "side by side", "two matmuls (autograd/formulas/linalg.py)"),
     "sparse_coo_mm": ("sparse_coo_mm(out, rows, cols, values, dense): COO (m, k) @ dense",
                       "index_select, mul and index_add (sparse/_kernels.py)"),
+    # -- scans
+    "reverse_cumsum": ("reverse_cumsum(out, x, dim) -> bool: out[i] = sum of x[j], j >= i "
+                       "along dim, added from the last (cumsum's gradient)",
+                       "flip, cumsum, flip (autograd/formulas/reduction.py)"),
+    # -- sorting
+    "topk": ("topk(values, indices, x, dim, k, largest) -> bool: the k largest (smallest) "
+             "along dim, best first, ties in index order, NaN largest",
+             "the sort primitive, then the first k (ops/sorting.py)"),
     # -- joining
     "cat": ("cat(out, tensors, dim)", "one copy per input (ops/joining.py)"),
     "stack": ("stack(out, tensors, dim)", "cat of unsqueezed views (ops/joining.py)"),

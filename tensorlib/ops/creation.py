@@ -347,6 +347,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         t._device._backend.copy_from_host(t, host.astype(dtype.np))
         return _finish(t, requires_grad)
     values = (start, end, step)
+    if dtype is None and type(start) is int and type(end) is int and type(step) is int:
+        return _int64_arange(start, end, step, device, requires_grad)
     if dtype is None:
         is_float = any(isinstance(v, float) for v in values)
         dtype = dt.get_default_dtype() if is_float else dt.int64
@@ -359,6 +361,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         host = (start + step * np.arange(length, dtype=np.int64)).astype(dtype.np)
     dev = factory_device(device)
     t = _empty((length,), dtype, dev)
+    dev._backend.copy_from_host(t, host)
+    return _finish(t, requires_grad)
+
+
+def _int64_arange(start, end, step, device, requires_grad):
+    """arange of Python ints: numpy's exact integer arange, once (the general path builds a
+    float64 one too; ~2 us of a 6 us call)."""
+    host = np.arange(start, end, step, dtype=np.int64)
+    dev = factory_device(device)
+    t = _empty(host.shape, dt.int64, dev)
     dev._backend.copy_from_host(t, host)
     return _finish(t, requires_grad)
 

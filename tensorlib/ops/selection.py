@@ -38,11 +38,12 @@ def _slice_view(index, dim, ndim):
 def _index_select(x, dim, index):
     if x.dim() == 0:
         return x.clone()
-    sizes = list(x._sizes)
-    sizes[dim] = index.numel()
-    out = empty(tuple(sizes), x._dtype, x._device)
-    if out.numel():
-        lookup("index_select", x._device)(out, x, dim, index.reshape(-1))
+    if len(index._sizes) != 1:
+        index = index.reshape(-1)
+    sizes = x._sizes[:dim] + index._sizes + x._sizes[dim + 1:]
+    out = empty(sizes, x._dtype, x._device)
+    if numel(sizes):
+        lookup("index_select", x._device)(out, x, dim, index)
     return out
 
 
@@ -58,7 +59,8 @@ def index_select(input, dim, index):  # noqa: A002
     size = input._sizes[d] if input.dim() else 1
     rest = numel(input._sizes[:d] + input._sizes[d + 1:])      # an empty output runs no kernel
     check_bounds(index, size, d, exc=IndexOutOfBounds, kernel="index_select" if rest else None)
-    return _index_select(input, d, _long(index).reshape(-1))
+    index = _long(index)
+    return _index_select(input, d, index if len(index._sizes) == 1 else index.reshape(-1))
 
 
 def _check_source(name, x, dim, index, source):

@@ -9,6 +9,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, scalar_tensor
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib._meta import data_dependent_on_meta
+from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops._where import where as _where
@@ -48,8 +49,23 @@ def msort(input):  # noqa: A002
     return sort(input, 0).values
 
 
+def _best_k(x, k, dim, largest):
+    """(values, indices) of the k best along dim from the backend's topk kernel, or None."""
+    if not (x.dim() and k and x.numel()):
+        return None
+    kernel = optional_kernel(x._device, "topk")
+    if kernel is None:
+        return None
+    sizes = x._sizes[:dim] + (k,) + x._sizes[dim + 1:]
+    values, indices = empty(sizes, x._dtype, x._device), empty(sizes, dt.int64, x._device)
+    return (values, indices) if kernel(values, indices, x, dim, k, largest) else None
+
+
 @differentiable("topk")
 def _topk(x, k, dim, largest, sorted_):
+    best = _best_k(x, k, dim, largest)
+    if best is not None:
+        return topk_result(*best)
     values, indices = _sort.__wrapped__(x, dim, largest, True)
     if x.dim() == 0:
         return topk_result(values, indices)
@@ -72,7 +88,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
 
 @differentiable("kthvalue")
 def _kthvalue(x, k, dim, keepdim):
-    values, indices = _sort.__wrapped__(x, dim, False, True)
+    """The k smallest by the topk kernel (a heap for small k), else a sort; the last of them."""
+    values, indices = _best_k(x, k, dim, False) or _sort.__wrapped__(x, dim, False, True)
     if x.dim() == 0:
         return kthvalue_result(values, indices)
     if keepdim:

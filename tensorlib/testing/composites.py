@@ -169,6 +169,19 @@ def _join(d):
     return [tensorlib.cat([a, b], 1), tensorlib.stack([a, b], 0)]
 
 
+def _topk(d):
+    x = _leaf((6, 40), 25, d)
+    x.detach()[0, 3] = float("nan")
+    large, small = x.topk(4, 1), x.topk(3, 0, largest=False)
+    return _grads(large.values * tensorlib.arange(4.0, device=d), x) + [
+        large.indices, small.values, small.indices]
+
+
+def _cumsum(d):
+    x = _leaf((5, 300), 26, d)
+    return _grads((x.cumsum(1) * x.detach().cumsum(0)).cumsum(0), x)
+
+
 def _sparse_mm(d):
     s = tensorlib.sparse_coo_tensor(tensorlib.tensor([[0, 1, 1], [2, 0, 2]]),
                                     tensorlib.tensor([1.0, 2.0, 3.0]), (2, 3)).to(d)
@@ -204,6 +217,8 @@ DRIVERS = {
     ("addmm_bias_relu",): _feed_forward,
     ("sparse_coo_mm",): _sparse_mm,
     ("cat", "stack"): _join,
+    ("topk",): _topk,
+    ("reverse_cumsum",): _cumsum,
     ("conv1d", "conv1d_weight_grad", "conv_transpose1d"): _conv(1),
     ("conv2d", "conv2d_bias", "conv2d_backward", "conv2d_weight_grad"): _conv(2),
     ("conv_transpose2d",): _conv_transpose(2),

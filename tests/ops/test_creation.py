@@ -61,6 +61,20 @@ def test_arange():
     np.testing.assert_allclose(tl.arange(0, 1, 0.1).numpy(), np.arange(0, 1, 0.1), rtol=1e-6)
 
 
+@pytest.mark.parametrize("args", [(0, 1, 2), (7,), (0,), (3, 3), (-7, 20, 4), (20, -7, -4),
+                                  (2 ** 40, 2 ** 40 + 10, 3), (-5, 6, 11)])
+def test_arange_of_python_ints(args):
+    """Integer bounds take numpy's integer arange directly: the same values, int64."""
+    expect = list(range(*args))
+    got = tl.arange(*args)
+    assert got.dtype is tl.int64 and got.tolist() == expect and got.shape == (len(expect),)
+    assert tl.arange(*args, requires_grad=False).tolist() == expect
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        tl.arange(0, 5, 0)
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):
+        tl.arange(5, 0, 1)
+
+
 def test_metadata_and_conversion():
     t = tl.zeros(2, 3, 4)
     assert t.size() == (2, 3, 4) and t.size(-1) == 4 and t.dim() == 3 and t.numel() == 24

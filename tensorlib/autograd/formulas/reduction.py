@@ -137,8 +137,18 @@ def logsumexp(ctx, g):
 
 
 def _reverse_cumsum(g, dim):
-    """sum over positions j >= i along dim."""
-    return g.sum(dim, keepdim=True) - g.cumsum(dim) + g
+    """sum over positions j >= i along dim, added from the last position as PyTorch's
+    flip-cumsum-flip adds them (a total less the running sum cancelled: off by the total's
+    rounding at the far end)."""
+    if g.dim() == 0:
+        return g
+    dim = tensorlib._C.views.wrap_dim(dim, g.dim())
+    kernel = optional_kernel(g.device, "reverse_cumsum")
+    if kernel is not None and not tensorlib.is_grad_enabled():
+        out = tensorlib.empty(g.shape, dtype=g.dtype, device=g.device)
+        if kernel(out, g, dim):
+            return out
+    return g.flip(dim).cumsum(dim).flip(dim)
 
 
 @formula("cumsum")

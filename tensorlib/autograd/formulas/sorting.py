@@ -118,7 +118,14 @@ def index_select(ctx, g):
     x, dim, index = ctx.args
     if len(x.shape) == 0:
         return g, None, None
-    return _sel._index_add(_zeros(x, g), dim, index, g, 1), None, None
+    if tensorlib.is_grad_enabled():                 # a graph of the backward: the op records
+        return _sel._index_add(_zeros(x, g), dim, index, g, 1), None, None
+    # added in place into fresh zeros (index_add would copy them first)
+    grad = _zeros(x, g)
+    src = _sg._as1d(g)
+    shaped = _sel._slice_view(index, dim, src.dim()).expand(src.shape)
+    _common._scatter_add_into(_sg._as1d(grad), dim, shaped, src)
+    return grad, None, None
 
 
 @formula("index_add", save=(2,))

@@ -161,3 +161,83 @@ def test_where_layouts():
     assert np.array_equal(tl.where(c.t(), b, a.t()).numpy(),
                           torch.where(tc.t(), tb, ta.t()).numpy())
     assert tl.where(c[0], 1, 2).tolist() == [1, 2, 1]
+
+
+_ITEM_DTYPES = ("bool", "int8", "float16", "float32", "float64", "complex128")
+
+
+def _random(shape, dtype, seed=0):
+    values = np.random.default_rng(seed).standard_normal(shape) * 50
+    t = torch.tensor(values).to(getattr(torch, dtype))
+    return tl.tensor(t.numpy()), t
+
+
+@pytest.mark.parametrize("dtype", _ITEM_DTYPES)
+@pytest.mark.parametrize("shape", [(3, 19, 13, 5), (2, 130, 9, 300)])    # the second: threads
+def test_transposing_copies_match_torch(dtype, shape):
+    """Permuted copies go by tiles (any element size, partial edge tiles, batch dims), also
+    into a permuted destination and from a strided source."""
+    x, tx = _random(shape, dtype)
+    for perm in ((0, 3, 1, 2), (3, 2, 1, 0), (1, 0, 3, 2), (2, 0, 1, 3), (0, 1, 3, 2)):
+        assert np.array_equal(x.permute(*perm).contiguous().numpy(),
+                              tx.permute(*perm).contiguous().numpy())
+    got = x[:, ::2, :, 1:].permute(2, 1, 0, 3).contiguous()
+    assert np.array_equal(got.numpy(), tx[:, ::2, :, 1:].permute(2, 1, 0, 3).contiguous().numpy())
+    out = tl.empty(*shape[::-1], dtype=x.dtype).permute(3, 2, 1, 0)
+    out.copy_(x)
+    assert np.array_equal(out.numpy(), tx.numpy())
+
+
+@pytest.mark.parametrize("n", [1000, 300_001])
+def test_large_and_row_copies(n):
+    x, tx = _random((n, 3), "float32")
+    assert np.array_equal(x.clone().numpy(), tx.clone().numpy())
+    assert np.array_equal(x[::2].contiguous().numpy(), tx[::2].contiguous().numpy())
+    assert np.array_equal(x[:, 1:].contiguous().numpy(), tx[:, 1:].contiguous().numpy())
+    # a broadcast source (sum's gradient) and one long strided row, split over the threads
+    row, trow = x[:, 1], tx[:, 1]
+    assert np.array_equal(row.expand(4, n).contiguous().numpy(),
+                          trow.expand(4, n).contiguous().numpy())
+    assert np.array_equal(x.reshape(-1)[::5].contiguous().numpy(),
+                          tx.reshape(-1)[::5].contiguous().numpy())
+    one = x[0, 0]
+    assert np.array_equal(one.expand(n, 3).contiguous().numpy(),
+                          tx[0, 0].expand(n, 3).contiguous().numpy())
+
+
+def _special_floats(dtype):
+    """Values at the conversions' edges: NaN of both signs, infinities, half's largest
+    finite value and the first that rounds up to inf, ties between halves (to even),
+    half and float subnormals, signed zeros."""
+    special = [float("nan"), -float("nan"), float("inf"), -float("inf"), 65504.0, 65519.99,
+               65520.0, -65520.0, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -24, 2 ** -25,
+               3 * 2 ** -26, 6e-8, 1e-40, -1e-45, 0.0, -0.0, 1e39, -3e38, 1 / 3]
+    rest = np.random.default_rng(1).standard_normal(70_000 - len(special)) * 1000
+    return torch.tensor(np.concatenate([special, rest])).to(getattr(torch, dtype))
+
+
+@pytest.mark.parametrize("src,dst", [("float32", "float16"), ("float16", "float32"),
+                                     ("float16", "float64"), ("float32", "float64"),
+                                     ("float64", "float32"), ("float64", "float16")])
+@pytest.mark.parametrize("n", [37, 70_000])
+def test_float_conversions_bit_for_bit(src, dst, n):
+    """dtype casts give torch's bits: rounding to nearest even, overflow to inf, subnormals
+    kept, NaN's sign kept; on contiguous tensors (the threaded C path) and strided ones."""
+    t = _special_floats(src)[:n]
+    x = tl.tensor(t.numpy())
+    want = t.to(getattr(torch, dst)).numpy()
+    got = x.to(getattr(tl, dst)).numpy()
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert np.array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
+    strided = x[::3].to(getattr(tl, dst)).numpy()
+    assert np.array_equal(strided, want[::3], equal_nan=True)
+    # a transposed source (rows gathered) and a broadcast one (sum's gradient, cast back)
+    rows = n // 7 * 7
+    grid, tgrid = x[:rows].view(7, -1).t(), t[:rows].view(7, -1).t()
+    assert np.array_equal(grid.to(getattr(tl, dst)).numpy(),
+                          tgrid.to(getattr(torch, dst)).numpy(), equal_nan=True)
+    wide, twide = x[3:4].expand(5, n), t[3:4].expand(5, n)
+    assert np.array_equal(wide.to(getattr(tl, dst)).numpy(),
+                          twide.to(getattr(torch, dst)).numpy(), equal_nan=True)

@@ -127,3 +127,57 @@ def test_empty_output_still_checks_the_index():
         tl.zeros(0, 3).index_select(-1, tl.tensor([-1, -2]))
     empty = tl.zeros(0, 3).gather(1, tl.zeros(0, 1, dtype=tl.int64) + 3)  # no index: no check
     assert empty.shape == (0, 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 7, 6), (300, 260)])     # the second takes the threads
+def test_index_select_every_dtype_dim_and_layout(dtype, shape):
+    """Blocks by memcpy (contiguous inner dims), strided blocks, single items along the last
+    dim; repeated and unordered indices; transposed and sliced inputs."""
+    x, tx = _pair(dtype, shape)
+    rng = np.random.default_rng(4)
+    views = [(x, tx), (x.transpose(0, -1), tx.transpose(0, -1)), (x[..., 1::2], tx[..., 1::2])]
+    for ours, theirs in views:
+        for dim in range(theirs.dim()):
+            index = rng.integers(0, theirs.shape[dim], 41)
+            _same(ours.index_select(dim, tl.tensor(index)),
+                  theirs.index_select(dim, torch.tensor(index)))
+
+
+def test_index_select_gradient():
+    x = tl.randn(6, 5, dtype=tl.float64, requires_grad=True)
+    index = tl.tensor([4, 0, 4, 2])
+    for dim in (0, 1):
+        assert tl.autograd.gradcheck(lambda t: t.t().index_select(dim, index), (x,))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(6, 5, 4), (40, 2100)])       # the second takes the threads
+def test_index_add_runs_match_torch(dtype, shape):
+    """index_add (a scatter_add whose index varies along dim only: whole runs added) equals
+    torch's, repeated indices added in order, into transposed and sliced outputs, from
+    broadcast sources; int64 sums wrap."""
+    x, tx = _pair(dtype, shape)
+    rng = np.random.default_rng(6)
+    for ours, theirs in ((x, tx), (x.transpose(0, -1), tx.transpose(0, -1)),
+                         (x[..., ::2], tx[..., ::2])):
+        for dim in range(theirs.dim()):
+            index = rng.integers(0, theirs.shape[dim], 23)
+            size = list(theirs.shape)
+            size[dim] = 23
+            src, tsrc = _pair(dtype, tuple(size), seed=dim + 7)
+            got = ours.index_add(dim, tl.tensor(index), src)
+            want = theirs.index_add(dim, torch.tensor(index), tsrc)
+            if dtype == "float32":      # torch's vectorised adds may round a repeat differently
+                assert np.allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-5)
+            else:
+                _same(got, want)
+            one, tone = src.reshape(-1)[:1], tsrc.reshape(-1)[:1]
+            got = ours.index_add(dim, tl.tensor(index), one.expand(*size))
+            want = theirs.index_add(dim, torch.tensor(index), tone.expand(*size))
+            assert np.allclose(got.numpy().astype(float), want.numpy().astype(float),
+                               rtol=1e-6, atol=1e-4)
+    big = tl.full((2, 3), 2 ** 62, dtype=tl.int64)
+    wrapped = big.index_add(0, tl.tensor([0, 0, 0]), tl.full((3, 3), 2 ** 62, dtype=tl.int64))
+    assert wrapped.tolist() == torch.full((2, 3), 2 ** 62).index_add(
+        0, torch.tensor([0, 0, 0]), torch.full((3, 3), 2 ** 62)).tolist()

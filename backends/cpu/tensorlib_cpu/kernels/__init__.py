@@ -3,7 +3,8 @@ from tensorlib_cpu import (activation_kernels, arith_kernels, attention_kernels,
                            conv_kernels, copy_kernels, exp_activation_kernels, grid_kernels,
                            loss_kernels, norm_kernels, onednn_conv, optim_kernels,
                            piecewise_kernels, pool_kernels, regression_loss_kernels,
-                           resample_kernels, rnn_kernels, select_kernels, tri_kernels)
+                           resample_kernels, rnn_kernels, scan_kernels, select_kernels,
+                           sort_kernels, tri_kernels)
 from tensorlib_cpu.kernels import (blas, fused, indexing, pointwise, quantized, random, reduction,
                                    sparse)
 
@@ -15,6 +16,6 @@ def register(table):
                    fused, attention_kernels, conv_kernels, grid_kernels, onednn_conv,
                    loss_kernels, regression_loss_kernels, norm_kernels, optim_kernels,
                    pool_kernels, resample_kernels, rnn_kernels, select_kernels, tri_kernels,
-                   piecewise_kernels, exp_activation_kernels, copy_kernels, sparse, quantized,
-                   activation_kernels):
+                   piecewise_kernels, exp_activation_kernels, copy_kernels, scan_kernels,
+                   sort_kernels, sparse, quantized, activation_kernels):
         table.update(module.KERNELS)

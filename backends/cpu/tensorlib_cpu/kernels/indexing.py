@@ -1,10 +1,11 @@
 """gather, scatter_add, index_select, sort, mask_positions and nonzero. The three index
 kernels check their indices themselves (`checks_bounds`: tensorlib/backends/interface.py),
-in C as they read them."""
+in C as they read them. sort is sort_kernels' radix sort; numpy's stable argsort takes the
+dtypes it lacks."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
-from tensorlib_cpu import index_kernels
+from tensorlib_cpu import index_kernels, sort_kernels
 
 
 def _positions(index, dim):
@@ -24,8 +25,8 @@ def scatter_add(out, dim, index, src):
 
 
 def index_select(out, x, dim, index):
-    index_kernels.check_index(index, x._sizes[dim], dim)
-    np.take(_h(x), _h(index), axis=dim, out=_h(out))
+    if not index_kernels.index_select(out, x, dim, index):
+        np.take(_h(x), _h(index), axis=dim, out=_h(out))
 
 
 for _kernel in (gather, scatter_add, index_select):
@@ -33,6 +34,8 @@ for _kernel in (gather, scatter_add, index_select):
 
 
 def sort(values, indices, x, dim, descending=False, stable=True):
+    if sort_kernels.sort(values, indices, x, dim, descending):
+        return
     xv = _h(x)
     if descending:
         # a stable ascending sort of the reversed data, reversed again: descending with ties

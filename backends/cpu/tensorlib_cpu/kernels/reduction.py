@@ -1,6 +1,6 @@
-"""Reductions and scans over dims. Float sums/prods/extrema go through our OpenMP kernels
-(numpy's reductions are single-threaded), read straight off the tensors so a small one costs
-little more than its loop; everything else through numpy."""
+"""Reductions over dims (the scans are scan_kernels'). Float sums/prods/extrema go through our
+OpenMP kernels (numpy's reductions are single-threaded), read straight off the tensors so a
+small one costs little more than its loop; everything else through numpy."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
@@ -24,16 +24,8 @@ def _index_reduction(fn):
     return kernel
 
 
-def _scan(fn):
-    def kernel(out, x, dim):
-        fn(_h(x), axis=dim, out=_h(out))
-    kernel.__name__ = fn.__name__
-    return kernel
-
-
 KERNELS = {
     "sum": _reduction("sum", np.add), "prod": _reduction("prod", np.multiply),
     "amax": _reduction("amax", np.maximum), "amin": _reduction("amin", np.minimum),
     "argmax": _index_reduction(np.argmax), "argmin": _index_reduction(np.argmin),
-    "cumsum": _scan(np.cumsum), "cumprod": _scan(np.cumprod),
 }
