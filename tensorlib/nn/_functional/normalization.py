@@ -232,15 +232,21 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     return _affine(out, weight, bias, None)
 
 
+def _train_buffers(x, ndim):
+    """The output and the (rows, 2) statistics of a fused training forward (float32 for
+    16-bit x)."""
+    out = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+    rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
+    stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
+    return out, tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
+
+
 class _LayerNormFused(Function):
     """layer_norm for training on a device with the fused pair (NOTE [ Fused kernels ])."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, ndim, eps):
-        out = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
-        rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
-        stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
-        stats = tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
+        out, stats = _train_buffers(x, ndim)
         optional_kernel(x._device, "layer_norm_train")(out, stats, x, weight, bias, ndim,
                                                        eps)
         ctx.save_for_backward(x, weight, stats)
@@ -325,10 +331,7 @@ class _RMSNormFused(Function):
 
     @staticmethod
     def forward(ctx, x, weight, ndim, eps):
-        out = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
-        rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
-        stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
-        stats = tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
+        out, stats = _train_buffers(x, ndim)
         optional_kernel(x._device, "rms_norm_train")(out, stats, x, weight, ndim, eps)
         ctx.save_for_backward(x, weight, stats)
         ctx.ndim, ctx.eps = ndim, eps
