@@ -14,6 +14,8 @@ written (see `plan.live_storages`).
 import os
 import sys
 
+import numpy as np
+
 from tensorlib import _capture_state
 from tensorlib._C.device import canonical
 from tensorlib._C.tensor_impl import TensorImpl
@@ -103,6 +105,37 @@ class _Recorder:
             cap.install()
 
 
+class _HostCopyRecorder:
+    """Stands in for a backend's `copy_from_host` while a capture is active. Host data written
+    into a tensor (`tensor([...])`, `arange`, `linspace`) is no kernel of the table, but it is
+    part of the program: a replay that skipped it would read a buffer never written. So it is
+    recorded in order with the kernels, its array copied now (the caller may reuse it); the
+    copy's bytes are part of the program's key, so different data makes a different
+    program."""
+    __slots__ = ("capture", "copy", "own")
+
+    def __init__(self, capture, copy, own):
+        # own: the backend object itself held `copy` (not its class), so uninstall puts it back
+        self.capture, self.copy, self.own = capture, copy, own
+
+    def __call__(self, dst, array, **kwargs):
+        snapshot = np.array(array, copy=True)
+        self.capture.nodes.append(Node("copy_from_host", self.copy, (dst, snapshot), kwargs,
+                                       dst._device.type))
+
+
+_HOST_COPIES = {}               # id(backend) -> its copy_from_host, one object for every call
+
+
+def _host_copy(backend):
+    """The backend's copy_from_host as the same object in every capture: a kernel's identity
+    is part of a program's key, and a new bound method per call would never match."""
+    copy = _HOST_COPIES.get(id(backend))
+    if copy is None or getattr(copy, "__self__", None) is not backend:
+        copy = _HOST_COPIES[id(backend)] = backend.copy_from_host
+    return copy
+
+
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _INSIDE = {}                    # file name -> whether it is tensorlib's
 
@@ -155,21 +188,31 @@ class Capture:
                 recorders = {op: _Recorder(self, op, k, d.type) for op, k in real.items()}
                 tables.append((d._kernels, real, recorders))
             allocs = [(d, d._allocate, self._tracking(d._allocate)) for d in self.devices]
-            self._installed = (tables, allocs)
-        tables, allocs = self._installed
+            backends = {id(d._backend): d._backend for d in self.devices}
+            hosts = [(b, _HostCopyRecorder(self, _host_copy(b), "copy_from_host" in vars(b)))
+                     for b in backends.values()]
+            self._installed = (tables, allocs, hosts)
+        tables, allocs, hosts = self._installed
         for table, _, recorders in tables:
             table.update(recorders)
         for d, _, tracked in allocs:
             d._allocate = tracked
+        for backend, recorder in hosts:
+            backend.copy_from_host = recorder
         self._outer = _capture_state.current
         _capture_state.current = self
 
     def uninstall(self):
-        tables, allocs = self._installed
+        tables, allocs, hosts = self._installed
         for table, real, _ in tables:
             table.update(real)
         for d, real_alloc, _ in allocs:
             d._allocate = real_alloc
+        for backend, recorder in hosts:
+            if recorder.own:
+                backend.copy_from_host = recorder.copy
+            else:
+                del backend.copy_from_host          # the class's method again
         _capture_state.current = self._outer
 
     def _tracking(self, allocate):

@@ -19,6 +19,7 @@ def describe_segment(nodes):
     lines = []
     for i, n in enumerate(nodes):
         args = ", ".join(f"T{tuple(a._sizes)}:{a._dtype.name}" if hasattr(a, "_sizes")
+                         else f"host{tuple(a.shape)}:{a.dtype}" if hasattr(a, "dtype")
                          else repr(a) for a in n.args)
         lines.append(f"  {i:3d} {n.device}.{n.op}({args})")
     return "\n".join(lines)

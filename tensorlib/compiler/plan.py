@@ -17,6 +17,8 @@ reference counts: the capture holds the only references to a dead intermediate).
 """
 import sys
 
+import numpy as np
+
 from tensorlib._C.broadcast import collapse_dims
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.codegen.fused import FusedSpec, Step, supported
@@ -35,6 +37,8 @@ def _value_key(v):
         return (type(v).__name__, v)
     if isinstance(v, (tuple, list)):
         return (type(v).__name__,) + tuple(_value_key(x) for x in v)
+    if type(v) is np.ndarray:       # host data a recorded copy writes: its content
+        return ("ndarray", v.dtype.str, v.shape, hash(v.tobytes()))
     return ("object", type(v).__name__, id(v))
 
 

@@ -127,9 +127,7 @@ class _Binder:
             return ("C", id(a._storage), a._sizes, a._strides, a._offset, a._dtype.name)
         if isinstance(a, (list, tuple)):
             return (type(a).__name__,) + tuple(self.key_of(x) for x in a)
-        if type(a).__name__ == "ndarray":       # a kernel's host-side table (pool windows)
-            return ("ndarray", a.dtype.str, a.shape, hash(a.tobytes()))
-        return _plan._value_key(a)
+        return _plan._value_key(a)      # an ndarray (pool windows, host data) by its bytes
 
 
 class _Step:
