@@ -6,3 +6,13 @@ from tensorlib._C.args import dims_arg, sizes_arg  # noqa: F401 - in C: nearly e
 
 def device_arg(device):
     return canonical(device)
+
+
+def sizes_or_keyword(sizes, size):
+    """The sizes of a factory given as varargs or as `size=` (torch.empty(size=(2, 3)), as
+    PyTorch's factories and new_* methods take them), never both."""
+    if size is not None:
+        if sizes:
+            raise TypeError("size given both positionally and as a keyword")
+        sizes = (size,)
+    return sizes_arg(sizes)

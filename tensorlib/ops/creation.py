@@ -16,7 +16,7 @@ from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 from tensorlib._global_flags import fill_uninitialized
 from tensorlib.ops import memory_format as _mf
-from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._args import sizes_arg, sizes_or_keyword
 from tensorlib.ops._unsigned import refuse_unsigned
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "empty", "zeros", "ones", "full", "empty_like",
@@ -30,10 +30,10 @@ def _finish(t, requires_grad):
     return t
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None,
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None,
           **_ignored):
     d = dtype or dt.get_default_dtype()
-    sizes, dev = sizes_arg(size), factory_device(device)
+    sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
     if memory_format is None or memory_format is _mf.contiguous_format:
         t = _empty(sizes, d, dev)
     else:
@@ -57,13 +57,13 @@ def _default_complex():
     return dt.complex128 if dt.get_default_dtype() is dt.float64 else dt.complex64
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return full(sizes_arg(size), 0, dtype=dtype or dt.get_default_dtype(), device=device,
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return full(sizes_or_keyword(sizes, size), 0, dtype=dtype or dt.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return full(sizes_arg(size), 1, dtype=dtype or dt.get_default_dtype(), device=device,
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return full(sizes_or_keyword(sizes, size), 1, dtype=dtype or dt.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
 
@@ -102,16 +102,17 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
 
 
 # ---- Tensor.new_*: factories taking this tensor's dtype and device by default --------------
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **_ignored):
-    return empty(sizes_arg(size), **_like(self, dtype, device), requires_grad=requires_grad)
+def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+              **_ignored):
+    return empty(sizes_or_keyword(sizes, size), **_like(self, dtype, device), requires_grad=requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    return full(sizes_arg(size), 0, **_like(self, dtype, device), requires_grad=requires_grad)
+def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return full(sizes_or_keyword(sizes, size), 0, **_like(self, dtype, device), requires_grad=requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    return full(sizes_arg(size), 1, **_like(self, dtype, device), requires_grad=requires_grad)
+def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return full(sizes_or_keyword(sizes, size), 1, **_like(self, dtype, device), requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):

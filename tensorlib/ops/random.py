@@ -45,7 +45,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.ops import pointwise as _p
-from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._args import sizes_arg, sizes_or_keyword
 from tensorlib.ops._unsigned import refuse_unsigned
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -250,14 +250,6 @@ def _finish(t, requires_grad):
     return t
 
 
-def _sizes(sizes, size):
-    if size is not None:
-        if sizes:
-            raise TypeError("size given both positionally and as a keyword")
-        sizes = (size,)
-    return sizes_arg(sizes)
-
-
 def _float_dtype(dtype, kernel):
     d = dtype or dt.get_default_dtype()
     if not d.is_floating_point:
@@ -276,7 +268,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
          pin_memory=False):
     """Uniforms in [0, 1)."""
     d = _float_dtype(dtype, "check_uniform_bounds")
-    out = _draw("random_uniform", _sizes(sizes, size), d, factory_device(device), generator)
+    out = _draw("random_uniform", sizes_or_keyword(sizes, size), d, factory_device(device), generator)
     return _finish(out, requires_grad)
 
 
@@ -285,7 +277,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     """Standard normals."""
     dev = factory_device(device)
     d = _float_dtype(dtype, f"normal_kernel_{dev.type}")
-    return _finish(_draw("random_normal", _sizes(sizes, size), d, dev, generator),
+    return _finish(_draw("random_normal", sizes_or_keyword(sizes, size), d, dev, generator),
                    requires_grad)
 
 

@@ -53,6 +53,9 @@ def test_runs_extracted_programs_and_reports_errors(runner, mirrors, tmp_path):
         runner.Program("tiny notebook", "someone/tiny", "app", ["book.ipynb"], "x"),
         runner.Program("tiny on a GPU", "someone/tiny", "app", ["train.py"], "x",
                        needs="a GPU (device='cuda')"),
+        runner.Program("tiny stand-in", "someone/tiny", "app", ["train.py"], "x",
+                       data=[("someone/tiny", "app/train.py", "data.txt",
+                              lambda blob: b"made from %d bytes" % len(blob))]),
     ]
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -66,7 +69,20 @@ def test_runs_extracted_programs_and_reports_errors(runner, mirrors, tmp_path):
     assert rows["tiny notebook"]["result"] == "passes"        # magics and shell lines left out
     assert "3.0" in (logs / "tiny_notebook.tensorlib.log").read_text()
     assert rows["tiny on a GPU"]["result"] == "not run: needs a GPU (device='cuda')"
+    assert rows["tiny stand-in"]["result"] == "passes"
+    assert "made from" in (logs / "tiny_stand-in.tensorlib.log").read_text()
     ok_log = (logs / "tiny_ok.tensorlib.log").read_text()
     assert "['--steps', '1']" in ok_log
     table = runner.markdown(list(rows.values()))
     assert table.count("\n") == 2 + len(programs)
+
+
+def test_the_cora_stand_in_has_coras_format_for_every_cited_paper(runner):
+    from corpus import cora_content
+    cites = b"35\t1033\n35\t103482\n1033\t7\n"
+    lines = cora_content(cites).decode().splitlines()
+    rows = [line.split("\t") for line in lines]
+    assert [r[0] for r in rows] == ["7", "35", "1033", "103482"]
+    assert all(len(r) == 1 + 1433 + 1 for r in rows)
+    assert all(set(r[1:-1]) <= {"0", "1"} and "1" in r[1:-1] for r in rows)
+    assert cora_content(cites) == cora_content(cites)          # a fixed seed

@@ -171,3 +171,24 @@ def test_tensor_of_zero_dim_tensors():
     with pytest.raises(ValueError, match="only one element tensors"):
         tl.tensor([tl.tensor([1, 2]), tl.tensor([3, 4])])
     assert tl.tensor([tl.ones(()), tl.zeros(())], dtype=tl.int8).dtype is tl.int8
+
+
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones", "rand", "randn"])
+def test_factories_take_their_sizes_as_a_size_keyword(name):
+    # torch.empty(size=(in, out)) is how graph-attention code writes it; empty once
+    # swallowed the keyword and made a 0-dim tensor
+    factory = getattr(tl, name)
+    assert factory(size=(3, 4)).shape == (3, 4)
+    assert factory(size=[2]).shape == (2,)
+    assert factory(size=()).shape == ()
+    with pytest.raises(TypeError, match="both positionally and as a keyword"):
+        factory(2, size=(3,))
+
+
+@pytest.mark.parametrize("name", ["new_empty", "new_zeros", "new_ones"])
+def test_new_factories_take_a_size_keyword(name):
+    x = tl.ones(2, dtype=tl.float64)
+    out = getattr(x, name)(size=(2, 5))
+    assert out.shape == (2, 5) and out.dtype == tl.float64
+    with pytest.raises(TypeError, match="both positionally and as a keyword"):
+        getattr(x, name)(1, size=(3,))
