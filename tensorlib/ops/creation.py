@@ -31,7 +31,7 @@ def _finish(t, requires_grad):
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None,
-          **_ignored):
+          layout=None, pin_memory=False):
     d = dtype or dt.get_default_dtype()
     sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
     if memory_format is None or memory_format is _mf.contiguous_format:
@@ -103,8 +103,9 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
 
 # ---- Tensor.new_*: factories taking this tensor's dtype and device by default --------------
 def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
-              **_ignored):
-    return empty(sizes_or_keyword(sizes, size), **_like(self, dtype, device), requires_grad=requires_grad)
+              layout=None, pin_memory=False):
+    return empty(sizes_or_keyword(sizes, size), **_like(self, dtype, device),
+                 requires_grad=requires_grad)
 
 
 def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
