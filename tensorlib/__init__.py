@@ -97,6 +97,7 @@ from tensorlib._global_switches import *  # noqa: E402,F401,F403 - has_mkl, is_a
 from tensorlib.fft._stft import istft, stft  # noqa: E402
 # production tools (issue 17): mixed precision, profiler, custom ops
 from tensorlib import amp, cpu, library, profiler  # noqa: E402
+from tensorlib.amp import GradScaler  # noqa: E402 - torch.GradScaler is torch.amp's
 import tensorlib.autograd.profiler  # noqa: E402,F401
 from tensorlib.amp import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: E402
                            set_autocast_enabled, set_autocast_dtype, clear_autocast_cache,

@@ -244,6 +244,11 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
                                f"{value._device} vs {self._device}")
         self._grad = value
 
+    @grad.deleter
+    def grad(self):
+        """`del p.grad` (optimizers free a gradient they are done with) is p.grad = None."""
+        self._grad = None
+
     @property
     def grad_fn(self):
         if self._base is not None and self._requires_grad:

@@ -12,7 +12,7 @@ FAMILIES = ("creation", "pointwise", "clamping", "float_checks", "reduction", "l
             "lu_legacy", "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
             "random_fill", "index_writes", "aliases_extra", "segment", "tensor_methods_extra",
             "interop", "memory_format", "activations", "piecewise_activations",
-            "exp_activations")
+            "exp_activations", "foreach")
 
 
 def modules():

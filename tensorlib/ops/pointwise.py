@@ -20,9 +20,14 @@ def _scaled(a, b, alpha):
     if alpha is True or alpha is False:
         if _pw_result_dtype(a, b) is not dt.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and not _pw_result_dtype(a, b).is_floating_point:
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
-                           "point number.")
+    elif isinstance(alpha, (float, complex)):
+        result = _pw_result_dtype(a, b)
+        if isinstance(alpha, complex) and not result.is_complex:
+            raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                               "complex number.")
+        if not (result.is_floating_point or result.is_complex):
+            raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                               "floating point number.")
     if alpha == 1:
         return b
     if not _is_tensor(b):

@@ -30,6 +30,7 @@ leaves), except ``normal(mean, std)`` with tensor arguments: it is ``mean + std 
 written in differentiable ops, so gradients flow to mean and std as in PyTorch.
 """
 import functools
+import math
 import operator
 import os
 import threading
@@ -266,19 +267,37 @@ def _wide(dtype):
 
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
          pin_memory=False):
-    """Uniforms in [0, 1)."""
+    """Uniforms in [0, 1) (complex: real and imaginary parts each)."""
+    sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
+    if dtype is not None and dtype.is_complex:
+        return _finish(_complex_draw("random_uniform", sizes, dtype, dev, generator, 1.0),
+                       requires_grad)
     d = _float_dtype(dtype, "check_uniform_bounds")
-    out = _draw("random_uniform", sizes_or_keyword(sizes, size), d, factory_device(device), generator)
-    return _finish(out, requires_grad)
+    return _finish(_draw("random_uniform", sizes, d, dev, generator), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
           pin_memory=False):
-    """Standard normals."""
-    dev = factory_device(device)
+    """Standard normals (complex: variance 1 in all, 1/2 in each part, as PyTorch's)."""
+    sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
+    if dtype is not None and dtype.is_complex:
+        return _finish(_complex_draw("random_normal", sizes, dtype, dev, generator,
+                                     math.sqrt(0.5)), requires_grad)
     d = _float_dtype(dtype, f"normal_kernel_{dev.type}")
-    return _finish(_draw("random_normal", sizes_or_keyword(sizes, size), d, dev, generator),
-                   requires_grad)
+    return _finish(_draw("random_normal", sizes, d, dev, generator), requires_grad)
+
+
+def _complex_draw(kind, sizes, dtype, device, generator, scale):
+    """(real, imaginary) pairs drawn as a float tensor with a last dim of 2, viewed as
+    complex."""
+    from tensorlib.ops.complex import view_as_complex
+    real = {"complex64": dt.float32, "complex128": dt.float64}.get(dtype.name)
+    if real is None:
+        raise NotImplementedError(f"random draws are not implemented for '{dtype.scalar_name}'")
+    pairs = _draw(kind, tuple(sizes) + (2,), real, device, generator)
+    if scale != 1.0:
+        pairs = _p.mul(pairs, scale)
+    return view_as_complex(pairs)
 
 
 def _int_bounds(dtype):
@@ -584,7 +603,10 @@ def _uniform_values(self, from_, to, generator):
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    """Fill with uniforms in [from_, to)."""
+    """Fill with uniforms in [from_, to) (complex: each part, as PyTorch's)."""
+    if self._dtype.is_complex:
+        uniform_(_parts(self), from_, to, generator=generator)
+        return self
     _require_float(self, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
@@ -601,10 +623,24 @@ def _normal_values(self, mean, std, generator):
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill with normals of the given mean and std."""
+    """Fill with normals of the given mean and std (complex: std/sqrt(2) in each part and the
+    mean on the real part, as PyTorch's)."""
+    if self._dtype.is_complex:
+        _check_std_number(std)
+        parts = _parts(self)
+        normal_(parts, 0.0, std * math.sqrt(0.5), generator=generator)
+        if mean != 0:
+            parts.select(-1, 0).add_(mean)
+        return self
     _require_float(self, f"normal_kernel_{self._device.type}")
     _check_std_number(std)
     return _write(self, _normal_values(self, mean, std, generator))
+
+
+def _parts(t):
+    """A complex tensor's (real, imaginary) float view, written through by the fills."""
+    from tensorlib.ops.complex import view_as_real
+    return view_as_real(t)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):

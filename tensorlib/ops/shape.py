@@ -14,8 +14,13 @@ __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze",
            "expand", "ravel"]
 
 
-def view(x, *shape):
-    """x.view(*sizes), or x.view(dtype): the same memory read as another dtype."""
+def view(x, *shape, dtype=None, size=None):
+    """x.view(*sizes), or x.view(dtype): the same memory read as another dtype (both also by
+    keyword, as PyTorch's parser takes them)."""
+    if dtype is not None or size is not None:
+        if shape or (dtype is not None and size is not None):
+            raise TypeError("view() takes sizes or a dtype, positionally or by keyword, once")
+        return view_dtype(x, dtype) if dtype is not None else _view_sizes(x, size)
     if len(shape) == 1 and isinstance(shape[0], dt.dtype):
         return view_dtype(x, shape[0])
     return _view_sizes(x, *shape)

@@ -94,3 +94,8 @@ def test_disabled_scaler_is_a_no_op_even_without_the_device():
     scaler.update()
     assert w.tolist() == [0.0, 0.0]
     assert scaler.get_scale() == 1.0 and not scaler.is_enabled() and scaler.state_dict() == {}
+
+
+def test_torch_gradscaler_is_amps():
+    assert tensorlib.GradScaler is tensorlib.amp.GradScaler
+    assert not tensorlib.GradScaler(device="cpu", enabled=False).is_enabled()

@@ -199,3 +199,10 @@ def test_grad_setter_refuses_another_device(device, request):
     x = tl.tensor([1.0, 2.0], requires_grad=True, device=device)
     with pytest.raises(RuntimeError, match="device"):
         x.grad = tl.tensor([5.0, 6.0])
+
+
+def test_del_grad_clears_it():
+    p = tl.nn.Parameter(tl.ones(2))
+    p.grad = tl.ones(2)
+    del p.grad
+    assert p.grad is None

@@ -124,3 +124,13 @@ def test_mixed_dtype_and_scalar_results():
     assert tl.tensor([1, 2], dtype=tl.int32).exp().dtype is tl.float32
     half = tl.tensor([1.0, 2.0], dtype=tl.float16) + tl.tensor([1.0, 2.0], dtype=tl.bfloat16)
     assert half.dtype is tl.float32
+
+
+def test_alpha_checks_take_complex_results_as_pytorch():
+    z = tl.ones(2, dtype=tl.complex64)
+    np.testing.assert_allclose(z.add(z, alpha=0.5).numpy(), [1.5, 1.5])
+    np.testing.assert_allclose(z.sub(z, alpha=1j).numpy(), [1 - 1j, 1 - 1j])
+    with pytest.raises(RuntimeError, match="non-complex input tensors, argument alpha"):
+        tl.ones(2).add(tl.ones(2), alpha=1j)
+    with pytest.raises(RuntimeError, match="integral input tensors, argument alpha"):
+        tl.ones(2, dtype=tl.int64).add(tl.ones(2, dtype=tl.int64), alpha=0.5)

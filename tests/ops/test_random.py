@@ -349,3 +349,27 @@ def test_normal_with_tensor_arguments_is_differentiable():
     def fn(m, s):
         return tl.normal(m, s, generator=tl.Generator().manual_seed(4))
     assert tl.autograd.gradcheck(fn, (mean, std))
+
+
+@pytest.mark.parametrize("dtype", [tl.complex64, tl.complex128])
+def test_complex_draws_have_pytorchs_distribution(dtype):
+    # rand: each part uniform in [0, 1); randn: variance 1 in all, 1/2 in each part;
+    # uniform_/normal_ of a complex tensor (a complex nn.Linear's init) likewise
+    tl.manual_seed(3)
+    n = 200_000
+    u = tl.rand(n, dtype=dtype)
+    z = tl.randn(n, dtype=dtype)
+    assert u.dtype == dtype and z.dtype == dtype
+    for part in (u.real, u.imag):
+        assert 0 <= part.min().item() and part.max().item() < 1
+        assert abs(part.mean().item() - 0.5) < 0.01
+    for part in (z.real, z.imag):
+        assert abs(part.mean().item()) < 0.01 and abs(part.var().item() - 0.5) < 0.01
+    t = tl.empty(n, dtype=dtype)
+    t.uniform_(-2, 1)
+    assert -2 <= t.real.min().item() and t.imag.max().item() < 1
+    t.normal_(3.0, 2.0)
+    assert abs(t.real.mean().item() - 3.0) < 0.02 and abs(t.imag.mean().item()) < 0.02
+    assert abs(t.imag.var().item() - 2.0) < 0.05          # (2 / sqrt 2) ** 2 per part
+    weight = tl.nn.Linear(4, 3, dtype=dtype).weight
+    assert weight.dtype == dtype and (weight.imag != 0).any()

@@ -12,6 +12,8 @@ CASES = {
     "signbit_negative_nan_float64": lambda m: m.signbit(m.tensor(_SIGNED, dtype=m.float64)),
     "signbit_negative_nan_float16": lambda m: m.signbit(m.tensor(_SIGNED, dtype=m.float16)),
     "view_dtype_same_size": lambda m: m.tensor(_SIGNED).view(m.int32),
+    "view_dtype_by_keyword": lambda m: m.tensor(_SIGNED).view(dtype=m.int32),
+    "view_size_by_keyword": lambda m: m.arange(6).view(size=(3, 2)),
     "view_dtype_smaller": lambda m: m.arange(6, dtype=m.float32).reshape(2, 3).view(m.int16),
     "view_dtype_larger": lambda m: m.arange(8, dtype=m.int32).reshape(2, 4)[:, 2:].view(
         m.float64),
