@@ -84,7 +84,10 @@ def _with_step_hooks(step):
     """Wraps a subclass's step: pre hooks may replace (args, kwargs); post hooks observe."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        pre, post = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
+        # a subclass that never ran Optimizer.__init__ (a wrapper around another optimizer,
+        # as PCGrad is) has no hook tables; PyTorch, which wraps step in __init__, runs it
+        pre = getattr(self, "_optimizer_step_pre_hooks", None)
+        post = getattr(self, "_optimizer_step_post_hooks", None)
         if not pre and not post:          # hooks cost nothing when unused
             return step(self, *args, **kwargs)
         for hook in list(pre.values()):

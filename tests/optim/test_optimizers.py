@@ -639,3 +639,21 @@ def test_matches_torch_optim(name, kw):
     for a, b in zip(lp, tp):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
                                    atol=1e-14)
+
+
+def test_a_wrapper_subclass_that_skips_init_can_step():
+    # gradient-surgery wrappers subclass Optimizer for its interface but hold another
+    # optimizer and never run Optimizer.__init__: their step has no hook tables to read
+    w = tensorlib.nn.Parameter(tensorlib.ones(2))
+
+    class Wrapper(tensorlib.optim.Optimizer):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def step(self):
+            return self.inner.step()
+
+    opt = Wrapper(tensorlib.optim.SGD([w], lr=0.5))
+    w.grad = tensorlib.ones(2)
+    opt.step()
+    np.testing.assert_allclose(w.detach().numpy(), [0.5, 0.5])
