@@ -515,6 +515,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
                                    f"operation does not have an identity")
     if x._dtype.is_complex:          # the norm of the moduli, in the parts' dtype
         x = x.abs()
+    if x._dtype.name in ("float16", "bfloat16"):
+        # squares and sums in float32, rounded once at the end, as PyTorch's: bfloat16
+        # squares summed in bfloat16 gave 0.996 for a unit vector (Newton-Schulz
+        # orthogonalization divides by this norm)
+        return _vector_norm(x.float(), float(ord), dims, bool(keepdim)).to(x._dtype)
     return _vector_norm(x, float(ord), dims, bool(keepdim))
 
 

@@ -288,3 +288,16 @@ def test_gradients_non_contiguous_and_broadcast():
     assert gradcheck(lambda x: LA.matrix_norm(x.t(), -1), (a,))
     v = _leaf(1)
     assert gradcheck(lambda x, y: tl.mv(x.t(), y.expand(4)), (a, v))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("ord_", [2, 1, 3, float("inf"), 0])
+def test_half_precision_vector_norms_round_once_as_pytorch(dtype, ord_):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for shape, dim in (((1000,), None), ((37, 53), 1), ((8, 300), (0, 1))):
+        a = rng.standard_normal(shape).astype(np.float32)
+        want = torch.linalg.vector_norm(torch.tensor(a).to(getattr(torch, dtype)), ord_, dim)
+        got = tl.linalg.vector_norm(tl.tensor(a).to(getattr(tl, dtype)), ord_, dim)
+        assert got.dtype == getattr(tl, dtype)
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
