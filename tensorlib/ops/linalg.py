@@ -1,5 +1,6 @@
 """matmul with PyTorch's rules (1-D operands, batch broadcasting) over the batched GEMM
 primitive."""
+import functools
 import math
 
 from tensorlib import _capture_state
@@ -215,7 +216,22 @@ def _addmm(input, mat1, mat2, beta, alpha):  # noqa: A002
     return _fused_addmm(input, mat1, mat2, beta, alpha)
 
 
+def _half_in_float(fn):
+    """beta * input + alpha * product of float16/bfloat16 operands computed in float32 and
+    rounded once, as PyTorch's kernels do: rounding the product, then the scaled sum, moved
+    Newton-Schulz iterations (Muon's orthogonalization) off PyTorch's values by 10%."""
+    @functools.wraps(fn)
+    def wrapper(input, a, b, *, beta=1, alpha=1):  # noqa: A002
+        dtype = a._dtype
+        if dtype.name in ("float16", "bfloat16") and input._dtype is dtype \
+                and b._dtype is dtype:
+            return fn(input.float(), a.float(), b.float(), beta=beta, alpha=alpha).to(dtype)
+        return fn(input, a, b, beta=beta, alpha=alpha)
+    return wrapper
+
+
 @_autocast_op("addmm")
+@_half_in_float
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape."""
     if mat1.dim() != 2:
@@ -230,6 +246,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
 
 
 @_autocast_op("addmv")
+@_half_in_float
 def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
     product = mv(mat, vec)
     _broadcast(input, product)
@@ -237,6 +254,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):  # noqa: A002
 
 
 @_autocast_op("baddbmm")
+@_half_in_float
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     product = bmm(batch1, batch2)
     _broadcast(input, product)
@@ -244,6 +262,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
 
 
 @_autocast_op("addbmm")
+@_half_in_float
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
     product = bmm(batch1, batch2).sum(0)
@@ -252,6 +271,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
 
 
 @_autocast_op("addr")
+@_half_in_float
 def addr(input, vec1, vec2, *, beta=1, alpha=1):  # noqa: A002
     product = outer(vec1, vec2)
     _broadcast(input, product)

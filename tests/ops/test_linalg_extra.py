@@ -301,3 +301,27 @@ def test_half_precision_vector_norms_round_once_as_pytorch(dtype, ord_):
         got = tl.linalg.vector_norm(tl.tensor(a).to(getattr(tl, dtype)), ord_, dim)
         assert got.dtype == getattr(tl, dtype)
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", ["addmm", "addmv", "baddbmm", "addbmm", "addr"])
+def test_half_precision_add_products_round_once_as_pytorch(dtype, op):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    shapes = {"addmm": [(5, 7), (5, 6), (6, 7)], "addmv": [(5,), (5, 6), (6,)],
+              "baddbmm": [(3, 5, 7), (3, 5, 6), (3, 6, 7)], "addbmm": [(5, 7), (3, 5, 6), (3, 6, 7)],
+              "addr": [(5, 7), (5,), (7,)]}[op]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    mine = [tl.tensor(a).to(getattr(tl, dtype)).requires_grad_() for a in arrays]
+    theirs = [torch.tensor(a).to(getattr(torch, dtype)) for a in arrays]
+    got = getattr(tl, op)(*mine, beta=-4.775, alpha=2.0315)
+    want = getattr(torch, op)(*theirs, beta=-4.775, alpha=2.0315)
+    assert got.dtype == getattr(tl, dtype)
+    if op in ("addmm", "baddbmm"):      # PyTorch's GEMM epilogue: one rounding, bit for bit
+        np.testing.assert_array_equal(got.detach().float().numpy(), want.float().numpy())
+    else:                               # PyTorch rounds these in other places: within an ulp
+        tol = 2 ** -7 if dtype == "bfloat16" else 2 ** -10
+        np.testing.assert_allclose(got.detach().float().numpy(), want.float().numpy(),
+                                   rtol=2 * tol, atol=2 * tol)
+    got.float().sum().backward()
+    assert all(t.grad is not None and t.grad.dtype == t.dtype for t in mine)
