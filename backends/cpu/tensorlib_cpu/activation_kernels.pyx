@@ -27,6 +27,7 @@ cdef extern from *:
     #include <string.h>
     #include "fastmath_guards.h"
     #include "vexp.h"
+    #include "ncdf_table.h"
     #define PAR_MIN 65536
     /* The threads share pieces of BLK elements of the rows, so one long row (a 1-D tensor)
        splits too; the body runs over i in [lo, hi) of row r. */
@@ -121,31 +122,35 @@ cdef extern from *:
     static inline double gelu_ncdf_double(double v) {     /* erfc: no cancellation below */
         return 0.5 * erfc(v * -0.7071067811865476);
     }
-    /* float32 exact GELU and its derivative, 16 lanes with FMA and vexp.h's exp, in AVX-512
-       builds: the `omp simd` loops below (no contraction, libmvec's expf called per vector)
-       took 1.2 ms for 1M floats on one thread. Same formula as gelu_ncdf_float. */
+    /* float32 exact GELU and its derivative, 16 lanes, in AVX-512 builds: Phi from
+       ncdf_table.h's pieces (a rounding, a conversion, 8 two-register permutes and 7 FMAs:
+       no division and no exp), relative error under 2e-7 down to -5 and 1e-5 to -10. 1M
+       floats on one Zen 4 core: 0.49 ms forward (NR's erfc above: 0.91, PyTorch's 0.46),
+       0.76 backward (1.15; PyTorch's 0.81). */
     #if TL_HAVE_VEXP
-    static inline __m512 gelu_ncdf16(__m512 v) {
-        const __m512 one = _mm512_set1_ps(1.0f);
-        __m512 z = _mm512_mul_ps(_mm512_abs_ps(v), _mm512_set1_ps(0.70710678f));
-        __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.5f), z, one));
-        __m512 p = _mm512_set1_ps(0.17087277f);
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.82215223f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.48851587f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.13520398f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.27886807f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.18628806f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.09678418f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.37409196f));
-        p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.00002368f));
-        __m512 arg = _mm512_fmadd_ps(t, p, _mm512_fnmadd_ps(z, z, _mm512_set1_ps(-1.26551223f)));
-        __m512 half = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), t), tl_exp16(arg));
-        __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-        return _mm512_mask_blend_ps(neg, _mm512_sub_ps(one, half), half);
+    /* Q(a) = P(N(0, 1) > a) for a in [0, GELU_LIM] (past it, the last piece's polynomial:
+       the callers overwrite those lanes); NaN gives NaN (min keeps the last piece for it) */
+    static inline __m512 gelu_tail16(__m512 a) {
+        __m512 f = _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(NCDF_INV_H)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        f = _mm512_min_ps(f, _mm512_set1_ps(NCDF_PIECES - 1));
+        __m512i piece = _mm512_cvttps_epi32(f);
+        __m512 u = _mm512_fnmadd_ps(f, _mm512_set1_ps(NCDF_H), a);
+        #define NCDF_COEF(k) _mm512_permutex2var_ps(_mm512_load_ps(NCDF_Q[k]), piece,      \\
+                                                    _mm512_load_ps(NCDF_Q[k] + 16))
+        __m512 p = NCDF_COEF(7);
+        p = _mm512_fmadd_ps(p, u, NCDF_COEF(6)); p = _mm512_fmadd_ps(p, u, NCDF_COEF(5));
+        p = _mm512_fmadd_ps(p, u, NCDF_COEF(4)); p = _mm512_fmadd_ps(p, u, NCDF_COEF(3));
+        p = _mm512_fmadd_ps(p, u, NCDF_COEF(2)); p = _mm512_fmadd_ps(p, u, NCDF_COEF(1));
+        p = _mm512_fmadd_ps(p, u, NCDF_COEF(0));
+        #undef NCDF_COEF
+        return p;
     }
-    /* x clamped to +-GELU_LIM (NaN kept: max/min return their second operand on NaN) */
-    static inline __m512 gelu_clamp16(__m512 x) {
-        return _mm512_min_ps(_mm512_set1_ps(GELU_LIM), _mm512_max_ps(_mm512_set1_ps(-GELU_LIM), x));
+    /* Phi(v) = Q(-v) below 0, 1 - Q(v) from 0 on */
+    static inline __m512 gelu_ncdf16(__m512 v) {
+        __m512 q = gelu_tail16(_mm512_abs_ps(v));
+        __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+        return _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), q), q);
     }
     static inline __mmask16 gelu_lanes(Py_ssize_t left) {
         return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
@@ -154,8 +159,8 @@ cdef extern from *:
         const __m512 lim = _mm512_set1_ps(GELU_LIM), ninf = _mm512_set1_ps(-INFINITY);
         for (Py_ssize_t i = 0; i < n; i += 16) {
             __mmask16 m = gelu_lanes(n - i);
-            __m512 xi = _mm512_maskz_loadu_ps(m, x + i), v = gelu_clamp16(xi);
-            __m512 g = _mm512_mul_ps(v, gelu_ncdf16(v));
+            __m512 xi = _mm512_maskz_loadu_ps(m, x + i);
+            __m512 g = _mm512_mul_ps(xi, gelu_ncdf16(xi));
             g = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xi, lim, _CMP_GT_OQ), g, xi);
             g = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xi, _mm512_sub_ps(_mm512_setzero_ps(), lim), _CMP_LT_OQ), g, _mm512_setzero_ps());
             g = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xi, ninf, _CMP_EQ_OQ), g, _mm512_set1_ps(NAN));
@@ -167,10 +172,10 @@ cdef extern from *:
         const __m512 lim = _mm512_set1_ps(GELU_LIM), inf = _mm512_set1_ps(INFINITY);
         for (Py_ssize_t i = 0; i < n; i += 16) {
             __mmask16 m = gelu_lanes(n - i);
-            __m512 xi = _mm512_maskz_loadu_ps(m, x + i), v = gelu_clamp16(xi);
+            __m512 xi = _mm512_maskz_loadu_ps(m, x + i);
             __m512 pdf = _mm512_mul_ps(_mm512_set1_ps(GELU_PHI),
-                                       tl_exp16(_mm512_mul_ps(_mm512_set1_ps(-0.5f), _mm512_mul_ps(v, v))));
-            __m512 d = _mm512_fmadd_ps(v, pdf, gelu_ncdf16(v));
+                                       tl_exp16(_mm512_mul_ps(_mm512_set1_ps(-0.5f), _mm512_mul_ps(xi, xi))));
+            __m512 d = _mm512_fmadd_ps(xi, pdf, gelu_ncdf16(xi));
             d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xi, lim, _CMP_GT_OQ), d, _mm512_set1_ps(1.0f));
             d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(xi, _mm512_sub_ps(_mm512_setzero_ps(), lim), _CMP_LT_OQ), d, _mm512_setzero_ps());
             __m512 r = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, gr + i), d);
