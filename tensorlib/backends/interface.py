@@ -233,6 +233,11 @@ COMPOSITES = {
     "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64, the True elements' "
                 "coordinates in row-major order", "mask_positions, then each coordinate by "
                 "integer division (ops/selection.py)"),
+    "mask_count": ("mask_count(mask) -> int: the number of True elements of the bool mask",
+                   "sum(mask).item() (ops/_index_common.py)"),
+    "masked_select": ("masked_select(out, x, mask) -> bool: out 1-D holding x's elements where "
+                      "the bool mask (x's shape) is True, in row-major order",
+                      "mask_positions, then index_select (ops/selection.py)"),
     "tri": ("tri(out, x, diagonal, lower) -> bool: tril (lower) or triu of the last two dims",
             "where(arange comparison, x, 0) (ops/triangular.py)"),
     "linear_resample": ("linear_resample(out, x, axis, i0, i1, w0, w1) -> bool: out = "

@@ -55,7 +55,10 @@ def _masks(d):
     x = _leaf((6, 7), 22, d).detach()
     return [tensorlib.nonzero(x > 0.3), x[x < -0.2], x.masked_select(x > 0),
             tensorlib.nonzero(x[:, 1:] > 0), *tensorlib.nonzero(x > 0.5, as_tuple=True),
-            x[x[:, 0] > 0], tensorlib.nonzero(x[0, 0] > 0)]
+            x[x[:, 0] > 0], tensorlib.nonzero(x[0, 0] > 0),
+            tensorlib.nonzero(_leaf((300, 300), 24, d).detach() > 0),     # threaded
+            _leaf((300, 300), 25, d)[_leaf((300, 300), 26, d).detach() > 0],
+            x.double()[x < 0], x.half()[x > 0], (x > 0)[x < 0.1]]
 
 
 def _triangles(d):
@@ -208,7 +211,7 @@ DRIVERS = {
     ("float_sign", "nan_to_num"): _float_checks,
     ("lerp", "addcmul", "addcdiv"): _blends,
     ("regression_loss", "regression_loss_backward"): _regression_losses,
-    ("mask_positions", "nonzero"): _masks,
+    ("mask_positions", "nonzero", "mask_count", "masked_select"): _masks,
     ("tri",): _triangles,
     ("linear_resample",): _resampling,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
