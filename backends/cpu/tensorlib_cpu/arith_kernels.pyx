@@ -46,13 +46,19 @@ cdef extern from *:
     #endif
     #define PAR_MIN 65536
     #define PIECE 4096
-    /* y = EXPR over i in [0, n), in pieces of PIECE elements shared by the threads */
+    /* y = EXPR over i in [0, n), in pieces of PIECE elements shared by the threads; below
+       PAR_MIN no OpenMP region at all (entering one costs about what 16 elements do) */
     #define FOR_PIECES(n, nt, ...)                                                          \\
         Py_ssize_t p_, pieces_ = ((n) + PIECE - 1) / PIECE;                                \\
-        _Pragma("omp parallel for num_threads(nt) if ((n) >= PAR_MIN)")                    \\
-        for (p_ = 0; p_ < pieces_; p_++) {                                                 \\
-            Py_ssize_t lo = p_ * PIECE, hi = lo + PIECE < (n) ? lo + PIECE : (n), i;       \\
+        if ((n) < PAR_MIN) {                                                               \\
+            Py_ssize_t lo = 0, hi = (n), i;                                                \\
             __VA_ARGS__                                                                    \\
+        } else {                                                                           \\
+            _Pragma("omp parallel for num_threads(nt)")                                    \\
+            for (p_ = 0; p_ < pieces_; p_++) {                                             \\
+                Py_ssize_t lo = p_ * PIECE, hi = lo + PIECE < (n) ? lo + PIECE : (n), i;   \\
+                __VA_ARGS__                                                                \\
+            }                                                                              \\
         }
     #define SIMD_LOOP(stmt) _Pragma("omp simd") for (i = lo; i < hi; i++) { stmt; }
     /* an operand is a full array (step 1) or one value (step 0); each pair of steps gets
