@@ -238,6 +238,10 @@ COMPOSITES = {
     "masked_select": ("masked_select(out, x, mask) -> bool: out 1-D holding x's elements where "
                       "the bool mask (x's shape) is True, in row-major order",
                       "mask_positions, then index_select (ops/selection.py)"),
+    "median": ("median(values, indices, x, dim, ignore_nan) -> bool: each row's lower median "
+               "along dim and its index as a stable sort (NaN last) picks them (nanmedian: "
+               "ignore_nan); values and indices keep dim as 1",
+               "sort, the NaN check, gather (ops/reduction.py)"),
     "tri": ("tri(out, x, diagonal, lower) -> bool: tril (lower) or triu of the last two dims",
             "where(arange comparison, x, 0) (ops/triangular.py)"),
     "linear_resample": ("linear_resample(out, x, axis, i0, i1, w0, w1) -> bool: out = "

@@ -111,14 +111,17 @@ def _one_pass(name, first, others, number):
         if isinstance(t, _TensorImpl) and (t._sizes != sizes or grad and t._requires_grad):
             return None
     out = _empty(sizes, first._dtype, first._device)
-    return out if kernel(out, first, *others[:2 if name != "lerp" else 1], number) else None
+    if name == "lerp":
+        return out if kernel(out, first, others[0], number) else None
+    return out if kernel(out, first, others[0], others[1], number) else None
 
 
 def _in_common_dtype(*xs):
     """addcmul/addcdiv are one kernel over their three tensors in PyTorch: promoted together
     (a 0-d operand does not widen the others, as it would pairwise)."""
-    first = xs[0]
-    if all(isinstance(x, _TensorImpl) and x._dtype is first._dtype for x in xs):
+    first, second, third = xs
+    if type(second) is type(first) and type(third) is type(first) and \
+            second._dtype is first._dtype and third._dtype is first._dtype:
         return xs                                   # one dtype already: nothing to promote
     from tensorlib._C.promotion import result_type
     common = result_type(xs)

@@ -494,7 +494,7 @@ def _sorted_nan(values, dim, n):
     read (one .item() for a single row: isnan/any took 4 of median's 13 us at 16 floats)."""
     if not (values._dtype.is_floating_point or values._dtype.is_complex):
         return False
-    last = values.narrow(dim, n - 1, 1)
+    last = _v.narrow(values, dim, n - 1, 1)
     if last.numel() == 1:
         value = last.item()
         return value != value
@@ -507,7 +507,7 @@ def _median_index(x, dim, ignore_nan):
     n = x._sizes[dim]
     values, order = _sort(x, dim)
     if not _sorted_nan(values, dim, n):                 # the middle of the sort
-        return order.narrow(dim, (n - 1) // 2, 1).contiguous()
+        return _v.narrow(order, dim, (n - 1) // 2, 1).contiguous()
     nans = _reduce("sum", x.isnan(), (dim,), True, dt.int64)
     if ignore_nan:
         k = ((n - nans) - 1).floor_divide(2).clamp(min=0)
@@ -518,8 +518,16 @@ def _median_index(x, dim, ignore_nan):
 
 
 def _median_dim(name, x, dim, keepdim, ignore_nan):
-    from tensorlib._C.grad_mode import set_grad_enabled
     _check_nonempty(name, x, (dim,))
+    kernel = optional_kernel(x._device, "median")       # one call, not sort + pick
+    if kernel is not None and not x._requires_grad:
+        shape = _keep_shape(x._sizes, (dim,))
+        values, index = empty(shape, x._dtype, x._device), empty(shape, dt.int64, x._device)
+        if kernel(values, index, x, dim, ignore_nan):
+            if keepdim:
+                return values, index
+            return _v.squeeze(values, dim), _v.squeeze(index, dim)
+    from tensorlib._C.grad_mode import set_grad_enabled
     prev = set_grad_enabled(False)
     try:
         index = _median_index(x, dim, ignore_nan)

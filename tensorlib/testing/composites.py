@@ -61,6 +61,19 @@ def _masks(d):
             x.double()[x < 0], x.half()[x > 0], (x > 0)[x < 0.1]]
 
 
+def _medians(d):
+    """Rows with NaN, an all-NaN row, ties (-0.0 with 0.0), a middle dim and float64."""
+    x = _leaf((5, 9), 27, d).detach()
+    x[1, 2] = x[1, 5] = float("nan")
+    x[2] = float("nan")
+    x[3, :4] = 0.0
+    x[3, 4:6] = -0.0
+    y = _leaf((3, 4, 5), 28, d).detach().double()
+    return [v for r in (tensorlib.median(x, 1), tensorlib.nanmedian(x, 1),
+                        tensorlib.median(x, 0, True), tensorlib.median(y, 1),
+                        tensorlib.nanmedian(y, -1)) for v in r]
+
+
 def _triangles(d):
     x = _leaf((2, 5, 6), 23, d)
     return _grads(x.tril() + x.triu(2) + x.tril(-7) + x.triu(-1), x) + [
@@ -213,6 +226,7 @@ DRIVERS = {
     ("regression_loss", "regression_loss_backward"): _regression_losses,
     ("mask_positions", "nonzero", "mask_count", "masked_select"): _masks,
     ("tri",): _triangles,
+    ("median",): _medians,
     ("linear_resample",): _resampling,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),
