@@ -230,7 +230,8 @@ COMPOSITES = {
     "mask_positions": ("mask_positions(out, mask) -> bool: out 1-D int64 holding the True "
                        "count of the bool mask", "cumsum, then scatter_add of the ranks "
                        "(ops/_index_common.py)"),
-    "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64, the True elements' "
+    "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64 of any strides (a "
+                "transposed (ndim, count) tensor for as_tuple), the True elements' "
                 "coordinates in row-major order", "mask_positions, then each coordinate by "
                 "integer division (ops/selection.py)"),
     "mask_count": ("mask_count(mask) -> int: the number of True elements of the bool mask",

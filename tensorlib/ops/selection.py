@@ -256,9 +256,15 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     mask = input if input._dtype is dt.bool_ else input != 0
     kernel = optional_kernel(mask._device, "nonzero")   # one pass, not coordinates by ops
     if kernel is not None and mask._device.type != "meta" and (input.dim() or not as_tuple):
-        out = empty((true_count(mask), input.dim()), dt.int64, input._device)
-        if kernel(out, mask):
-            return tuple(out.unbind(1)) if as_tuple else out
+        count = true_count(mask)
+        if as_tuple:        # one contiguous row per dim, as PyTorch's: written transposed
+            planar = empty((input.dim(), count), dt.int64, input._device)
+            if kernel(_v.transpose(planar, 0, 1), mask):
+                return tuple(planar.unbind(0))
+        else:
+            out = empty((count, input.dim()), dt.int64, input._device)
+            if kernel(out, mask):
+                return out
     pos = mask_positions(mask)
     if as_tuple:
         return tuple(_coords(pos, input._sizes)) if input.dim() else (pos,)

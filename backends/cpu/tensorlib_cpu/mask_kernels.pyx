@@ -9,6 +9,8 @@ index_select) 1.4 ms."""
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uint8_t
 
+import numpy as np
+
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous, numel
 
 from tensorlib_cpu import fastreduce
@@ -54,15 +56,16 @@ cdef extern from *:
         }
         return total;
     }
-    /* Rows [k, kend) of out (nd int64 each, or one flat position where nd is 0): the
+    /* Rows [k, kend) of out (nd int64 each, or one flat position where nd is 0; rows rs
+       and columns cs elements apart: nonzero(as_tuple=True) writes one row per dim): the
        coordinates of the True elements of m[lo, hi) in a tensor of `shape` (nd dims). The
        odometer `idx` holds lo's coordinates; a run is the part of one innermost row in
        [lo, hi). Writing stops at kend, so trailing False elements cost nothing and no row
        past the share's is touched. */
     static void write_share(const uint8_t* m, int64_t lo, int64_t hi, const int64_t* shape,
-                            int nd, int64_t* out, int64_t k, int64_t kend) {
+                            int nd, int64_t* out, int64_t rs, int64_t cs, int64_t k,
+                            int64_t kend) {
         int64_t idx[MASK_MAXD], rem = lo, i = lo, last, j, stop, d;
-        int width = nd ? nd : 1;
         for (d = nd - 1; d >= 0; d--) { idx[d] = rem % shape[d]; rem /= shape[d]; }
         last = nd ? shape[nd - 1] : hi;
         while (i < hi && k < kend) {
@@ -74,26 +77,26 @@ cdef extern from *:
                 for (; j + 8 <= stop && k + 8 <= kend; j += 8) {
                     uint64_t w; memcpy(&w, row + j, 8);
                     if (!w) continue;
-                    for (int b = 0; b < 8; b++) { out[k] = j + b; k += row[j + b]; }
+                    for (int b = 0; b < 8; b++) { out[k * rs] = j + b; k += row[j + b]; }
                 }
-                for (; j < stop && k < kend; j++) { out[k] = j; k += row[j]; }
+                for (; j < stop && k < kend; j++) { out[k * rs] = j; k += row[j]; }
             } else if (nd == 2) {
                 int64_t r = idx[0];
                 for (; j + 8 <= stop && k + 8 <= kend; j += 8) {
                     uint64_t w; memcpy(&w, row + j, 8);
                     if (!w) continue;
                     for (int b = 0; b < 8; b++) {
-                        out[2 * k] = r; out[2 * k + 1] = j + b; k += row[j + b];
+                        out[k * rs] = r; out[k * rs + cs] = j + b; k += row[j + b];
                     }
                 }
                 for (; j < stop && k < kend; j++) {
-                    out[2 * k] = r; out[2 * k + 1] = j; k += row[j];
+                    out[k * rs] = r; out[k * rs + cs] = j; k += row[j];
                 }
             } else {
                 for (; j < stop && k < kend; j++) {
-                    int64_t* o = out + k * width;
-                    for (d = 0; d < nd - 1; d++) o[d] = idx[d];
-                    o[nd - 1] = j;
+                    int64_t* o = out + k * rs;
+                    for (d = 0; d < nd - 1; d++) o[d * cs] = idx[d];
+                    o[(nd - 1) * cs] = j;
                     k += row[j];
                 }
             }
@@ -136,7 +139,8 @@ cdef extern from *:
        size > 0); -1 when the mask holds other than
        `rows` True elements (out was sized for a different count) */
     static int mask_pass(const uint8_t* m, int64_t n, const int64_t* shape, int nd,
-                         const void* x, int size, void* out, int64_t rows, int nt) {
+                         const void* x, int size, void* out, int64_t rs, int64_t cs,
+                         int64_t rows, int nt) {
         int64_t counts[257];
         int t;
         if (nt > 256) nt = 256;
@@ -156,7 +160,7 @@ cdef extern from *:
                     if (size)
                         compress_share(m, x, size, lo, hi, out, counts[t], counts[t + 1]);
                     else
-                        write_share(m, lo, hi, shape, nd, (int64_t*)out, counts[t],
+                        write_share(m, lo, hi, shape, nd, (int64_t*)out, rs, cs, counts[t],
                                     counts[t + 1]);
                 }
             }
@@ -167,7 +171,7 @@ cdef extern from *:
     int64_t MASK_PAR_MIN
     int64_t mask_count(const uint8_t* m, int64_t n, int nt) nogil
     int mask_pass(const uint8_t* m, int64_t n, const int64_t* shape, int nd, const void* x,
-                  int size, void* out, int64_t rows, int nt) nogil
+                  int size, void* out, int64_t rs, int64_t cs, int64_t rows, int nt) nogil
 
 
 cdef inline char* _data(TensorImpl t):
@@ -198,9 +202,14 @@ def count(TensorImpl mask):
 
 cdef bint _coords(TensorImpl out, TensorImpl mask, int nd) except -1:
     """out's rows = the True elements' coordinates in mask's shape (nd = its dims), or their
-    flat positions (nd = 0); False when mask is not a contiguous bool tensor."""
-    if not _takes(mask) or not is_contiguous(out) or out._dtype.np.kind != "i" \
-            or out._dtype.itemsize != 8 or nd > MAXD:
+    flat positions (nd = 0); out's strides may be any positive ones (a transposed (ndim,
+    count) tensor: one row per dim). False when mask is not a contiguous bool tensor."""
+    if not _takes(mask) or out._dtype.np.kind != "i" or out._dtype.itemsize != 8 \
+            or nd > MAXD or type(out._storage.handle) is not np.ndarray:
+        return False
+    cdef int64_t rs = out._strides[0] if out._sizes else 1
+    cdef int64_t cs = out._strides[1] if len(out._sizes) > 1 else 1
+    if rs <= 0 or cs <= 0:
         return False
     cdef int64_t shape[MAXD]
     cdef int d
@@ -215,7 +224,7 @@ cdef bint _coords(TensorImpl out, TensorImpl mask, int nd) except -1:
     cdef int nt = _threads(n)
     cdef int status
     with nogil:
-        status = mask_pass(m, n, shape, nd, NULL, 0, o, rows, nt)
+        status = mask_pass(m, n, shape, nd, NULL, 0, o, rs, cs, rows, nt)
     if status:
         raise RuntimeError(f"the mask holds other than {rows} True elements")
     return True
@@ -251,7 +260,7 @@ def masked_select(TensorImpl out, TensorImpl x, TensorImpl mask):
     cdef int nt = _threads(n)
     cdef int status
     with nogil:
-        status = mask_pass(m, n, NULL, 0, src, size, dst, rows, nt)
+        status = mask_pass(m, n, NULL, 0, src, size, dst, 1, 1, rows, nt)
     if status:
         raise RuntimeError(f"the mask holds other than {rows} True elements")
     return True

@@ -41,6 +41,9 @@ def test_kernels_match_numpy(name, m, threads):
         positions = empty((int(m.sum()),), dt.int64, mask._device)
         assert mk.mask_positions(positions, flat), name
         np.testing.assert_array_equal(positions.numpy(), np.flatnonzero(m), err_msg=name)
+        planar = empty((m.ndim, int(m.sum())), dt.int64, mask._device)   # rows per dim
+        assert mk.nonzero(planar.t(), mask), name
+        np.testing.assert_array_equal(planar.numpy(), np.nonzero(m), err_msg=name)
     finally:
         tl.set_num_threads(before)
 
@@ -92,6 +95,7 @@ def test_ops_match_torch_on_every_layout():
                                       torch.argwhere(ta > 0).numpy())
         for got, want in zip(tl.where(a > 0.5), torch.where(ta > 0.5)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+            assert got.stride() == want.stride()            # one contiguous row per dim
         for got, want in zip(a.nonzero(as_tuple=True), ta.nonzero(as_tuple=True)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
         np.testing.assert_array_equal(a[a > 0].numpy(), ta[ta > 0].numpy())
