@@ -521,7 +521,7 @@ def _median_dim(name, x, dim, keepdim, ignore_nan):
     _check_nonempty(name, x, (dim,))
     kernel = optional_kernel(x._device, "median")       # one call, not sort + pick
     if kernel is not None and not x._requires_grad:
-        shape = _keep_shape(x._sizes, (dim,))
+        shape = x._sizes[:dim] + (1,) + x._sizes[dim + 1:]
         values, index = empty(shape, x._dtype, x._device), empty(shape, dt.int64, x._device)
         if kernel(values, index, x, dim, ignore_nan):
             if keepdim:
