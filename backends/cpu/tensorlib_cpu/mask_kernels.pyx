@@ -191,7 +191,8 @@ cdef inline int _threads(int64_t n):
 
 
 cdef bint _takes(TensorImpl mask):
-    return mask._dtype.np.kind == "b" and is_contiguous(mask)
+    return mask._dtype.np.kind == "b" and is_contiguous(mask) and \
+        isinstance(mask._storage.handle, np.ndarray)
 
 
 def count(TensorImpl mask):
@@ -214,7 +215,7 @@ cdef bint _coords(TensorImpl out, TensorImpl mask, int nd) except -1:
     flat positions (nd = 0); out's strides may be any positive ones (a transposed (ndim,
     count) tensor: one row per dim). False when mask is not a contiguous bool tensor."""
     if not _takes(mask) or out._dtype.np.kind != "i" or out._dtype.itemsize != 8 \
-            or nd > MAXD or type(out._storage.handle) is not np.ndarray:
+            or nd > MAXD or not isinstance(out._storage.handle, np.ndarray):
         return False
     cdef int64_t rs = out._strides[0] if out._sizes else 1
     cdef int64_t cs = out._strides[1] if len(out._sizes) > 1 else 1
@@ -261,7 +262,9 @@ def masked_select(TensorImpl out, TensorImpl x, TensorImpl mask):
     x and the bool mask are contiguous and of one shape and x's items 1, 2, 4 or 8 bytes."""
     cdef int size = x._dtype.itemsize
     if not _takes(mask) or x._sizes != mask._sizes or not is_contiguous(x) \
-            or not is_contiguous(out) or out._dtype is not x._dtype or size not in (1, 2, 4, 8):
+            or not is_contiguous(out) or out._dtype is not x._dtype or size not in (1, 2, 4, 8) \
+            or not isinstance(x._storage.handle, np.ndarray) \
+            or not isinstance(out._storage.handle, np.ndarray):
         return False
     cdef int64_t n = numel(mask._sizes), rows = out._sizes[0]
     if rows == 0:

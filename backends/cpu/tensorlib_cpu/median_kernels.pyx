@@ -75,7 +75,10 @@ def median(TensorImpl values, TensorImpl indices, TensorImpl x, int dim, bint ig
     cdef tuple sizes = x._sizes
     if kind is not np.float32 and kind is not np.float64 or not is_contiguous(x) \
             or values._dtype is not x._dtype or indices._dtype.np.type is not np.int64 \
-            or not is_contiguous(values) or not is_contiguous(indices):
+            or not is_contiguous(values) or not is_contiguous(indices) \
+            or not isinstance(x._storage.handle, np.ndarray) \
+            or not isinstance(values._storage.handle, np.ndarray) \
+            or not isinstance(indices._storage.handle, np.ndarray):
         return False
     cdef int64_t n = sizes[dim], outer = 1, inner = 1
     if n < 1 or n > MEDIAN_MAX_ROW:
