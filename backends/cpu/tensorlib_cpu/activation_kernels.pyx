@@ -299,7 +299,11 @@ cdef extern from *:
     static void exp_flat_float(const float* x, float* y, Py_ssize_t n, int nt) {
         Py_ssize_t step = ((n + nt - 1) / nt + 15) / 16 * 16;
         int t;
-        _Pragma("omp parallel for num_threads(nt) if (nt > 1)")
+        if (nt <= 1) {                  /* no OpenMP region (as FOR_PIECES) */
+            tl_exp_float(x, y, n);
+            return;
+        }
+        _Pragma("omp parallel for num_threads(nt)")
         for (t = 0; t < nt; t++) {
             Py_ssize_t lo = t * step, hi = lo + step < n ? lo + step : n;
             if (lo < hi) tl_exp_float(x + lo, y + lo, hi - lo);
@@ -441,14 +445,21 @@ cdef bint _binary(binary_float f32, binary_double f64, TensorImpl out, TensorImp
     if not _rows(out, a, b, &r):
         return False
     cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            f32(<float*>r.data[0], r.stride[0], <float*>r.data[1], r.stride[1],
-                <float*>r.data[2], r.rows, r.n, nt)
-        else:
-            f64(<double*>r.data[0], r.stride[0], <double*>r.data[1], r.stride[1],
-                <double*>r.data[2], r.rows, r.n, nt)
+    if r.rows * r.n < PAR_MIN:          # a small pass keeps the GIL: its release costs more
+        _run_binary(f32, f64, &r, nt)
+    else:
+        with nogil:
+            _run_binary(f32, f64, &r, nt)
     return True
+
+
+cdef void _run_binary(binary_float f32, binary_double f64, Rows* r, int nt) noexcept nogil:
+    if r.single:
+        f32(<float*>r.data[0], r.stride[0], <float*>r.data[1], r.stride[1],
+            <float*>r.data[2], r.rows, r.n, nt)
+    else:
+        f64(<double*>r.data[0], r.stride[0], <double*>r.data[1], r.stride[1],
+            <double*>r.data[2], r.rows, r.n, nt)
 
 
 cdef bint _unary(unary_float f32, unary_double f64, TensorImpl out, TensorImpl x):
@@ -457,12 +468,19 @@ cdef bint _unary(unary_float f32, unary_double f64, TensorImpl out, TensorImpl x
     if not _rows(out, x, None, &r):
         return False
     cdef int nt = _threads(r.rows * r.n)
-    with nogil:
-        if r.single:
-            f32(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, nt)
-        else:
-            f64(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n, nt)
+    if r.rows * r.n < PAR_MIN:          # as in _binary
+        _run_unary(f32, f64, &r, nt)
+    else:
+        with nogil:
+            _run_unary(f32, f64, &r, nt)
     return True
+
+
+cdef void _run_unary(unary_float f32, unary_double f64, Rows* r, int nt) noexcept nogil:
+    if r.single:
+        f32(<float*>r.data[0], r.stride[0], <float*>r.data[2], r.rows, r.n, nt)
+    else:
+        f64(<double*>r.data[0], r.stride[0], <double*>r.data[2], r.rows, r.n, nt)
 
 
 def sigmoid(TensorImpl out, TensorImpl x):
@@ -554,6 +572,9 @@ def exp(TensorImpl out, TensorImpl x):
         n = numel(out._sizes)
         nt = _threads(n)
         src, dst = <float*>_data(x), <float*>_data(out)
+        if n < PAR_MIN:                 # as in _binary
+            exp_flat_float(src, dst, n, nt)
+            return
         with nogil:
             exp_flat_float(src, dst, n, nt)
         return
