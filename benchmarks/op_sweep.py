@@ -95,6 +95,7 @@ def _cases(torch, n):
         "index_select": (lambda a: a.index_select(0, idx), True),
         "getitem_index": (lambda a: a[idx], True), "getitem_mask": (lambda a: a[a > 0], True),
         "nonzero": (lambda a: (a > 0).nonzero(), False),
+        "where_tuple": (lambda a: torch.where(a > 0)[0], False),
         "gather": (lambda a: a.gather(1, torch.zeros(rows, 8, dtype=torch.long)), True),
         "embedding": (lambda a: F.embedding(tokens, table), False),
         "adaptive_avg_pool": (lambda a: F.adaptive_avg_pool2d(img, 1), False),

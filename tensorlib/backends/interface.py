@@ -230,9 +230,19 @@ COMPOSITES = {
     "mask_positions": ("mask_positions(out, mask) -> bool: out 1-D int64 holding the True "
                        "count of the bool mask", "cumsum, then scatter_add of the ranks "
                        "(ops/_index_common.py)"),
-    "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64, the True elements' "
+    "nonzero": ("nonzero(out, mask) -> bool: out (count, ndim) int64 of any strides (a "
+                "transposed (ndim, count) tensor for as_tuple), the True elements' "
                 "coordinates in row-major order", "mask_positions, then each coordinate by "
                 "integer division (ops/selection.py)"),
+    "mask_count": ("mask_count(mask) -> int: the number of True elements of the bool mask",
+                   "sum(mask).item() (ops/_index_common.py)"),
+    "masked_select": ("masked_select(out, x, mask) -> bool: out 1-D holding x's elements where "
+                      "the bool mask (x's shape) is True, in row-major order",
+                      "mask_positions, then index_select (ops/selection.py)"),
+    "median": ("median(values, indices, x, dim, ignore_nan) -> bool: each row's lower median "
+               "along dim and its index as a stable sort (NaN last) picks them (nanmedian: "
+               "ignore_nan); values and indices keep dim as 1",
+               "sort, the NaN check, gather (ops/reduction.py)"),
     "tri": ("tri(out, x, diagonal, lower) -> bool: tril (lower) or triu of the last two dims",
             "where(arange comparison, x, 0) (ops/triangular.py)"),
     "linear_resample": ("linear_resample(out, x, axis, i0, i1, w0, w1) -> bool: out = "

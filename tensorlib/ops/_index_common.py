@@ -120,6 +120,12 @@ def wrap_index(index, size):
     return _where(index < 0, index + size, index)
 
 
+def true_count(mask):
+    """The number of True elements of a bool tensor: the backend's count, else sum().item()."""
+    kernel = optional_kernel(mask._device, "mask_count")
+    return kernel(mask) if kernel is not None else int(mask.sum().item())
+
+
 def mask_positions(mask, op="nonzero"):
     """Row-major flat positions of the True elements of a bool tensor (1-D int64). The count
     is read with one .item(); the positions are placed by scatter_add at their rank. On meta
@@ -132,7 +138,7 @@ def mask_positions(mask, op="nonzero"):
         return empty((0,), dt.int64, mask._device)
     kernel = optional_kernel(mask._device, "mask_positions")     # one pass, not six ops
     if kernel is not None and flat._dtype is dt.bool_:
-        out = empty((int(flat.sum().item()),), dt.int64, mask._device)
+        out = empty((true_count(flat),), dt.int64, mask._device)
         if kernel(out, flat):
             return out
     ranks = _cumsum(flat)

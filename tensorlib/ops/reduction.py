@@ -7,6 +7,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty, cast
 from tensorlib._C.reductions import reduce as _reduce
+from tensorlib._C import views as _v
 from tensorlib._C.views import wrap_dim
 from tensorlib.ops._args import dims_arg
 from tensorlib.ops._composites import optional_kernel
@@ -488,11 +489,25 @@ nanmedian_out = namedtuple("nanmedian", ["values", "indices"])
 mode_out = namedtuple("mode", ["values", "indices"])
 
 
+def _sorted_nan(values, dim, n):
+    """Whether a row of values sorted along dim (NaN last) holds a NaN: its last elements
+    read (one .item() for a single row: isnan/any took 4 of median's 13 us at 16 floats)."""
+    if not (values._dtype.is_floating_point or values._dtype.is_complex):
+        return False
+    last = _v.narrow(values, dim, n - 1, 1)
+    if last.numel() == 1:
+        value = last.item()
+        return value != value
+    return last.isnan().any().item()
+
+
 def _median_index(x, dim, ignore_nan):
     """Index (along dim, keepdim shape) of the lower median: position (n - 1) // 2 of the
     stable sort; with NaNs, the first NaN (median) or the median of the rest (nanmedian)."""
     n = x._sizes[dim]
-    _, order = _sort(x, dim)
+    values, order = _sort(x, dim)
+    if not _sorted_nan(values, dim, n):                 # the middle of the sort
+        return _v.narrow(order, dim, (n - 1) // 2, 1).contiguous()
     nans = _reduce("sum", x.isnan(), (dim,), True, dt.int64)
     if ignore_nan:
         k = ((n - nans) - 1).floor_divide(2).clamp(min=0)
@@ -503,15 +518,25 @@ def _median_index(x, dim, ignore_nan):
 
 
 def _median_dim(name, x, dim, keepdim, ignore_nan):
-    from tensorlib._C.grad_mode import set_grad_enabled
     _check_nonempty(name, x, (dim,))
+    kernel = optional_kernel(x._device, "median")       # one call, not sort + pick
+    if kernel is not None and not x._requires_grad:
+        shape = x._sizes[:dim] + (1,) + x._sizes[dim + 1:]
+        values, index = empty(shape, x._dtype, x._device), empty(shape, dt.int64, x._device)
+        if kernel(values, index, x, dim, ignore_nan):
+            if keepdim:
+                return values, index
+            return _v.squeeze(values, dim), _v.squeeze(index, dim)
+    from tensorlib._C.grad_mode import set_grad_enabled
     prev = set_grad_enabled(False)
     try:
         index = _median_index(x, dim, ignore_nan)
     finally:
         set_grad_enabled(prev)
     values = _take_along(x, dim, index)
-    return _finish(values, (dim,), keepdim), _finish(index, (dim,), keepdim)
+    if keepdim:
+        return values, index
+    return values.squeeze(dim), _v.squeeze(index, dim)      # the index carries no graph
 
 
 def _median(name, x, dim, keepdim, ignore_nan, result):

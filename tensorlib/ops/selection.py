@@ -15,7 +15,8 @@ from tensorlib.ops._where import where as _where
 from tensorlib.ops._index_common import (_INDEX_DTYPES, _as_dtype, _check_index_dtype,
                                          _cumsum, _full, _long, _method, _same_device,
                                          _scatter_add_into, _select1d, check_bounds,
-                                         dim_positions, mask_positions, overwrite, wrap_index)
+                                         dim_positions, mask_positions, overwrite, true_count,
+                                         wrap_index)
 from tensorlib.ops.scatter_gather import _as1d, _scatter_add, gather
 
 
@@ -200,6 +201,11 @@ def masked_fill(input, mask, value):  # noqa: A002
 @differentiable("masked_select")
 def _masked_select(x, mask):
     shape = broadcast_shapes(x._sizes, mask._sizes)
+    kernel = optional_kernel(x._device, "masked_select")        # one pass, not two
+    if kernel is not None and x._sizes == mask._sizes and x._device.type != "meta":
+        out = empty((true_count(mask),), x._dtype, x._device)
+        if kernel(out, x, mask):
+            return out
     pos = mask_positions(mask.expand(shape), "masked_select")
     return _select1d(x.expand(shape).reshape(-1), pos)
 
@@ -250,9 +256,15 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     mask = input if input._dtype is dt.bool_ else input != 0
     kernel = optional_kernel(mask._device, "nonzero")   # one pass, not coordinates by ops
     if kernel is not None and mask._device.type != "meta" and (input.dim() or not as_tuple):
-        out = empty((int(mask.sum().item()), input.dim()), dt.int64, input._device)
-        if kernel(out, mask):
-            return tuple(out.unbind(1)) if as_tuple else out
+        count = true_count(mask)
+        if as_tuple:        # one contiguous row per dim, as PyTorch's: written transposed
+            planar = empty((input.dim(), count), dt.int64, input._device)
+            if kernel(_v.transpose(planar, 0, 1), mask):
+                return tuple(planar.unbind(0))
+        else:
+            out = empty((count, input.dim()), dt.int64, input._device)
+            if kernel(out, mask):
+                return out
     pos = mask_positions(mask)
     if as_tuple:
         return tuple(_coords(pos, input._sizes)) if input.dim() else (pos,)

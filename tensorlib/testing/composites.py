@@ -55,7 +55,23 @@ def _masks(d):
     x = _leaf((6, 7), 22, d).detach()
     return [tensorlib.nonzero(x > 0.3), x[x < -0.2], x.masked_select(x > 0),
             tensorlib.nonzero(x[:, 1:] > 0), *tensorlib.nonzero(x > 0.5, as_tuple=True),
-            x[x[:, 0] > 0], tensorlib.nonzero(x[0, 0] > 0)]
+            x[x[:, 0] > 0], tensorlib.nonzero(x[0, 0] > 0),
+            tensorlib.nonzero(_leaf((300, 300), 24, d).detach() > 0),     # threaded
+            _leaf((300, 300), 25, d)[_leaf((300, 300), 26, d).detach() > 0],
+            x.double()[x < 0], x.half()[x > 0], (x > 0)[x < 0.1]]
+
+
+def _medians(d):
+    """Rows with NaN, an all-NaN row, ties (-0.0 with 0.0), a middle dim and float64."""
+    x = _leaf((5, 9), 27, d).detach()
+    x[1, 2] = x[1, 5] = float("nan")
+    x[2] = float("nan")
+    x[3, :4] = 0.0
+    x[3, 4:6] = -0.0
+    y = _leaf((3, 4, 5), 28, d).detach().double()
+    return [v for r in (tensorlib.median(x, 1), tensorlib.nanmedian(x, 1),
+                        tensorlib.median(x, 0, True), tensorlib.median(y, 1),
+                        tensorlib.nanmedian(y, -1)) for v in r]
 
 
 def _triangles(d):
@@ -208,8 +224,9 @@ DRIVERS = {
     ("float_sign", "nan_to_num"): _float_checks,
     ("lerp", "addcmul", "addcdiv"): _blends,
     ("regression_loss", "regression_loss_backward"): _regression_losses,
-    ("mask_positions", "nonzero"): _masks,
+    ("mask_positions", "nonzero", "mask_count", "masked_select"): _masks,
     ("tri",): _triangles,
+    ("median",): _medians,
     ("linear_resample",): _resampling,
     ("softmax", "softmax_backward"): _softmax(tensorlib.softmax),
     ("log_softmax", "log_softmax_backward"): _softmax(tensorlib.log_softmax),

@@ -352,6 +352,33 @@ def test_grad_ternary():
         assert gradgradcheck(fn, (a, b, c))
 
 
+def test_one_pass_blends_match_torch_small_large_and_with_grad():
+    """lerp/addcmul/addcdiv through the one-pass kernels (one shape, no graph: 16 floats and
+    past the threads' minimum, NaN and inf included), promoted operands (float32 with
+    float64, as torch's one kernel), and same-shape leaves that need a gradient (the
+    composite then records it)."""
+    torch = pytest.importorskip("torch")
+    g = np.random.default_rng(9)
+    for shape in ((1, 16), (300, 301)):
+        a, b, c = (g.standard_normal(shape).astype(np.float32) for _ in range(3))
+        a.flat[:3] = [np.nan, np.inf, -np.inf]
+        c = np.abs(c) + 0.5
+        x, y, z = (tl.from_numpy(v) for v in (a, b, c))
+        tx, ty, tz = (torch.from_numpy(v) for v in (a, b, c))
+        for ours, theirs in ((tl.lerp(x, y, 0.3), torch.lerp(tx, ty, 0.3)),
+                             (tl.lerp(x, y, z), torch.lerp(tx, ty, tz)),
+                             (tl.addcmul(x, y, z, value=0.5), torch.addcmul(tx, ty, tz, value=0.5)),
+                             (tl.addcdiv(x, y, z, value=-2), torch.addcdiv(tx, ty, tz, value=-2)),
+                             (tl.addcmul(x, y.double(), z), torch.addcmul(tx, ty.double(), tz))):
+            assert ours.dtype == getattr(tl, str(theirs.dtype).split(".")[1])
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+    three = tuple(tl.tensor(g.standard_normal((3, 4)) + 2, dtype=tl.float64, requires_grad=True)
+                  for _ in range(3))
+    for fn in (lambda p, q, r: tl.addcmul(p, q, r, value=0.5),
+               lambda p, q, r: tl.addcdiv(p, q, r, value=-2), lambda p, q, r: tl.lerp(p, q, r)):
+        assert gradcheck(fn, three)
+
+
 def test_grad_nan_to_num_and_relu_conventions():
     x = tl.tensor([float("nan"), float("inf"), -1.0, 2.0], dtype=tl.float64,
                   requires_grad=True)

@@ -147,6 +147,32 @@ def test_median_mode_nan_and_tie_conventions():
     assert np.isnan(tl.median(tl.zeros(0)).item())
 
 
+def test_median_rows_with_and_without_nan_large_and_transposed():
+    """median/nanmedian along a dim where some rows hold NaN and most do not (the sort's
+    last element decides), over 300x301 (past the threads' minimum), a transposed view and
+    a single row; values and indices as torch's, the gradient by gradcheck."""
+    torch = pytest.importorskip("torch")
+    g = np.random.default_rng(7)
+    a = g.standard_normal((300, 301))                     # distinct values: unique indices
+    a[::7, 3] = np.nan
+    a[5, :] = np.nan
+    for arr in (a, a.T, a[:1], a[1:2, :16].astype(np.float32)):
+        x = tl.from_numpy(np.ascontiguousarray(arr)) if arr is not a.T else tl.from_numpy(a).t()
+        t = torch.from_numpy(np.ascontiguousarray(arr))
+        for name in ("median", "nanmedian"):
+            for dim, keepdim in ((-1, False), (0, True)):
+                ours = getattr(tl, name)(x, dim, keepdim)
+                theirs = getattr(torch, name)(t, dim, keepdim)
+                np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+                known = ~np.isnan(theirs.values.numpy()) if name == "nanmedian" else True
+                np.testing.assert_array_equal(     # an all-NaN row: torch's index varies
+                    np.where(known, ours.indices.numpy(), 0),
+                    np.where(known, theirs.indices.numpy(), 0))
+    x = tl.tensor(g.standard_normal((4, 5)), dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: tl.median(t, 1).values, (x,))
+    assert tl.autograd.gradcheck(lambda t: tl.nanmedian(t, 0, True).values, (x,))
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_nan_reductions_counting_aminmax_norm(layout, device):
     a = rng.standard_normal((4, 5))

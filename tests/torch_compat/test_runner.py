@@ -67,6 +67,29 @@ def test_attribute_writes_reach_tensorlib(tmp_path):
     assert out.split() == ["7", "True", "[1,", "2]"]
 
 
+def test_names_read_once_follow_later_writes_on_either_module(tmp_path):
+    """torch keeps a name it has read (torch.cat is then a dict lookup); a write or delete
+    through torch or on tensorlib itself (monkeypatching) is what the next read sees."""
+    out = run_program(tmp_path, """
+        import torch, tensorlib
+        real = torch.cat
+        print(torch.cat is tensorlib.cat, "cat" in vars(torch))
+        tensorlib.cat = lambda *a, **k: "patched"
+        print(torch.cat())
+        torch.cat = real
+        print(tensorlib.cat is real, torch.cat is real)
+        tensorlib.extra_name = 1
+        print(torch.extra_name)
+        del tensorlib.extra_name
+        print(hasattr(torch, "extra_name"))
+        torch.other = 2
+        del torch.other
+        print(hasattr(tensorlib, "other"), hasattr(torch, "other"), torch.__name__)
+    """)
+    assert out.split() == ["True", "True", "patched", "True", "True", "1", "False", "False",
+                           "False", "torch"]
+
+
 def test_missing_submodule_names_the_torch_path(tmp_path):
     out = run_program(tmp_path, """
         try:

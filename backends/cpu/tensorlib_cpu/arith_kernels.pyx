@@ -46,13 +46,19 @@ cdef extern from *:
     #endif
     #define PAR_MIN 65536
     #define PIECE 4096
-    /* y = EXPR over i in [0, n), in pieces of PIECE elements shared by the threads */
+    /* y = EXPR over i in [0, n), in pieces of PIECE elements shared by the threads; below
+       PAR_MIN no OpenMP region at all (entering one costs about what 16 elements do) */
     #define FOR_PIECES(n, nt, ...)                                                          \\
         Py_ssize_t p_, pieces_ = ((n) + PIECE - 1) / PIECE;                                \\
-        _Pragma("omp parallel for num_threads(nt) if ((n) >= PAR_MIN)")                    \\
-        for (p_ = 0; p_ < pieces_; p_++) {                                                 \\
-            Py_ssize_t lo = p_ * PIECE, hi = lo + PIECE < (n) ? lo + PIECE : (n), i;       \\
+        if ((n) < PAR_MIN) {                                                               \\
+            Py_ssize_t lo = 0, hi = (n), i;                                                \\
             __VA_ARGS__                                                                    \\
+        } else {                                                                           \\
+            _Pragma("omp parallel for num_threads(nt)")                                    \\
+            for (p_ = 0; p_ < pieces_; p_++) {                                             \\
+                Py_ssize_t lo = p_ * PIECE, hi = lo + PIECE < (n) ? lo + PIECE : (n), i;   \\
+                __VA_ARGS__                                                                \\
+            }                                                                              \\
         }
     #define SIMD_LOOP(stmt) _Pragma("omp simd") for (i = lo; i < hi; i++) { stmt; }
     /* an operand is a full array (step 1) or one value (step 0); each pair of steps gets
@@ -290,12 +296,20 @@ def lerp(TensorImpl out, TensorImpl start, TensorImpl end, weight):
     cdef void* pe = _data(end)
     cdef void* pw = _data(<TensorImpl>weight) if by_tensor else NULL
     cdef void* po = _data(out)
-    with nogil:
-        if kind == 1:
-            lerp_float(<float*>ps, <float*>pe, <float*>pw, <float>wv, <float*>po, n, nt)
-        else:
-            lerp_double(<double*>ps, <double*>pe, <double*>pw, wv, <double*>po, n, nt)
+    if n < PAR_MIN:                     # a small pass keeps the GIL: its release costs more
+        _run_lerp(kind, ps, pe, pw, wv, po, n, nt)
+    else:
+        with nogil:
+            _run_lerp(kind, ps, pe, pw, wv, po, n, nt)
     return True
+
+
+cdef void _run_lerp(int kind, void* ps, void* pe, void* pw, double wv, void* po, Py_ssize_t n,
+                    int nt) noexcept nogil:
+    if kind == 1:
+        lerp_float(<float*>ps, <float*>pe, <float*>pw, <float>wv, <float*>po, n, nt)
+    else:
+        lerp_double(<double*>ps, <double*>pe, <double*>pw, wv, <double*>po, n, nt)
 
 
 def _addc(TensorImpl out, TensorImpl input, TensorImpl a, TensorImpl b, double value,
@@ -309,14 +323,20 @@ def _addc(TensorImpl out, TensorImpl input, TensorImpl a, TensorImpl b, double v
     cdef void* pa = _data(a)
     cdef void* pb = _data(b)
     cdef void* po = _data(out)
-    with nogil:
-        if kind == 1:
-            addc_float(<float*>ps, <float*>pa, <float*>pb, <float>value, <float*>po, n, nt,
-                       divide)
-        else:
-            addc_double(<double*>ps, <double*>pa, <double*>pb, value, <double*>po, n, nt,
-                        divide)
+    if n < PAR_MIN:                     # as in lerp
+        _run_addc(kind, ps, pa, pb, value, po, n, nt, divide)
+    else:
+        with nogil:
+            _run_addc(kind, ps, pa, pb, value, po, n, nt, divide)
     return True
+
+
+cdef void _run_addc(int kind, void* ps, void* pa, void* pb, double value, void* po,
+                    Py_ssize_t n, int nt, int divide) noexcept nogil:
+    if kind == 1:
+        addc_float(<float*>ps, <float*>pa, <float*>pb, <float>value, <float*>po, n, nt, divide)
+    else:
+        addc_double(<double*>ps, <double*>pa, <double*>pb, value, <double*>po, n, nt, divide)
 
 
 def addcmul(TensorImpl out, TensorImpl input, TensorImpl tensor1, TensorImpl tensor2,

@@ -41,6 +41,10 @@ cdef extern from *:
         Py_ssize_t lo = cp_min((Py_ssize_t)(t) * per_, (n)), hi = cp_min(lo + per_, (n));
 
     static void cp_memcpy(char* d, const char* s, Py_ssize_t bytes, int nt) {
+        if (nt <= 1) {                  /* no OpenMP region: its setup costs a small copy's time */
+            memcpy(d, s, bytes);
+            return;
+        }
         #pragma omp parallel num_threads(nt) if (nt > 1)
         {
             int t = 0, m = 1;
@@ -403,6 +407,9 @@ cdef void _place(TensorImpl out, TensorImpl t, int dim, Py_ssize_t start, bint s
     cdef int nt = _threads(count)
     if t._dtype is out._dtype and type(t._storage.handle) is np.ndarray:
         src = _data(t)
+        if count < PARALLEL_MIN:        # the GIL's release and retake cost more than this copy
+            _copy_strided(_coalesce(nd, shape, ss, ds), shape, src, ss, dst, ds, size, nt)
+            return
         with nogil:
             _copy_strided(_coalesce(nd, shape, ss, ds), shape, src, ss, dst, ds, size, nt)
         return
@@ -559,6 +566,9 @@ cdef bint _copy_tensor(TensorImpl out, TensorImpl src):
             return False                    # rows across the source's lines: copy() stages
         with nogil:
             cp_convert(kind, nd, shape, ss, sp, dp, nt)
+        return True
+    if count < PARALLEL_MIN:            # as in _place: a small copy keeps the GIL
+        _copy_strided(_coalesce(nd, shape, ss, ds), shape, sp, ss, dp, ds, size, nt)
         return True
     with nogil:
         _copy_strided(_coalesce(nd, shape, ss, ds), shape, sp, ss, dp, ds, size, nt)

@@ -224,6 +224,46 @@ def test_gelu_op_and_gradients_match_torch_on_any_layout(approximate):
     assert tl.autograd.gradgradcheck(lambda t: F.gelu(t, approximate=approximate), (x64,))
 
 
+def test_exact_gelu_float32_large_and_tails_match_float64_and_torch():
+    """The float32 exact form (ncdf_table.h's pieces in AVX-512 builds) over 2^18 + 5
+    elements on the backend's threads: within 3e-7 relative of float64 where GELU is not
+    tiny, 1e-5 relative down to -10 (the lower tail keeps its relative accuracy), exactly
+    0.5 as the slope at 0; through F.gelu on a transposed input and its gradient, as torch's
+    (NaN and the infinities included)."""
+    from scipy.special import ndtr
+    rng = np.random.default_rng(11)
+    n = 2 ** 18 + 5
+    x = np.concatenate([np.linspace(-10, 10, n // 2), rng.standard_normal(n - n // 2) * 2])
+    x = x.astype(np.float32)
+    x64 = x.astype(np.float64)
+    want, slope = x64 * ndtr(x64), ndtr(x64) + x64 * np.exp(-0.5 * x64 * x64) / np.sqrt(2 * np.pi)
+    t = tl.from_numpy(x.copy())
+    out = empty(t._sizes, t._dtype, t._device)
+    assert ak.gelu(out, t, "none")
+    got = out.numpy().astype(np.float64)
+    main = x > -3
+    np.testing.assert_allclose(got[main], want[main], rtol=3e-7, atol=1e-9)
+    np.testing.assert_allclose(got[~main], want[~main], rtol=1e-5, atol=0)
+    assert ak.gelu_backward(out, tl.ones(n), t, "none")
+    np.testing.assert_allclose(out.numpy(), slope, rtol=2e-6, atol=2e-7)
+    zero = tl.tensor([0.0, -0.0], dtype=tl.float32)
+    slope0 = empty((2,), tl.float32, zero._device)
+    assert ak.gelu_backward(slope0, tl.ones(2), zero, "none")
+    np.testing.assert_array_equal(slope0.numpy(), [0.5, 0.5])
+    torch = pytest.importorskip("torch")
+    import tensorlib.nn.functional as F
+    grid = x[: 512 * 512].reshape(512, 512).copy()
+    grid[0, :6] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30]
+    xt = tl.from_numpy(grid).t().requires_grad_()
+    tt = torch.from_numpy(grid).t().requires_grad_()
+    y, ty = F.gelu(xt), torch.nn.functional.gelu(tt)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = rng.standard_normal((512, 512)).astype(np.float32)
+    y.backward(tl.from_numpy(g))
+    ty.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_compiled_gelu_equals_eager():
     import tensorlib.nn.functional as F
     x = tl.randn(256, 64)

@@ -137,3 +137,60 @@ def test_number_formulas_match_docstring():
     t = 2 * np.pi * (w[1::2] >> 8) * 2.0**-24
     z = np.stack([np.sqrt(-2 * np.log(u1)) * np.cos(t), np.sqrt(-2 * np.log(u1)) * np.sin(t)], 1)
     np.testing.assert_allclose(philox.normal(5, 12, 64, np.float32), z.reshape(-1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("start", [0, 1, 2, 3, 4 * 16 * 5 + 2])
+def test_vector_blocks_equal_single_blocks(start):
+    """philox16 (16 blocks in AVX-512 lanes, threaded past 2^14 blocks) gives the words the
+    one-block rounds give: the reference's 4-word requests run one block at a time."""
+    seed = 0xDEADBEEF_12345678
+    count = 4 * (1 << 15) + 37
+    got = philox.uniform_uint32(seed, start, count)
+    b0 = start // 4
+    blocks = [philox.uniform_uint32(seed, 4 * (b0 + i), 4) for i in range(0, count // 4 + 2, 997)]
+    for i, block in zip(range(0, count // 4 + 2, 997), blocks):
+        lo = 4 * (b0 + i) - start
+        want = block[max(0, -lo):min(4, count - lo)]
+        np.testing.assert_array_equal(got[max(lo, 0):max(lo, 0) + len(want)], want)
+    np.testing.assert_array_equal(got[:40], np.concatenate(
+        [philox.uniform_uint32(seed, 4 * (b0 + i), 4) for i in range(11)])[start % 4:start % 4 + 40])
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 3e-6), (np.float64, 1e-13)])
+@pytest.mark.parametrize("offset", [0, 1, 2, 3])
+def test_vector_normals_match_the_formula(dtype, tol, offset):
+    """The libmvec Box-Muller (16 or 8 pairs a vector, the last group padded) against the
+    documented formula in float64, past the threads' minimum and at every word alignment."""
+    n = 2 * (1 << 15) + 23
+    k = philox.words_per_number(dtype)
+    pairs = n // 2 + 2
+    w = philox.uniform_uint32(9, offset * k - (offset * k) % (2 * k), 2 * pairs * k).astype(
+        np.uint64)
+    if k == 1:
+        u1 = 1.0 - (w[0::2] >> 8) * 2.0 ** -24
+        u2 = (w[1::2] >> 8) * 2.0 ** -24
+    else:
+        u1 = 1.0 - ((w[0::4] >> 5) * 2 ** 26 + (w[1::4] >> 6)) * 2.0 ** -53
+        u2 = ((w[2::4] >> 5) * 2 ** 26 + (w[3::4] >> 6)) * 2.0 ** -53
+    r = np.sqrt(-2 * np.log(u1))
+    want = np.stack([r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)], 1).reshape(-1)
+    got = philox.normal(9, offset * k, n, dtype)
+    np.testing.assert_allclose(got, want[offset % 2:offset % 2 + n], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normals_same_on_any_thread_count_and_normal_by_ks(dtype):
+    import tensorlib as tl
+    from scipy import stats
+    before = tl.get_num_threads()
+    try:
+        draws = []
+        for threads in (1, 2):
+            tl.set_num_threads(threads)
+            draws.append(philox.normal(2024, 3, 10 ** 6 + 3, dtype))
+    finally:
+        tl.set_num_threads(before)
+    np.testing.assert_array_equal(draws[0], draws[1])
+    z = draws[0].astype(np.float64)
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    assert abs(z.mean()) < 3e-3 and abs(z.var() - 1) < 3e-3

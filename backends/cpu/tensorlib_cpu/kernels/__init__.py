@@ -1,7 +1,7 @@
 """Every kernel the CPU backend provides, by op name: the one list of what it implements."""
 from tensorlib_cpu import (activation_kernels, arith_kernels, attention_kernels, clamp_kernels,
                            conv_kernels, copy_kernels, exp_activation_kernels, grid_kernels,
-                           loss_kernels, norm_kernels, onednn_conv, optim_kernels,
+                           loss_kernels, median_kernels, norm_kernels, onednn_conv, optim_kernels,
                            piecewise_kernels, pool_kernels, regression_loss_kernels,
                            resample_kernels, rnn_kernels, scan_kernels, select_kernels,
                            sort_kernels, tri_kernels)
@@ -17,5 +17,5 @@ def register(table):
                    loss_kernels, regression_loss_kernels, norm_kernels, optim_kernels,
                    pool_kernels, resample_kernels, rnn_kernels, select_kernels, tri_kernels,
                    piecewise_kernels, exp_activation_kernels, copy_kernels, scan_kernels,
-                   sort_kernels, sparse, quantized, activation_kernels):
+                   sort_kernels, sparse, quantized, median_kernels, activation_kernels):
         table.update(module.KERNELS)

@@ -1,11 +1,12 @@
-"""gather, scatter_add, index_select, sort, mask_positions and nonzero. The three index
-kernels check their indices themselves (`checks_bounds`: tensorlib/backends/interface.py),
-in C as they read them. sort is sort_kernels' radix sort; numpy's stable argsort takes the
-dtypes it lacks."""
+"""gather, scatter_add, index_select, sort, mask_count, mask_positions, nonzero and
+masked_select. The three index kernels check their indices themselves (`checks_bounds`:
+tensorlib/backends/interface.py), in C as they read them. sort is sort_kernels' radix sort;
+numpy's stable argsort takes the dtypes it lacks. The mask kernels are mask_kernels' threaded
+passes; numpy takes the masks that are not contiguous."""
 import numpy as np
 
 from tensorlib._C.tensor_impl import host_array as _h
-from tensorlib_cpu import index_kernels, sort_kernels
+from tensorlib_cpu import index_kernels, mask_kernels, sort_kernels
 
 
 def _positions(index, dim):
@@ -49,22 +50,26 @@ def sort(values, indices, x, dim, descending=False, stable=True):
     _h(values)[...] = np.take_along_axis(xv, order, axis=dim)
 
 
+def mask_count(mask):
+    """The number of True elements of the bool mask."""
+    found = mask_kernels.count(mask)
+    return int(np.count_nonzero(_h(mask))) if found is None else found
+
+
 def mask_positions(out, mask):
     """out = the flat positions of the True elements of the contiguous bool mask (out holds
-    exactly their count): numpy's flatnonzero, one pass."""
-    m = _h(mask)
-    if not m.flags.c_contiguous:
-        return False
-    np.copyto(_h(out), np.flatnonzero(m))
-    return True
+    exactly their count)."""
+    return mask_kernels.mask_positions(out, mask)
 
 
 def nonzero(out, mask):
     """out (count, ndim) = the coordinates of the True elements of the bool mask in row-major
     order (out holds exactly their count)."""
-    np.copyto(_h(out), np.argwhere(_h(mask)))
+    if not mask_kernels.nonzero(out, mask):
+        np.copyto(_h(out), np.argwhere(_h(mask)))
     return True
 
 
 KERNELS = {"gather": gather, "scatter_add": scatter_add, "index_select": index_select,
-           "sort": sort, "mask_positions": mask_positions, "nonzero": nonzero}
+           "sort": sort, "mask_count": mask_count, "mask_positions": mask_positions,
+           "nonzero": nonzero, "masked_select": mask_kernels.masked_select}
