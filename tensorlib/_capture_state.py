@@ -1,7 +1,9 @@
 """The one flag that eager code checks for `tensorlib.compile`: the capture in progress, or
-None. Kept import-free so `_tensor.py` and the ops can read it at no cost; a host read of a
-tensor (item, tolist, numpy, printing, a copy to another backend) calls `materialize` so the
-recorded kernels run first (a graph break)."""
+None. Free of tensorlib imports so `_tensor.py` and the ops can read it at no cost; a host
+read of a tensor (item, tolist, numpy, printing, a copy to another backend) calls
+`materialize` so the recorded kernels run first (a graph break)."""
+
+from _thread import get_ident
 
 current = None
 
@@ -15,6 +17,7 @@ run_backward_compiled = None
 
 
 def materialize(what):
-    """Run every kernel recorded so far: `what` (e.g. 'item()') needs real values."""
-    if current is not None:
+    """Run every kernel recorded so far: `what` (e.g. 'item()') needs real values. Another
+    thread's read is no break of this recording: its kernels ran when it called them."""
+    if current is not None and current.thread == get_ident():
         current.graph_break(what)

@@ -13,6 +13,7 @@ written (see `plan.live_storages`).
 """
 import os
 import sys
+from threading import get_ident
 
 import numpy as np
 
@@ -81,6 +82,8 @@ class _Recorder:
         return getattr(self.kernel, name)
 
     def __call__(self, *args, **kwargs):
+        if get_ident() != self.capture.thread:     # another thread's eager op: run it
+            return self.kernel(*args, **kwargs)
         op = self.op
         if op in _DECLINE:
             return False
@@ -119,6 +122,8 @@ class _HostCopyRecorder:
         self.capture, self.copy, self.own = capture, copy, own
 
     def __call__(self, dst, array, **kwargs):
+        if get_ident() != self.capture.thread:
+            return self.copy(dst, array, **kwargs)
         snapshot = np.array(array, copy=True)
         self.capture.nodes.append(Node("copy_from_host", self.copy, (dst, snapshot), kwargs,
                                        dst._device.type))
@@ -172,6 +177,8 @@ class Capture:
         self._installed = None          # (tables: (dict, real, recorders), allocators)
         self.program = None             # a list to log what runs into, for `replay`
         self.opaque = False             # kernels ran outside the recording (compiler.disable)
+        # the tables are the process's: other threads' kernels pass through the recorders
+        self.thread = get_ident()
 
     # -- installing the recorders ----------------------------------------------------------
     def _tables(self):

@@ -3,6 +3,7 @@ the same program, calls with the same guards run the kernels without the Python,
 eager's values and gradients; whatever the guards see (scalars, flags, layouts, side effects,
 random ops) sends a call back through the capture."""
 import copy
+import threading
 
 import numpy as np
 import pytest
@@ -404,3 +405,32 @@ def test_host_data_that_changes_between_calls_is_not_replayed_stale():
     for row in range(len(values)):
         state["row"] = row
         np.testing.assert_array_equal(_np(g(x)), values[row])
+
+
+def test_another_threads_eager_kernels_run_while_a_call_records():
+    # the kernel tables are the process's while a capture records; another thread's eager
+    # ops pass through the recorders and run at once instead of joining the recording
+    started, proceed = threading.Event(), threading.Event()
+
+    def f(x):
+        y = x * x
+        started.set()
+        proceed.wait(10)
+        return y + x
+
+    g = tl.compile(f, fullgraph=True)     # a break would raise
+    x = tl.full((3,), 2.0)
+    out = {}
+    worker = threading.Thread(target=lambda: out.setdefault("g", g(x)))
+    worker.start()
+    assert started.wait(10)
+    a, b = tl.full((4,), 3.0), tl.full((4,), 4.0)
+    eager = a * b + a               # runs while the worker's call records
+    host = tl.tensor([1.0, 2.0]) + tl.tensor([3.0, 4.0])
+    try:                            # read here, before the worker's call ends
+        np.testing.assert_array_equal(_np(eager), [15.0] * 4)
+        np.testing.assert_array_equal(_np(host), [4.0, 6.0])
+    finally:
+        proceed.set()
+        worker.join(10)
+    np.testing.assert_array_equal(_np(out["g"]), [6.0] * 3)
