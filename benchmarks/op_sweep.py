@@ -44,6 +44,8 @@ def _cases(torch, n):
         "softmax": (lambda a: F.softmax(a, -1), True),
         "log_softmax": (lambda a: F.log_softmax(a, -1), True),
         "softmax_dim0": (lambda a: F.softmax(a, 0), True),
+        "log_softmax_dim0": (lambda a: F.log_softmax(a, 0), True),
+        "softmax_3d_dim1": (lambda a: F.softmax(a.view(max(1, rows // 128), -1, cols), 1), True),
         "layer_norm": (lambda a: F.layer_norm(a, a.shape[-1:]), True),
         "rms_norm": (lambda a: F.rms_norm(a, a.shape[-1:]), True),
         "normalize": (lambda a: F.normalize(a, dim=-1), True),
