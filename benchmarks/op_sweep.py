@@ -29,6 +29,7 @@ def _cases(torch, n):
     tokens = torch.randint(0, 1000, (rows, 16))
     table = torch.randn(1000, 64)
     img = torch.randn(max(1, rows // 128), 16, 32, 32)
+    chw, chb = torch.randn(64), torch.randn(64)           # per-channel affine of 64 channels
     return {
         # activations
         "relu": (F.relu, True), "gelu": (F.gelu, True),
@@ -50,6 +51,7 @@ def _cases(torch, n):
         "rms_norm": (lambda a: F.rms_norm(a, a.shape[-1:]), True),
         "normalize": (lambda a: F.normalize(a, dim=-1), True),
         "group_norm": (lambda a: F.group_norm(img, 4), False),
+        "group_norm_affine": (lambda a: F.group_norm(a.view(-1, 64, 32, 32), 8, chw, chb), True),
         # pointwise
         "exp": (torch.exp, True), "log": (lambda a: torch.log(a.abs() + 1), True),
         "sqrt": (lambda a: a.abs().sqrt(), True), "rsqrt": (lambda a: (a.abs() + 1).rsqrt(), True),

@@ -335,6 +335,12 @@ COMPOSITES = {
     "layer_norm_backward_affine": ("layer_norm_backward_affine(grad_w, grad_b, grad, x, "
                                    "stats, ndim): the unwanted one is None",
                                    "sums over rows in ops"),
+    "group_norm": ("group_norm(out, stats, x, weight, bias, num_groups, eps): stats (N * G, 2) "
+                   "= (mean, rstd), None for inference",
+                   "mean/var over (N, G, -1) in ops (nn/_functional/normalization.py)"),
+    "group_norm_backward": ("group_norm_backward(grad_x, grad_w, grad_b, grad, x, weight, "
+                            "stats, num_groups): the unwanted ones are None",
+                            "the derivative in ops (nn/_functional/normalization.py)"),
     "cross_entropy": ("cross_entropy(rows, x, target, ignore_index) -> kept rows: per-row "
                       "loss of class targets", "log_softmax and gather (nn/_functional/"
                       "loss.py)"),

@@ -133,6 +133,16 @@ def _norms(d):
     return out
 
 
+def _group_norm(d):
+    x, w, b = _leaf((3, 6, 4, 5), 27, d), _leaf((6,), 28, d), _leaf((6,), 29, d)
+    out = _grads(F.group_norm(x * 2 + 1, 3, w, b) * tensorlib.arange(5.0, device=d), x, w, b)
+    x.grad = None
+    out += _grads(F.group_norm(x, 2) ** 2, x)
+    with tensorlib.no_grad():
+        out.append(F.group_norm(x, 6, w, b))
+    return out
+
+
 def _cross_entropy(d):
     x = _leaf((6, 5), 16, d)
     target = tensorlib.tensor([0, 4, 2, 1, 3, 2], device=d)
@@ -227,6 +237,7 @@ DRIVERS = {
     ("grid_sampler_2d", "grid_sampler_2d_backward"): _grid_sample,
     ("batch_norm", "rms_norm", "rms_norm_train", "rms_norm_backward", "layer_norm",
      "layer_norm_train", "layer_norm_backward", "layer_norm_backward_affine"): _norms,
+    ("group_norm", "group_norm_backward"): _group_norm,
     ("cross_entropy", "cross_entropy_backward"): _cross_entropy,
     ("scaled_dot_product_attention", "scaled_dot_product_attention_backward"): _attention,
     ("lstm_cell", "lstm_cell_backward"): _lstm,
