@@ -277,6 +277,11 @@ COMPOSITES = {
     # -- joining
     "cat": ("cat(out, tensors, dim)", "one copy per input (ops/joining.py)"),
     "stack": ("stack(out, tensors, dim)", "cat of unsqueezed views (ops/joining.py)"),
+    "pad": ("pad(out, x, pads, mode, value) -> bool: F.pad's (left, right) pairs from the last "
+            "dim, mode 'constant' (value), 'reflect', 'replicate' or 'circular'; negative pads "
+            "crop", "a fill and a copy, or an index_select per dim (ops/joining.py)"),
+    "flip": ("flip(out, x, dims) -> bool: x reversed along dims (a tuple)",
+             "an index_select per dim (ops/joining.py)"),
     # -- convolution
     "conv2d": ("conv2d(out, x, w, stride, padding, dilation, groups)",
                "im2col and matmul (nn/_functional/conv.py)"),

@@ -179,6 +179,18 @@ def _join(d):
     return [tensorlib.cat([a, b], 1), tensorlib.stack([a, b], 0)]
 
 
+def _pad_flip(d):
+    x = _leaf((2, 3, 4, 5), 30, d)
+    weights = tensorlib.arange(2 * 3 * 6 * 7.0, device=d).reshape(2, 3, 6, 7)
+    out = _grads(F.pad(x, (1, 1, 1, 1), value=0.5) * weights, x)
+    for mode in ("reflect", "replicate", "circular"):
+        x.grad = None
+        out += _grads(F.pad(x, (1, 1, 1, 1), mode=mode) * weights, x)
+    x.grad = None
+    out += _grads(F.pad(x, (-1, 2, 0, -2)).sum() + (x.flip(0, 3) * x.detach()).sum(), x)
+    return out + [x.detach().flip(1), x.detach().flip(2)[:, 1:].flip(0)]
+
+
 def _topk(d):
     x = _leaf((6, 40), 25, d)
     x.detach()[0, 3] = float("nan")
@@ -227,6 +239,7 @@ DRIVERS = {
     ("addmm_bias_relu",): _feed_forward,
     ("sparse_coo_mm",): _sparse_mm,
     ("cat", "stack"): _join,
+    ("pad", "flip"): _pad_flip,
     ("topk",): _topk,
     ("reverse_cumsum",): _cumsum,
     ("conv1d", "conv1d_weight_grad", "conv_transpose1d"): _conv(1),
