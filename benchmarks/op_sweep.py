@@ -84,6 +84,8 @@ def _cases(torch, n):
         "var_-1": (lambda a: a.var(-1), True), "std": (lambda a: a.std(), True),
         "amax_-1": (lambda a: a.amax(-1), True), "argmax_-1": (lambda a: a.argmax(-1), False),
         "norm": (lambda a: a.norm(), True), "logsumexp": (lambda a: a.logsumexp(-1), True),
+        "norm_dim1": (lambda a: a.norm(dim=1), True),
+        "vector_norm": (lambda a: torch.linalg.vector_norm(a), True),
         "cumsum": (lambda a: a.cumsum(-1), True), "cumprod": (lambda a: a.cumprod(-1), True),
         "sort": (lambda a: a.sort(-1).values, False), "topk": (lambda a: a.topk(5, -1).values,
                                                              False),

@@ -340,6 +340,12 @@ COMPOSITES = {
     "layer_norm_backward_affine": ("layer_norm_backward_affine(grad_w, grad_b, grad, x, "
                                    "stats, ndim): the unwanted one is None",
                                    "sums over rows in ops"),
+    "vector_norm": ("vector_norm(out, x, ord, dims) -> bool: the ord-norm over the tuple dims, "
+                    "out of the reduced sizes", "(x * x).sum(dims).sqrt() and the like "
+                    "(ops/linalg.py)"),
+    "vector_norm_backward": ("vector_norm_backward(grad_x, grad, x, norm, ord, dims) -> bool: "
+                             "grad and norm of the reduced sizes",
+                             "the derivative in ops (autograd/formulas/linalg.py)"),
     "group_norm": ("group_norm(out, stats, x, weight, bias, num_groups, eps): stats (N * G, 2) "
                    "= (mean, rstd), None for inference",
                    "mean/var over (N, G, -1) in ops (nn/_functional/normalization.py)"),

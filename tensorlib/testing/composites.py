@@ -191,6 +191,14 @@ def _pad_flip(d):
     return out + [x.detach().flip(1), x.detach().flip(2)[:, 1:].flip(0)]
 
 
+def _vector_norms(d):
+    x = _leaf((3, 4, 5), 31, d)
+    out = _grads(tensorlib.linalg.vector_norm(x) + x.norm(dim=(1, 2)).sum()
+                 + tensorlib.linalg.vector_norm(x, 2, -1, keepdim=True).sum()
+                 + tensorlib.linalg.vector_norm(x, 2, 0).sum(), x)
+    return out + [tensorlib.linalg.vector_norm(x.detach() * 0, 2, -1)]
+
+
 def _topk(d):
     x = _leaf((6, 40), 25, d)
     x.detach()[0, 3] = float("nan")
@@ -240,6 +248,7 @@ DRIVERS = {
     ("sparse_coo_mm",): _sparse_mm,
     ("cat", "stack"): _join,
     ("pad", "flip"): _pad_flip,
+    ("vector_norm", "vector_norm_backward"): _vector_norms,
     ("topk",): _topk,
     ("reverse_cumsum",): _cumsum,
     ("conv1d", "conv1d_weight_grad", "conv_transpose1d"): _conv(1),

@@ -7,7 +7,7 @@ from tensorlib_cpu import (activation_kernels, arith_kernels, attention_kernels,
                            sort_kernels, tri_kernels)
 from tensorlib_cpu.kernels import (blas, fused, indexing, pointwise, quantized, random, reduction,
                                    sparse)
-from tensorlib_cpu import remap_kernels
+from tensorlib_cpu import remap_kernels, vector_norm_kernels
 
 
 def register(table):
@@ -18,5 +18,6 @@ def register(table):
                    loss_kernels, regression_loss_kernels, norm_kernels, optim_kernels,
                    pool_kernels, resample_kernels, rnn_kernels, select_kernels, tri_kernels,
                    piecewise_kernels, exp_activation_kernels, copy_kernels, scan_kernels,
-                   sort_kernels, sparse, quantized, remap_kernels, activation_kernels):
+                   sort_kernels, sparse, quantized, remap_kernels, vector_norm_kernels,
+                   activation_kernels):
         table.update(module.KERNELS)
