@@ -302,67 +302,68 @@ cdef extern from *:
        (n, c), g and g * (x - m) (ln_dots over the channel's hw elements); per row these give
        layer_norm's two sums of the weighted gradient and so its grad_x formula, and summed
        over n they give grad_weight (times rstd) and grad_bias, in double, in n order. */
-    #define DEFINE_GROUP_NORM(T)                                                            \
-    static void group_norm_##T(const T* x, const T* w, const T* b, T* y, T* st,            \
-                               Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,          \
-                               Py_ssize_t hw, double eps, int nt) {                         \
-        const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \
-        _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \
-        for (Py_ssize_t r = 0; r < rows; r++) {                                             \
-            const T* xr = x + r * n; T* yr = y + r * n;                                     \
-            const T m = (T)(ln_sum_##T(xr, n, 0, 0) / n);                                   \
-            const T rstd = (T)(1.0 / sqrt(ln_sum_##T(xr, n, m, 1) / n + eps));              \
-            const Py_ssize_t c0 = r % groups * cg;                                          \
-            if (st) { st[2 * r] = m; st[2 * r + 1] = rstd; }                                \
-            for (Py_ssize_t c = 0; c < cg; c++) {                                           \
-                const T a = w ? rstd * w[c0 + c] : rstd, s = b ? b[c0 + c] : (T)0;          \
-                const T* xc = xr + c * hw; T* yc = yr + c * hw; Py_ssize_t i;               \
-                _Pragma("omp simd")                                                         \
-                for (i = 0; i < hw; i++) yc[i] = (xc[i] - m) * a + s;                       \
-            }                                                                               \
-        }                                                                                   \
-    }                                                                                       \
-    /* gx (NULL: not wanted), and per (n, c) sums of g (db) and of g * (x - m) (ds) */      \
-    static void group_norm_bwd_##T(const T* g, const T* x, const T* w, const T* st, T* gx, \
-                                   double* ds, double* db, Py_ssize_t rows,                 \
-                                   Py_ssize_t groups, Py_ssize_t cg, Py_ssize_t hw, int nt) {\
-        const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \
-        _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \
-        for (Py_ssize_t r = 0; r < rows; r++) {                                             \
-            const T* gr = g + r * n; const T* xr = x + r * n;                               \
-            const T m = st[2 * r], rstd = st[2 * r + 1];                                    \
-            const Py_ssize_t c0 = r % groups * cg; double sgw = 0, sgwx = 0; Py_ssize_t c;   \
-            for (c = 0; c < cg; c++) {                                                      \
-                double sg, sgx; const double wc = w ? (double)w[c0 + c] : 1.0;              \
-                ln_dots_##T(gr + c * hw, NULL, xr + c * hw, hw, m, &sg, &sgx);              \
-                db[r * cg + c] = sg; ds[r * cg + c] = sgx;                                  \
-                sgw += sg * wc; sgwx += sgx * wc;                                           \
-            }                                                                               \
-            if (!gx) continue;                                                              \
-            const T ma = (T)(sgw / n), mb = (T)(sgwx * rstd / n);                           \
-            for (c = 0; c < cg; c++) {                                                      \
-                const T wc = w ? w[c0 + c] : (T)1;                                          \
-                const T* gc = gr + c * hw; const T* xc = xr + c * hw;                       \
-                T* out = gx + r * n + c * hw; Py_ssize_t i;                                 \
-                _Pragma("omp simd")                                                         \
-                for (i = 0; i < hw; i++) out[i] = rstd * (gc[i] * wc - ma - (xc[i] - m) * rstd * mb); \
-            }                                                                               \
-        }                                                                                   \
-    }                                                                                       \
-    /* gw[c] = sum_n ds[n, c] * rstd[n, c / cg], gb[c] = sum_n db[n, c] (either NULL) */    \
-    static void group_norm_affine_##T(const double* ds, const double* db, const T* st,     \
-                                      T* gw, T* gb, Py_ssize_t batch, Py_ssize_t channels,  \
-                                      Py_ssize_t cg) {                                      \
-        const Py_ssize_t groups = channels / cg;                                            \
-        for (Py_ssize_t c = 0; c < channels; c++) {                                         \
-            double sw = 0, sb = 0;                                                          \
-            for (Py_ssize_t k = 0; k < batch; k++) {                                        \
-                sw += ds[k * channels + c] * (double)st[2 * (k * groups + c / cg) + 1];     \
-                sb += db[k * channels + c];                                                 \
-            }                                                                               \
-            if (gw) gw[c] = (T)sw;                                                          \
-            if (gb) gb[c] = (T)sb;                                                          \
-        }                                                                                   \
+    #define DEFINE_GROUP_NORM(T)                                                            \\
+    static void group_norm_##T(const T* x, const T* w, const T* b, T* y, T* st,            \\
+                               Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,          \\
+                               Py_ssize_t hw, double eps, int nt) {                         \\
+        const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \\
+        _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \\
+        for (Py_ssize_t r = 0; r < rows; r++) {                                             \\
+            const T* xr = x + r * n; T* yr = y + r * n;                                     \\
+            const T m = (T)(ln_sum_##T(xr, n, 0, 0) / n);                                   \\
+            const T rstd = (T)(1.0 / sqrt(ln_sum_##T(xr, n, m, 1) / n + eps));              \\
+            const Py_ssize_t c0 = r % groups * cg;                                          \\
+            if (st) { st[2 * r] = m; st[2 * r + 1] = rstd; }                                \\
+            for (Py_ssize_t c = 0; c < cg; c++) {                                           \\
+                const T a = w ? rstd * w[c0 + c] : rstd, s = b ? b[c0 + c] : (T)0;          \\
+                const T* xc = xr + c * hw; T* yc = yr + c * hw; Py_ssize_t i;               \\
+                _Pragma("omp simd")                                                         \\
+                for (i = 0; i < hw; i++) yc[i] = (xc[i] - m) * a + s;                       \\
+            }                                                                               \\
+        }                                                                                   \\
+    }                                                                                       \\
+    /* gx (NULL: not wanted), and per (n, c) sums of g (db) and of g * (x - m) (ds) */      \\
+    static void group_norm_bwd_##T(const T* g, const T* x, const T* w, const T* st, T* gx, \\
+                                   double* ds, double* db, Py_ssize_t rows,                 \\
+                                   Py_ssize_t groups, Py_ssize_t cg, Py_ssize_t hw, int nt) {\\
+        const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \\
+        _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \\
+        for (Py_ssize_t r = 0; r < rows; r++) {                                             \\
+            const T* gr = g + r * n; const T* xr = x + r * n;                               \\
+            const T m = st[2 * r], rstd = st[2 * r + 1];                                    \\
+            const Py_ssize_t c0 = r % groups * cg; double sgw = 0, sgwx = 0; Py_ssize_t c;   \\
+            for (c = 0; c < cg; c++) {                                                      \\
+                double sg, sgx; const double wc = w ? (double)w[c0 + c] : 1.0;              \\
+                ln_dots_##T(gr + c * hw, NULL, xr + c * hw, hw, m, &sg, &sgx);              \\
+                db[r * cg + c] = sg; ds[r * cg + c] = sgx;                                  \\
+                sgw += sg * wc; sgwx += sgx * wc;                                           \\
+            }                                                                               \\
+            if (!gx) continue;                                                              \\
+            const T ma = (T)(sgw / n), mb = (T)(sgwx * rstd / n);                           \\
+            for (c = 0; c < cg; c++) {                                                      \\
+                const T wc = w ? w[c0 + c] : (T)1;                                          \\
+                const T* gc = gr + c * hw; const T* xc = xr + c * hw;                       \\
+                T* out = gx + r * n + c * hw; Py_ssize_t i;                                 \\
+                _Pragma("omp simd")                                                         \\
+                for (i = 0; i < hw; i++)                                                    \\
+                    out[i] = rstd * (gc[i] * wc - ma - (xc[i] - m) * rstd * mb);            \\
+            }                                                                               \\
+        }                                                                                   \\
+    }                                                                                       \\
+    /* gw[c] = sum_n ds[n, c] * rstd[n, c / cg], gb[c] = sum_n db[n, c] (either NULL) */    \\
+    static void group_norm_affine_##T(const double* ds, const double* db, const T* st,     \\
+                                      T* gw, T* gb, Py_ssize_t batch, Py_ssize_t channels,  \\
+                                      Py_ssize_t cg) {                                      \\
+        const Py_ssize_t groups = channels / cg;                                            \\
+        for (Py_ssize_t c = 0; c < channels; c++) {                                         \\
+            double sw = 0, sb = 0;                                                          \\
+            for (Py_ssize_t k = 0; k < batch; k++) {                                        \\
+                sw += ds[k * channels + c] * (double)st[2 * (k * groups + c / cg) + 1];     \\
+                sb += db[k * channels + c];                                                 \\
+            }                                                                               \\
+            if (gw) gw[c] = (T)sw;                                                          \\
+            if (gb) gb[c] = (T)sb;                                                          \\
+        }                                                                                   \\
     }
     DEFINE_GROUP_NORM(float)
     DEFINE_GROUP_NORM(double)

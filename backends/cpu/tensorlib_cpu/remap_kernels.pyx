@@ -7,11 +7,11 @@ copied the input into it (constant), or ran one index_select per dim (the other 
 
 Per dim, a mode (keep, flip or a pad mode) maps output index i to the input index it reads, or
 to none (the constant pad's fill value). The last dim's map is a few linear pieces (a fill, or
-input positions stepping by +1, -1 or 0), so a row is a few short loops; the other dims give each
-output row its input row's offset, or mark it all fill. Dims kept as they are and adjacent in
-memory are merged first (a pad of the last two dims of N, C, H, W runs over N*C, H, W). Rows
-(or, for fewer rows than threads, columns) are shared out over the backend's OpenMP threads. Any input strides, any dtype (elements moved
-as 1-16 byte words)."""
+input positions stepping by +1, -1 or 0), so a row is a few short loops; the other dims give
+each output row its input row's offset, or mark it all fill. Dims kept as they are and
+adjacent in memory are merged first (a pad of the last two dims of N, C, H, W runs over N*C,
+H, W). Rows (or, for fewer rows than threads, columns) are shared out over the backend's
+OpenMP threads. Any input strides, any dtype (elements moved as 1-16 byte words)."""
 import numpy as np
 
 cimport numpy as cnp
@@ -69,7 +69,9 @@ cdef extern from *:
                 if (o < 0) { base = -1; break; }                                          \\
                 base += o;                                                                \\
             }                                                                             \\
-            const Py_ssize_t h0 = pos[inner], h1 = h0 + (stop - r) < shape[inner] ? h0 + (stop - r) : shape[inner]; \\
+            const Py_ssize_t h0 = pos[inner];                                             \\
+            const Py_ssize_t h1 = h0 + (stop - r) < shape[inner]                          \\
+                ? h0 + (stop - r) : shape[inner];                                         \\
             const int64_t* lo_ = offs + starts[inner];                                    \\
             for (Py_ssize_t h = h0; h < h1; h++, r++) {                                   \\
                 const int64_t o = lo_[h];                                                 \\
@@ -88,7 +90,8 @@ cdef extern from *:
                         if (n == 1) out[0] = s[0];                                        \\
                         else if (step == 1) rm_copy_##T(out, s, n);                       \\
                         else if (step == -1) for (j = 0; j < n; j++) out[j] = s[-j];      \\
-                        else if (step == 0) { const T w = s[0]; for (j = 0; j < n; j++) out[j] = w; } \\
+                        else if (step == 0)                                               \\
+                            for (j = 0; j < n; j++) out[j] = s[0];                        \\
                         else for (j = 0; j < n; j++) out[j] = s[j * step];                \\
                     }                                                                     \\
                     out += n;                                                             \\

@@ -223,74 +223,76 @@ cdef extern from *:
         for (j = 0; j < w; j++) e[j] = expf(d[j]);
     #endif
     }
-    #define STRIDED_TASKS(outer, n, inner, ...)                                             \
-        Py_ssize_t per = ((inner) + STRIDED_BLOCK - 1) / STRIDED_BLOCK, t;                  \
-        _Pragma("omp parallel for schedule(static) if ((outer) * (n) * (inner) > 32768 && (outer) * per > 1)") \
-        for (t = 0; t < (outer) * per; t++) {                                               \
-            Py_ssize_t o = t / per, i0 = t % per * STRIDED_BLOCK, k, j;                     \
-            Py_ssize_t w = (inner) - i0 < STRIDED_BLOCK ? (inner) - i0 : STRIDED_BLOCK;     \
-            Py_ssize_t base = o * (n) * (inner) + i0;                                       \
-            __VA_ARGS__                                                                     \
+    #define STRIDED_PARALLEL(outer, n, inner, per) \\
+        ((outer) * (n) * (inner) > 32768 && (outer) * (per) > 1)
+    #define STRIDED_TASKS(outer, n, inner, ...)                                             \\
+        Py_ssize_t per = ((inner) + STRIDED_BLOCK - 1) / STRIDED_BLOCK, t;                  \\
+        _Pragma("omp parallel for schedule(static) if (STRIDED_PARALLEL(outer, n, inner, per))") \\
+        for (t = 0; t < (outer) * per; t++) {                                               \\
+            Py_ssize_t o = t / per, i0 = t % per * STRIDED_BLOCK, k, j;                     \\
+            Py_ssize_t w = (inner) - i0 < STRIDED_BLOCK ? (inner) - i0 : STRIDED_BLOCK;     \\
+            Py_ssize_t base = o * (n) * (inner) + i0;                                       \\
+            __VA_ARGS__                                                                     \\
         }
-    #define DEFINE_SOFTMAX_STRIDED(T, LOG)                                                  \
-    static void softmax_fwd_strided_##T(const T* x, T* y, Py_ssize_t outer, Py_ssize_t n,   \
-                                        Py_ssize_t inner, int lg) {                         \
-        STRIDED_TASKS(outer, n, inner,                                                      \
-            T m[STRIDED_BLOCK], s[STRIDED_BLOCK], d[STRIDED_BLOCK], e[STRIDED_BLOCK];       \
-            const T* xb = x + base; T* yb = y + base;                                       \
-            for (j = 0; j < w; j++) { m[j] = -INFINITY; s[j] = 0; }                         \
-            for (k = 0; k < n; k++) {                                                       \
-                const T* xr = xb + k * (inner);                                             \
-                _Pragma("omp simd")                                                         \
-                for (j = 0; j < w; j++) m[j] = xr[j] > m[j] ? xr[j] : m[j];                 \
-            }                                                                               \
-            for (k = 0; k < n; k++) {                                                       \
-                const T* xr = xb + k * (inner); T* yr = yb + k * (inner);                   \
-                _Pragma("omp simd")                                                         \
-                for (j = 0; j < w; j++) d[j] = xr[j] - m[j];                                \
-                exp_block_##T(d, e, w);                                                     \
-                _Pragma("omp simd")                                                         \
-                for (j = 0; j < w; j++) { yr[j] = lg ? d[j] : e[j]; s[j] += e[j]; }         \
-            }                                                                               \
-            if (lg) {                                                                       \
-                for (j = 0; j < w; j++) s[j] = LOG(s[j]);                                   \
-                for (k = 0; k < n; k++) {                                                   \
-                    T* yr = yb + k * (inner);                                               \
-                    _Pragma("omp simd")                                                     \
-                    for (j = 0; j < w; j++) yr[j] -= s[j];                                  \
-                }                                                                           \
-            } else {                                                                        \
-                for (j = 0; j < w; j++) s[j] = (T)1 / s[j];                                 \
-                for (k = 0; k < n; k++) {                                                   \
-                    T* yr = yb + k * (inner);                                               \
-                    _Pragma("omp simd")                                                     \
-                    for (j = 0; j < w; j++) yr[j] *= s[j];                                  \
-                }                                                                           \
-            })                                                                              \
-    }                                                                                       \
-    static void softmax_bwd_strided_##T(const T* g, const T* y, T* gi, Py_ssize_t outer,    \
-                                        Py_ssize_t n, Py_ssize_t inner, int lg) {           \
-        STRIDED_TASKS(outer, n, inner,                                                      \
-            T s[STRIDED_BLOCK], e[STRIDED_BLOCK];                                           \
-            const T* gb = g + base; const T* yb = y + base; T* ob = gi + base;              \
-            for (j = 0; j < w; j++) s[j] = 0;                                               \
-            for (k = 0; k < n; k++) {                                                       \
-                const T* gr = gb + k * (inner); const T* yr = yb + k * (inner);             \
-                _Pragma("omp simd")                                                         \
-                for (j = 0; j < w; j++) s[j] += lg ? gr[j] : gr[j] * yr[j];                 \
-            }                                                                               \
-            for (k = 0; k < n; k++) {                                                       \
-                const T* gr = gb + k * (inner); const T* yr = yb + k * (inner);             \
-                T* orow = ob + k * (inner);                                                 \
-                if (lg) {                                                                   \
-                    exp_block_##T(yr, e, w);                                                \
-                    _Pragma("omp simd")                                                     \
-                    for (j = 0; j < w; j++) orow[j] = gr[j] - e[j] * s[j];                  \
-                } else {                                                                    \
-                    _Pragma("omp simd")                                                     \
-                    for (j = 0; j < w; j++) orow[j] = yr[j] * (gr[j] - s[j]);               \
-                }                                                                           \
-            })                                                                              \
+    #define DEFINE_SOFTMAX_STRIDED(T, LOG)                                                  \\
+    static void softmax_fwd_strided_##T(const T* x, T* y, Py_ssize_t outer, Py_ssize_t n,   \\
+                                        Py_ssize_t inner, int lg) {                         \\
+        STRIDED_TASKS(outer, n, inner,                                                      \\
+            T m[STRIDED_BLOCK], s[STRIDED_BLOCK], d[STRIDED_BLOCK], e[STRIDED_BLOCK];       \\
+            const T* xb = x + base; T* yb = y + base;                                       \\
+            for (j = 0; j < w; j++) { m[j] = -INFINITY; s[j] = 0; }                         \\
+            for (k = 0; k < n; k++) {                                                       \\
+                const T* xr = xb + k * (inner);                                             \\
+                _Pragma("omp simd")                                                         \\
+                for (j = 0; j < w; j++) m[j] = xr[j] > m[j] ? xr[j] : m[j];                 \\
+            }                                                                               \\
+            for (k = 0; k < n; k++) {                                                       \\
+                const T* xr = xb + k * (inner); T* yr = yb + k * (inner);                   \\
+                _Pragma("omp simd")                                                         \\
+                for (j = 0; j < w; j++) d[j] = xr[j] - m[j];                                \\
+                exp_block_##T(d, e, w);                                                     \\
+                _Pragma("omp simd")                                                         \\
+                for (j = 0; j < w; j++) { yr[j] = lg ? d[j] : e[j]; s[j] += e[j]; }         \\
+            }                                                                               \\
+            if (lg) {                                                                       \\
+                for (j = 0; j < w; j++) s[j] = LOG(s[j]);                                   \\
+                for (k = 0; k < n; k++) {                                                   \\
+                    T* yr = yb + k * (inner);                                               \\
+                    _Pragma("omp simd")                                                     \\
+                    for (j = 0; j < w; j++) yr[j] -= s[j];                                  \\
+                }                                                                           \\
+            } else {                                                                        \\
+                for (j = 0; j < w; j++) s[j] = (T)1 / s[j];                                 \\
+                for (k = 0; k < n; k++) {                                                   \\
+                    T* yr = yb + k * (inner);                                               \\
+                    _Pragma("omp simd")                                                     \\
+                    for (j = 0; j < w; j++) yr[j] *= s[j];                                  \\
+                }                                                                           \\
+            })                                                                              \\
+    }                                                                                       \\
+    static void softmax_bwd_strided_##T(const T* g, const T* y, T* gi, Py_ssize_t outer,    \\
+                                        Py_ssize_t n, Py_ssize_t inner, int lg) {           \\
+        STRIDED_TASKS(outer, n, inner,                                                      \\
+            T s[STRIDED_BLOCK], e[STRIDED_BLOCK];                                           \\
+            const T* gb = g + base; const T* yb = y + base; T* ob = gi + base;              \\
+            for (j = 0; j < w; j++) s[j] = 0;                                               \\
+            for (k = 0; k < n; k++) {                                                       \\
+                const T* gr = gb + k * (inner); const T* yr = yb + k * (inner);             \\
+                _Pragma("omp simd")                                                         \\
+                for (j = 0; j < w; j++) s[j] += lg ? gr[j] : gr[j] * yr[j];                 \\
+            }                                                                               \\
+            for (k = 0; k < n; k++) {                                                       \\
+                const T* gr = gb + k * (inner); const T* yr = yb + k * (inner);             \\
+                T* orow = ob + k * (inner);                                                 \\
+                if (lg) {                                                                   \\
+                    exp_block_##T(yr, e, w);                                                \\
+                    _Pragma("omp simd")                                                     \\
+                    for (j = 0; j < w; j++) orow[j] = gr[j] - e[j] * s[j];                  \\
+                } else {                                                                    \\
+                    _Pragma("omp simd")                                                     \\
+                    for (j = 0; j < w; j++) orow[j] = yr[j] * (gr[j] - s[j]);               \\
+                }                                                                           \\
+            })                                                                              \\
     }
     DEFINE_SOFTMAX_STRIDED(float, logf)
     DEFINE_SOFTMAX_STRIDED(double, log)

@@ -41,6 +41,11 @@ cdef extern from *:
         }                                                                                  \\
         return total;                                                                      \\
     }                                                                                      \\
+    /* the sum of squares of chunk k of a row of n */                                    \\
+    static inline double vn_chunk_##T(const T* row, Py_ssize_t n, Py_ssize_t k) {          \\
+        const Py_ssize_t lo = k * VN_CHUNK;                                                \\
+        return vn_sumsq_##T(row + lo, n - lo < VN_CHUNK ? n - lo : VN_CHUNK);              \\
+    }                                                                                      \\
     /* out[r] = sqrt(sum of squares of row r), rows of n; part: one double per chunk */    \\
     static void vn_norm2_##T(const T* x, T* out, Py_ssize_t rows, Py_ssize_t n, int nt,   \\
                              double* part) {                                               \\
@@ -51,10 +56,7 @@ cdef extern from *:
             _Pragma("omp parallel for schedule(static) num_threads(nt) if (rows * n > 32768 && nt > 1)") \\
             for (r = 0; r < rows; r++) {                                                   \\
                 double total = 0;                                                          \\
-                for (Py_ssize_t k = 0; k < chunks; k++) {                                  \\
-                    const Py_ssize_t lo = k * VN_CHUNK;                                    \\
-                    total += vn_sumsq_##T(x + r * n + lo, n - lo < VN_CHUNK ? n - lo : VN_CHUNK); \\
-                }                                                                          \\
+                for (Py_ssize_t k = 0; k < chunks; k++) total += vn_chunk_##T(x + r * n, n, k); \\
                 out[r] = (T)sqrt(total);                                                   \\
             }                                                                              \\
             return;                                                                        \\
@@ -62,10 +64,7 @@ cdef extern from *:
         for (r = 0; r < rows; r++) {                                                       \\
             double total = 0;                                                              \\
             _Pragma("omp parallel for schedule(static) num_threads(nt) if (chunks > 1 && nt > 1)") \\
-            for (c = 0; c < chunks; c++) {                                                 \\
-                const Py_ssize_t lo = c * VN_CHUNK;                                        \\
-                part[c] = vn_sumsq_##T(x + r * n + lo, n - lo < VN_CHUNK ? n - lo : VN_CHUNK); \\
-            }                                                                              \\
+            for (c = 0; c < chunks; c++) part[c] = vn_chunk_##T(x + r * n, n, c);          \\
             for (c = 0; c < chunks; c++) total += part[c];                                 \\
             out[r] = (T)sqrt(total);                                                       \\
         }                                                                                  \\

@@ -37,7 +37,8 @@ def test_norm_spellings_and_strided_inputs():
     a = np.random.default_rng(2).standard_normal((96, 700))
     x, r = tl.tensor(a), torch.tensor(a)
     for ours, theirs in ((x.norm(), r.norm()), (x.norm(dim=1), r.norm(dim=1)),
-                         (x.t().norm(dim=0), r.t().norm(dim=0)), (x[:, ::3].norm(), r[:, ::3].norm()),
+                         (x.t().norm(dim=0), r.t().norm(dim=0)),
+                         (x[:, ::3].norm(), r[:, ::3].norm()),
                          (tl.linalg.norm(x), torch.linalg.norm(r)),
                          (x.norm(p="fro", dim=(0, 1)), r.norm(p="fro", dim=(0, 1)))):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-13)
