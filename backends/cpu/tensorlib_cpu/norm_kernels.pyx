@@ -322,19 +322,26 @@ cdef extern from *:
             }                                                                               \\
         }                                                                                   \\
     }                                                                                       \\
-    /* gx (NULL: not wanted), and per (n, c) sums of g (db) and of g * (x - m) (ds) */      \\
+    /* gx (NULL: not wanted), and per (n, c) sums of g (db) and of g * (x - m) (ds); g_one: \\
+       g is one value for every element (the gradient of a sum, not expanded in memory) */  \\
     static void group_norm_bwd_##T(const T* g, const T* x, const T* w, const T* st, T* gx, \\
                                    double* ds, double* db, Py_ssize_t rows,                 \\
-                                   Py_ssize_t groups, Py_ssize_t cg, Py_ssize_t hw, int nt) {\\
+                                   Py_ssize_t groups, Py_ssize_t cg, Py_ssize_t hw, int nt, \\
+                                   int g_one) {                                             \\
         const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \\
         _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \\
         for (Py_ssize_t r = 0; r < rows; r++) {                                             \\
-            const T* gr = g + r * n; const T* xr = x + r * n;                               \\
+            const T* gr = g_one ? g : g + r * n; const T* xr = x + r * n;                   \\
             const T m = st[2 * r], rstd = st[2 * r + 1];                                    \\
             const Py_ssize_t c0 = r % groups * cg; double sgw = 0, sgwx = 0; Py_ssize_t c;   \\
             for (c = 0; c < cg; c++) {                                                      \\
                 double sg, sgx; const double wc = w ? (double)w[c0 + c] : 1.0;              \\
-                ln_dots_##T(gr + c * hw, NULL, xr + c * hw, hw, m, &sg, &sgx);              \\
+                if (g_one) {                                                                \\
+                    sg = (double)g[0] * hw;                                                 \\
+                    sgx = (double)g[0] * (ln_sum_##T(xr + c * hw, hw, 0, 0) - (double)m * hw); \\
+                } else {                                                                    \\
+                    ln_dots_##T(gr + c * hw, NULL, xr + c * hw, hw, m, &sg, &sgx);          \\
+                }                                                                           \\
                 db[r * cg + c] = sg; ds[r * cg + c] = sgx;                                  \\
                 sgw += sg * wc; sgwx += sgx * wc;                                           \\
             }                                                                               \\
@@ -342,11 +349,12 @@ cdef extern from *:
             const T ma = (T)(sgw / n), mb = (T)(sgwx * rstd / n);                           \\
             for (c = 0; c < cg; c++) {                                                      \\
                 const T wc = w ? w[c0 + c] : (T)1;                                          \\
-                const T* gc = gr + c * hw; const T* xc = xr + c * hw;                       \\
+                const T* gc = gr + c * hw; const T* xc = xr + c * hw; const T g0 = g[0];    \\
                 T* out = gx + r * n + c * hw; Py_ssize_t i;                                 \\
-                _Pragma("omp simd")                                                         \\
-                for (i = 0; i < hw; i++)                                                    \\
-                    out[i] = rstd * (gc[i] * wc - ma - (xc[i] - m) * rstd * mb);            \\
+                if (g_one) { _Pragma("omp simd") for (i = 0; i < hw; i++)                   \\
+                    out[i] = rstd * (g0 * wc - ma - (xc[i] - m) * rstd * mb); }             \\
+                else { _Pragma("omp simd") for (i = 0; i < hw; i++)                         \\
+                    out[i] = rstd * (gc[i] * wc - ma - (xc[i] - m) * rstd * mb); }          \\
             }                                                                               \\
         }                                                                                   \\
     }                                                                                       \\
@@ -396,11 +404,11 @@ cdef extern from *:
     void group_norm_bwd_float(const float* g, const float* x, const float* w,
                               const float* st, float* gx, double* ds, double* db,
                               Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,
-                              Py_ssize_t hw, int nt) nogil
+                              Py_ssize_t hw, int nt, int g_one) nogil
     void group_norm_bwd_double(const double* g, const double* x, const double* w,
                                const double* st, double* gx, double* ds, double* db,
                                Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,
-                               Py_ssize_t hw, int nt) nogil
+                               Py_ssize_t hw, int nt, int g_one) nogil
     void group_norm_affine_float(const double* ds, const double* db, const float* st,
                                  float* gw, float* gb, Py_ssize_t batch, Py_ssize_t channels,
                                  Py_ssize_t cg) nogil
@@ -656,7 +664,10 @@ def group_norm_backward(grad_x, grad_weight, grad_bias, TensorImpl grad_out, Ten
     dense = [None if a is None else a if _dense(a, acc) else np.empty((<object>a).shape, acc)
              for a in outs]
     cdef cnp.ndarray gxd = dense[0], gwd = dense[1], gbd = dense[2]
-    cdef cnp.ndarray xd = _as_dense(xv, acc), gd = _as_dense(host_array(grad_out), acc)
+    gv = host_array(grad_out)
+    cdef bint g_one = not any((<object>gv).strides)          # one value broadcast everywhere
+    cdef cnp.ndarray xd = _as_dense(xv, acc)
+    cdef cnp.ndarray gd = _as_dense(gv.reshape(-1)[:1] if g_one else gv, acc)
     cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
     cdef cnp.ndarray sd = _as_dense(host_array(stats), acc)
     cdef cnp.ndarray ds = np.empty(batch * channels), db = np.empty(batch * channels)
@@ -673,13 +684,14 @@ def group_norm_backward(grad_x, grad_weight, grad_bias, TensorImpl grad_out, Ten
     if acc.type is np.float32:
         with nogil:
             group_norm_bwd_float(<float*>gp, <float*>xp, <float*>wp, <float*>sp,
-                                 <float*>gxp, dsp, dbp, rows, num_groups, cg, hw, nt)
+                                 <float*>gxp, dsp, dbp, rows, num_groups, cg, hw, nt, g_one)
             group_norm_affine_float(dsp, dbp, <float*>sp, <float*>gwp, <float*>gbp, batch,
                                     channels, cg)
     else:
         with nogil:
             group_norm_bwd_double(<double*>gp, <double*>xp, <double*>wp, <double*>sp,
-                                  <double*>gxp, dsp, dbp, rows, num_groups, cg, hw, nt)
+                                  <double*>gxp, dsp, dbp, rows, num_groups, cg, hw, nt,
+                                  g_one)
             group_norm_affine_double(dsp, dbp, <double*>sp, <double*>gwp, <double*>gbp,
                                      batch, channels, cg)
     for a, d in zip(outs, dense):

@@ -150,7 +150,8 @@ def test_training_layer_norm_only_weight_needs_grad():
 # ---- group_norm, group_norm_backward ------------------------------------------------------
 def _group_norm_run(lib, x, groups, w, b, g, layout):
     """Output and gradients (x, then weight and bias where given) of a group_norm;
-    layout 'channels_last' feeds a non-contiguous x, 'expanded' a broadcast grad_out."""
+    layout 'channels_last' feeds a non-contiguous x, 'expanded' a broadcast grad_out,
+    'one_value' one value broadcast to every element (a sum's gradient)."""
     xs = lib.tensor(x)
     if layout == "channels_last":
         xs = lib.tensor(np.moveaxis(x, 1, -1).copy()).movedim(-1, 1)
@@ -162,14 +163,15 @@ def _group_norm_run(lib, x, groups, w, b, g, layout):
     unit = lib.ones(x.shape[1], dtype=xs.dtype) if lib is torch and w is None and b is not None \
         else ws
     out = lib.nn.functional.group_norm(xs, groups, unit, bs, eps=1e-5)
-    grad = lib.tensor(g[:1]).expand(*x.shape) if layout == "expanded" else lib.tensor(g)
+    grad = lib.tensor(g[:1]).expand(*x.shape) if layout == "expanded" else \
+        lib.tensor(g.flat[0]).expand(*x.shape) if layout == "one_value" else lib.tensor(g)
     out.backward(grad)
     return [out.detach()] + [t.grad for t in (xs, ws, bs) if t is not None], out
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
-@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "expanded"])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "expanded", "one_value"])
 @pytest.mark.parametrize("shape,groups", [((8, 64, 16, 16), 8), ((3, 6, 5), 3), ((4, 6), 2),
                                           ((2, 4, 3, 2, 5), 1), ((1, 12, 70), 12)])
 def test_group_norm_kernels_match_torch(dtype, affine, layout, shape, groups):
