@@ -280,6 +280,9 @@ COMPOSITES = {
     "pad": ("pad(out, x, pads, mode, value) -> bool: F.pad's (left, right) pairs from the last "
             "dim, mode 'constant' (value), 'reflect', 'replicate' or 'circular'; negative pads "
             "crop", "a fill and a copy, or an index_select per dim (ops/joining.py)"),
+    "pad_backward": ("pad_backward(grad_x, grad, pads, mode) -> bool: the adjoint of a "
+                     "'reflect', 'replicate' or 'circular' pad (grad_x: the input's sizes)",
+                     "a scatter-add through the index map (autograd/formulas/joining.py)"),
     "flip": ("flip(out, x, dims) -> bool: x reversed along dims (a tuple)",
              "an index_select per dim (ops/joining.py)"),
     # -- convolution

@@ -247,7 +247,7 @@ DRIVERS = {
     ("addmm_bias_relu",): _feed_forward,
     ("sparse_coo_mm",): _sparse_mm,
     ("cat", "stack"): _join,
-    ("pad", "flip"): _pad_flip,
+    ("pad", "flip", "pad_backward"): _pad_flip,
     ("vector_norm", "vector_norm_backward"): _vector_norms,
     ("topk",): _topk,
     ("reverse_cumsum",): _cumsum,
