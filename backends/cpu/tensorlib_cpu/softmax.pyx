@@ -1,8 +1,9 @@
 # cython: boundscheck=False, wraparound=False
 """Fused softmax / log_softmax (forward and backward) along any dimension: over the last one,
-one pass over each row that stays in cache, rows split across OpenMP threads (any other dim:
-blocks of adjacent columns, below); float32 exp on vexp.h's AVX-512 kernel where the build
-has it, else glibc's libmvec. A chain of numpy temporaries runs at
+one pass over each row that stays in cache (any other dim: blocks of adjacent columns,
+below), on the thread count fastreduce.threads_now() gives (the OpenMP default team waited
+for a busy core on a shared machine: 2 ms instead of 0.2); float32 exp on vexp.h's AVX-512
+kernel where the build has it, else glibc's libmvec. A chain of numpy temporaries runs at
 ~0.12x PyTorch here (DESIGN.md).
 
 forward/backward take numpy arrays, forward_tensor/backward_tensor the tensors; each returns
@@ -14,6 +15,8 @@ cimport numpy as cnp
 from tensorlib._C.dtypes cimport FLOAT32, FLOAT64
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous, numel
 
+from tensorlib_cpu import fastreduce
+
 cnp.import_array()
 
 cdef extern from *:
@@ -22,9 +25,10 @@ cdef extern from *:
     #define ROWS_PARALLEL(rows, n) ((rows) * (n) > 32768 && (rows) > 1)
 
     #define DEFINE_SOFTMAX(T, EXP, LOG)                                                     \\
-    static void softmax_fwd_##T(const T* x, T* y, Py_ssize_t rows, Py_ssize_t n, int lg) {  \\
+    static void softmax_fwd_##T(const T* x, T* y, Py_ssize_t rows, Py_ssize_t n, int lg,    \\
+                                int nt) {                                               \\
         Py_ssize_t r;                                                                       \\
-        _Pragma("omp parallel for schedule(static) if (ROWS_PARALLEL(rows, n))")           \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (ROWS_PARALLEL(rows, n))")           \\
         for (r = 0; r < rows; r++) {                                                        \\
             const T* xr = x + r * n; T* yr = y + r * n; T m = -INFINITY, s = 0; Py_ssize_t i; \\
             for (i = 0; i < n; i++) m = xr[i] > m ? xr[i] : m;                              \\
@@ -45,9 +49,9 @@ cdef extern from *:
         }                                                                                   \\
     }                                                                                       \\
     static void softmax_bwd_##T(const T* g, const T* y, T* gi, Py_ssize_t rows,             \\
-                                Py_ssize_t n, int lg) {                                     \\
+                                Py_ssize_t n, int lg, int nt) {                             \\
         Py_ssize_t r;                                                                       \\
-        _Pragma("omp parallel for schedule(static) if (ROWS_PARALLEL(rows, n))")           \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (ROWS_PARALLEL(rows, n))")           \\
         for (r = 0; r < rows; r++) {                                                        \\
             const T* gr = g + r * n; const T* yr = y + r * n; T* out = gi + r * n;          \\
             T s = 0; Py_ssize_t i;                                                          \\
@@ -70,9 +74,9 @@ cdef extern from *:
     #define BLOCK 64
     #define DEFINE_SOFTMAX_SMALL(T, EXP, LOG)                                               \\
     static void softmax_fwd_small_##T(const T* x, T* y, Py_ssize_t rows, Py_ssize_t n,      \\
-                                      int lg) {                                             \\
+                                      int lg, int nt) {                                     \\
         Py_ssize_t b, blocks = (rows + BLOCK - 1) / BLOCK;                                  \\
-        _Pragma("omp parallel for schedule(static) if (ROWS_PARALLEL(rows, n))")           \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (ROWS_PARALLEL(rows, n))")           \\
         for (b = 0; b < blocks; b++) {                                                      \\
             T d[BLOCK * SMALL_ROW], e[BLOCK * SMALL_ROW], s[BLOCK];                        \\
             Py_ssize_t r0 = b * BLOCK, nr = rows - r0 < BLOCK ? rows - r0 : BLOCK, r, i;    \\
@@ -103,9 +107,9 @@ cdef extern from *:
         }                                                                                   \\
     }                                                                                       \\
     static void log_softmax_bwd_small_##T(const T* g, const T* y, T* gi, Py_ssize_t rows,   \\
-                                          Py_ssize_t n) {                                   \\
+                                          Py_ssize_t n, int nt) {                           \\
         Py_ssize_t b, blocks = (rows + BLOCK - 1) / BLOCK;                                  \\
-        _Pragma("omp parallel for schedule(static) if (ROWS_PARALLEL(rows, n))")           \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (ROWS_PARALLEL(rows, n))")           \\
         for (b = 0; b < blocks; b++) {                                                      \\
             T e[BLOCK * SMALL_ROW];                                                         \\
             Py_ssize_t r0 = b * BLOCK, nr = rows - r0 < BLOCK ? rows - r0 : BLOCK, r, i;    \\
@@ -141,9 +145,9 @@ cdef extern from *:
         return _mm512_reduce_max_ps(acc);
     }
     static void softmax_fwd_vexp(const float* x, float* y, Py_ssize_t rows, Py_ssize_t n,
-                                 int lg) {
+                                 int lg, int nt) {
         Py_ssize_t r;
-        _Pragma("omp parallel for schedule(static) if (ROWS_PARALLEL(rows, n))")
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (ROWS_PARALLEL(rows, n))")
         for (r = 0; r < rows; r++) {
             const float* xr = x + r * n; float* yr = y + r * n; Py_ssize_t i;
             __m512 m = _mm512_set1_ps(row_max(xr, n)), s = _mm512_setzero_ps();
@@ -173,9 +177,9 @@ cdef extern from *:
         }
     }
     static void log_softmax_bwd_vexp(const float* g, const float* y, float* gi,
-                                     Py_ssize_t rows, Py_ssize_t n) {
+                                     Py_ssize_t rows, Py_ssize_t n, int nt) {
         Py_ssize_t r;
-        _Pragma("omp parallel for schedule(static) if (ROWS_PARALLEL(rows, n))")
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (ROWS_PARALLEL(rows, n))")
         for (r = 0; r < rows; r++) {
             const float* gr = g + r * n; const float* yr = y + r * n; float* out = gi + r * n;
             __m512 acc = _mm512_setzero_ps();
@@ -193,10 +197,10 @@ cdef extern from *:
     }
     #else
     static void softmax_fwd_vexp(const float* x, float* y, Py_ssize_t rows, Py_ssize_t n,
-                                 int lg) { softmax_fwd_float(x, y, rows, n, lg); }
+                                 int lg, int nt) { softmax_fwd_float(x, y, rows, n, lg, nt); }
     static void log_softmax_bwd_vexp(const float* g, const float* y, float* gi,
-                                     Py_ssize_t rows, Py_ssize_t n) {
-        softmax_bwd_float(g, y, gi, rows, n, 1);
+                                     Py_ssize_t rows, Py_ssize_t n, int nt) {
+        softmax_bwd_float(g, y, gi, rows, n, 1, nt);
     }
     #endif
     DEFINE_SOFTMAX_SMALL(float, expf, logf)
@@ -227,7 +231,7 @@ cdef extern from *:
         ((outer) * (n) * (inner) > 32768 && (outer) * (per) > 1)
     #define STRIDED_TASKS(outer, n, inner, ...)                                             \\
         Py_ssize_t per = ((inner) + STRIDED_BLOCK - 1) / STRIDED_BLOCK, t;                  \\
-        _Pragma("omp parallel for schedule(static) if (STRIDED_PARALLEL(outer, n, inner, per))") \\
+        _Pragma("omp parallel for schedule(static) num_threads(nt) if (STRIDED_PARALLEL(outer, n, inner, per))") \\
         for (t = 0; t < (outer) * per; t++) {                                               \\
             Py_ssize_t o = t / per, i0 = t % per * STRIDED_BLOCK, k, j;                     \\
             Py_ssize_t w = (inner) - i0 < STRIDED_BLOCK ? (inner) - i0 : STRIDED_BLOCK;     \\
@@ -236,7 +240,7 @@ cdef extern from *:
         }
     #define DEFINE_SOFTMAX_STRIDED(T, LOG)                                                  \\
     static void softmax_fwd_strided_##T(const T* x, T* y, Py_ssize_t outer, Py_ssize_t n,   \\
-                                        Py_ssize_t inner, int lg) {                         \\
+                                        Py_ssize_t inner, int lg, int nt) {                 \\
         STRIDED_TASKS(outer, n, inner,                                                      \\
             T m[STRIDED_BLOCK], s[STRIDED_BLOCK], d[STRIDED_BLOCK], e[STRIDED_BLOCK];       \\
             const T* xb = x + base; T* yb = y + base;                                       \\
@@ -271,7 +275,7 @@ cdef extern from *:
             })                                                                              \\
     }                                                                                       \\
     static void softmax_bwd_strided_##T(const T* g, const T* y, T* gi, Py_ssize_t outer,    \\
-                                        Py_ssize_t n, Py_ssize_t inner, int lg) {           \\
+                                        Py_ssize_t n, Py_ssize_t inner, int lg, int nt) {   \\
         STRIDED_TASKS(outer, n, inner,                                                      \\
             T s[STRIDED_BLOCK], e[STRIDED_BLOCK];                                           \\
             const T* gb = g + base; const T* yb = y + base; T* ob = gi + base;              \\
@@ -299,34 +303,34 @@ cdef extern from *:
     """
     enum: SMALL_ROW
     void softmax_fwd_small_float(const float* x, float* y, Py_ssize_t rows, Py_ssize_t n,
-                                 int lg) nogil
+                                 int lg, int nt) nogil
     void softmax_fwd_small_double(const double* x, double* y, Py_ssize_t rows, Py_ssize_t n,
-                                  int lg) nogil
+                                  int lg, int nt) nogil
     void log_softmax_bwd_small_float(const float* g, const float* y, float* gi,
-                                     Py_ssize_t rows, Py_ssize_t n) nogil
+                                     Py_ssize_t rows, Py_ssize_t n, int nt) nogil
     void log_softmax_bwd_small_double(const double* g, const double* y, double* gi,
-                                      Py_ssize_t rows, Py_ssize_t n) nogil
+                                      Py_ssize_t rows, Py_ssize_t n, int nt) nogil
     void softmax_fwd_float(const float* x, float* y, Py_ssize_t rows, Py_ssize_t n,
-                           int lg) nogil
+                           int lg, int nt) nogil
     void softmax_fwd_double(const double* x, double* y, Py_ssize_t rows, Py_ssize_t n,
-                            int lg) nogil
+                            int lg, int nt) nogil
     void softmax_bwd_float(const float* g, const float* y, float* gi, Py_ssize_t rows,
-                           Py_ssize_t n, int lg) nogil
+                           Py_ssize_t n, int lg, int nt) nogil
     void softmax_bwd_double(const double* g, const double* y, double* gi, Py_ssize_t rows,
-                            Py_ssize_t n, int lg) nogil
+                            Py_ssize_t n, int lg, int nt) nogil
     void softmax_fwd_vexp(const float* x, float* y, Py_ssize_t rows, Py_ssize_t n,
-                          int lg) nogil
+                          int lg, int nt) nogil
     void log_softmax_bwd_vexp(const float* g, const float* y, float* gi, Py_ssize_t rows,
-                              Py_ssize_t n) nogil
+                              Py_ssize_t n, int nt) nogil
     void softmax_fwd_strided_float(const float* x, float* y, Py_ssize_t outer, Py_ssize_t n,
-                                   Py_ssize_t inner, int lg) nogil
+                                   Py_ssize_t inner, int lg, int nt) nogil
     void softmax_fwd_strided_double(const double* x, double* y, Py_ssize_t outer, Py_ssize_t n,
-                                    Py_ssize_t inner, int lg) nogil
+                                    Py_ssize_t inner, int lg, int nt) nogil
     void softmax_bwd_strided_float(const float* g, const float* y, float* gi, Py_ssize_t outer,
-                                   Py_ssize_t n, Py_ssize_t inner, int lg) nogil
+                                   Py_ssize_t n, Py_ssize_t inner, int lg, int nt) nogil
     void softmax_bwd_strided_double(const double* g, const double* y, double* gi,
                                     Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
-                                    int lg) nogil
+                                    int lg, int nt) nogil
 
 
 cdef bint _usable(cnp.ndarray a, object dtype):
@@ -334,42 +338,43 @@ cdef bint _usable(cnp.ndarray a, object dtype):
 
 
 cdef void _forward(void* x, void* y, Py_ssize_t outer, Py_ssize_t n, Py_ssize_t inner,
-                   bint log, bint double) noexcept nogil:
+                   bint log, bint double, int nt) noexcept nogil:
     if inner != 1:
         if double:
-            softmax_fwd_strided_double(<double*>x, <double*>y, outer, n, inner, log)
+            softmax_fwd_strided_double(<double*>x, <double*>y, outer, n, inner, log, nt)
         else:
-            softmax_fwd_strided_float(<float*>x, <float*>y, outer, n, inner, log)
+            softmax_fwd_strided_float(<float*>x, <float*>y, outer, n, inner, log, nt)
     elif double:
         if n < SMALL_ROW:
-            softmax_fwd_small_double(<double*>x, <double*>y, outer, n, log)
+            softmax_fwd_small_double(<double*>x, <double*>y, outer, n, log, nt)
         else:
-            softmax_fwd_double(<double*>x, <double*>y, outer, n, log)
+            softmax_fwd_double(<double*>x, <double*>y, outer, n, log, nt)
     elif n < SMALL_ROW:
-        softmax_fwd_small_float(<float*>x, <float*>y, outer, n, log)
+        softmax_fwd_small_float(<float*>x, <float*>y, outer, n, log, nt)
     else:
-        softmax_fwd_vexp(<float*>x, <float*>y, outer, n, log)
+        softmax_fwd_vexp(<float*>x, <float*>y, outer, n, log, nt)
 
 
 cdef void _backward(void* g, void* y, void* gi, Py_ssize_t outer, Py_ssize_t n,
-                    Py_ssize_t inner, bint log, bint double) noexcept nogil:
+                    Py_ssize_t inner, bint log, bint double, int nt) noexcept nogil:
     if inner != 1:
         if double:
             softmax_bwd_strided_double(<double*>g, <double*>y, <double*>gi, outer, n, inner,
-                                       log)
+                                       log, nt)
         else:
-            softmax_bwd_strided_float(<float*>g, <float*>y, <float*>gi, outer, n, inner, log)
+            softmax_bwd_strided_float(<float*>g, <float*>y, <float*>gi, outer, n, inner, log,
+                                      nt)
     elif double:
         if log and n < SMALL_ROW:
-            log_softmax_bwd_small_double(<double*>g, <double*>y, <double*>gi, outer, n)
+            log_softmax_bwd_small_double(<double*>g, <double*>y, <double*>gi, outer, n, nt)
         else:
-            softmax_bwd_double(<double*>g, <double*>y, <double*>gi, outer, n, log)
+            softmax_bwd_double(<double*>g, <double*>y, <double*>gi, outer, n, log, nt)
     elif log and n < SMALL_ROW:
-        log_softmax_bwd_small_float(<float*>g, <float*>y, <float*>gi, outer, n)
+        log_softmax_bwd_small_float(<float*>g, <float*>y, <float*>gi, outer, n, nt)
     elif log:
-        log_softmax_bwd_vexp(<float*>g, <float*>y, <float*>gi, outer, n)
+        log_softmax_bwd_vexp(<float*>g, <float*>y, <float*>gi, outer, n, nt)
     else:
-        softmax_bwd_float(<float*>g, <float*>y, <float*>gi, outer, n, log)
+        softmax_bwd_float(<float*>g, <float*>y, <float*>gi, outer, n, log, nt)
 
 
 cdef bint _split(tuple shape, Py_ssize_t dim, Py_ssize_t* outer, Py_ssize_t* n,
@@ -400,12 +405,13 @@ def forward(cnp.ndarray x, cnp.ndarray y, bint log, Py_ssize_t dim=-1):
     if not double and x.dtype != np.float32:
         return False
     cdef Py_ssize_t outer, n, inner
+    cdef int nt = fastreduce.threads_now()
     if (<object>x).shape != (<object>y).shape or not x.ndim > dim >= -x.ndim:
         return False
     if not _split((<object>x).shape, dim, &outer, &n, &inner):
         return True
     with nogil:
-        _forward(cnp.PyArray_DATA(x), cnp.PyArray_DATA(y), outer, n, inner, log, double)
+        _forward(cnp.PyArray_DATA(x), cnp.PyArray_DATA(y), outer, n, inner, log, double, nt)
     return True
 
 
@@ -419,13 +425,14 @@ def backward(cnp.ndarray g, cnp.ndarray y, cnp.ndarray gi, bint log, Py_ssize_t 
     if not double and y.dtype != np.float32:
         return False
     cdef Py_ssize_t outer, n, inner
+    cdef int nt = fastreduce.threads_now()
     if not y.ndim > dim >= -y.ndim:
         return False
     if not _split((<object>y).shape, dim, &outer, &n, &inner):
         return True
     with nogil:
         _backward(cnp.PyArray_DATA(g), cnp.PyArray_DATA(y), cnp.PyArray_DATA(gi),
-                  outer, n, inner, log, double)
+                  outer, n, inner, log, double, nt)
     return True
 
 
@@ -450,9 +457,10 @@ def forward_tensor(TensorImpl out, TensorImpl x, Py_ssize_t dim, bint log):
         return False
     cdef Py_ssize_t outer, n, inner
     cdef bint double = x._dtype.code == FLOAT64
+    cdef int nt = fastreduce.threads_now()
     if _split(x._sizes, dim, &outer, &n, &inner):
         with nogil:
-            _forward(xp, op, outer, n, inner, log, double)
+            _forward(xp, op, outer, n, inner, log, double, nt)
     return True
 
 
@@ -468,7 +476,8 @@ def backward_tensor(TensorImpl grad_input, TensorImpl grad, TensorImpl y, Py_ssi
         return False
     cdef Py_ssize_t outer, n, inner
     cdef bint double = y._dtype.code == FLOAT64
+    cdef int nt = fastreduce.threads_now()
     if _split(y._sizes, dim, &outer, &n, &inner):
         with nogil:
-            _backward(gp, yp, op, outer, n, inner, log, double)
+            _backward(gp, yp, op, outer, n, inner, log, double, nt)
     return True
