@@ -29,11 +29,11 @@ NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else
 # NaN (fast-math folds x != x to false). layer_norm: its streamed and cached stores must
 # give one result (NOTE [ layer_norm streaming stores ] in norm_kernels.pyx). copy_kernels:
 # its dtype conversions keep subnormals and NaN payloads as PyTorch's do. scan_kernels: each
-# running sum rounds in scan order.
+# running sum rounds in scan order. vector_norm_kernels: its gradient rounds as PyTorch's.
 EXACT_MATH = {"arith_kernels", "clamp_kernels", "grid_kernels", "norm_kernels", "optim_kernels",
               "pool_kernels", "select_kernels", "small_binary", "index_kernels", "philox_kernels",
               "quant_kernels", "regression_loss_kernels", "resample_kernels", "piecewise_kernels",
-              "copy_kernels", "scan_kernels"}
+              "copy_kernels", "scan_kernels", "vector_norm_kernels"}
 
 
 def extensions():

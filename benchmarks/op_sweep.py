@@ -29,6 +29,13 @@ def _cases(torch, n):
     tokens = torch.randint(0, 1000, (rows, 16))
     table = torch.randn(1000, 64)
     img = torch.randn(max(1, rows // 128), 16, 32, 32)
+    # `a` as N x 64 x 32 x 32 images (one 1 x 1 x 1 x n row below 64K elements), and a
+    # per-channel affine
+    ch = 64 if n % 65536 == 0 else 1
+    chw, chb = torch.randn(ch), torch.randn(ch)
+
+    def nchw(a):
+        return a.view(-1, ch, 32, 32) if ch == 64 else a.view(1, 1, 1, -1)
     return {
         # activations
         "relu": (F.relu, True), "gelu": (F.gelu, True),
@@ -44,10 +51,13 @@ def _cases(torch, n):
         "softmax": (lambda a: F.softmax(a, -1), True),
         "log_softmax": (lambda a: F.log_softmax(a, -1), True),
         "softmax_dim0": (lambda a: F.softmax(a, 0), True),
+        "log_softmax_dim0": (lambda a: F.log_softmax(a, 0), True),
+        "softmax_3d_dim1": (lambda a: F.softmax(a.view(max(1, rows // 128), -1, cols), 1), True),
         "layer_norm": (lambda a: F.layer_norm(a, a.shape[-1:]), True),
         "rms_norm": (lambda a: F.rms_norm(a, a.shape[-1:]), True),
         "normalize": (lambda a: F.normalize(a, dim=-1), True),
         "group_norm": (lambda a: F.group_norm(img, 4), False),
+        "group_norm_affine": (lambda a: F.group_norm(nchw(a), min(ch, 8), chw, chb), True),
         # pointwise
         "exp": (torch.exp, True), "log": (lambda a: torch.log(a.abs() + 1), True),
         "sqrt": (lambda a: a.abs().sqrt(), True), "rsqrt": (lambda a: (a.abs() + 1).rsqrt(), True),
@@ -80,6 +90,8 @@ def _cases(torch, n):
         "var_-1": (lambda a: a.var(-1), True), "std": (lambda a: a.std(), True),
         "amax_-1": (lambda a: a.amax(-1), True), "argmax_-1": (lambda a: a.argmax(-1), False),
         "norm": (lambda a: a.norm(), True), "logsumexp": (lambda a: a.logsumexp(-1), True),
+        "norm_dim1": (lambda a: a.norm(dim=1), True),
+        "vector_norm": (lambda a: torch.linalg.vector_norm(a), True),
         "cumsum": (lambda a: a.cumsum(-1), True), "cumprod": (lambda a: a.cumprod(-1), True),
         "sort": (lambda a: a.sort(-1).values, False), "topk": (lambda a: a.topk(5, -1).values,
                                                              False),
@@ -92,6 +104,10 @@ def _cases(torch, n):
                                                                 True),
         "flip": (lambda a: a.flip(1), True), "tril": (lambda a: a.tril(), True),
         "pad": (lambda a: F.pad(a, (1, 1, 2, 2)), True),
+        "pad_nchw": (lambda a: F.pad(nchw(a), (1, 1, 1, 1)), True),
+        "pad_reflect": (lambda a: F.pad(nchw(a), (1, 1, 1, 1), mode="reflect"), True),
+        "pad_replicate": (lambda a: F.pad(nchw(a), (1, 1, 1, 1), mode="replicate"), True),
+        "flip0": (lambda a: a.flip(0), True), "flip01": (lambda a: a.flip(0, 1), True),
         "index_select": (lambda a: a.index_select(0, idx), True),
         "getitem_index": (lambda a: a[idx], True), "getitem_mask": (lambda a: a[a > 0], True),
         "nonzero": (lambda a: (a > 0).nonzero(), False),

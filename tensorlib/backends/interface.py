@@ -287,6 +287,14 @@ COMPOSITES = {
     # -- joining
     "cat": ("cat(out, tensors, dim)", "one copy per input (ops/joining.py)"),
     "stack": ("stack(out, tensors, dim)", "cat of unsqueezed views (ops/joining.py)"),
+    "pad": ("pad(out, x, pads, mode, value) -> bool: F.pad's (left, right) pairs from the last "
+            "dim, mode 'constant' (value), 'reflect', 'replicate' or 'circular'; negative pads "
+            "crop", "a fill and a copy, or an index_select per dim (ops/joining.py)"),
+    "pad_backward": ("pad_backward(grad_x, grad, pads, mode) -> bool: the adjoint of a "
+                     "'reflect', 'replicate' or 'circular' pad (grad_x: the input's sizes)",
+                     "a scatter-add through the index map (autograd/formulas/joining.py)"),
+    "flip": ("flip(out, x, dims) -> bool: x reversed along dims (a tuple)",
+             "an index_select per dim (ops/joining.py)"),
     # -- convolution
     "conv2d": ("conv2d(out, x, w, stride, padding, dilation, groups)",
                "im2col and matmul (nn/_functional/conv.py)"),
@@ -345,6 +353,18 @@ COMPOSITES = {
     "layer_norm_backward_affine": ("layer_norm_backward_affine(grad_w, grad_b, grad, x, "
                                    "stats, ndim): the unwanted one is None",
                                    "sums over rows in ops"),
+    "vector_norm": ("vector_norm(out, x, ord, dims) -> bool: the ord-norm over the tuple dims, "
+                    "out of the reduced sizes", "(x * x).sum(dims).sqrt() and the like "
+                    "(ops/linalg.py)"),
+    "vector_norm_backward": ("vector_norm_backward(grad_x, grad, x, norm, ord, dims) -> bool: "
+                             "grad and norm of the reduced sizes",
+                             "the derivative in ops (autograd/formulas/linalg.py)"),
+    "group_norm": ("group_norm(out, stats, x, weight, bias, num_groups, eps): stats (N * G, 2) "
+                   "= (mean, rstd), None for inference",
+                   "mean/var over (N, G, -1) in ops (nn/_functional/normalization.py)"),
+    "group_norm_backward": ("group_norm_backward(grad_x, grad_w, grad_b, grad, x, weight, "
+                            "stats, num_groups): the unwanted ones are None",
+                            "the derivative in ops (nn/_functional/normalization.py)"),
     "cross_entropy": ("cross_entropy(rows, x, target, ignore_index) -> kept rows: per-row "
                       "loss of class targets", "log_softmax and gather (nn/_functional/"
                       "loss.py)"),

@@ -387,6 +387,11 @@ def flip(input, *args, dims=None):  # noqa: A002
 
 @differentiable("flip")
 def _flip(x, dims):
+    kernel = optional_kernel(x._device, "flip")
+    if kernel is not None and x._sizes:
+        out = empty(x._sizes, x._dtype, x._device)
+        if kernel(out, x, dims):
+            return out
     out = x
     for d in dims:
         n = out._sizes[d]
@@ -584,6 +589,10 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002
         return constant_pad_nd(input, pads, 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if input._dtype is dt.bool_ and mode in ("reflect", "replicate"):
+        kind = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f"\"{kind}_pad{min(len(pads) // 2, 3)}d\" not implemented "
+                                  f"for 'Bool'")
     _check_index_pad(input, pads, mode)
     return _index_pad(input, pads, mode)
 
@@ -612,6 +621,11 @@ def _constant_pad(x, pads, value):
     sizes = list(x._sizes)
     for d, left, right in _pad_dims(x, pads):
         sizes[d] += left + right
+    kernel = optional_kernel(x._device, "pad")
+    if kernel is not None:
+        out = empty(tuple(sizes), x._dtype, x._device)
+        if kernel(out, x, pads, "constant", value):
+            return out
     out = full(tuple(sizes), value, dtype=x._dtype, device=x._device)
     src, dst = x, out
     for d, left, right in _pad_dims(x, pads):
@@ -660,6 +674,14 @@ def _pad_source(j, n, left, right, mode):
 def _index_pad(x, pads, mode):
     """reflect/replicate/circular: per dim, index_select with the positions each output
     element reads (the gradient scatters back through the same map)."""
+    kernel = optional_kernel(x._device, "pad")
+    if kernel is not None and x._sizes:
+        sizes = list(x._sizes)
+        for d, left, right in _pad_dims(x, pads):
+            sizes[d] += left + right
+        out = empty(tuple(sizes), x._dtype, x._device)
+        if kernel(out, x, pads, mode, None):
+            return out
     out = x
     for d, left, right in _pad_dims(x, pads):
         n = x._sizes[d]

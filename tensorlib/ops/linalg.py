@@ -500,6 +500,13 @@ def _norm_dtype(name, x, dtype):
 
 @differentiable("vector_norm")
 def _vector_norm(x, ord, dims, keepdim):  # noqa: A002
+    kernel = optional_kernel(x._device, "vector_norm")
+    if kernel is not None:
+        sizes = tuple(1 if d in dims else n for d, n in enumerate(x._sizes)) if keepdim \
+            else tuple(n for d, n in enumerate(x._sizes) if d not in dims)
+        out = empty(sizes, x._dtype, x._device)
+        if kernel(out, x, ord, dims):
+            return out
     if ord == 2:                # x * x is |x|^2 (x is real here): no pass for |x|
         return (x * x).sum(dims, keepdim).sqrt()
     a = x.abs()

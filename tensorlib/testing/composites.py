@@ -149,6 +149,16 @@ def _norms(d):
     return out
 
 
+def _group_norm(d):
+    x, w, b = _leaf((3, 6, 4, 5), 27, d), _leaf((6,), 28, d), _leaf((6,), 29, d)
+    out = _grads(F.group_norm(x * 2 + 1, 3, w, b) * tensorlib.arange(5.0, device=d), x, w, b)
+    x.grad = None
+    out += _grads(F.group_norm(x, 2) ** 2, x)
+    with tensorlib.no_grad():
+        out.append(F.group_norm(x, 6, w, b))
+    return out
+
+
 def _cross_entropy(d):
     x = _leaf((6, 5), 16, d)
     target = tensorlib.tensor([0, 4, 2, 1, 3, 2], device=d)
@@ -183,6 +193,26 @@ def _optimizer(make):
 def _join(d):
     a, b = _leaf((2, 3), 23, d), _leaf((2, 3), 24, d)
     return [tensorlib.cat([a, b], 1), tensorlib.stack([a, b], 0)]
+
+
+def _pad_flip(d):
+    x = _leaf((2, 3, 4, 5), 30, d)
+    weights = tensorlib.arange(2 * 3 * 6 * 7.0, device=d).reshape(2, 3, 6, 7)
+    out = _grads(F.pad(x, (1, 1, 1, 1), value=0.5) * weights, x)
+    for mode in ("reflect", "replicate", "circular"):
+        x.grad = None
+        out += _grads(F.pad(x, (1, 1, 1, 1), mode=mode) * weights, x)
+    x.grad = None
+    out += _grads(F.pad(x, (-1, 2, 0, -2)).sum() + (x.flip(0, 3) * x.detach()).sum(), x)
+    return out + [x.detach().flip(1), x.detach().flip(2)[:, 1:].flip(0)]
+
+
+def _vector_norms(d):
+    x = _leaf((3, 4, 5), 31, d)
+    out = _grads(tensorlib.linalg.vector_norm(x) + x.norm(dim=(1, 2)).sum()
+                 + tensorlib.linalg.vector_norm(x, 2, -1, keepdim=True).sum()
+                 + tensorlib.linalg.vector_norm(x, 2, 0).sum(), x)
+    return out + [tensorlib.linalg.vector_norm(x.detach() * 0, 2, -1)]
 
 
 def _topk(d):
@@ -234,6 +264,8 @@ DRIVERS = {
     ("addmm_bias_relu",): _feed_forward,
     ("sparse_coo_mm",): _sparse_mm,
     ("cat", "stack"): _join,
+    ("pad", "flip", "pad_backward"): _pad_flip,
+    ("vector_norm", "vector_norm_backward"): _vector_norms,
     ("topk",): _topk,
     ("reverse_cumsum",): _cumsum,
     ("conv1d", "conv1d_weight_grad", "conv_transpose1d"): _conv(1),
@@ -244,6 +276,7 @@ DRIVERS = {
     ("grid_sampler_2d", "grid_sampler_2d_backward"): _grid_sample,
     ("batch_norm", "rms_norm", "rms_norm_train", "rms_norm_backward", "layer_norm",
      "layer_norm_train", "layer_norm_backward", "layer_norm_backward_affine"): _norms,
+    ("group_norm", "group_norm_backward"): _group_norm,
     ("cross_entropy", "cross_entropy_backward"): _cross_entropy,
     ("scaled_dot_product_attention", "scaled_dot_product_attention_backward"): _attention,
     ("lstm_cell", "lstm_cell_backward"): _lstm,

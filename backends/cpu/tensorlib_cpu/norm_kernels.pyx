@@ -24,7 +24,9 @@ replace took ~20 kernels per layer_norm forward and backward.
 RMSNorm is the same kernel with the mean taken as 0 (`rms`): one pass for the sum of
 squares, one to write; its statistics are (0, rstd), so layer_norm's backward without the
 mean's term and `layer_norm_backward_affine` give its gradients. The decomposition (square,
-mean, add, rsqrt, two products) took 3x PyTorch's time on 1024x1024 float32."""
+mean, add, rsqrt, two products) took 3x PyTorch's time on 1024x1024 float32.
+
+group_norm uses the same row sums, with a weight and bias per channel (NOTE [ group_norm ])."""
 import numpy as np
 cimport numpy as cnp
 
@@ -294,6 +296,85 @@ cdef extern from *:
     DEFINE_LAYER_NORM(double)
     DEFINE_LAYER_NORM_BACKWARD(float)
     DEFINE_LAYER_NORM_BACKWARD(double)
+    /* NOTE [ group_norm ]: an (N, C, *) input is N * G rows (n, g) of cg = C / G channels of
+       hw elements each, normalized as layer_norm's rows (same sums), then each channel's
+       weight and bias applied: y = (x - m) * (rstd * w[c]) + b[c]. The backward sums, per
+       (n, c), g and g * (x - m) (ln_dots over the channel's hw elements); per row these give
+       layer_norm's two sums of the weighted gradient and so its grad_x formula, and summed
+       over n they give grad_weight (times rstd) and grad_bias, in double, in n order. */
+    #define DEFINE_GROUP_NORM(T)                                                            \\
+    static void group_norm_##T(const T* x, const T* w, const T* b, T* y, T* st,            \\
+                               Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,          \\
+                               Py_ssize_t hw, double eps, int nt) {                         \\
+        const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \\
+        _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \\
+        for (Py_ssize_t r = 0; r < rows; r++) {                                             \\
+            const T* xr = x + r * n; T* yr = y + r * n;                                     \\
+            const T m = (T)(ln_sum_##T(xr, n, 0, 0) / n);                                   \\
+            const T rstd = (T)(1.0 / sqrt(ln_sum_##T(xr, n, m, 1) / n + eps));              \\
+            const Py_ssize_t c0 = r % groups * cg;                                          \\
+            if (st) { st[2 * r] = m; st[2 * r + 1] = rstd; }                                \\
+            for (Py_ssize_t c = 0; c < cg; c++) {                                           \\
+                const T a = w ? rstd * w[c0 + c] : rstd, s = b ? b[c0 + c] : (T)0;          \\
+                const T* xc = xr + c * hw; T* yc = yr + c * hw; Py_ssize_t i;               \\
+                _Pragma("omp simd")                                                         \\
+                for (i = 0; i < hw; i++) yc[i] = (xc[i] - m) * a + s;                       \\
+            }                                                                               \\
+        }                                                                                   \\
+    }                                                                                       \\
+    /* gx (NULL: not wanted), and per (n, c) sums of g (db) and of g * (x - m) (ds); g_one: \\
+       g is one value for every element (the gradient of a sum, not expanded in memory) */  \\
+    static void group_norm_bwd_##T(const T* g, const T* x, const T* w, const T* st, T* gx, \\
+                                   double* ds, double* db, Py_ssize_t rows,                 \\
+                                   Py_ssize_t groups, Py_ssize_t cg, Py_ssize_t hw, int nt, \\
+                                   int g_one) {                                             \\
+        const Py_ssize_t n = cg * hw, chunk = ln_chunk(rows, nt);                           \\
+        _Pragma("omp parallel for schedule(dynamic, chunk) num_threads(nt) if (rows * n > 32768 && rows > 1)") \\
+        for (Py_ssize_t r = 0; r < rows; r++) {                                             \\
+            const T* gr = g_one ? g : g + r * n; const T* xr = x + r * n;                   \\
+            const T m = st[2 * r], rstd = st[2 * r + 1];                                    \\
+            const Py_ssize_t c0 = r % groups * cg; double sgw = 0, sgwx = 0; Py_ssize_t c;   \\
+            for (c = 0; c < cg; c++) {                                                      \\
+                double sg, sgx; const double wc = w ? (double)w[c0 + c] : 1.0;              \\
+                if (g_one) {                                                                \\
+                    sg = (double)g[0] * hw;                                                 \\
+                    sgx = (double)g[0] * (ln_sum_##T(xr + c * hw, hw, 0, 0) - (double)m * hw); \\
+                } else {                                                                    \\
+                    ln_dots_##T(gr + c * hw, NULL, xr + c * hw, hw, m, &sg, &sgx);          \\
+                }                                                                           \\
+                db[r * cg + c] = sg; ds[r * cg + c] = sgx;                                  \\
+                sgw += sg * wc; sgwx += sgx * wc;                                           \\
+            }                                                                               \\
+            if (!gx) continue;                                                              \\
+            const T ma = (T)(sgw / n), mb = (T)(sgwx * rstd / n);                           \\
+            for (c = 0; c < cg; c++) {                                                      \\
+                const T wc = w ? w[c0 + c] : (T)1;                                          \\
+                const T* gc = gr + c * hw; const T* xc = xr + c * hw; const T g0 = g[0];    \\
+                T* out = gx + r * n + c * hw; Py_ssize_t i;                                 \\
+                if (g_one) { _Pragma("omp simd") for (i = 0; i < hw; i++)                   \\
+                    out[i] = rstd * (g0 * wc - ma - (xc[i] - m) * rstd * mb); }             \\
+                else { _Pragma("omp simd") for (i = 0; i < hw; i++)                         \\
+                    out[i] = rstd * (gc[i] * wc - ma - (xc[i] - m) * rstd * mb); }          \\
+            }                                                                               \\
+        }                                                                                   \\
+    }                                                                                       \\
+    /* gw[c] = sum_n ds[n, c] * rstd[n, c / cg], gb[c] = sum_n db[n, c] (either NULL) */    \\
+    static void group_norm_affine_##T(const double* ds, const double* db, const T* st,     \\
+                                      T* gw, T* gb, Py_ssize_t batch, Py_ssize_t channels,  \\
+                                      Py_ssize_t cg) {                                      \\
+        const Py_ssize_t groups = channels / cg;                                            \\
+        for (Py_ssize_t c = 0; c < channels; c++) {                                         \\
+            double sw = 0, sb = 0;                                                          \\
+            for (Py_ssize_t k = 0; k < batch; k++) {                                        \\
+                sw += ds[k * channels + c] * (double)st[2 * (k * groups + c / cg) + 1];     \\
+                sb += db[k * channels + c];                                                 \\
+            }                                                                               \\
+            if (gw) gw[c] = (T)sw;                                                          \\
+            if (gb) gb[c] = (T)sb;                                                          \\
+        }                                                                                   \\
+    }
+    DEFINE_GROUP_NORM(float)
+    DEFINE_GROUP_NORM(double)
     """
     void ln_detect()
     int ln_has_avx512
@@ -314,6 +395,26 @@ cdef extern from *:
     int layer_norm_affine_double(const double* g, const double* x, const double* st,
                                  double* gw, double* gb, Py_ssize_t rows, Py_ssize_t n,
                                  int nt) nogil
+    void group_norm_float(const float* x, const float* w, const float* b, float* y,
+                          float* st, Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,
+                          Py_ssize_t hw, double eps, int nt) nogil
+    void group_norm_double(const double* x, const double* w, const double* b, double* y,
+                           double* st, Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,
+                           Py_ssize_t hw, double eps, int nt) nogil
+    void group_norm_bwd_float(const float* g, const float* x, const float* w,
+                              const float* st, float* gx, double* ds, double* db,
+                              Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,
+                              Py_ssize_t hw, int nt, int g_one) nogil
+    void group_norm_bwd_double(const double* g, const double* x, const double* w,
+                               const double* st, double* gx, double* ds, double* db,
+                               Py_ssize_t rows, Py_ssize_t groups, Py_ssize_t cg,
+                               Py_ssize_t hw, int nt, int g_one) nogil
+    void group_norm_affine_float(const double* ds, const double* db, const float* st,
+                                 float* gw, float* gb, Py_ssize_t batch, Py_ssize_t channels,
+                                 Py_ssize_t cg) nogil
+    void group_norm_affine_double(const double* ds, const double* db, const double* st,
+                                  double* gw, double* gb, Py_ssize_t batch,
+                                  Py_ssize_t channels, Py_ssize_t cg) nogil
 
 
 ln_detect()
@@ -498,7 +599,108 @@ def layer_norm_backward_affine(grad_weight, grad_bias, TensorImpl grad_out, Tens
         gbv[...] = gbd.reshape((<object>gbv).shape)
 
 
-KERNELS = {"layer_norm": layer_norm, "layer_norm_train": layer_norm_train,
+cdef tuple _group_layout(cnp.ndarray x, Py_ssize_t groups):
+    """(batch, channels, channels per group, elements per channel) of an (N, C, *) array."""
+    cdef Py_ssize_t hw = 1
+    for s in (<object>x).shape[2:]:
+        hw *= s
+    return x.shape[0], x.shape[1], x.shape[1] // groups, hw
+
+
+def group_norm(TensorImpl out, stats, TensorImpl x, weight, bias, Py_ssize_t num_groups,
+               double eps):
+    """The `group_norm` kernel (NOTE [ group_norm ]): out, and each (n, g) row's (mean,
+    rstd) in stats (None: not wanted); 16-bit floats through float32 copies."""
+    cdef cnp.ndarray xv = host_array(x), ov = host_array(out)
+    cdef cnp.ndarray sv = host_array(stats) if stats is not None else None
+    cdef Py_ssize_t batch, channels, cg, hw
+    batch, channels, cg, hw = _group_layout(xv, num_groups)
+    cdef Py_ssize_t rows = batch * num_groups
+    if xv.size == 0:
+        return
+    acc = _compute_dtype(xv.dtype)
+    cdef cnp.ndarray xd = _as_dense(xv, acc)
+    cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
+    cdef cnp.ndarray bd = _as_dense(host_array(bias) if bias is not None else None, acc)
+    cdef cnp.ndarray od = ov if _dense(ov, acc) else np.empty((<object>xv).shape, acc)
+    cdef cnp.ndarray sd = None
+    if sv is not None:
+        sd = sv if _dense(sv, acc) else np.empty((rows, 2), acc)
+    cdef int nt = fastreduce.threads_now()
+    cdef void* xp = _data(xd)
+    cdef void* wp = _data(wd)
+    cdef void* bp = _data(bd)
+    cdef void* op_ = _data(od)
+    cdef void* sp = _data(sd)
+    if acc.type is np.float32:
+        with nogil:
+            group_norm_float(<float*>xp, <float*>wp, <float*>bp, <float*>op_, <float*>sp,
+                             rows, num_groups, cg, hw, eps, nt)
+    else:
+        with nogil:
+            group_norm_double(<double*>xp, <double*>wp, <double*>bp, <double*>op_,
+                              <double*>sp, rows, num_groups, cg, hw, eps, nt)
+    if od is not ov:
+        ov[...] = od
+    if sd is not None and sd is not sv:
+        sv[...] = sd
+
+
+def group_norm_backward(grad_x, grad_weight, grad_bias, TensorImpl grad_out, TensorImpl x,
+                        weight, TensorImpl stats, Py_ssize_t num_groups):
+    """The `group_norm_backward` kernel: grad_x, grad_weight and grad_bias (the unwanted ones
+    None) from the forward's (mean, rstd) per (n, g) row."""
+    cdef cnp.ndarray xv = host_array(x)
+    cdef Py_ssize_t batch, channels, cg, hw
+    batch, channels, cg, hw = _group_layout(xv, num_groups)
+    cdef Py_ssize_t rows = batch * num_groups
+    acc = _compute_dtype(xv.dtype)
+    outs = [host_array(t) if t is not None else None for t in (grad_x, grad_weight, grad_bias)]
+    if xv.size == 0:                       # no statistics to read: zero sums
+        for a in outs[1:]:
+            if a is not None:
+                a[...] = 0
+        return
+    dense = [None if a is None else a if _dense(a, acc) else np.empty((<object>a).shape, acc)
+             for a in outs]
+    cdef cnp.ndarray gxd = dense[0], gwd = dense[1], gbd = dense[2]
+    gv = host_array(grad_out)
+    cdef bint g_one = not any((<object>gv).strides)          # one value broadcast everywhere
+    cdef cnp.ndarray xd = _as_dense(xv, acc)
+    cdef cnp.ndarray gd = _as_dense(gv.reshape(-1)[:1] if g_one else gv, acc)
+    cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
+    cdef cnp.ndarray sd = _as_dense(host_array(stats), acc)
+    cdef cnp.ndarray ds = np.empty(batch * channels), db = np.empty(batch * channels)
+    cdef int nt = fastreduce.threads_now()
+    cdef void* gp = _data(gd)
+    cdef void* xp = _data(xd)
+    cdef void* wp = _data(wd)
+    cdef void* sp = _data(sd)
+    cdef void* gxp = _data(gxd)
+    cdef void* gwp = _data(gwd)
+    cdef void* gbp = _data(gbd)
+    cdef double* dsp = <double*>cnp.PyArray_DATA(ds)
+    cdef double* dbp = <double*>cnp.PyArray_DATA(db)
+    if acc.type is np.float32:
+        with nogil:
+            group_norm_bwd_float(<float*>gp, <float*>xp, <float*>wp, <float*>sp,
+                                 <float*>gxp, dsp, dbp, rows, num_groups, cg, hw, nt, g_one)
+            group_norm_affine_float(dsp, dbp, <float*>sp, <float*>gwp, <float*>gbp, batch,
+                                    channels, cg)
+    else:
+        with nogil:
+            group_norm_bwd_double(<double*>gp, <double*>xp, <double*>wp, <double*>sp,
+                                  <double*>gxp, dsp, dbp, rows, num_groups, cg, hw, nt,
+                                  g_one)
+            group_norm_affine_double(dsp, dbp, <double*>sp, <double*>gwp, <double*>gbp,
+                                     batch, channels, cg)
+    for a, d in zip(outs, dense):
+        if a is not None and d is not a:
+            a[...] = d
+
+
+KERNELS = {"group_norm": group_norm, "group_norm_backward": group_norm_backward,
+           "layer_norm": layer_norm, "layer_norm_train": layer_norm_train,
            "layer_norm_backward": layer_norm_backward, "rms_norm": rms_norm,
            "rms_norm_train": rms_norm_train, "rms_norm_backward": rms_norm_backward,
            "layer_norm_backward_affine": layer_norm_backward_affine}

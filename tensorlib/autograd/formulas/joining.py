@@ -3,10 +3,12 @@ permutations of elements (flip, roll) apply the inverse permutation; copies that
 elements several times (repeat_interleave, reflect/replicate/circular pad, diag of a matrix)
 scatter the gradient back through an index map, so repeats add up."""
 import tensorlib
+from tensorlib._C.factory import empty
 from tensorlib.autograd.formulas.shape import _scatter_back
 from tensorlib.autograd.recording import formula
 from tensorlib.ops import joining as J
 from tensorlib.ops import triangular as T
+from tensorlib.ops._composites import optional_kernel
 
 
 @formula("cat")
@@ -104,5 +106,12 @@ def constant_pad_nd(ctx, g):
 
 @formula("pad")
 def pad(ctx, g):
-    pads, mode = ctx.args[1], ctx.args[2]
+    """Each input element gets the gradients of the outputs that read it: the backend's
+    pad_backward kernel in a plain backward, else a scatter-add through the index map."""
+    meta, pads, mode = ctx.args[0], ctx.args[1], ctx.args[2]
+    kernel = optional_kernel(g.device, "pad_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled():
+        grad_x = empty(tuple(meta.shape), g._dtype, g._device)
+        if kernel(grad_x, g, pads, mode):
+            return grad_x, None, None
     return _scatter_back(ctx, g, lambda p: J._index_pad(p, pads, mode))[0], None, None

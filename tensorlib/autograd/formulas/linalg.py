@@ -50,10 +50,16 @@ def addmm(ctx, g):
 @formula("vector_norm", save=(0,), save_output=True)
 def vector_norm(ctx, g):
     """d||x||_p = sign(x) |x|^(p-1) / ||x||^(p-1): 0 where the norm is 0 (torch); inf-norms
-    split the gradient evenly between the tied extremes."""
+    split the gradient evenly between the tied extremes. The backend's vector_norm_backward
+    kernel takes the plain backward where it can."""
     import tensorlib
     from tensorlib.autograd.formulas.reduction import unreduce
     x, ord_, dims, keepdim = ctx.args
+    kernel = optional_kernel(x._device, "vector_norm_backward")
+    if kernel is not None and not tensorlib.is_grad_enabled():      # one pass, torch's formula
+        grad_x = empty(x._sizes, x._dtype, x._device)
+        if kernel(grad_x, g, x, ctx.out, ord_, dims):
+            return (grad_x,)
     g = unreduce(g, x.shape, dims, keepdim)
     out = unreduce(ctx.out, x.shape, dims, keepdim)
     if ord_ == 0:

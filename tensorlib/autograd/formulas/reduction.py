@@ -1,5 +1,7 @@
 """Derivatives of reductions: the gradient is put back over the reduced dims (expanded), and
 for extrema shared between the elements that attained the extreme."""
+import math
+
 import tensorlib
 from tensorlib.autograd.formulas.complex import conj
 from tensorlib.autograd.recording import formula
@@ -109,9 +111,10 @@ def _count(shape, dims):
 
 
 def _var_grad(x, g, dims, correction):
-    """d var / dx = 2 (x - mean) / (N - correction), g already at x's shape."""
+    """d var / dx = 2 (x - mean) / (N - correction), g already at x's shape (no degrees of
+    freedom: 2 / 0 is inf, as in torch's C++ formula)."""
     dof = _count(x.shape, dims) - correction
-    return g * (2.0 / dof) * (x - x.mean(dims, keepdim=True))
+    return g * (2.0 / dof if dof else math.inf) * (x - x.mean(dims, keepdim=True))
 
 
 @formula("var", save=(0,))

@@ -25,6 +25,11 @@ Contracts (outputs first, like every kernel; weight/bias may be None):
   normalized_ndim, eps)`` writes each row's (0, rstd) into ``stats``, and
   ``rms_norm_backward(grad_x, grad_out, x, weight, stats, normalized_ndim)``; the weight's
   gradient is ``layer_norm_backward_affine``'s (the mean being 0) where the device has it.
+* ``group_norm(out, stats, x, weight, bias, num_groups, eps)``: x is (N, C, *), weight/bias
+  (C,); each (n, group) normalized, then its channels' ``* weight + bias``; stats (N * G, 2)
+  gets (mean, rstd) (float32 for 16-bit x), or is None (inference). For training also
+  ``group_norm_backward(grad_x, grad_weight, grad_bias, grad_out, x, weight, stats,
+  num_groups)`` (the unwanted gradients None).
 * ``batch_norm(out, x, mean, var, weight, bias, eps)``: x is (N, C, *), mean/var/weight/bias
   are (C,): ``(x - mean) * rsqrt(var + eps) * weight + bias`` (eval mode, running stats).
 """
@@ -34,6 +39,7 @@ import numbers
 import tensorlib
 from tensorlib.autograd.function import Function
 from tensorlib.ops._composites import optional_kernel
+from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._autocast import autocast_op
 
@@ -379,23 +385,90 @@ def group_norm_op(input, num_groups, weight=None, bias=None, eps=1e-5,  # noqa: 
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
-    n_batch, channels = input.shape[0], input.shape[1]
+    sizes = input._sizes
+    n_batch, channels = sizes[0], sizes[1]
     if num_groups <= 0 or channels % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    if verify_batch:
+    if verify_batch and math.prod(sizes) // num_groups == 1:
         _verify_batch_size(tensorlib.Size([n_batch * channels // num_groups, num_groups]
-                                          + list(input.shape[2:])))
+                                          + list(sizes[2:])))
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None and (t.dim() != 1 or t.numel() != channels):
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of "
                                f"channels in input, but got {what} of shape {list(t.shape)} "
                                f"and input of shape {list(input.shape)}")
-    x = input.reshape(n_batch, num_groups, -1)
+    kernel = optional_kernel(input._device, "group_norm")
+    if (kernel is not None and input._dtype.is_floating_point
+            and optional_kernel(input._device, "group_norm_backward") is not None):
+        if not (tensorlib.is_grad_enabled() and any(
+                t is not None and t._requires_grad for t in (input, weight, bias))):
+            out = empty(sizes, input._dtype, input._device)               # inference
+            kernel(out, None, input, weight, bias, num_groups, eps)
+            return out
+        return _GroupNormFused.apply(input, weight, bias, num_groups, eps)
+    x = input.reshape(_group_rows(input, num_groups))
     mean, var = _moments(x, (2,))
     out = ((x - mean) * tensorlib.rsqrt(var + eps)).reshape(input.shape)
     return _affine(out, weight, bias, (1, channels) + (1,) * (input.dim() - 2))
+
+
+def _group_rows(x, groups):
+    """The (N, groups, elements per group) shape group_norm normalizes the rows of (sized
+    explicitly: -1 is ambiguous for an empty batch)."""
+    return (x.shape[0], groups, x.numel() // max(1, x.shape[0] * groups))
+
+
+class _GroupNormFused(Function):
+    """group_norm on a device with the fused pair (NOTE [ Fused kernels ])."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, num_groups, eps):
+        out = empty(x._sizes, x._dtype, x._device)
+        stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
+        stats = empty((x._sizes[0] * num_groups, 2), stats_dtype, x._device)
+        optional_kernel(x._device, "group_norm")(out, stats, x, weight, bias, num_groups, eps)
+        ctx.save_for_backward(x, weight, stats)
+        ctx.groups, ctx.eps, ctx.has_bias = num_groups, eps, bias is not None
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight, stats = ctx.saved_tensors
+        need_w = weight is not None and ctx.needs_input_grad[1]
+        need_b = ctx.has_bias and ctx.needs_input_grad[2]
+        if tensorlib.is_grad_enabled():           # a graph of the backward: written in ops
+            return _group_norm_grads(grad_out, x, weight, ctx.groups, ctx.eps,
+                                     ctx.needs_input_grad[0], need_w, need_b)
+        grads = [empty(sizes, x._dtype, x._device) if need else None
+                 for sizes, need in ((x._sizes, ctx.needs_input_grad[0]),
+                                     (x._sizes[1:2], need_w), (x._sizes[1:2], need_b))]
+        optional_kernel(x._device, "group_norm_backward")(*grads, grad_out, x, weight, stats,
+                                                          ctx.groups)
+        return (*grads, None, None)
+
+
+def _group_norm_grads(grad_out, x, weight, groups, eps, need_x, need_w, need_b):
+    """group_norm's gradients in ops (differentiable): layer_norm's per (n, g) row with the
+    per-channel weight folded into the gradient first."""
+    shape = (1, x.shape[1]) + (1,) * (x.dim() - 2)
+    rows = _group_rows(x, groups)
+    xr = x.reshape(rows)
+    mean, var = _moments(xr, (2,))
+    rstd = tensorlib.rsqrt(var + eps)
+    xhat = (xr - mean) * rstd
+    lead = (0,) + tuple(range(2, x.dim()))
+    grad_x = grad_w = grad_b = None
+    if need_x:
+        gw = (grad_out * weight.reshape(shape) if weight is not None else grad_out).reshape(rows)
+        grad_x = (rstd * (gw - gw.mean(2, keepdim=True)
+                          - xhat * (gw * xhat).mean(2, keepdim=True))).reshape(x.shape)
+    if need_w:
+        grad_w = (grad_out * xhat.reshape(x.shape)).sum(lead)
+    if need_b:
+        grad_b = grad_out.sum(lead)
+    return grad_x, grad_w, grad_b, None, None
 
 
 # ---- local response norm --------------------------------------------------------------------

@@ -3,8 +3,8 @@ from tensorlib_cpu import (activation_kernels, arith_kernels, attention_kernels,
                            conv_kernels, copy_kernels, exp_activation_kernels, grid_kernels,
                            loss_kernels, median_kernels, norm_kernels, onednn_conv, optim_kernels,
                            piecewise_kernels, pool_kernels, regression_loss_kernels,
-                           resample_kernels, rnn_kernels, scan_kernels, select_kernels,
-                           sort_kernels, tri_kernels)
+                           remap_kernels, resample_kernels, rnn_kernels, scan_kernels,
+                           select_kernels, sort_kernels, tri_kernels, vector_norm_kernels)
 from tensorlib_cpu.kernels import (blas, fused, indexing, pointwise, quantized, random, reduction,
                                    sparse)
 
@@ -17,5 +17,6 @@ def register(table):
                    loss_kernels, regression_loss_kernels, norm_kernels, optim_kernels,
                    pool_kernels, resample_kernels, rnn_kernels, select_kernels, tri_kernels,
                    piecewise_kernels, exp_activation_kernels, copy_kernels, scan_kernels,
-                   sort_kernels, sparse, quantized, median_kernels, activation_kernels):
+                   sort_kernels, sparse, quantized, median_kernels, remap_kernels,
+                   vector_norm_kernels, activation_kernels):
         table.update(module.KERNELS)
