@@ -369,7 +369,12 @@ def inplace(op, kind=SAME):
         return inplace_composite(globals()[op])
 
     def fn(self, other):
-        return binary_(op, self, other, kind)
+        try:
+            return binary_(op, self, other, kind)
+        except NotImplementedError:      # a sparse operand refuses at its device: `dense += s`
+            if op in ("add", "sub") and type(other) in _SPARSE_TYPES:
+                return other._sparse_add(self, other, 1 if op == "add" else -1, True)
+            raise
     fn.__name__ = op + "_"
     return fn
 

@@ -179,6 +179,20 @@ class SparseCooTensor(SparseTensor):
 
     __iadd__ = add_
     __isub__ = sub_
+    zero_ = M.zero_
+    detach_ = M.detach_
+
+    def neg_(self):
+        return M.scale_values_(self, "neg_", None)
+
+    def mul_(self, other):
+        return M.scale_values_(self, "mul_", other)
+
+    def div_(self, other):
+        return M.scale_values_(self, "div_", other)
+
+    __imul__ = mul_
+    __itruediv__ = div_
 
     # the hooks of the dense ops (see _mixed.py): zeros_like/empty_like, add/sub
     _sparse_like = M.sparse_like

@@ -1,7 +1,7 @@
 """Where a sparse COO tensor meets a dense one or an op written for dense tensors, as the
 sparse branches of optimizers (SM3, MADGRAD, AdaGrad-style) use them: zeros_like/empty_like,
-`dense.add(sparse)` and `dense.add_(sparse)` (sub too), `dense.sparse_mask(sparse)`,
-`sparse * sparse`, `sparse.add_(sparse)`, and the legacy `sparse.new(...)` and
+`dense.add(sparse)` and `dense.add_(sparse)` (sub and `+=` too), `dense.sparse_mask(sparse)`,
+`sparse * sparse`, `sparse.add_(sparse)`, zero_/neg_/mul_/div_/detach_, and the legacy `sparse.new(...)` and
 `resize_as_`. Dense code reaches these through class attributes of the sparse types
 (`_sparse_like`, `_sparse_add`) looked up on an operand's type, never by importing this
 package."""
@@ -16,7 +16,7 @@ from tensorlib.sparse import _kernels as K
 from tensorlib.sparse._guard import not_supported
 
 __all__ = ["sparse_like", "sparse_add", "sparse_mask", "mul_sparse", "add_sparse_",
-           "new", "resize_as_"]
+           "zero_", "scale_values_", "detach_", "new", "resize_as_"]
 
 
 def _coo(indices, values, sizes, coalesced=False):
@@ -224,6 +224,44 @@ def add_sparse_(self, other, alpha):
                            f"{self._dtype.scalar_name} in add operation")
     _set_parts(self, total._indices_t, total._values_t.to(self._dtype), self._sizes,
                total._coalesced)
+    return self
+
+
+def _check_inplace(self, op):
+    if tensorlib.is_grad_enabled() and self.requires_grad:
+        raise NotImplementedError(f"tensorlib does not record the in-place {op} of a sparse "
+                                  f"tensor for autograd")
+
+
+def zero_(self):
+    """sparse.zero_(): no entries left, coalesced (the sparse and dense dims kept)."""
+    _check_inplace(self, "zero_")
+    empty = _empty_coo(self._sizes, self.sparse_dim(), self._dtype, self._real)
+    _set_parts(self, empty._indices_t, empty._values_t, self._sizes, True)
+    return self
+
+
+def scale_values_(self, op, other):
+    """sparse.neg_() / mul_(number) / div_(number): the values changed in place, entries
+    kept; the coalesced flag too, except that PyTorch's mul_ clears it."""
+    _check_inplace(self, op)
+    if op != "neg_":
+        if isinstance(other, Tensor) and other.dim() == 0 and not other.is_sparse:
+            other = other.item()
+        if not isinstance(other, numbers.Number) or isinstance(other, bool):
+            raise NotImplementedError(f"tensorlib runs the in-place {op} of a sparse tensor "
+                                      f"with a number only")
+    getattr(self._values_t, op)(*(() if op == "neg_" else (other,)))
+    if op == "mul_":
+        self._coalesced = False
+    self._coalesced_cache = None
+    self._storage.version += 1
+    return self
+
+
+def detach_(self):
+    self._grad_fn = None
+    self._requires_grad = False
     return self
 
 

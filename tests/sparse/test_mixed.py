@@ -316,3 +316,46 @@ def test_sm3_make_sparse_pattern():
         results.append(grad.new(grad._indices(), update, grad.size()).to_dense().amax(1))
         assert lib.zeros_like(grad).is_sparse
     np.testing.assert_allclose(_np(results[0]), _np(results[1]), rtol=1e-6)
+
+
+# ---- in place on a sparse tensor's values, `dense += sparse` ---------------------------------
+IN_PLACE = {
+    "neg_": lambda s: s.neg_(),
+    "zero_": lambda s: s.zero_(),
+    "mul_": lambda s: s.mul_(2.5),
+    "div_": lambda s: s.div_(4),
+    "imul": lambda s: s.__imul__(3.0),
+    "detach_": lambda s: s.detach_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+@pytest.mark.parametrize("coalesce", [False, True])
+@pytest.mark.parametrize("values", [VAL, HYBRID_VAL], ids=["plain", "hybrid"])
+def test_sparse_in_place_on_values(name, coalesce, values):
+    outs = []
+    for lib in (tl, torch):
+        s = _sparse(lib, values, coalesce=coalesce)
+        assert IN_PLACE[name](s) is s
+        outs.append(s)
+    _same_sparse(*outs)
+
+
+def test_sparse_in_place_refuses_a_recorded_leaf():
+    s = _sparse(tl).requires_grad_(True)
+    with pytest.raises(NotImplementedError):
+        s.neg_()
+    with tl.no_grad():
+        s.neg_()                                           # what optimizers do: no graph
+    np.testing.assert_allclose(_np(s), -_np(_sparse(tl)))
+
+
+@pytest.mark.parametrize("values", [VAL, HYBRID_VAL], ids=["plain", "hybrid"])
+def test_dense_augmented_assignment_with_sparse(values):
+    outs = []
+    for lib in (tl, torch):
+        d = lib.ones((4, 3) + values.shape[1:])
+        d += _sparse(lib, values)
+        d -= _sparse(lib, values) * 3
+        outs.append(d)
+    np.testing.assert_allclose(_np(outs[0]), _np(outs[1]), rtol=1e-6)
