@@ -1,10 +1,10 @@
 """Where a sparse COO tensor meets a dense one or an op written for dense tensors, as the
 sparse branches of optimizers (SM3, MADGRAD, AdaGrad-style) use them: zeros_like/empty_like,
 `dense.add(sparse)` and `dense.add_(sparse)` (sub and `+=` too), `dense.sparse_mask(sparse)`,
-`sparse * sparse`, `sparse.add_(sparse)`, zero_/neg_/mul_/div_/detach_, and the legacy `sparse.new(...)` and
-`resize_as_`. Dense code reaches these through class attributes of the sparse types
-(`_sparse_like`, `_sparse_add`) looked up on an operand's type, never by importing this
-package."""
+`sparse * sparse`, `sparse.add_(sparse)`, zero_/neg_/mul_/div_/detach_, and the legacy
+`sparse.new(...)` and `resize_as_`. Dense code never imports this package: it finds a sparse
+operand's class in `tensorlib._layout.SPARSE_TYPES` and calls that class's hook
+(`_sparse_like`, `_sparse_add`)."""
 import numbers
 
 import tensorlib
@@ -60,17 +60,22 @@ def _check_alpha(alpha, result):
                            "floating point number.")
 
 
-def _dense_plus_sparse(dense, sparse, alpha, dtype):
-    """dense + alpha * sparse in `dtype` (duplicates add up), no autograd: a new tensor."""
-    out = dense.to(dtype, copy=True)
+def _accumulate(target, sparse, alpha, dtype):
+    """target += alpha * sparse (of target's dtype `dtype`; duplicates add up), no autograd;
+    target may be non-contiguous."""
     values = sparse._values_t
-    if values.numel() == 0:
-        return out
-    values = values.to(dtype)
-    if not (type(alpha) is int and alpha == 1):
-        values = values * alpha
-    index = tuple(sparse._indices_t[d] for d in range(sparse._indices_t._sizes[0]))
-    return out.index_put_(index, values, accumulate=True)
+    if values.numel():
+        values = values.to(dtype)
+        if not (type(alpha) is int and alpha == 1):
+            values = values * alpha
+        index = tuple(sparse._indices_t[d] for d in range(sparse._indices_t._sizes[0]))
+        target.index_put_(index, values, accumulate=True)
+    return target
+
+
+def _dense_plus_sparse(dense, sparse, alpha, dtype):
+    """dense + alpha * sparse in `dtype`, no autograd: a new tensor."""
+    return _accumulate(dense.to(dtype, copy=True), sparse, alpha, dtype)
 
 
 class DenseAddSparse(Function):
@@ -108,27 +113,21 @@ def sparse_add(a, b, alpha, inplace):
     if not isinstance(a, Tensor):
         raise TypeError(f"add(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(a).__name__}")
-    sparse = b.to_sparse() if b.is_sparse_csr else b
-    _check_dense_sparse(a, sparse)
-    dtype = dt.promote_types(a._dtype, sparse._dtype)
+    _check_dense_sparse(a, b)
+    dtype = dt.promote_types(a._dtype, b._dtype)
     _check_alpha(alpha, dtype)
     if not inplace:
-        return DenseAddSparse.apply(a, sparse, alpha, dtype)
+        return DenseAddSparse.apply(a, b, alpha, dtype)
     if not dt.can_cast(dtype, a._dtype):
         raise RuntimeError(f"Can't convert result type {dtype.scalar_name} to output "
                            f"{a._dtype.scalar_name} in add operation")
-    if tensorlib.is_grad_enabled() and (a.requires_grad or sparse.requires_grad):
+    if tensorlib.is_grad_enabled() and (a.requires_grad or b.requires_grad):
         from tensorlib.autograd.recording import apply_inplace
-        return apply_inplace(a, lambda src: DenseAddSparse.apply(src, sparse, alpha, dtype)
+        return apply_inplace(a, lambda src: DenseAddSparse.apply(src, b, alpha, dtype)
                              .to(a._dtype), needs_old_self=False)
-    values = sparse._values_t
-    if values.numel():
-        values = values.to(dtype)
-        if not (type(alpha) is int and alpha == 1):
-            values = values * alpha
-        index = tuple(sparse._indices_t[d] for d in range(sparse._indices_t._sizes[0]))
-        a.index_put_(index, values.to(a._dtype), accumulate=True)
-    return a
+    if dtype is not a._dtype:        # summed in the wider dtype, rounded once (PyTorch's)
+        return a.copy_(_dense_plus_sparse(a, b, alpha, dtype))
+    return _accumulate(a, b, alpha, dtype)
 
 
 # ---- sparse_mask ---------------------------------------------------------------------------

@@ -359,3 +359,16 @@ def test_dense_augmented_assignment_with_sparse(values):
         d -= _sparse(lib, values) * 3
         outs.append(d)
     np.testing.assert_allclose(_np(outs[0]), _np(outs[1]), rtol=1e-6)
+
+
+def test_dense_add_wider_sparse_in_place_rounds_once():
+    """float32 += float64 sparse: summed in float64 and rounded once, as PyTorch does."""
+    idx = np.zeros((1, 1000), np.int64)                      # one position, 1000 times
+    val = np.full(1000, 1e-8)
+    outs = []
+    for lib in (tl, torch):
+        d = lib.ones(2)
+        d.add_(lib.sparse_coo_tensor(lib.tensor(idx), lib.tensor(val), (2,)))
+        outs.append(d)
+    np.testing.assert_array_equal(_np(outs[0]), _np(outs[1]))
+    assert _np(outs[0])[0] != 1.0
