@@ -4,9 +4,9 @@ One module per job: `_guard` (a sparse tensor's dense fields and the refusal of 
 `_base` (what the layouts share), `_coo` and `_csr` (the tensor types and constructors),
 `_ops` (mm, addmm, sum, softmax and the sparse branch of tensorlib.matmul), `_autograd`
 (their derivatives), `_mixed` (where a sparse tensor meets a dense one or a dense op:
-zeros_like, dense.add_(sparse), sparse_mask, sparse * sparse, new), `_kernels` (the computations, on any device's dense primitives or a
-backend's `sparse_coo_mm`), `_repr` (printing), `_legacy` (FloatTensor(indices, values, size)
-and kin). `install` wires the layouts into tensorlib and Tensor when tensorlib is imported.
+zeros_like, dense.add_(sparse), sparse_mask, sparse * sparse, new), `_kernels` (the
+computations, on any device's dense primitives or a backend's `sparse_coo_mm`), `_repr`
+(printing), `_legacy` (FloatTensor(indices, values, size) and kin). `install` wires the layouts into tensorlib and Tensor when tensorlib is imported.
 """
 from tensorlib._layout import strided
 from tensorlib.sparse._legacy import (BFloat16Tensor, ByteTensor, CharTensor,  # noqa: F401
