@@ -6,7 +6,8 @@ One module per job: `_guard` (a sparse tensor's dense fields and the refusal of 
 (their derivatives), `_mixed` (where a sparse tensor meets a dense one or a dense op:
 zeros_like, dense.add_(sparse), sparse_mask, sparse * sparse, new), `_kernels` (the
 computations, on any device's dense primitives or a backend's `sparse_coo_mm`), `_repr`
-(printing), `_legacy` (FloatTensor(indices, values, size) and kin). `install` wires the layouts into tensorlib and Tensor when tensorlib is imported.
+(printing), `_legacy` (FloatTensor(indices, values, size) and kin). `install` wires the
+layouts into tensorlib and Tensor when tensorlib is imported.
 """
 from tensorlib._layout import strided
 from tensorlib.sparse._legacy import (BFloat16Tensor, ByteTensor, CharTensor,  # noqa: F401
