@@ -33,6 +33,11 @@ class layout:  # noqa: N801 - torch.layout
         return self
 
 
+# The tensor classes of the sparse layouts (registered by tensorlib.sparse when tensorlib is
+# imported): a dense op that must take a sparse operand (zeros_like, add) finds it by its type
+# here, a set lookup, and hands it to that class's hook (`_sparse_like`, `_sparse_add`).
+SPARSE_TYPES = set()
+
 strided = layout._make("strided")
 sparse_coo = layout._make("sparse_coo")
 sparse_csr = layout._make("sparse_csr")

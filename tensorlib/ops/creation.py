@@ -10,6 +10,7 @@ import numpy as np
 import tensorlib._C.dtypes as dt
 from tensorlib._C.device import canonical
 from tensorlib._default_device import factory_device
+from tensorlib._layout import SPARSE_TYPES
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.storage import Storage
@@ -73,7 +74,10 @@ def _like(t, dtype, device):
 
 def _like_in(t, fill_value, dtype, device, requires_grad, memory_format):
     """A tensor of t's sizes, filled with fill_value (None: uninitialised), in
-    memory_format (default preserve_format: t's layout, see ops/memory_format.py)."""
+    memory_format (default preserve_format: t's layout, see ops/memory_format.py). A sparse
+    t's class makes its own (`_sparse_like`: tensorlib/sparse/_mixed.py)."""
+    if type(t) in SPARSE_TYPES:
+        return type(t)._sparse_like(t, fill_value, dtype, device, requires_grad)
     kw = _like(t, dtype, device)
     fmt = _mf.resolve(_mf.preserve_format if memory_format is None else memory_format, t)
     out = _mf.empty_in(t._sizes, kw["dtype"], factory_device(kw["device"]), fmt)

@@ -8,6 +8,7 @@ from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary,
                                     unary_, unary_if_taken)
 from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
+from tensorlib._layout import SPARSE_TYPES as _SPARSE_TYPES
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable as _differentiable
 from tensorlib.ops._where import where as _where
@@ -53,12 +54,23 @@ def _dtype_of(x):
     return getattr(x, "_dtype", None)
 
 
+def _sparse_hook(a, b):
+    """The add of the sparse operand's class (tensorlib/sparse/_mixed.py): dense ops never
+    see a sparse tensor's placeholder storage. Called once `_SPARSE_TYPES` holds a's or b's
+    type (a set lookup: a getattr that misses costs far more on every add)."""
+    return (type(b) if type(b) in _SPARSE_TYPES else type(a))._sparse_add
+
+
 def add(a, b, *, alpha=1):
+    if type(b) in _SPARSE_TYPES or type(a) in _SPARSE_TYPES:
+        return _sparse_hook(a, b)(a, b, alpha, False)
     return binary("add", a, b if type(alpha) is int and alpha == 1 else _scaled(a, b, alpha), SAME)
 
 
 def sub(a, b, *, alpha=1):
     _check_bool_sub(a, b)
+    if type(b) in _SPARSE_TYPES or type(a) in _SPARSE_TYPES:
+        return _sparse_hook(a, b)(a, b, -alpha, False)
     return binary("sub", a, b if type(alpha) is int and alpha == 1 else _scaled(a, b, alpha), SAME)
 
 
@@ -357,7 +369,12 @@ def inplace(op, kind=SAME):
         return inplace_composite(globals()[op])
 
     def fn(self, other):
-        return binary_(op, self, other, kind)
+        try:
+            return binary_(op, self, other, kind)
+        except NotImplementedError:      # a sparse operand refuses at its device: `dense += s`
+            if op in ("add", "sub") and type(other) in _SPARSE_TYPES:
+                return other._sparse_add(self, other, 1 if op == "add" else -1, True)
+            raise
     fn.__name__ = op + "_"
     return fn
 
@@ -721,11 +738,15 @@ def inplace_composite(fn, direct=None):
 
 
 def _add_(self, other, *, alpha=1):
+    if type(other) in _SPARSE_TYPES:          # a sparse self has its own add_
+        return other._sparse_add(self, other, alpha, True)
     return binary_("add", self, other if type(alpha) is int and alpha == 1 else _scaled(self, other, alpha), SAME)
 
 
 def _sub_(self, other, *, alpha=1):
     _check_bool_sub(self, other)
+    if type(other) in _SPARSE_TYPES:
+        return other._sparse_add(self, other, -alpha, True)
     return binary_("sub", self, other if type(alpha) is int and alpha == 1 else _scaled(self, other, alpha), SAME)
 
 

@@ -3,9 +3,11 @@
 One module per job: `_guard` (a sparse tensor's dense fields and the refusal of dense ops),
 `_base` (what the layouts share), `_coo` and `_csr` (the tensor types and constructors),
 `_ops` (mm, addmm, sum, softmax and the sparse branch of tensorlib.matmul), `_autograd`
-(their derivatives), `_kernels` (the computations, on any device's dense primitives or a
-backend's `sparse_coo_mm`), `_repr` (printing), `_legacy` (FloatTensor(indices, values, size)
-and kin). `install` wires the layouts into tensorlib and Tensor when tensorlib is imported.
+(their derivatives), `_mixed` (where a sparse tensor meets a dense one or a dense op:
+zeros_like, dense.add_(sparse), sparse_mask, sparse * sparse, new), `_kernels` (the
+computations, on any device's dense primitives or a backend's `sparse_coo_mm`), `_repr`
+(printing), `_legacy` (FloatTensor(indices, values, size) and kin). `install` wires the
+layouts into tensorlib and Tensor when tensorlib is imported.
 """
 from tensorlib._layout import strided
 from tensorlib.sparse._legacy import (BFloat16Tensor, ByteTensor, CharTensor,  # noqa: F401
@@ -39,6 +41,7 @@ def install(tensor_cls, namespace):
     from tensorlib.sparse._base import refuse_dense_methods
     from tensorlib.sparse._coo import SparseCooTensor, sparse_coo_tensor, to_sparse
     from tensorlib.sparse._csr import SparseCsrTensor, dense_to_csr, sparse_csr_tensor
+    from tensorlib.sparse._mixed import sparse_mask
     tensor_cls.layout = property(lambda self: strided, doc="strided (a dense tensor)")
     tensor_cls.is_sparse = False
     tensor_cls.is_sparse_csr = False
@@ -47,6 +50,7 @@ def install(tensor_cls, namespace):
     tensor_cls.to_sparse = to_sparse
     tensor_cls.to_sparse_coo = to_sparse
     tensor_cls.to_sparse_csr = dense_to_csr
+    tensor_cls.sparse_mask = sparse_mask
     tensor_cls.sparse_dim = lambda self: 0
     tensor_cls.dense_dim = lambda self: self.dim()
     coo = "sparse coordinate tensor"
@@ -62,6 +66,7 @@ def install(tensor_cls, namespace):
         for name in accessors:
             setattr(cls, name, _layout_error(name, wanted))
     refuse_dense_methods(tensor_cls)
+    layouts.SPARSE_TYPES.add(SparseCooTensor)        # zeros_like, add: _mixed.py's hooks
     for name in layouts.__all__:
         namespace[name] = getattr(layouts, name)
     namespace["sparse_coo_tensor"] = sparse_coo_tensor

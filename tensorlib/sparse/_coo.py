@@ -8,7 +8,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.views import wrap_dim
 from tensorlib._layout import sparse_coo
 from tensorlib._tensor import Tensor
-from tensorlib.sparse import _autograd as A, _kernels as K
+from tensorlib.sparse import _autograd as A, _kernels as K, _mixed as M
 from tensorlib.sparse._base import SparseTensor
 
 __all__ = ["SparseCooTensor", "sparse_coo_tensor", "dense_to_coo"]
@@ -171,6 +171,35 @@ class SparseCooTensor(SparseTensor):
     def sub(self, other, *, alpha=1):
         return self.add(other, alpha=-alpha)
 
+    def add_(self, other, *, alpha=1):
+        return M.add_sparse_(self, other, alpha)
+
+    def sub_(self, other, *, alpha=1):
+        return M.add_sparse_(self, other, -alpha)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    zero_ = M.zero_
+    detach_ = M.detach_
+
+    def neg_(self):
+        return M.scale_values_(self, "neg_", None)
+
+    def mul_(self, other):
+        return M.scale_values_(self, "mul_", other)
+
+    def div_(self, other):
+        return M.scale_values_(self, "div_", other)
+
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    # the hooks of the dense ops (see _mixed.py): zeros_like/empty_like, add/sub
+    _sparse_like = M.sparse_like
+    _sparse_add = staticmethod(M.sparse_add)
+    new = M.new
+    resize_as_ = M.resize_as_
+
     __add__ = add
     __sub__ = sub
 
@@ -187,11 +216,14 @@ class SparseCooTensor(SparseTensor):
                                   "sparse one")
 
     def mul(self, other):
+        if isinstance(other, SparseCooTensor):
+            return M.mul_sparse(self, other)
         if isinstance(other, Tensor) and other.dim() == 0 and not other.is_sparse:
             other = other.item()
         if isinstance(other, numbers.Number) and not isinstance(other, bool):
             return self._map_values(lambda v: v * other, lambda g: g * other)
-        raise NotImplementedError("tensorlib multiplies a sparse tensor only by a number")
+        raise NotImplementedError("tensorlib multiplies a sparse tensor only by a number or a "
+                                  "sparse tensor")
 
     __mul__ = __rmul__ = mul
 
