@@ -211,6 +211,22 @@ PROGRAMS = [
             "einops' own suite on its torch backend: rearrange/reduce/repeat/pack/einsum, "
             "layers, torch.compile of einops ops", pythonpath=["."],
             env={"EINOPS_TEST_BACKENDS": "torch"}),
+    Program("schedule_free tests", "facebookresearch/schedule_free", "",
+            ["-m", "pytest", "-q", "schedulefree/test_schedulefree.py"],
+            "schedule-free SGD/AdamW/RAdam against their reference versions: torch._foreach_* "
+            "in every argument form, optimizer state and train/eval swaps", pythonpath=["."]),
+    # the files whose tests do not depend on the numbers torch.manual_seed draws (the
+    # optimizer runs compare losses with thresholds tuned to PyTorch's initial weights);
+    # addopts: the project's pytest options name pytest-cov, not installed here
+    Program("pytorch_optimizer tests", "kozistr/pytorch_optimizer", "",
+            ["-m", "pytest", "-q", "-o", "addopts=", "tests/test_base.py",
+             "tests/test_create_optimizer.py", "tests/test_foreach_utils.py",
+             "tests/test_general_optimizer_parameters.py", "tests/test_gradients.py",
+             "tests/test_load_modules.py", "tests/test_loss_functions.py",
+             "tests/test_lr_schedulers.py", "tests/test_optimizer_parameters.py"],
+            "a library of ~100 optimizers: sparse gradients (SM3, MADGRAD, D-Adaptation: "
+            "dense += sparse, sparse_mask, zeros_like), closures, SAM, schedulers, foreach",
+            pythonpath=["."]),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
