@@ -464,6 +464,32 @@ cdef void _forward(cnp.ndarray xv, cnp.ndarray wv, cnp.ndarray bv, cnp.ndarray o
                               <double*>sp, rows, n, eps, nt, rms)
 
 
+cdef tuple _forward_buffers(cnp.ndarray xv, cnp.ndarray ov, cnp.ndarray sv, weight, bias,
+                            Py_ssize_t rows):
+    """(compute dtype, x, weight, bias, out, stats) as dense arrays in the compute dtype: the
+    operands themselves where they already are, else copies (out and stats: scratch that
+    `_write_back` casts into them)."""
+    acc = _compute_dtype(xv.dtype)
+    xd = _as_dense(xv, acc)
+    wd = _as_dense(host_array(weight) if weight is not None else None, acc)
+    bd = _as_dense(host_array(bias) if bias is not None else None, acc)
+    od = ov if _dense(ov, acc) else np.empty((<object>xv).shape, acc)
+    sd = None
+    if sv is not None:
+        sd = sv if _dense(sv, acc) else np.empty((rows, 2), acc)
+    return acc, xd, wd, bd, od, sd
+
+
+cdef int _write_back(cnp.ndarray ov, cnp.ndarray od, cnp.ndarray sv,
+                     cnp.ndarray sd) except -1:
+    """The scratch results of `_forward_buffers` cast into out and stats."""
+    if od is not ov:
+        ov[...] = od
+    if sd is not None and sd is not sv:
+        sv[...] = sd
+    return 0
+
+
 cdef void _normalize(TensorImpl out, TensorImpl stats, TensorImpl x, weight, bias,
                      int normalized_ndim, double eps, int rms):
     """Dense float32/float64 operands run in place; others through dense copies in the
@@ -474,19 +500,9 @@ cdef void _normalize(TensorImpl out, TensorImpl stats, TensorImpl x, weight, bia
     cdef Py_ssize_t rows = xv.size // n if n else 0
     if rows == 0 or n == 0:
         return
-    acc = _compute_dtype(xv.dtype)
-    cdef cnp.ndarray xd = _as_dense(xv, acc)
-    cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
-    cdef cnp.ndarray bd = _as_dense(host_array(bias) if bias is not None else None, acc)
-    cdef cnp.ndarray od = ov if _dense(ov, acc) else np.empty((<object>xv).shape, acc)
-    cdef cnp.ndarray sd = None
-    if sv is not None:
-        sd = sv if _dense(sv, acc) else np.empty((rows, 2), acc)
+    acc, xd, wd, bd, od, sd = _forward_buffers(xv, ov, sv, weight, bias, rows)
     _forward(xd, wd, bd, od, sd, rows, n, eps, rms)
-    if od is not ov:
-        ov[...] = od
-    if sd is not None and sd is not sv:
-        sv[...] = sd
+    _write_back(ov, od, sv, sd)
 
 
 def layer_norm(TensorImpl out, TensorImpl x, weight, bias, int normalized_ndim, double eps):
@@ -618,14 +634,8 @@ def group_norm(TensorImpl out, stats, TensorImpl x, weight, bias, Py_ssize_t num
     cdef Py_ssize_t rows = batch * num_groups
     if xv.size == 0:
         return
-    acc = _compute_dtype(xv.dtype)
-    cdef cnp.ndarray xd = _as_dense(xv, acc)
-    cdef cnp.ndarray wd = _as_dense(host_array(weight) if weight is not None else None, acc)
-    cdef cnp.ndarray bd = _as_dense(host_array(bias) if bias is not None else None, acc)
-    cdef cnp.ndarray od = ov if _dense(ov, acc) else np.empty((<object>xv).shape, acc)
-    cdef cnp.ndarray sd = None
-    if sv is not None:
-        sd = sv if _dense(sv, acc) else np.empty((rows, 2), acc)
+    cdef cnp.ndarray xd, wd, bd, od, sd
+    acc, xd, wd, bd, od, sd = _forward_buffers(xv, ov, sv, weight, bias, rows)
     cdef int nt = fastreduce.threads_now()
     cdef void* xp = _data(xd)
     cdef void* wp = _data(wd)
@@ -640,10 +650,7 @@ def group_norm(TensorImpl out, stats, TensorImpl x, weight, bias, Py_ssize_t num
         with nogil:
             group_norm_double(<double*>xp, <double*>wp, <double*>bp, <double*>op_,
                               <double*>sp, rows, num_groups, cg, hw, eps, nt)
-    if od is not ov:
-        ov[...] = od
-    if sd is not None and sd is not sv:
-        sv[...] = sd
+    _write_back(ov, od, sv, sd)
 
 
 def group_norm_backward(grad_x, grad_weight, grad_bias, TensorImpl grad_out, TensorImpl x,

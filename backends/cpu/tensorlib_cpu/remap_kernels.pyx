@@ -392,22 +392,31 @@ cdef bytes _element(TensorImpl out, value):
     return one.tobytes()
 
 
-def pad(TensorImpl out, TensorImpl x, tuple pads, str mode, value):
-    """The `pad` kernel: (left, right) pads from the last dim on; a negative pad crops.
-    Output position j (counted from the input's start) reads: constant, j itself inside the
-    input and the fill value outside; reflect, its mirror image about the ends; replicate,
-    the nearest end; circular, j wrapped around what the crops leave."""
-    cdef int nd = len(x._sizes), d, i, code = PAD_MODES[mode]
-    if nd > MAXD or len(pads) > 2 * nd:
-        return False
-    cdef int modes[MAXD]
-    cdef Py_ssize_t lefts[MAXD]
-    cdef Py_ssize_t rights[MAXD]
+cdef int _pad_maps(int nd, tuple pads, int code, int* modes, Py_ssize_t* lefts,
+                   Py_ssize_t* rights) except -1:
+    """Each dim's map for F.pad's `pads` (last dim first, (left, right) pairs): `code` with
+    its two widths on the padded dims, KEEP on the others."""
+    cdef int d, i
     for d in range(nd):
         modes[d], lefts[d], rights[d] = KEEP, 0, 0
     for i in range(len(pads) // 2):
         d = nd - 1 - i
         modes[d], lefts[d], rights[d] = code, pads[2 * i], pads[2 * i + 1]
+    return 0
+
+
+def pad(TensorImpl out, TensorImpl x, tuple pads, str mode, value):
+    """The `pad` kernel: (left, right) pads from the last dim on; a negative pad crops.
+    Output position j (counted from the input's start) reads: constant, j itself inside the
+    input and the fill value outside; reflect, its mirror image about the ends; replicate,
+    the nearest end; circular, j wrapped around what the crops leave."""
+    cdef int nd = len(x._sizes), code = PAD_MODES[mode]
+    if nd > MAXD or len(pads) > 2 * nd:
+        return False
+    cdef int modes[MAXD]
+    cdef Py_ssize_t lefts[MAXD]
+    cdef Py_ssize_t rights[MAXD]
+    _pad_maps(nd, pads, code, modes, lefts, rights)
     fill = _element(out, value) if code == CONSTANT else bytes(out._dtype.itemsize)
     return _remap(out, x, modes, lefts, rights, fill)
 
@@ -430,7 +439,7 @@ def pad_backward(TensorImpl grad_x, TensorImpl grad, tuple pads, str mode):
     """The `pad_backward` kernel: grad_x (contiguous, the input's sizes) = the adjoint of the
     pad applied to grad: each input element gets the sum of the gradients of the output
     elements that read it, in output order. float32/float64; False elsewhere."""
-    cdef int nd = len(grad_x._sizes), d, i, code = PAD_MODES[mode]
+    cdef int nd = len(grad_x._sizes), d, code = PAD_MODES[mode]
     if (nd == 0 or nd > MAXD or len(pads) > 2 * nd or grad._dtype is not grad_x._dtype
             or grad_x._dtype.code not in (FLOAT32, FLOAT64) or not is_contiguous(grad_x)
             or type(grad_x._storage.handle) is not np.ndarray):
@@ -438,11 +447,7 @@ def pad_backward(TensorImpl grad_x, TensorImpl grad, tuple pads, str mode):
     cdef int modes[MAXD]
     cdef Py_ssize_t lefts[MAXD]
     cdef Py_ssize_t rights[MAXD]
-    for d in range(nd):
-        modes[d], lefts[d], rights[d] = KEEP, 0, 0
-    for i in range(len(pads) // 2):
-        d = nd - 1 - i
-        modes[d], lefts[d], rights[d] = code, pads[2 * i], pads[2 * i + 1]
+    _pad_maps(nd, pads, code, modes, lefts, rights)
     strides, step = [], 1
     for d in range(nd - 1, -1, -1):
         strides.insert(0, step)
