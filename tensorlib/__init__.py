@@ -8,7 +8,7 @@ from tensorlib._C.dtypes import (bool_ as bool, uint8, int8, int16, int32, int64
                                  set_default_dtype, promote_types, can_cast)
 from tensorlib._C.dtypes import complex64, complex128, uint16, uint32, uint64  # noqa: E402
 from tensorlib._C.device import device
-from tensorlib._C.broadcast import broadcast_shapes
+from tensorlib._C.broadcast import broadcast_shapes as _broadcast_shapes
 from tensorlib._C.promotion import result_type as _result_type
 from tensorlib import backends
 from tensorlib._size import Size
@@ -28,6 +28,11 @@ from math import e, inf, nan, pi  # noqa: E402 - torch.pi, torch.e, torch.inf, t
 newaxis = None                     # torch.newaxis, x[:, torch.newaxis]
 
 __version__ = "0.1.0"
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to, as a Size (torch.broadcast_shapes)."""
+    return Size(_broadcast_shapes(*shapes))
 
 
 def result_type(a, b):

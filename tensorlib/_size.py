@@ -16,3 +16,20 @@ class Size(tuple):
     def __getitem__(self, key):
         out = tuple.__getitem__(self, key)
         return Size(out) if isinstance(key, slice) else out
+
+    # sizes built from sizes stay sizes, as torch.Size's: shape[:-1] + (n,), (1,) + shape
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        out = tuple.__mul__(self, n)
+        return out if out is NotImplemented else Size(out)
+
+    __rmul__ = __mul__

@@ -102,3 +102,15 @@ def test_log_api_usage_once_prints_once_when_asked(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
     with pytest.raises(TypeError):
         _C._log_api_usage_once(3)
+
+
+def test_sizes_built_from_sizes_stay_sizes():
+    import tensorlib as tl
+    s = tl.ones(2, 3).shape
+    for built in (s[:-1] + (4,), (1,) + s, s * 2, 2 * s, s + s,
+                  tl.broadcast_shapes((2, 1), (1, 3))):
+        assert type(built) is tl.Size
+    assert (s[-2:] + (5,)).numel() == 30
+    assert tl.broadcast_shapes((2, 1), (1, 3)) == (2, 3)
+    with __import__("pytest").raises(TypeError):
+        s + [4]

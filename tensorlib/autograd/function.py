@@ -62,7 +62,10 @@ class FunctionCtx(Node):
         grads = self._fn_cls.backward(self, *grad_outputs)
         if not isinstance(grads, tuple):
             grads = (grads,)
-        if len(grads) != len(self.needs_input_grad):
+        n = len(self.needs_input_grad)
+        if len(grads) > n and all(g is None for g in grads[n:]):
+            grads = grads[:n]               # extra trailing Nones are allowed, as PyTorch's
+        if len(grads) != n:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {len(self.needs_input_grad)}, got "
                                f"{len(grads)})")

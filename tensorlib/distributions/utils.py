@@ -82,3 +82,12 @@ def vec_to_tril_matrix(vec, diag=0):
     mat = tensorlib.zeros(vec.shape[:-1] + (n, n), dtype=vec.dtype, device=vec.device)
     mat[..., rows, cols] = vec
     return mat
+
+
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni, as torch.distributions.utils
+
+
+def _standard_normal(shape, dtype, device):
+    """Standard normals of `shape` (the sampler distributions share; libraries built on
+    torch.distributions call it by this private name)."""
+    return tensorlib.empty(shape, dtype=dtype, device=device).normal_()

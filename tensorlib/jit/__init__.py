@@ -11,6 +11,7 @@ and no code from the file runs (node targets are looked up by name in tensorlib,
 and `builtins.getattr` only). A custom op of tensorlib.library (a C++ extension's kernel among
 them) is saved by its name: loading needs it defined again, and says so when it is not."""
 import builtins
+import functools
 import operator
 
 from tensorlib import _C
@@ -47,6 +48,32 @@ class TracedModule(GraphModule):
 
 
 ScriptModule = TracedModule
+
+
+class ScriptFunction:
+    """jit.script of a function that symbolic tracing cannot compile (its body calls another
+    scripted function, writes through out=, branches on a value): calls run the Python
+    function, which is what the scripted one computes; its graph, code and saving raise
+    why it has none. Libraries script helpers at import (`@torch.jit.script`), so refusing
+    there would refuse the whole library."""
+
+    def __init__(self, fn, error):
+        self._fn, self._error = fn, error
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def graph(self):
+        raise self._error
+
+    @property
+    def code(self):
+        raise self._error
+
+    def save(self, f):
+        raise self._error
 
 
 def _example_tuple(example_inputs):
@@ -106,17 +133,21 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     what = getattr(obj, '__qualname__', type(obj).__name__)
     try:
         gm = symbolic_trace(obj)
-    except TraceError as exc:
-        raise RuntimeError(f"tensorlib.jit.script cannot compile {what}: {exc}. Its forward "
-                           f"steers Python control flow by a tensor's value; use "
-                           f"tensorlib.jit.trace with example inputs instead.") from exc
     except Exception as exc:
-        # e.g. einops' layers look up a recipe by `input.ndim`, a proxy while tracing
-        raise RuntimeError(f"tensorlib.jit.script cannot compile {what}: tracing its forward "
-                           f"raised {type(exc).__name__}: {exc}. script compiles by symbolic "
-                           f"tracing, where a tensor's shape, ndim and values are symbolic, so "
-                           f"a forward that uses them as Python values cannot be scripted; "
-                           f"use tensorlib.jit.trace with example inputs instead.") from exc
+        if isinstance(exc, TraceError):
+            error = RuntimeError(f"tensorlib.jit.script cannot compile {what}: {exc}. Its "
+                                 f"forward steers Python control flow by a tensor's value; use "
+                                 f"tensorlib.jit.trace with example inputs instead.")
+        else:   # e.g. einops' layers look up a recipe by `input.ndim`, a proxy while tracing
+            error = RuntimeError(
+                f"tensorlib.jit.script cannot compile {what}: tracing its forward raised "
+                f"{type(exc).__name__}: {exc}. script compiles by symbolic tracing, where a "
+                f"tensor's shape, ndim and values are symbolic, so a forward that uses them "
+                f"as Python values cannot be scripted; use tensorlib.jit.trace with example "
+                f"inputs instead.")
+        if isinstance(obj, Module) or not callable(obj):
+            raise error from exc
+        return ScriptFunction(obj, error)
     name = type(obj).__name__ if isinstance(obj, Module) else obj.__name__
     attrs = {n.target: _get_path(gm, n.target) for n in gm.graph.nodes
              if n.op in ("call_module", "get_attr")}
@@ -217,6 +248,8 @@ def _decode(a, nodes):
 def save(m, f, _extra_files=None):
     """torch.jit.save: the graph as data, the tensors and the standard modules it calls."""
     import tensorlib
+    if isinstance(m, ScriptFunction):
+        m.save(f)
     if not isinstance(m, GraphModule):
         raise RuntimeError("jit.save takes the result of tensorlib.jit.trace or jit.script")
     graph = []

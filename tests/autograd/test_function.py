@@ -430,3 +430,29 @@ def test_a_returned_input_marked_non_differentiable_stays_without_grad(device):
     assert a is not x and not a.requires_grad and a.grad_fn is None
     b.sum().backward()
     close(y.grad, [2.0])
+
+
+def test_backward_may_return_extra_trailing_nones_but_no_extra_gradient():
+    class Double(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, None            # PyTorch drops the trailing Nones
+
+    class TooMany(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g
+
+    x = tl.ones(2, requires_grad=True)
+    Double.apply(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    with pytest.raises(RuntimeError, match="incorrect number of gradients .expected 1, got 2"):
+        TooMany.apply(x).sum().backward()

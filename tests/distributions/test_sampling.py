@@ -218,3 +218,12 @@ def test_register_kl():
     p = MyNormal(_f64([0.0]), _f64([1.0]))
     assert float(tld.kl_divergence(p, p)) == 42.0
     assert float(tld.kl_divergence(tld.Normal(_f64(0.0), _f64(1.0)), p)) == 0.0
+
+
+def test_utils_private_names_libraries_import():
+    # GPyTorch imports torch.distributions.utils._standard_normal
+    from tensorlib.distributions.utils import _standard_normal, euler_constant
+    z = _standard_normal((4000, 3), dtype=tl.float64, device="cpu")
+    assert z.shape == (4000, 3) and z.dtype == tl.float64
+    assert abs(z.mean().item()) < 0.05 and abs(z.var().item() - 1) < 0.05
+    assert abs(euler_constant - 0.5772156649015329) < 1e-15

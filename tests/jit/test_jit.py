@@ -95,3 +95,25 @@ def test_load_rejects_foreign_files_and_targets(tmp_path):
     tl.save({"a": 1}, str(path))
     with pytest.raises(RuntimeError, match="not a file"):
         tl.jit.load(str(path))
+
+
+def test_scripted_functions_that_tracing_cannot_compile_still_run():
+    # libraries script helpers at import (`@torch.jit.script`): a body that calls another
+    # scripted function, writes through out= or branches on a value runs as Python, and only
+    # asking for its graph (or saving it) raises the reason
+    @tl.jit.script
+    def clamp_to_one(x):
+        return x if x.max() <= 1 else x / x.max()
+
+    @tl.jit.script
+    def scaled(x, out):
+        tl.mul(clamp_to_one(x), 3, out=out)
+        return out
+
+    x = tl.tensor([1.0, 4.0])
+    np.testing.assert_allclose(scaled(x, tl.empty(2)).numpy(), [0.75, 3.0])
+    assert scaled.__name__ == "scaled"
+    with pytest.raises(RuntimeError, match="control flow"):
+        clamp_to_one.graph
+    with pytest.raises(RuntimeError, match="cannot compile .*clamp_to_one"):
+        tl.jit.save(clamp_to_one, "unused.tlj")

@@ -453,3 +453,29 @@ def test_module_pickle_and_deepcopy():
         for (k, a), (_, b) in zip(clone.state_dict().items(), m.state_dict().items()):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
         assert clone[0].weight is not m[0].weight
+
+
+class _PrefixNoting(nn.Linear):
+    """A module whose load hook is its own bound method, registered without the module
+    argument (GPyTorch's pattern); module level, so that it pickles."""
+
+    def __init__(self):
+        super().__init__(2, 2)
+        self.prefixes = []
+        self._register_load_state_dict_pre_hook(self._note)
+
+    def _note(self, state_dict, prefix, *rest):
+        self.prefixes.append(prefix)
+
+
+def test_private_load_state_dict_pre_hook_form_and_pickling():
+    net = _PrefixNoting()
+    seen = []
+    net._register_load_state_dict_pre_hook(
+        lambda module, state_dict, *rest: seen.append(module), with_module=True)
+    net.load_state_dict(_PrefixNoting().state_dict())
+    assert net.prefixes == [""] and seen == [net]
+    plain = _PrefixNoting()
+    twin = pickle.loads(pickle.dumps(copy.deepcopy(plain)))
+    twin.load_state_dict(plain.state_dict())
+    assert twin.prefixes == [""]

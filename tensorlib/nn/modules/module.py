@@ -640,6 +640,13 @@ class Module(ModuleStateDict):
         unexpected_keys, error_msgs) -> None."""
         return _add_hook(self._load_state_dict_pre_hooks, hook)
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """The older private form (libraries such as GPyTorch use it): the hook takes the
+        module first only when with_module is True."""
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(_WithoutModule(hook))
+
     def register_load_state_dict_post_hook(self, hook):
         """hook(module, incompatible_keys) -> None."""
         return _add_hook(self._load_state_dict_post_hooks, hook)
@@ -779,3 +786,15 @@ def _parse_to(*args, **kwargs):
     if isinstance(device, int):
         device = f"cuda:{device}"
     return device, dtype, non_blocking
+
+
+class _WithoutModule:
+    """A load_state_dict pre hook registered without the module argument: called with the
+    rest. A class, not a closure, so that a module holding one still pickles and deep-copies
+    (the hook is often a bound method of the module)."""
+
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
