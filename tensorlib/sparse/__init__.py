@@ -72,3 +72,5 @@ def install(tensor_cls, namespace):
     namespace["sparse_coo_tensor"] = sparse_coo_tensor
     namespace["sparse_csr_tensor"] = sparse_csr_tensor
     namespace["spmm"] = namespace["mm"]
+    from tensorlib.sparse._ops import dsmm, hsmm
+    namespace["dsmm"], namespace["hsmm"], namespace["smm"] = dsmm, hsmm, hsmm

@@ -7,7 +7,7 @@ from tensorlib._C.views import wrap_dim
 from tensorlib.sparse import _autograd as A, _kernels as K
 from tensorlib.sparse._base import SparseTensor
 
-__all__ = ["sparse_matmul", "mm", "addmm", "sum", "softmax", "log_softmax"]
+__all__ = ["sparse_matmul", "mm", "dsmm", "hsmm", "addmm", "sum", "softmax", "log_softmax"]
 
 
 def _as_coo(x):
@@ -117,6 +117,24 @@ def mm(mat1, mat2, reduce="sum"):
         _check_sparse_dense(s, mat2, "addmm")
         return A.SparseMM.apply(s, mat2)
     return tensorlib.mm(mat1, mat2)
+
+
+def dsmm(sparse, dense):
+    """torch.dsmm, the older name: sparse @ dense as a dense tensor."""
+    _require_sparse("dsmm", sparse)
+    return mm(sparse, dense)
+
+
+def hsmm(sparse, dense):
+    """torch.hsmm (and smm): sparse @ dense as a sparse COO tensor."""
+    _require_sparse("hsmm", sparse)
+    return mm(sparse, dense).to_sparse()
+
+
+def _require_sparse(name, t):
+    if not isinstance(t, SparseTensor):
+        raise RuntimeError(f"{name}: expected a sparse first argument, got a "
+                           f"{t.layout} tensor")
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):

@@ -372,3 +372,18 @@ def test_dense_add_wider_sparse_in_place_rounds_once():
         outs.append(d)
     np.testing.assert_array_equal(_np(outs[0]), _np(outs[1]))
     assert _np(outs[0])[0] != 1.0
+
+
+def test_the_older_sparse_dense_product_names():
+    i, v = [[0, 1, 1], [1, 0, 2]], [1.0, 2.0, -3.0]
+    dense = np.arange(12, dtype=np.float32).reshape(3, 4)
+    mine = tl.sparse_coo_tensor(tl.tensor(i), tl.tensor(v), (2, 3))
+    theirs = torch.sparse_coo_tensor(torch.tensor(i), torch.tensor(v), (2, 3))
+    want = torch.dsmm(theirs, torch.tensor(dense)).numpy()
+    np.testing.assert_allclose(tl.dsmm(mine, tl.tensor(dense)).numpy(), want)
+    for name in ("hsmm", "smm"):
+        got = getattr(tl, name)(mine, tl.tensor(dense))
+        assert got.layout == tl.sparse_coo
+        np.testing.assert_allclose(got.to_dense().numpy(), want)
+    with pytest.raises(RuntimeError, match="expected a sparse first argument"):
+        tl.dsmm(tl.ones(2, 3), tl.tensor(dense))
