@@ -29,13 +29,13 @@ def _cases(torch, n):
     tokens = torch.randint(0, 1000, (rows, 16))
     table = torch.randn(1000, 64)
     img = torch.randn(max(1, rows // 128), 16, 32, 32)
-    # `a` as N x 64 x 32 x 32 images (one 1 x 1 x 1 x n row below 64K elements), and a
-    # per-channel affine
+    # `a` as N x 64 x 32 x 32 images (one 1 x 1 x 2 x n/2 plane below 64K elements: reflect
+    # pads need two rows), and a per-channel affine
     ch = 64 if n % 65536 == 0 else 1
     chw, chb = torch.randn(ch), torch.randn(ch)
 
     def nchw(a):
-        return a.view(-1, ch, 32, 32) if ch == 64 else a.view(1, 1, 1, -1)
+        return a.view(-1, ch, 32, 32) if ch == 64 else a.view(1, 1, 2, -1)
     return {
         # activations
         "relu": (F.relu, True), "gelu": (F.gelu, True),
