@@ -3,7 +3,7 @@ hypothesis-drawn arguments run through tensorlib and torch (compare.check: the s
 within the dtype's tolerance, or the same error class). Sparse COO and CSR tensors (random
 shapes, densities, duplicate and out-of-range indices, hybrid dense dims, dtypes): their
 construction, to_dense/to_sparse/coalesce/_nnz and the accessors, torch.sparse's
-mm/addmm/sum/softmax, spmm, sparse + sparse, transpose. Quantized tensors
+mm/addmm/sum/softmax, spmm/dsmm/hsmm/smm, sparse_mask, sparse + sparse, transpose. Quantized tensors
 (quantize_per_tensor/per_channel with random scales and zero points, qint8/quint8/qint32,
 values that clip and that fall on rounding ties): int_repr, dequantize and the q_*
 accessors. tensorlib.masked's reductions and normalizations under random masks. The
@@ -27,7 +27,8 @@ pytestmark = [pytest.mark.filterwarnings("ignore:Sparse invariant checks"),
               pytest.mark.filterwarnings("ignore:.*prototype")]
 
 LAYOUT_FUZZ = settings(FUZZ, max_examples=25)
-SPARSE_NAMES = ("sparse_coo_tensor", "sparse_csr_tensor", "spmm", "Tensor.coalesce",
+SPARSE_NAMES = ("sparse_coo_tensor", "sparse_csr_tensor", "spmm", "dsmm", "hsmm", "smm",
+                "Tensor.sparse_mask", "Tensor.coalesce",
                 "Tensor.col_indices", "Tensor.crow_indices", "Tensor.dense_dim",
                 "Tensor.indices", "Tensor.is_coalesced", "Tensor.sparse_dim", "Tensor.to_dense",
                 "Tensor.to_sparse", "Tensor.to_sparse_coo", "Tensor.to_sparse_csr",
@@ -192,7 +193,7 @@ def test_sparse_products():
         p = data.draw(st.integers(0, 3))
         seed = data.draw(st.integers(0, 999))
         how = data.draw(st.sampled_from(["spmm", "sparse.mm", "mm", "matmul", "sparse.addmm",
-                                         "sparse.mm_sparse"]))
+                                         "sparse.mm_sparse", "dsmm", "hsmm", "smm"]))
         beta, alpha = data.draw(st.sampled_from([(1.0, 1.0), (0.5, 2.0), (0.0, -1.0)]))
 
         def args(m):
@@ -203,6 +204,10 @@ def test_sparse_products():
             s, d, c = a
             if how == "spmm":
                 return m.spmm(s, d)
+            if how == "dsmm":
+                return m.dsmm(s, d)
+            if how in ("hsmm", "smm"):
+                return getattr(m, how)(s, d).to_dense()
             if how == "sparse.mm":
                 return m.sparse.mm(s, d)
             if how == "mm":
@@ -213,6 +218,22 @@ def test_sparse_products():
                 return m.sparse.addmm(c, s, d, beta=beta, alpha=alpha)
             return m.sparse.mm(s, d.to_sparse()).to_dense()
         return check(call, args, _describe(how, spec, inner, p, seed), scale=10)
+    _fuzz(body)
+
+
+def test_sparse_mask():
+    def body(data):
+        spec = data.draw(coo_specs(dtypes=("float32", "float64")))
+        seed = data.draw(st.integers(0, 999))
+
+        def args(m):
+            return _matrix(m, spec[0], seed, spec[4]), coo(m, spec)
+
+        def call(m, a):
+            dense, mask = a
+            out = dense.sparse_mask(mask.coalesce())
+            return out.to_dense(), out._nnz()
+        return check(call, args, lambda: f"sparse_mask of {spec}, seed {seed}")
     _fuzz(body)
 
 
