@@ -3,7 +3,7 @@ igamma/igammac (special.gammainc/gammaincc), torch.fill (fill_ on a copy), addmv
 as_strided_ (self re-viewed in place), empty_permuted, nonzero_static, is_inference, and the
 top-level get_device."""
 from tensorlib.ops.method_aliases_inplace import get_device
-from tensorlib.ops.pointwise import inplace_composite
+from tensorlib.ops._inplace import inplace_composite
 
 __all__ = ["addmv_", "as_strided_", "empty_permuted", "fill", "get_device", "igamma",
            "igammac", "is_inference", "nonzero_static"]

@@ -4,7 +4,7 @@ of integer products and floor divisions so every backend runs them: `a << s` is
 arithmetic shift). A shift outside [0, bits) gives 0, or -1 for a negative signed value
 shifted right, as PyTorch's kernels do."""
 import tensorlib._C.dtypes as dt
-from tensorlib.ops.pointwise import inplace_composite
+from tensorlib.ops._inplace import inplace_composite
 
 __all__ = ["bitwise_left_shift", "bitwise_right_shift"]
 

@@ -9,7 +9,8 @@ from tensorlib._C.factory import empty as _empty
 from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import LOGICAL, SAME, TO_BOOL, binary, unary
 from tensorlib.ops._composites import optional_kernel
-from tensorlib.ops.pointwise import _bool_full, _finfo, inplace_composite, isnan, where
+from tensorlib.ops._inplace import inplace_composite
+from tensorlib.ops.pointwise import _bool_full, _finfo, isnan, where
 
 __all__ = ["isinf", "isposinf", "isneginf", "isfinite", "nan_to_num", "isclose", "allclose",
            "equal"]

@@ -1,7 +1,7 @@
 """index_reduce (prod/mean/amax/amin of source rows into self's rows named by index) and
 put (writes at flat indices): composed of scatter_reduce and index_put_, whose autograd and
 kernels every backend has."""
-from tensorlib.ops.pointwise import inplace_composite
+from tensorlib.ops._inplace import inplace_composite
 
 __all__ = ["index_reduce", "put"]
 

@@ -602,7 +602,7 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 
 def _inplace(fn):
     def method(self, *args, **kwargs):
-        from tensorlib.ops.pointwise import inplace_composite
+        from tensorlib.ops._inplace import inplace_composite
         return inplace_composite(fn)(self, *args, **kwargs)
     method.__name__ = fn.__name__ + "_"
     return method

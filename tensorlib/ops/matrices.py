@@ -83,7 +83,7 @@ def renorm(input, p, dim, maxnorm):  # noqa: A002
 
 
 def _renorm_(self, p, dim, maxnorm):
-    from tensorlib.ops.pointwise import inplace_composite
+    from tensorlib.ops._inplace import inplace_composite
     return inplace_composite(renorm)(self, p, dim, maxnorm)
 
 

@@ -4,7 +4,7 @@ greater_ is gt_, unsafe_split is split, digamma_ computes digamma into self), an
 target, with the same autograd and errors."""
 import warnings
 
-from tensorlib.ops.pointwise import inplace_composite
+from tensorlib.ops._inplace import inplace_composite
 
 __all__ = ["arccos_", "arcsin_", "arctan_", "i0_", "sinc_", "unsafe_chunk", "unsafe_split",
            "unsafe_split_with_sizes"]

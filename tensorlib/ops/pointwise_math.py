@@ -10,8 +10,9 @@ import tensorlib._C.dtypes as dt
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops.float_checks import isfinite
-from tensorlib.ops.pointwise import (_floating, _not_implemented, _promoted, inplace_composite,
-                                     isnan, where)
+from tensorlib.ops._inplace import inplace_composite
+from tensorlib.ops._inplace import not_implemented as _not_implemented
+from tensorlib.ops.pointwise import _floating, _promoted, isnan, where
 
 __all__ = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "acosh_", "asinh_",
            "atanh_", "arccosh_", "arcsinh_", "arctanh_", "gcd", "lcm", "gcd_", "lcm_",

@@ -667,7 +667,7 @@ _METHODS = ("var", "std", "logsumexp", "cumsum", "cumprod", "cummax", "cummin",
 def _cum_inplace(fn):
     """x.cumsum_(dim) accumulates in x's own dtype (a bool x: PyTorch has no kernel)."""
     def method(self, dim, *, dtype=None):
-        from tensorlib.ops.pointwise import inplace_composite
+        from tensorlib.ops._inplace import inplace_composite
         return inplace_composite(fn)(self, dim, dtype=dtype or self._dtype)
     method.__name__ = fn.__name__ + "_"
     return method

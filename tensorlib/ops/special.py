@@ -11,7 +11,8 @@ from fractions import Fraction
 
 import tensorlib._C.dtypes as dt
 from tensorlib.ops._opdef import differentiable
-from tensorlib.ops.pointwise import inplace_composite, where
+from tensorlib.ops._inplace import inplace_composite
+from tensorlib.ops.pointwise import where
 
 _LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
 _LANCZOS_G = 7.0
