@@ -4,6 +4,15 @@
 class Size(tuple):
     __module__ = "tensorlib"
 
+    def __new__(cls, sizes=()):
+        """Each size as a Python int, as torch.Size makes it: a 0-dim integer tensor (a
+        mask's count) or a numpy integer becomes its int."""
+        out = tuple.__new__(cls, sizes)
+        for v in out:
+            if type(v) is not int:
+                return tuple.__new__(cls, [_as_size(v, i) for i, v in enumerate(out)])
+        return out
+
     def __repr__(self):
         return f"tensorlib.Size({list(self)})"
 
@@ -33,3 +42,15 @@ class Size(tuple):
         return out if out is NotImplemented else Size(out)
 
     __rmul__ = __mul__
+
+
+def _as_size(v, i):
+    if isinstance(v, (float, complex)) or not hasattr(v, "__index__"):
+        raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{type(v).__name__}')")
+    return v.__index__()
+
+
+def from_sizes(sizes):
+    """A Size of a tensor's own sizes (ints already): no per-item check."""
+    return tuple.__new__(Size, sizes)

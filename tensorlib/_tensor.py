@@ -9,7 +9,7 @@ from tensorlib._C.storage import Storage as _Storage
 from tensorlib._C.views import alias as _alias, wrap_dim
 from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._legacy import LegacyConstructorMeta, new as _legacy_new
-from tensorlib._size import Size
+from tensorlib._size import Size, from_sizes
 from tensorlib._tensor_str import tensor_repr
 from tensorlib import _capture_state
 from tensorlib.ops import copy as _copy, indexing as _idx, linalg as _la, pointwise as _p
@@ -60,11 +60,11 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     # ---- metadata -------------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self._sizes)
+        return from_sizes(self._sizes)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._sizes)
+            return from_sizes(self._sizes)
         return self._sizes[wrap_dim(dim, len(self._sizes))]
 
     def stride(self, dim=None):

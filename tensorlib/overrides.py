@@ -215,6 +215,8 @@ def _fallback(op, args, kwargs, failed):
     takes the call)."""
     if not failed:
         return _dispatch(op, args, kwargs)
+    if _has_python_dtype(args, kwargs):
+        return _with_python_dtypes(op, args, kwargs)
     if _State.all_disabled or _State.subclass_disabled:
         return NotImplemented
     tensor = _tensor_class()
@@ -223,6 +225,32 @@ def _fallback(op, args, kwargs, failed):
     if not overloaded:
         return NotImplemented
     return handle_torch_function(op, overloaded, *args, **kwargs)
+
+
+def _python_dtypes():
+    import tensorlib._C.dtypes as dt
+    return {float: dt.float64, int: dt.int64, bool: dt.bool_, complex: dt.complex128}
+
+
+_PYTHON_TYPES = (float, int, bool, complex)
+
+
+def _is_python_type(a):
+    return type(a) is type and a in _PYTHON_TYPES      # a class: `in` compares identities
+
+
+def _has_python_dtype(args, kwargs):
+    return any(map(_is_python_type, args)) or any(map(_is_python_type, kwargs.values()))
+
+
+def _with_python_dtypes(op, args, kwargs):
+    """PyTorch takes the Python types float, int, bool and complex wherever a dtype goes
+    (`zeros(3, dtype=float)` is float64, `x.to(int)` int64): an op that failed on one is
+    called again with the dtypes they stand for. Only the failed calls pay this."""
+    dtypes = _python_dtypes()
+    args = [dtypes[a] if _is_python_type(a) else a for a in args]
+    kwargs = {k: dtypes[v] if _is_python_type(v) else v for k, v in kwargs.items()}
+    return op(*args, **kwargs)
 
 
 class TorchFunctionMode:

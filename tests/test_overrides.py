@@ -114,3 +114,26 @@ def test_autograd_reexports_the_protocol_helpers():
     assert autograd.has_torch_function is overrides.has_torch_function
     assert autograd.is_tensor_like is overrides.is_tensor_like
     assert autograd.is_tensor_like(tensorlib.zeros(1)) and not autograd.is_tensor_like([1])
+
+
+@pytest.mark.parametrize("call, dtype", [
+    (lambda: tensorlib.zeros(2, dtype=float), tensorlib.float64),
+    (lambda: tensorlib.ones(2, dtype=int), tensorlib.int64),
+    (lambda: tensorlib.eye(2, dtype=float), tensorlib.float64),
+    (lambda: tensorlib.tensor([1, 2], dtype=float), tensorlib.float64),
+    (lambda: tensorlib.full((2,), 1, dtype=bool), tensorlib.bool),
+    (lambda: tensorlib.empty(2, dtype=complex), tensorlib.complex128),
+    (lambda: tensorlib.zeros(2).to(float), tensorlib.float64),
+    (lambda: tensorlib.zeros(2).to(dtype=int), tensorlib.int64),
+    (lambda: tensorlib.zeros(2).sum(dtype=float), tensorlib.float64),
+    (lambda: tensorlib.zeros(3).cumsum(0, dtype=float), tensorlib.float64),
+    (lambda: tensorlib.zeros_like(tensorlib.ones(2), dtype=float), tensorlib.float64),
+])
+def test_python_types_stand_for_dtypes(call, dtype):
+    """PyTorch's argument parser takes float/int/bool/complex wherever a dtype goes."""
+    assert call().dtype is dtype
+
+
+def test_a_python_type_where_no_dtype_goes_keeps_the_ops_error():
+    with pytest.raises(TypeError):
+        tensorlib.zeros(2).add(float)

@@ -81,18 +81,12 @@ def rebase_view(view, result):
     if not is_contiguous(base) or base._offset != 0:
         raise NotImplementedError("in-place writes through a view are differentiable only "
                                   "when the view's base is contiguous; use out-of-place ops")
-    if view._dtype.itemsize != base._dtype.itemsize:
-        raise NotImplementedError(f"in-place writes into a {view._dtype} view (real, imag, "
-                                  f"view_as_real) of a {base._dtype} tensor are not "
-                                  f"differentiable yet; build the new values out of place "
-                                  f"(e.g. tensorlib.complex(re, im))")
-    prev = _state.set_grad_enabled(False)
-    try:
-        positions = tensorlib.arange(base.numel(), device=base.device).as_strided(
-            view._sizes, view._strides, view._offset)
-    finally:
-        _state.set_grad_enabled(prev)
-    node = make_node("copy_slices", (base, result, positions), {}, base)
+    real_view = _is_real_view(view, base)
+    if view._dtype.itemsize != base._dtype.itemsize and not real_view:
+        raise NotImplementedError(f"in-place writes into a {view._dtype} view of a "
+                                  f"{base._dtype} tensor are not differentiable")
+    node = make_node("copy_slices_real" if real_view else "copy_slices",
+                     (base, result, _view_positions(view, base, real_view)), {}, base)
     base._requires_grad = True
     base._grad_fn = node
     base._output_nr = 0
@@ -100,17 +94,38 @@ def rebase_view(view, result):
     refresh_view(view)
 
 
+def _is_real_view(view, base):
+    """view reads a complex base's floats (x.real, x.imag, view_as_real(x))."""
+    return base._dtype.is_complex and view._dtype.itemsize * 2 == base._dtype.itemsize
+
+
+def _view_positions(view, base, real_view):
+    """Where each element of view sits in its (contiguous) base, counted in the view's
+    elements: for a real view, in the base's (re, im) floats."""
+    import tensorlib
+    prev = _state.set_grad_enabled(False)
+    try:
+        n = base.numel() * (2 if real_view else 1)
+        return tensorlib.arange(n, device=base.device).as_strided(
+            view._sizes, view._strides, view._offset)
+    finally:
+        _state.set_grad_enabled(prev)
+
+
 def refresh_view(view):
     """view's history made again as an as_strided view of its base's current history: after
     a write through another view gave the base new history (PyTorch regenerates a view's
     grad_fn when its base's version moved on), or after a write through view itself. A view
-    of another element size (view_as_real of a complex base) cannot be one: it keeps its
-    history."""
+    of a complex base's floats (x.real, view_as_real(x)) reads the base as floats."""
     base = view._base
-    if view._dtype.itemsize != base._dtype.itemsize:
+    if _is_real_view(view, base):
+        view._grad_fn = make_node("real_view_of_complex",
+                                  (base, _view_positions(view, base, True)), {}, view)
+    elif view._dtype.itemsize != base._dtype.itemsize:
         return
-    args = (base, view._sizes, view._strides, view._offset)
-    view._grad_fn = make_node("as_strided", args, {}, view)
+    else:
+        args = (base, view._sizes, view._strides, view._offset)
+        view._grad_fn = make_node("as_strided", args, {}, view)
     view._requires_grad = True
     view._output_nr = 0
 

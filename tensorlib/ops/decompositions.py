@@ -660,6 +660,14 @@ def cholesky_solve(B, L, upper=False):
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
                            f"{B.shape[-2]} by {B.shape[-1]}")
+    return _cholesky_solve(B, L, bool(upper))
+
+
+@differentiable("cholesky_solve")
+def _cholesky_solve(B, L, upper):
+    """One recorded node: L is a factor of A = L L^H, and its gradient is A's chain rule
+    through it, the whole matrix (PyTorch's), where two recorded triangular solves would
+    keep only L's triangle."""
     lower = L.mH if upper else L
     Y = solve_triangular(lower, B, upper=False)
     return solve_triangular(lower.mH, Y, upper=True)

@@ -188,8 +188,31 @@ def _wrapped(x, items):
     return out
 
 
+_SEQUENCE_AS_TUPLE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+    "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+    "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+    "error or a different result")
+
+
+def _list_as_tuple(key):
+    """PyTorch still reads a short list holding a tensor, a sequence, a slice, Ellipsis or
+    None as a tuple of indices (NumPy's old rule, with its deprecation warning):
+    `x[[slice(0, 2), slice(None)]]` is `x[0:2, :]`, `x[[[0, 1], [1, 0]]]` is `x[[0, 1], [1, 0]]`."""
+    if len(key) >= 32:
+        return False
+    for k in key:
+        if isinstance(k, (TensorImpl, list, tuple, slice)) or k is Ellipsis or k is None:
+            import warnings
+            warnings.warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
+            return True
+    return False
+
+
 def parse_key(x, key):
     """The Key for x[key]: every check PyTorch makes, done once."""
+    if type(key) is list and _list_as_tuple(key):
+        key = tuple(key)
     items = [_classify(k, x._device) for k in (key if isinstance(key, tuple) else (key,))]
     items = _expand_ellipsis(x, items)
     for k in items:                          # checked before the masks' shapes, as PyTorch

@@ -64,8 +64,24 @@ add(Case("linalg_cholesky-complex", lambda a, b: LA.cholesky(_hpd(_z(a, b))), [(
     Case("linalg_cholesky-complex-upper-solve",
          lambda a, b: tl.cholesky_solve(_z(b, a), LA.cholesky(_hpd(_z(a, b)), upper=True),
                                         upper=True), [(3, 3), (3, 3)],
-         covers=["linalg_cholesky", "linalg_solve_triangular", "complex"],
+         covers=["linalg_cholesky", "cholesky_solve", "complex"],
          layouts=("contiguous",), cpu_only=True),
     Case("lstsq-complex", lambda a, b: LA.lstsq(_z(a, b), _z(b, a)[:, :2]).solution,
          [(4, 3), (4, 3)], covers=["linalg_svd", "complex"], layouts=("contiguous",),
          cpu_only=True))
+
+
+def _write_real_parts(z, b):
+    """In-place writes through z.real, z.imag and view_as_real(z) of a complex tensor with
+    history; reading the view after the write goes through its remade history."""
+    r = z.real
+    r += b
+    z.imag.mul_(2)
+    tl.view_as_real(z)[..., 0, 1].sub_(b[..., 0])
+    return z * 1, r * 1
+
+
+add(Case("copy_slices_real", lambda a, b, c: _write_real_parts(_z(a, b) * 1, c),
+         [(2, 3), (2, 3), (2, 3)], covers=["copy_slices_real", "real_view_of_complex",
+                                           "complex"],
+         layouts=("contiguous",), cpu_only=True))

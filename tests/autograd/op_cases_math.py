@@ -94,6 +94,15 @@ add(Case("linalg_svd", lambda a: _sq(LA.svd(a, full_matrices=False)), [(2, 4, 3)
     Case("linalg_solve_triangular",
          lambda a, b: LA.solve_triangular(a, b, upper=True), [(2, 3, 3), (2, 3, 2)],
          make=_well_conditioned, layouts=_MAT),
+    # the factor comes from cholesky, as in PyTorch's own checks: cholesky_solve reads only
+    # its triangle, and its gradient is the chain rule through A = L L^H
+    Case("cholesky_solve", lambda b, a: tl.cholesky_solve(b, LA.cholesky(_spd(a))),
+         [(2, 3, 2), (2, 3, 3)], make=_well_conditioned, layouts=_MAT,
+         covers=["cholesky_solve", "linalg_cholesky"]),
+    Case("cholesky_solve-upper-broadcast",
+         lambda b, a: tl.cholesky_solve(b, LA.cholesky(_spd(a), upper=True), upper=True),
+         [(2, 3, 2), (3, 3)], make=_well_conditioned, layouts=_MAT2,
+         covers=["cholesky_solve", "linalg_cholesky"]),
     Case("linalg_solve_triangular-right-unit",
          lambda a, b: LA.solve_triangular(a, b, upper=False, left=False, unitriangular=True),
          [(3, 3), (2, 3)], make=_well_conditioned, layouts=_MAT2,

@@ -151,6 +151,13 @@ def test_ex_variants_report_info():
     ("solve", lambda L, a, b: L.linalg.solve(a, b).sum(), [SQ, RHS]),
     ("solve_triangular", lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False).sum(),
      [SQ, RHS]),
+    # the factor's gradient is the whole matrix (the chain rule through A = L L^H), not
+    # its triangle; with L's batch broadcast against B's
+    ("cholesky_solve", lambda L, a, b: (L.cholesky_solve(b, a) ** 2).sum(), [SQ, RHS]),
+    ("cholesky_solve_upper", lambda L, a, b: (L.cholesky_solve(b, a, upper=True) ** 2).sum(),
+     [SQ, RHS]),
+    ("cholesky_solve_bcast", lambda L, a, b: (L.cholesky_solve(b, a) ** 2).sum(),
+     [SQ[0], RHS]),
     ("det", lambda L, a: L.linalg.det(a).sum(), [SQ]),
     ("slogdet", lambda L, a: L.linalg.slogdet(a)[1].sum(), [SQ]),
     ("pinv", lambda L, a: (L.linalg.pinv(a) ** 2).sum(), [TALL]),

@@ -284,3 +284,30 @@ def test_a_range_indexes_as_its_integers(device):
     assert x[range(0)].shape == (0, 4)
     x[range(2), 0] = -1.0
     assert x[:, 0].tolist() == [-1.0, -1.0, 8.0]
+
+
+@pytest.mark.parametrize("key", [
+    [slice(0, 2), slice(None)], [[0, 1], [1, 0]], [Ellipsis, 1], [None], [0, None],
+    [slice(1, None), [2, 0]],
+], ids=str)
+def test_short_list_of_slices_or_sequences_is_a_tuple_of_indices(key):
+    """PyTorch (NumPy's old rule) reads such a list as the tuple of its items, with a
+    deprecation warning, for reading and writing; a list of ints stays one index."""
+    t = tl.from_numpy(BASE[0].copy())
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        got = t[key]
+    np.testing.assert_array_equal(got.numpy(), BASE[0][tuple(key)])
+    expected = BASE[0].copy()
+    expected[tuple(key)] = -1
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        t[key] = -1
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+def test_list_with_tensor_bound_slice_and_plain_int_lists():
+    t = tl.from_numpy(BASE[0].copy())
+    with pytest.warns(UserWarning):
+        assert t[[slice(0, tl.tensor(2)), slice(None)]].shape == (2, 4)
+    np.testing.assert_array_equal(t[[2, 0]].numpy(), BASE[0][[2, 0]])     # one index
+    np.testing.assert_array_equal(t[np.array([[0, 1], [1, 0]])].numpy(),     # an array: too
+                                  BASE[0][np.array([[0, 1], [1, 0]])])

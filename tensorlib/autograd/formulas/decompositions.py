@@ -207,6 +207,21 @@ def linalg_solve_triangular(ctx, g):
     return gA, (gB if ctx.needs_input_grad[1] else None), None, None, None
 
 
+@formula("cholesky_solve", save=(1,), save_output=True)
+def cholesky_solve(ctx, g):
+    """PyTorch's cholesky_solve_backward: gB = A^-1 g and, with C = gB X^H + X gB^H,
+    gL = -C L (lower) or -U C (upper); L is not masked to its triangle."""
+    B, L, upper = ctx.args
+    X = ctx.out
+    gB = _la().cholesky_solve(g, L, upper=upper)
+    gL = None
+    if ctx.needs_input_grad[1]:
+        C = gB @ X.mH
+        C = C + C.mH
+        gL = -(L @ C) if upper else -(C @ L)
+    return (gB if ctx.needs_input_grad[0] else None), gL, None
+
+
 def _prod_others(S):
     """P[..., i] = prod_{j != i} S[..., j], exact when some S are zero."""
     n = S.shape[-1]

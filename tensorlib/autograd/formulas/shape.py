@@ -129,3 +129,27 @@ def copy_slices(ctx, g):
     untouched = tensorlib.where(tensorlib.eq(written, 0), g, tensorlib.zeros((), dtype=g.dtype,
                                                                           device=g.device))
     return untouched, tensorlib.ops.indexing.take_flat(g, positions), None
+
+
+@formula("copy_slices_real", save=(2,))
+def copy_slices_real(ctx, g):
+    """copy_slices through a real view of a complex base (`x.real += y`): the positions
+    count the base's (re, im) floats, so g is read as floats."""
+    _, _, positions = ctx.args
+    floats = tensorlib.view_as_real(g)
+    written = tensorlib.ops.indexing.index_add_flat(
+        tensorlib.ones(positions.shape, dtype=floats.dtype, device=g.device), positions,
+        floats.shape)
+    untouched = tensorlib.where(tensorlib.eq(written, 0), floats,
+                                tensorlib.zeros((), dtype=floats.dtype, device=g.device))
+    return (tensorlib.view_as_complex(untouched),
+            tensorlib.ops.indexing.take_flat(floats, positions), None)
+
+
+@formula("real_view_of_complex", save=(1,))
+def real_view_of_complex(ctx, g):
+    """A real view (x.real, view_as_real(x)) remade after a write: its floats' gradient
+    goes back to their places in the complex base."""
+    base, positions = ctx.args
+    floats = tensorlib.ops.indexing.index_add_flat(g, positions, tuple(base.shape) + (2,))
+    return tensorlib.view_as_complex(floats), None
