@@ -73,7 +73,6 @@ def rebase_view(view, result):
     CopySlices node (the untouched elements come from the old base, the view's region from
     `result`), and the view becomes a fresh view of that base (PyTorch's rebase_history).
     Views are tracked against their root, which tensorlib allocates contiguous."""
-    import tensorlib
     from tensorlib._C.tensor_impl import is_contiguous
     base = view._base
     if not (result._requires_grad or base._requires_grad):
