@@ -82,6 +82,7 @@ from tensorlib import compiler, export, fx, jit, onnx  # noqa: E402
 from tensorlib.compiler import compile  # noqa: E402,A004
 # runtime surface PyTorch programs touch (issue 13)
 from tensorlib import accelerator, hub, multiprocessing, testing  # noqa: E402,F401
+from tensorlib import _pickle_ops  # noqa: E402,F401 - ops pickle by their public names
 from tensorlib._global_flags import *  # noqa: E402,F401,F403
 from tensorlib._runtime_misc import *  # noqa: E402,F401,F403 - typename, set_warn_always, ...
 from tensorlib._storage_typed import *  # noqa: E402,F401,F403 - TypedStorage, FloatStorage...

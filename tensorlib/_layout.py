@@ -1,5 +1,6 @@
 """tensorlib.layout: how a tensor's elements are stored (torch.layout). `strided` is every
 dense tensor's; the sparse layouts belong to the tensors of tensorlib.sparse."""
+from tensorlib._C.dtypes import package_name
 
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged"]
@@ -21,7 +22,7 @@ class layout:  # noqa: N801 - torch.layout
         return obj
 
     def __repr__(self):
-        return f"tensorlib.{self._name}"
+        return f"{package_name()}.{self._name}"
 
     def __reduce__(self):
         return (_by_name, (self._name,))

@@ -1,4 +1,5 @@
 """tensorlib.Size: the tuple subclass that `tensor.shape` returns (torch.Size)."""
+from tensorlib._C.dtypes import package_name
 
 
 class Size(tuple):
@@ -14,7 +15,7 @@ class Size(tuple):
         return out
 
     def __repr__(self):
-        return f"tensorlib.Size({list(self)})"
+        return f"{package_name()}.Size({list(self)})"
 
     def numel(self):
         n = 1

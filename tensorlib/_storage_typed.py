@@ -127,7 +127,7 @@ class TypedStorage:
         return False
 
     def type(self):
-        return f"tensorlib.{self.dtype.scalar_name}Storage"
+        return f"{dt.package_name()}.{self.dtype.scalar_name}Storage"
 
     def __repr__(self):
         values = "\n".join(f" {v}" for v in self.tolist())

@@ -388,7 +388,7 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         """The type name ("tensorlib.FloatTensor"), or self in `dtype`: a dtype or a type
         name ("torch.LongTensor" and "tensorlib.LongTensor" both name int64)."""
         if dtype is None:
-            return f"tensorlib.{self._dtype.scalar_name}Tensor"
+            return f"{dt.package_name()}.{self._dtype.scalar_name}Tensor"
         if isinstance(dtype, str):
             name = dtype.rsplit(".", 1)[-1]
             match = [d for d in dt.all_dtypes if f"{d.scalar_name}Tensor" == name] \

@@ -202,8 +202,18 @@ static PyObject *aliased_repr(PyObject *self) {
     return PyObject_Repr(((AliasedCall *)self)->fn);       /* reads as the op it wraps */
 }
 
+static PyObject *reducer = NULL;   /* reducer(op): how pickle names op (tensorlib._pickle_ops) */
+
+static void aliased_set_reducer(PyObject *fn) {
+    Py_XINCREF(fn);
+    Py_XSETREF(reducer, fn);
+}
+
 static PyObject *aliased_reduce(PyObject *self, PyObject *unused) {
-    /* pickled by name, as functions are */
+    /* pickled by reference to where the op is public (torch.sigmoid, Tensor.exp), as
+       functions are: the name it was defined under holds the unwrapped function */
+    if (reducer != NULL)
+        return PyObject_CallOneArg(reducer, self);
     return PyObject_GetAttrString(self, "__qualname__");
 }
 

@@ -2,6 +2,21 @@
 import numpy as np
 import ml_dtypes
 
+cdef str _PACKAGE = "tensorlib"
+
+
+def set_package_name(str name):
+    """The package name reprs and type names start with: "torch" while the `torch` alias is
+    installed (tensorlib.torch_compat), so `str(x.shape)`, `str(x.dtype)` and `x.type()` read
+    as they do under PyTorch (programs print them and compare them with text)."""
+    global _PACKAGE
+    _PACKAGE = name
+
+
+cpdef str package_name():
+    return _PACKAGE
+
+
 cdef class dtype:
     """A tensor element type (`tensorlib.float32`, ...). Compared by identity, like torch's."""
 
@@ -9,7 +24,7 @@ cdef class dtype:
         raise TypeError("cannot create tensorlib.dtype instances; use tensorlib.float32 etc.")
 
     def __repr__(self):
-        return "tensorlib." + self.name
+        return _PACKAGE + "." + self.name
 
     def __reduce__(self):
         return (_dtype_by_name, (self.name,))

@@ -23,6 +23,7 @@ cdef extern from "aliased_call.h":
     object aliased_new(object fn, object table)
     int aliased_set_fallback(object fallback, object tensor, object disabled) except -1
     void aliased_set_mode_active(int active)
+    void aliased_set_reducer(object fn)
 
 
 # the type of what with_aliases returns: code that tells ops from other objects by type
@@ -43,6 +44,11 @@ def set_torch_function_fallback(fallback, tensor_class, disabled_impl):
     is on, and (failed=True) for calls that raised: its answer is the call's, NotImplemented
     when nothing handles it (the op runs, or its exception stands)."""
     aliased_set_fallback(fallback, tensor_class, disabled_impl)
+
+
+def set_pickle_reducer(fn):
+    """fn(op) is what pickling an op returns (its __reduce__): tensorlib._pickle_ops."""
+    aliased_set_reducer(fn)
 
 
 def set_torch_function_mode_active(bint active):

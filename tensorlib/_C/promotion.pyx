@@ -4,6 +4,8 @@ from tensorlib._C.dtypes cimport (dtype, DTYPES, BOOL, INT64, promote_types, def
                                   complex_of)
 from tensorlib._C.tensor_impl cimport TensorImpl
 
+from numpy import generic as _np_generic
+
 
 cdef inline dtype _promote_opt(dtype a, dtype b):
     if a is None:
@@ -31,6 +33,8 @@ cpdef dtype scalar_dtype(object value):
         return default_float()
     if isinstance(value, complex):
         return complex_of(default_float())
+    if isinstance(value, _np_generic):           # a NumPy scalar counts as a Python number
+        return scalar_dtype(value.item())
     raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
 
 

@@ -12,6 +12,7 @@ those copies come out contiguous. Elementwise ops follow the same rule for their
 (`_C/memory_format.pyx::empty_in_layout_of`): the first operand of the output's shape
 decides, as in PyTorch's TensorIterator.
 """
+from tensorlib._C.dtypes import package_name
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.memory_format import empty_channels_last, is_channels_last
 from tensorlib._C.tensor_impl import is_contiguous
@@ -29,7 +30,7 @@ class memory_format:  # noqa: N801 - PyTorch's class name
         self.name = name
 
     def __repr__(self):
-        return f"tensorlib.{self.name}"
+        return f"{package_name()}.{self.name}"
 
     def __reduce__(self):
         return self.name

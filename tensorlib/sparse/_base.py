@@ -114,7 +114,7 @@ class SparseTensor(Tensor):
     def type(self, dtype=None):
         if dtype is None:
             prefix = {"sparse_coo": "sparse", "sparse_csr": "sparse_csr"}[self._layout._name]
-            return f"tensorlib.{prefix}.{self._dtype.scalar_name}Tensor"
+            return f"{dt.package_name()}.{prefix}.{self._dtype.scalar_name}Tensor"
         return Tensor.type(self, dtype)
 
     def float(self):

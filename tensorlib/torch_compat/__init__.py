@@ -205,6 +205,8 @@ def install():
             sys.modules["torch"] = finder.torch_module
             return finder.torch_module
     import tensorlib
+    from tensorlib._C.dtypes import set_package_name
+    set_package_name("torch")             # str(x.dtype), str(x.shape), x.type() as in PyTorch
     torch_module = TorchModule(tensorlib)
     if type(tensorlib) is types.ModuleType:
         tensorlib.__class__ = _SharedModule

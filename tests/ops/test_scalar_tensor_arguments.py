@@ -35,3 +35,27 @@ def test_sizes_and_dims_take_integer_scalars():
         tl.zeros(tl.tensor(2.0))
     with pytest.raises(TypeError):
         x.sum(tl.tensor(1.0))
+
+
+@pytest.mark.parametrize("value", [np.float32(0.5), np.float64(0.5), np.int64(2),
+                                   np.bool_(True), np.float16(1.5)], ids=repr)
+@pytest.mark.parametrize("dtype", [tl.float16, tl.float32, tl.int64], ids=str)
+def test_numpy_scalars_are_python_numbers_in_arithmetic(value, dtype):
+    """PyTorch reads a NumPy scalar as the Python number it holds: it takes part in type
+    promotion as a number (it does not widen a float16 tensor), and `x + v` is a tensor, not
+    NumPy's array (NumPy's reflected operator never gets the call)."""
+    x = tl.ones(3, dtype=dtype)
+    plain = value.item()
+    pairs = [(x + value, x + plain), (value * x, plain * x),
+             (x.clamp(min=value), x.clamp(min=plain))]
+    if not isinstance(plain, bool):            # a bool refuses subtraction either way
+        pairs.append((tl.maximum(x, tl.tensor(0, dtype=dtype)) - value, x - plain))
+    for got, expected in pairs:
+        assert isinstance(got, tl.Tensor)
+        assert got.dtype is expected.dtype
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    if tl.result_type(x, plain).category <= dtype.category:
+        y = x.clone()
+        y.mul_(value)
+        np.testing.assert_array_equal(y.numpy(), (x * plain).numpy())
+    assert tl.result_type(x, value) is tl.result_type(x, plain)

@@ -40,6 +40,20 @@ def test_torch_and_its_submodules_are_tensorlibs(tmp_path):
     assert out.split() == ["True", "True"]
 
 
+def test_names_print_as_pytorchs_under_the_alias(tmp_path):
+    """Programs print shapes and dtypes and compare them with text (a distribution's repr
+    against "... torch.Size([5, 2, 3])"): under the alias they read as PyTorch's."""
+    out = run_program(tmp_path, """
+        import torch
+        x = torch.zeros(5, 2, dtype=torch.float64)
+        print(x.shape, x.dtype, x.type(), x.layout, torch.channels_last, [torch.int64])
+        print(torch.zeros(2, dtype=torch.int32).type() == "torch.IntTensor")
+    """)
+    assert out.splitlines() == [
+        "torch.Size([5, 2]) torch.float64 torch.DoubleTensor torch.strided torch.channels_last "
+        "[torch.int64]", "True"]
+
+
 def test_versions_answer_as_pytorch_2_while_tensorlib_keeps_its_own(tmp_path):
     out = run_program(tmp_path, """
         import importlib.metadata
