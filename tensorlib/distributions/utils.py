@@ -9,7 +9,7 @@ import tensorlib
 
 def finfo(dtype):
     """numpy's finfo for a tensorlib floating dtype (eps, tiny, max)."""
-    return np.finfo(np.dtype(str(dtype).replace("tensorlib.", "")))
+    return np.finfo(np.dtype(dtype.name))
 
 
 def broadcast_all(*values):

@@ -219,7 +219,7 @@ cdef bint _pow(TensorImpl out, TensorImpl a, TensorImpl b):
     cdef void* po = _data(out)
     nt = _threads(n)
     with nogil:
-        if sa == 1 and sb == 0:
+        if (sa == 1 and sb == 0) or n == 1:     # one element: whatever its steps read
             if kind == 1:
                 pow_number_float(<float*>pa, (<float*>pb)[0], <float*>po, n, nt)
             else:

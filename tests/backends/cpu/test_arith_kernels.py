@@ -35,6 +35,19 @@ def test_pow_shortcuts_equal_torch(dtype, n, exponent):
     assert _same_bits(ours, torch.from_numpy(x).pow(exponent).numpy())
 
 
+@pytest.mark.parametrize("exponent", [2, 3, -2, -1, -0.5])
+def test_pow_shortcuts_hold_for_one_element_tensors(exponent):
+    """A one-element tensor (every step reads 0: the exponent broadcast to it looks like a
+    full array) takes the shortcut too: 2.8166549 ** 3 is 22.34606 as x * x * x, not powf's
+    correctly rounded 22.346058 (a GP kernel compares the two)."""
+    torch = pytest.importorskip("torch")
+    for value in (2.816654920578003, -1.8831744194030762, 7.3):
+        x = np.array([value], np.float32)
+        for ours in (tl.from_numpy(x).pow(exponent), tl.from_numpy(x).reshape(()).pow(exponent),
+                     tl.from_numpy(x).pow(tl.tensor(float(exponent)).expand(1))):
+            assert _same_bits(ours.numpy().reshape(1), torch.from_numpy(x).pow(exponent).numpy())
+
+
 @pytest.mark.parametrize("dtype,rtol", [(np.float32, 2e-6), (np.float64, 1e-14)])
 @pytest.mark.parametrize("exponent", [0.5, 1.7, 4, 5, -3, -3.3, 0.001, 2.0 ** 25])
 def test_pow_other_exponents_within_an_ulp_or_two(dtype, rtol, exponent):
