@@ -424,6 +424,58 @@ def _linspace_values(start, end, steps):
     return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
 
 
+def _split(a):
+    """a = hi + lo with hi holding 26 bits (Veltkamp), so products of halves are exact."""
+    t = 134217729.0 * a
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once, in float64 (the product's error term by Dekker's split, the
+    sum's by Knuth's two-sum)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    product_error = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    back = s - p
+    return s + (((p - (s - back)) + (c - back)) + product_error)
+
+
+def _linspace_half(start, end, steps, half):
+    """float16/bfloat16 as PyTorch's Half arithmetic goes: every operation (the index
+    converted too) rounded to the dtype."""
+    s, e = half(start), half(end)
+    step = (e - s) / half(steps - 1)
+    i = np.arange(steps)
+    up = s + step * i.astype(half)
+    down = e - step * (steps - 1 - i).astype(half)
+    return np.where(i < steps // 2, up, down)
+
+
+def _linspace_like_torch(start, end, steps, dtype):
+    """PyTorch's CPU linspace values, bit for bit: the step computed in the dtype itself for
+    float32 (in float64 for float64 and the integer dtypes), each value start + step * i (or
+    end - step * (steps - 1 - i) past halfway) as one fused multiply-add. Code compares the
+    grid it builds with the spacing it reads back (grid[1] - grid[0]): a step rounded
+    differently moved a GP's interpolation weights by 3e-4."""
+    if steps == 1 or dtype.is_complex:
+        return _linspace_values(start, end, steps)
+    if dtype in (dt.float16, dt.bfloat16):
+        return _linspace_half(start, end, steps, dtype.np.type)
+    if dtype is dt.float32:
+        s, e = np.float32(start), np.float32(end)
+        step = np.float64((e - s) / np.float32(steps - 1))
+        s, e = np.float64(s), np.float64(e)
+    else:
+        s, e = np.float64(start), np.float64(end)
+        step = (e - s) / np.float64(steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    steps_vec = np.full(steps, step)
+    return np.where(i < steps // 2, _fma(steps_vec, i, s), _fma(-steps_vec, steps - 1 - i, e))
+
+
 def _from_host(host, dtype, device, requires_grad):
     dev = factory_device(device)
     t = _empty(tuple(host.shape), dtype, dev)
@@ -456,8 +508,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     start, end = _number(start, "start"), _number(end, "end")
     if dtype is not None and dtype.category < 2:         # integer dtypes truncate the ends
         start, end = int(start), int(end)                # first (PyTorch's)
-    host = _linspace_values(start, end, int(steps))
-    return _from_host(host, dtype or dt.get_default_dtype(), device, requires_grad)
+    dtype = dtype or dt.get_default_dtype()
+    host = _linspace_like_torch(start, end, int(steps), dtype)
+    return _from_host(host, dtype, device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):

@@ -103,6 +103,22 @@ def test_repr_like_pytorch():
     assert repr(tl.tensor([1e-6, 1.0])) == "tensor([1.0000e-06, 1.0000e+00])"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "float16",
+                                   "bfloat16"])
+def test_linspace_equals_pytorch_bit_for_bit(dtype):
+    """PyTorch's values exactly (its step's rounding, one fused multiply-add per value): code
+    builds a grid with linspace and reads its spacing back as grid[1] - grid[0]."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    cases = [(-1.2190476190476192, 1.2190476190476192, 128), (0, 1, 7), (-3, 5, 1000),
+             (2.5, -7.25, 33), (0, 10, 11), (5, 5, 4), (1, 2, 1)]
+    cases += [(*rng.uniform(-100, 100, 2), int(rng.integers(2, 400))) for _ in range(40)]
+    for start, end, steps in cases:
+        ours = tl.linspace(start, end, steps, dtype=getattr(tl, dtype))
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype))
+        assert ours.tolist() == theirs.tolist(), (start, end, steps)
+
+
 @pytest.mark.parametrize("start, end, steps", [(0, 1, 5), (-3.5, 7.25, 11), (2, -2, 4),
                                                (1, 1, 3), (0, 1, 1), (0, 1, 0)])
 def test_linspace_matches_numpy(start, end, steps, device):
