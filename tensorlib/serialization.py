@@ -26,13 +26,19 @@ accepted: `weights_only` (loading is always weights-only-safe here, whatever its
 import io
 import os
 import tempfile
+from typing import Callable, Optional, Union
 
+from tensorlib._C.device import device as _device
 from tensorlib._serialization import native as _native
 from tensorlib._serialization import safetensors as _safetensors
 from tensorlib._serialization import torch_pt as _torch_pt
 from tensorlib._serialization.errors import CheckpointError, UnsafeGlobalError
 from tensorlib._serialization.globals import (add_safe_globals, clear_safe_globals,
                                               get_safe_globals, safe_globals)
+
+# torch.serialization's annotation aliases (libraries annotate their own load wrappers)
+FILE_LIKE = Union[str, os.PathLike, io.IOBase]
+MAP_LOCATION = Optional[Union[Callable, _device, str, dict]]
 
 __all__ = ["save", "load", "CheckpointError", "UnsafeGlobalError", "safe_globals",
            "add_safe_globals", "get_safe_globals", "clear_safe_globals", "save_safetensors",

@@ -478,3 +478,13 @@ def test_pytorch_reads_nothing_of_ours_but_we_read_its_bytes(tmp_path):
     assert np.array_equal(load(io.BytesIO(bytes(data)))["t"].numpy(), t.numpy())
     with pytest.raises(CheckpointError):
         load(io.BytesIO(bytes(data[:len(data) - 200])))
+
+
+def test_torch_serialization_annotation_aliases():
+    """Pyro's param store imports torch.serialization.MAP_LOCATION for its annotations."""
+    import typing
+
+    from tensorlib import serialization
+    assert str in typing.get_args(serialization.MAP_LOCATION)
+    assert type(None) in typing.get_args(serialization.MAP_LOCATION)
+    assert str in typing.get_args(serialization.FILE_LIKE)

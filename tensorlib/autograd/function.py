@@ -1,6 +1,8 @@
 """autograd.Function: user-defined ops with static forward/backward and a ctx that is the
 graph node (ctx.save_for_backward, saved_tensors, needs_input_grad, mark_non_differentiable,
 mark_dirty, set_materialize_grads)."""
+import functools
+
 from tensorlib._C import grad_mode as _state
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.graph import Node, SavedTensor, edge
@@ -178,3 +180,38 @@ class Function:
                 if isinstance(saved, SavedTensor) and saved.tensor is o:
                     saved.mark_output(i)
         return outputs
+
+
+class _DelayedError(Function):
+    """What a @once_differentiable backward returns under create_graph: differentiating
+    through it again raises, as PyTorch's DelayedError node does."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+def once_differentiable(backward):
+    """Decorates a Function's backward that is not itself differentiable: it runs with
+    recording off, and when the graph is being built (create_graph=True) its gradients
+    refuse a second differentiation instead of silently giving wrong ones."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        prev = _state.set_grad_enabled(False)
+        try:
+            outputs = backward(ctx, *grads)
+        finally:
+            _state.set_grad_enabled(prev)
+        if not (prev and any(isinstance(g, TensorImpl) and g._requires_grad for g in grads)):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        marked = tuple(_DelayedError.apply(o.requires_grad_(True))
+                       if isinstance(o, TensorImpl) and o._dtype.category >= 2 else o
+                       for o in ((outputs,) if single else outputs))
+        return marked[0] if single else marked
+    return wrapper

@@ -16,6 +16,7 @@ def _bce_with_logits(logits, value):
 
 
 class Bernoulli(ExponentialFamily):
+    """1 with probability `probs` (or sigmoid(`logits`)), else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True

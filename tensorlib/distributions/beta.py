@@ -11,6 +11,8 @@ __all__ = ["Beta"]
 
 
 class Beta(ExponentialFamily):
+    """Beta(concentration1, concentration0) on (0, 1); reparameterized through a two-part
+    Dirichlet."""
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval

@@ -22,6 +22,7 @@ def sample_categories(probs, sample_shape, batch_shape):
 
 
 class Categorical(Distribution):
+    """An index in [0, K) drawn with `probs` (or softmax(`logits`)) over the last dim."""
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True

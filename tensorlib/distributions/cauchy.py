@@ -11,6 +11,7 @@ __all__ = ["Cauchy"]
 
 
 class Cauchy(Distribution):
+    """Cauchy(loc, scale): heavy tails, no mean or variance."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -7,6 +7,7 @@ __all__ = ["Chi2"]
 
 
 class Chi2(Gamma):
+    """Chi-squared with `df` degrees of freedom: Gamma(df / 2, 1 / 2)."""
     arg_constraints = {"df": constraints.positive}
 
     def __init__(self, df, validate_args=None):

@@ -15,6 +15,8 @@ __all__ = ["ContinuousBernoulli"]
 
 
 class ContinuousBernoulli(ExponentialFamily):
+    """The continuous Bernoulli on [0, 1] (Loaiza-Ganem & Cunningham 2019), for data in the unit
+    interval."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     _mean_carrier_measure = 0

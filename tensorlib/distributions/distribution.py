@@ -10,6 +10,8 @@ __all__ = ["Distribution"]
 
 
 class Distribution:
+    """The base of every distribution: batch and event shapes, argument validation,
+    sample/rsample/log_prob as torch.distributions has them."""
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__

@@ -10,6 +10,7 @@ __all__ = ["Exponential"]
 
 
 class Exponential(ExponentialFamily):
+    """Exponential(rate): waiting times, mean 1 / rate."""
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

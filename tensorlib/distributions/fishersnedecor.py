@@ -13,6 +13,7 @@ __all__ = ["FisherSnedecor"]
 
 
 class FisherSnedecor(Distribution):
+    """The F distribution with df1 and df2 degrees of freedom: a ratio of scaled chi-squares."""
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
     has_rsample = True

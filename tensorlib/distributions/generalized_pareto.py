@@ -13,6 +13,7 @@ __all__ = ["GeneralizedPareto"]
 
 
 class GeneralizedPareto(Distribution):
+    """GeneralizedPareto(loc, scale, concentration): excesses over a threshold."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
                        "concentration": constraints.real}
     has_rsample = True

@@ -15,6 +15,7 @@ def _bce_with_logits(logits, value):
 
 
 class Geometric(Distribution):
+    """The number of failures before the first success, each trial succeeding with `probs`."""
     arg_constraints = {"probs": constraints.interval(0.0, 1.0), "logits": constraints.real}
     support = constraints.nonnegative_integer
 

@@ -14,6 +14,7 @@ _EULER = 0.57721566490153286060
 
 
 class Gumbel(Distribution):
+    """Gumbel(loc, scale): the maximum of many samples."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -11,6 +11,7 @@ __all__ = ["HalfCauchy"]
 
 
 class HalfCauchy(TransformedDistribution):
+    """|x| for x ~ Cauchy(0, scale)."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

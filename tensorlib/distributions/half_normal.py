@@ -11,6 +11,7 @@ __all__ = ["HalfNormal"]
 
 
 class HalfNormal(TransformedDistribution):
+    """|x| for x ~ Normal(0, scale)."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True

@@ -8,6 +8,8 @@ __all__ = ["Independent"]
 
 
 class Independent(Distribution):
+    """Reinterprets the right `reinterpreted_batch_ndims` batch dims of `base_distribution` as
+    event dims (log_prob sums over them)."""
     arg_constraints = {}
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):

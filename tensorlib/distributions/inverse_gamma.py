@@ -11,6 +11,7 @@ __all__ = ["InverseGamma"]
 
 
 class InverseGamma(TransformedDistribution):
+    """1 / x for x ~ Gamma(concentration, rate)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive
     has_rsample = True

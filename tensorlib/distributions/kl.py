@@ -10,7 +10,6 @@ from tensorlib.distributions.binomial import Binomial
 from tensorlib.distributions.categorical import Categorical
 from tensorlib.distributions.cauchy import Cauchy
 from tensorlib.distributions.dirichlet import Dirichlet
-from tensorlib.distributions.distribution import Distribution
 from tensorlib.distributions.exponential import Exponential
 from tensorlib.distributions.gamma import Gamma
 from tensorlib.distributions.geometric import Geometric
@@ -33,10 +32,12 @@ _KL_MEMOIZE = {}
 
 
 def register_kl(type_p, type_q):
-    """Decorator registering fn(p, q) as KL(p || q) for p of type_p and q of type_q."""
-    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
+    """Decorator registering fn(p, q) as KL(p || q) for p of type_p and q of type_q. Any
+    classes are taken, as PyTorch's check lets them through: a library's own distribution
+    base (Pyro's) registers KLs against it."""
+    if not isinstance(type_p, type):
         raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
+    if not isinstance(type_q, type):
         raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
 
     def decorator(fun):

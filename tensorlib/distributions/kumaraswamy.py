@@ -22,6 +22,7 @@ def _moments(a, b, n):
 
 
 class Kumaraswamy(TransformedDistribution):
+    """Kumaraswamy(concentration1, concentration0) on (0, 1): Beta-like with a closed-form CDF."""
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval

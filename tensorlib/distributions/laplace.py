@@ -10,6 +10,7 @@ __all__ = ["Laplace"]
 
 
 class Laplace(Distribution):
+    """Laplace(loc, scale): double exponential."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -13,6 +13,7 @@ __all__ = ["LKJCholesky"]
 
 
 class LKJCholesky(Distribution):
+    """The Cholesky factor of an LKJ-distributed correlation matrix (dim, concentration)."""
     arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_cholesky
 

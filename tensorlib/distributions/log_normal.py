@@ -9,6 +9,7 @@ __all__ = ["LogNormal"]
 
 
 class LogNormal(TransformedDistribution):
+    """exp(x) for x ~ Normal(loc, scale)."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True

@@ -9,6 +9,7 @@ __all__ = ["LogisticNormal"]
 
 
 class LogisticNormal(TransformedDistribution):
+    """The stick-breaking image of Normal(loc, scale) on the simplex."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex
     has_rsample = True

@@ -34,6 +34,8 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
 
 
 class LowRankMultivariateNormal(Distribution):
+    """A multivariate normal with covariance cov_factor @ cov_factor.T + diag(cov_diag),
+    computed without forming it."""
     arg_constraints = {"loc": constraints.real_vector,
                        "cov_factor": constraints.independent(constraints.real, 2),
                        "cov_diag": constraints.independent(constraints.positive, 1)}

@@ -8,6 +8,8 @@ __all__ = ["MixtureSameFamily"]
 
 
 class MixtureSameFamily(Distribution):
+    """A mixture whose components are one batched distribution, weighted by a Categorical over
+    their last batch dim."""
     arg_constraints = {}
     has_rsample = False
 

@@ -12,6 +12,7 @@ __all__ = ["Multinomial"]
 
 
 class Multinomial(Distribution):
+    """Counts of `total_count` categorical draws with `probs` (or softmax(`logits`))."""
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     total_count: int

@@ -32,6 +32,7 @@ def _precision_to_scale_tril(P):
 
 
 class MultivariateNormal(Distribution):
+    """A multivariate normal given one of covariance_matrix, precision_matrix or scale_tril."""
     arg_constraints = {"loc": constraints.real_vector,
                        "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite,

@@ -14,6 +14,8 @@ __all__ = ["NegativeBinomial"]
 
 
 class NegativeBinomial(Distribution):
+    """The number of successes before `total_count` failures, each trial succeeding with
+    `probs`."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}

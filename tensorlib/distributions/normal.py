@@ -11,6 +11,7 @@ __all__ = ["Normal"]
 
 
 class Normal(ExponentialFamily):
+    """Normal(loc, scale), reparameterized."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -9,6 +9,7 @@ __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
+    """A Categorical draw as a one-hot vector over the last dim."""
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot

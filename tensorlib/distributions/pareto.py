@@ -9,6 +9,7 @@ __all__ = ["Pareto"]
 
 
 class Pareto(TransformedDistribution):
+    """Pareto(scale, alpha): power-law tails above `scale`."""
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
 
     def __init__(self, scale, alpha, validate_args=None):

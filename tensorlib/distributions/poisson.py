@@ -11,6 +11,7 @@ __all__ = ["Poisson"]
 
 
 class Poisson(ExponentialFamily):
+    """Counts of events at `rate` per interval."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 

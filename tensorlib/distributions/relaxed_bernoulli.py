@@ -18,6 +18,7 @@ def _log(t):
 
 
 class LogitRelaxedBernoulli(Distribution):
+    """The logit of a RelaxedBernoulli sample (finite at low temperature)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
     has_rsample = True
@@ -78,6 +79,7 @@ class LogitRelaxedBernoulli(Distribution):
 
 
 class RelaxedBernoulli(TransformedDistribution):
+    """A continuous relaxation of Bernoulli in (0, 1) at `temperature` (binary Concrete)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True

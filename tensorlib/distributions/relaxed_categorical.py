@@ -17,6 +17,8 @@ def _log(t):
 
 
 class ExpRelaxedCategorical(Distribution):
+    """The log of a RelaxedOneHotCategorical sample (Gumbel-softmax in log space), which stays
+    finite at low temperature."""
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     support = constraints.real_vector
@@ -71,6 +73,8 @@ class ExpRelaxedCategorical(Distribution):
 
 
 class RelaxedOneHotCategorical(TransformedDistribution):
+    """A continuous relaxation of OneHotCategorical on the simplex at `temperature` (Gumbel-
+    softmax)."""
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     support = constraints.simplex

@@ -10,6 +10,7 @@ __all__ = ["TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
+    """`base_distribution` pushed through `transforms`; log_prob by the change of variables."""
     arg_constraints = {}
 
     def __init__(self, base_distribution, transforms, validate_args=None):

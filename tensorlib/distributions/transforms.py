@@ -152,6 +152,7 @@ class _InverseTransform(Transform):
 
 
 class ComposeTransform(Transform):
+    """The transforms in `parts` applied in order; log-determinants add up."""
     def __init__(self, parts, cache_size=0):
         if cache_size:
             parts = [part.with_cache(cache_size) for part in parts]
@@ -299,6 +300,7 @@ class IndependentTransform(Transform):
 
 
 class ReshapeTransform(Transform):
+    """Reshapes the event from `in_shape` to `out_shape` (log-determinant 0)."""
     bijective = True
 
     def __init__(self, in_shape, out_shape, cache_size=0):
@@ -330,6 +332,7 @@ class ReshapeTransform(Transform):
 
 
 class ExpTransform(Transform):
+    """y = exp(x)."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
@@ -349,6 +352,7 @@ class ExpTransform(Transform):
 
 
 class PowerTransform(Transform):
+    """y = x ** exponent."""
     domain = constraints.positive
     codomain = constraints.positive
     bijective = True
@@ -381,6 +385,7 @@ class PowerTransform(Transform):
 
 
 class SigmoidTransform(Transform):
+    """y = sigmoid(x)."""
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
@@ -403,6 +408,7 @@ class SigmoidTransform(Transform):
 
 
 class SoftplusTransform(Transform):
+    """y = log(1 + exp(x))."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
@@ -422,6 +428,7 @@ class SoftplusTransform(Transform):
 
 
 class TanhTransform(Transform):
+    """y = tanh(x)."""
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
@@ -441,6 +448,7 @@ class TanhTransform(Transform):
 
 
 class AbsTransform(Transform):
+    """y = |x| (not bijective: no inverse log-determinant)."""
     domain = constraints.real
     codomain = constraints.positive
 
@@ -455,6 +463,7 @@ class AbsTransform(Transform):
 
 
 class AffineTransform(Transform):
+    """y = loc + scale * x, pointwise; event_dim says how many right dims form one event."""
     bijective = True
 
     def __init__(self, loc, scale, event_dim=0, cache_size=0):

@@ -10,6 +10,7 @@ __all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
+    """Uniform(low, high) on [low, high)."""
     arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
                        "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True

@@ -40,6 +40,7 @@ def _log_bessel_i(x, order):
 
 
 class VonMises(Distribution):
+    """VonMises(loc, concentration): a circular normal on [-pi, pi)."""
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real
     has_rsample = False

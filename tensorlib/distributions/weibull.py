@@ -12,6 +12,7 @@ _EULER = 0.57721566490153286060
 
 
 class Weibull(TransformedDistribution):
+    """Weibull(scale, concentration)."""
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
     support = constraints.positive
 

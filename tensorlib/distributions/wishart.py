@@ -25,6 +25,8 @@ def _mvdigamma(x, p):
 
 
 class Wishart(ExponentialFamily):
+    """Wishart(df, covariance_matrix / precision_matrix / scale_tril): distributions of
+    positive-definite matrices."""
     support = constraints.positive_definite
     has_rsample = True
     _mean_carrier_measure = 0

@@ -456,3 +456,36 @@ def test_backward_may_return_extra_trailing_nones_but_no_extra_gradient():
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
     with pytest.raises(RuntimeError, match="incorrect number of gradients .expected 1, got 2"):
         TooMany.apply(x).sum().backward()
+
+
+class _CubeOnce(tl.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    @tl.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        assert not tl.is_grad_enabled()           # the body records nothing
+        return grad * 3 * x ** 2
+
+
+def test_once_differentiable_backward_gives_first_order_gradients():
+    x = tl.tensor([1.0, -2.0], requires_grad=True)
+    _CubeOnce.apply(x).sum().backward()
+    assert x.grad.tolist() == [3.0, 12.0]
+
+
+def test_once_differentiable_refuses_a_second_differentiation():
+    """As PyTorch's: with create_graph and an incoming gradient that has history, the
+    gradient requires grad but differentiating it raises (a plain incoming gradient gives a
+    plain result)."""
+    x = tl.tensor([1.0, -2.0], requires_grad=True)
+    (plain,) = tl.autograd.grad(_CubeOnce.apply(x).sum(), x, create_graph=True)
+    assert plain.tolist() == [3.0, 12.0] and not plain.requires_grad
+    (g,) = tl.autograd.grad((_CubeOnce.apply(x * 1) ** 2).sum(), x, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match="differentiate twice.*once_differentiable"):
+        g.sum().backward()

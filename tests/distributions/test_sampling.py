@@ -220,6 +220,31 @@ def test_register_kl():
     assert float(tld.kl_divergence(tld.Normal(_f64(0.0), _f64(1.0)), p)) == 0.0
 
 
+def test_register_kl_takes_a_librarys_own_distribution_base():
+    """Pyro registers KLs against its own Distribution base, not a torch.distributions
+    subclass; PyTorch's check lets any class through, and refuses non-classes."""
+    class OwnBase:
+        pass
+
+    class Point(tld.Normal, OwnBase):
+        pass
+
+    @tld.register_kl(Point, OwnBase)
+    def _kl(p, q):
+        return tl.zeros(p.batch_shape) - 1.0
+    p = Point(_f64([0.0]), _f64([1.0]))
+    assert float(tld.kl_divergence(p, p)) == -1.0
+    with pytest.raises(TypeError, match="type_q"):
+        tld.register_kl(Point, "not a class")
+
+
+def test_every_public_class_has_a_docstring():
+    """Pyro builds its wrappers' docstrings from these (None broke its import)."""
+    missing = [name for name in dir(tld) if isinstance(getattr(tld, name), type)
+               and not getattr(tld, name).__doc__]
+    assert not missing
+
+
 def test_utils_private_names_libraries_import():
     # GPyTorch imports torch.distributions.utils._standard_normal
     from tensorlib.distributions.utils import _standard_normal, euler_constant

@@ -60,3 +60,16 @@ def test_script_if_tracing_and_tracing_state():
     traced = jit.trace(lambda x: double(x) + 1, (tensorlib.ones(2),))
     assert traced(tensorlib.zeros(2)).tolist() == [1.0, 1.0]
     assert states[:2] == [False, True] and _C._get_tracing_state() is None
+
+
+def test_jit_internal_names_libraries_import_directly():
+    """Pyro imports torch._jit_internal._copy_to_script_wrapper (a warning, an error under
+    its -W error test settings, when it is missing); scripted modules here are the module
+    itself, so marked methods stay as they are."""
+    from tensorlib import _jit_internal
+
+    def method(self):
+        return 7
+    assert _jit_internal._copy_to_script_wrapper(method) is method
+    assert _jit_internal.is_scripting() is False
+    assert _jit_internal.ignore is jit.ignore and _jit_internal.unused is jit.unused
