@@ -518,16 +518,11 @@ def _laid_out_like(out, input, memory_format, requires_grad):
     return _finish(out, requires_grad)
 
 
-def _empty_like(input, dtype, device, memory_format):
-    from tensorlib.ops.creation import empty_like
-    return empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
-
-
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)
     if follows_pytorch_stream(dev, generator):     # PyTorch's: empty_like(input).uniform_()
-        out = uniform_(_empty_like(input, d, dev, memory_format), generator=generator)
+        out = uniform_(_ts.empty_like(input, d, dev, memory_format), generator=generator)
         return _finish(out, requires_grad)
     return _laid_out_like(rand(input._sizes, generator=generator, dtype=d, device=dev),
                           input, memory_format, requires_grad)
@@ -537,7 +532,7 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
                memory_format=None):
     d, dev = _like(input, dtype, device)
     if follows_pytorch_stream(dev, generator):     # PyTorch's: empty_like(input).normal_()
-        out = normal_(_empty_like(input, d, dev, memory_format), generator=generator)
+        out = normal_(_ts.empty_like(input, d, dev, memory_format), generator=generator)
         return _finish(out, requires_grad)
     return _laid_out_like(randn(input._sizes, generator=generator, dtype=d, device=dev),
                           input, memory_format, requires_grad)
@@ -550,7 +545,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
         low, high = 0, low
     d, dev = _like(input, dtype, device)
     if follows_pytorch_stream(dev, generator):     # empty_like(input).random_(low, high)
-        out = _empty_like(input, d, dev, memory_format)
+        out = _ts.empty_like(input, d, dev, memory_format)
         return _finish(random_(out, low, high, generator=generator), requires_grad)
     out = _random_ints(input._sizes, _int_arg(low, "low"), _int_arg(high, "high"), d, dev,
                        generator)

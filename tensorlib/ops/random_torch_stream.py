@@ -162,6 +162,27 @@ def _laid_back(buffer, order):
     return buffer.permute(_inverse(order)) if order != tuple(range(len(order))) else buffer
 
 
+def empty_like(input, dtype=None, device=None, memory_format=None):
+    """PyTorch's empty_like: by default (preserve_format) a dense, non-overlapping input's own
+    strides -- a transposed input gives a transposed result, which the fills then visit in
+    memory order."""
+    from tensorlib.ops import creation, memory_format as mf
+    if memory_format in (None, mf.preserve_format) and _dense(input._sizes, input._strides):
+        return creation.empty_strided(input._sizes, input._strides,
+                                      dtype=dtype or input._dtype, device=device or input._device)
+    return creation.empty_like(input, dtype=dtype, device=device, memory_format=memory_format)
+
+
+def _dense(sizes, strides):
+    """Non-overlapping and dense: the elements fill a block of numel slots exactly."""
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(sizes, strides) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _cpu():
     return canonical("cpu")
 
@@ -200,7 +221,9 @@ def normal_values(self, state, mean, std):
     n = self.numel()
     if n >= 16 and self.is_contiguous():
         wide = _compute_dtype(self._dtype)
-        values = state.draw("normal_fill", _empty(self._sizes, wide, _cpu()), mean, std)
+        blockwise = self._dtype in (dt.float16, dt.bfloat16)      # PyTorch's reduced path
+        values = state.draw("normal_fill", _empty(self._sizes, wide, _cpu()), mean, std,
+                            blockwise)
         return values if wide is self._dtype else values.to(self._dtype)
     return _serial_double(self, state, "normal_serial", mean, std, False)
 
@@ -235,7 +258,30 @@ def geometric_values(self, state, p):
 def _int_values(self, state, kind, *args):
     order, sizes = _visited(self)
     values = state.draw(kind, _empty(sizes, dt.int64, _cpu()), *args)
+    if self._dtype in (dt.float16, dt.bfloat16):     # static_cast<Half>(int64): via float
+        values = values.to(dt.float32)
     return _laid_back(values if self._dtype is dt.int64 else values.to(self._dtype), order)
+
+
+def _through(dtype, value):
+    """int64(static_cast<dtype>(value)): half and bfloat16 via float, as c10 converts."""
+    x = float(np.float32(value)) if dtype is not dt.float64 else float(value)
+    return int(np.array(x, np.float32).astype(dtype.np)) if dtype in (dt.float16, dt.bfloat16) \
+        else int(x)
+
+
+def _representable_bounds(dtype, low, high):
+    """PyTorch's update_from/update_to: a floating dtype moves `low` up and `high` down to
+    integers whose neighbours the dtype represents (random_(0, 1000) on bfloat16 draws from
+    [0, 996))."""
+    digits = {dt.float64: 53, dt.float32: 24, dt.float16: 11, dt.bfloat16: 8}[dtype]
+    below = _through(dtype, low + 1)
+    if below < low:
+        low = below + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
+    above = _through(dtype, high - 1)
+    if above >= high:
+        high = above - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
+    return low, high
 
 
 def int_values(self, state, low, high, bounded):
@@ -245,6 +291,8 @@ def int_values(self, state, low, high, bounded):
         return _default_int_values(self, state)
     if (low, high) == (-(1 << 63), 1 << 63):
         return _int_values(self, state, "ints_full_range")
+    if self._dtype.is_floating_point:
+        low, high = _representable_bounds(self._dtype, low, high)
     return _int_values(self, state, "ints_from_to", (high - low) & ((1 << 64) - 1), low)
 
 

@@ -199,15 +199,17 @@ def uniform_double(uint8_t[::1] state, double[::1] out, double low, double high)
         mt_store(&e, &state[0])
 
 
-def normal_fill_float(uint8_t[::1] state, float[::1] out, float mean, float std):
-    """PyTorch's normal_fill for a contiguous tensor of >= 16 elements (float32; half and
-    bfloat16 round these values): n uniforms, Box-Muller in blocks of 16 (j with j + 8), and
-    when n % 16 != 0 the last 16 drawn afresh and recomputed."""
+def normal_fill_float(uint8_t[::1] state, float[::1] out, float mean, float std,
+                      bint blockwise=False):
+    """PyTorch's normal_fill for a contiguous tensor of >= 16 elements, float32: n uniforms,
+    Box-Muller in blocks of 16 (j with j + 8), and when n % 16 != 0 the last 16 drawn afresh
+    and recomputed. `blockwise` (half and bfloat16, which round these values): 16 uniforms per
+    whole block only, so the last 16 start at uniform 16 * (n // 16), not at n."""
     cdef mt_engine e
     cdef Py_ssize_t i, n = out.shape[0]
     with nogil:
         mt_load(&state[0], &e)
-        for i in range(n):
+        for i in range(16 * (n // 16) if blockwise else n):
             out[i] = mt_unit_float(&e)
         for i in range(0, n - 15, 16):
             normal16_float(&out[i], mean, std)

@@ -15,6 +15,7 @@ import warnings
 
 import tensorlib
 from tensorlib.ops.random import follows_pytorch_stream
+from tensorlib.ops.random_torch_stream import empty_like as torch_empty_like
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout"]
@@ -30,7 +31,7 @@ def _check_p(p):
 def _keep_mask(shape, p, like):
     """A mask in like's dtype: 1 with probability 1 - p, else 0."""
     if follows_pytorch_stream(like.device):
-        noise = (tensorlib.empty_like(like) if tuple(shape) == tuple(like.shape)
+        noise = (torch_empty_like(like) if tuple(shape) == tuple(like.shape)
                  else tensorlib.empty(tuple(shape), dtype=like.dtype, device=like.device))
         return noise.bernoulli_(1 - p)
     u = tensorlib.rand(tuple(shape), device=like.device)

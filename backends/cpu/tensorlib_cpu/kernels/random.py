@@ -33,9 +33,9 @@ def _flat(t):
 _MT_FILLS = {
     "uniform": lambda st, o, low, high: (mt19937_kernels.uniform_double if o.dtype == np.float64
                                          else mt19937_kernels.uniform_float)(st, o, low, high),
-    "normal_fill": lambda st, o, mean, std: (
-        mt19937_kernels.normal_fill_double if o.dtype == np.float64
-        else mt19937_kernels.normal_fill_float)(st, o, mean, std),
+    "normal_fill": lambda st, o, mean, std, blockwise=False: (
+        mt19937_kernels.normal_fill_double(st, o, mean, std) if o.dtype == np.float64
+        else mt19937_kernels.normal_fill_float(st, o, mean, std, blockwise)),
     "normal_serial": mt19937_kernels.normal_serial,
     "ints_from_to": mt19937_kernels.ints_from_to,
     "ints_full_range": mt19937_kernels.ints_full_range,
