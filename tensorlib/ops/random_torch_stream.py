@@ -304,6 +304,9 @@ _MODULI = {"float64": ((1 << 53) + 1, True), "float32": ((1 << 24) + 1, False),
 
 def _default_int_values(self, state):
     """random_() without bounds: [0, 2**digits] for floats, [0, max] for integers."""
+    if self._dtype.name not in _MODULI:
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
+                                  f"'{self._dtype.scalar_name}'")
     modulus, wide = _MODULI[self._dtype.name]
     return _int_values(self, state, "ints_modulo", modulus, wide)
 

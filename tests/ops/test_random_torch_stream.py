@@ -372,6 +372,26 @@ def test_nn_init(pytorch_stream, init):
     assert_same_state()
 
 
+def test_trunc_normal_orthogonal_and_sparse_init(pytorch_stream):
+    seed(13)
+    for args in [(0.1, 0.02, -0.05, 0.2), (0.0, 1.0, -2.0, 2.0), (0.0, 1.0, 1.5, 3.0),
+                 (0.5, 0.1, -1.0, 0.45)]:                  # high mass: redraws; low: proposals
+        assert_close(tl.nn.init.trunc_normal_(tl.empty(30, 20), *args),
+                     torch.nn.init.trunc_normal_(torch.empty(30, 20), *args), ulps=16)
+    assert_close(tl.nn.init.orthogonal_(tl.empty(6, 9)), torch.nn.init.orthogonal_(torch.empty(6, 9)),
+                 ulps=64)
+    assert_close(tl.nn.init.sparse_(tl.empty(8, 5), 0.5), torch.nn.init.sparse_(torch.empty(8, 5), 0.5))
+    assert_same_state()
+
+
+def test_unsigned_random_without_bounds_is_refused_as_pytorch(pytorch_stream):
+    with pytest.raises(NotImplementedError, match="random_kernel_cpu"):
+        tl.empty(3, dtype=tl.uint16).random_()
+    seed(1)
+    assert_exact(tl.empty(9, dtype=tl.uint16).random_(0, 5),
+                 torch.empty(9, dtype=torch.uint16).random_(0, 5))
+
+
 _SCRIPT = """
 import torch
 torch.manual_seed(0)
