@@ -392,6 +392,24 @@ def test_unsigned_random_without_bounds_is_refused_as_pytorch(pytorch_stream):
                  torch.empty(9, dtype=torch.uint16).random_(0, 5))
 
 
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.distributions.Normal(lib.zeros(5), lib.ones(5)).rsample((3,)),
+    lambda lib: lib.distributions.Uniform(lib.zeros(5), lib.ones(5)).sample((3,)),
+    lambda lib: lib.distributions.Bernoulli(probs=lib.full((5,), 0.3)).sample((3,)),
+    lambda lib: lib.distributions.Categorical(probs=lib.tensor([0.1, 0.2, 0.7])).sample((6,)),
+    lambda lib: lib.distributions.Categorical(logits=lib.tensor([[0.1, 2.0], [1.5, 0.3]])).sample(),
+    lambda lib: lib.distributions.OneHotCategorical(probs=lib.tensor([0.3, 0.7])).sample((4,)),
+    lambda lib: lib.distributions.Exponential(lib.ones(5)).sample((2,)),
+    lambda lib: lib.distributions.Laplace(lib.zeros(5), lib.ones(5)).sample((2,)),
+    lambda lib: lib.distributions.LogNormal(lib.zeros(5), lib.ones(5)).sample((2,)),
+    lambda lib: lib.distributions.MultivariateNormal(lib.zeros(3), lib.eye(3)).sample((4,)),
+])
+def test_distribution_samples(pytorch_stream, make):
+    seed(3)
+    assert_close(make(tl), make(torch))
+    assert_same_state()
+
+
 _SCRIPT = """
 import torch
 torch.manual_seed(0)
