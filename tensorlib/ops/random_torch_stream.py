@@ -23,7 +23,7 @@ import numpy as np
 import tensorlib._C.dtypes as dt
 from tensorlib._C.device import canonical
 from tensorlib._C.factory import empty as _empty
-from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides
 from tensorlib.ops._composites import optional_kernel
 
 STREAMS = ("philox", "pytorch")
@@ -153,6 +153,8 @@ def _inverse(perm):
 def _visited(t, tie=None):
     """(order, buffer sizes): the dims of `t` in visiting order and the shape of a contiguous
     buffer holding its elements in that order."""
+    if t._strides == contiguous_strides(t._sizes):       # row-major: TensorIterator's order
+        return tuple(range(len(t._sizes))), t._sizes
     order = iteration_order(t._sizes, t._strides, tie._strides if tie is not None else None)
     return order, tuple(t._sizes[d] for d in order)
 
