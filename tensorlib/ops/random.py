@@ -719,13 +719,10 @@ def _normal_values(self, mean, std, generator):
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with normals of the given mean and std (complex: std/sqrt(2) in each part and the
-    mean on the real part, as PyTorch's)."""
+    mean added to both, as PyTorch's)."""
     if self._dtype.is_complex:
         _check_std_number(std)
-        parts = _parts(self)
-        normal_(parts, 0.0, std * math.sqrt(0.5), generator=generator)
-        if mean != 0:
-            parts.select(-1, 0).add_(mean)
+        normal_(_parts(self), mean, std * math.sqrt(0.5), generator=generator)
         return self
     _require_float(self, f"normal_kernel_{self._device.type}")
     _check_std_number(std)

@@ -202,6 +202,9 @@ def test_complex_draws(pytorch_stream):
     assert_exact(tl.rand(9, dtype=tl.complex64), torch.rand(9, dtype=torch.complex64))
     a, b = tl.randn(20, dtype=tl.complex128), torch.randn(20, dtype=torch.complex128)
     assert_close(tl.view_as_real(a), torch.view_as_real(b))
+    a = tl.empty(20, dtype=tl.complex64).normal_(5.0, 0.3)      # the mean goes to both parts
+    b = torch.empty(20, dtype=torch.complex64).normal_(5.0, 0.3)
+    assert_close(tl.view_as_real(a), torch.view_as_real(b))
     assert_same_state()
 
 
