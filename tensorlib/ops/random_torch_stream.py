@@ -58,11 +58,6 @@ def set_stream_name(name):
     return previous
 
 
-def wanted_for(device):
-    """True when a new generator on `device` should follow PyTorch's stream."""
-    return _stream == "pytorch" and canonical(device).type == "cpu"
-
-
 # ---- the state ------------------------------------------------------------------------------
 
 def _kernel():
@@ -101,12 +96,29 @@ class MersenneState:
         following = int(raw[16:24].view(np.uint64)[0]) & 0xFFFFFFFF
         if not (seeded and 0 < left <= 624 and following <= 624):
             raise RuntimeError("Invalid mt19937 state")
-        self.raw[:] = raw
+        self.raw[:] = _canonical(raw)
 
     def draw(self, kind, out, *args):
         """Run fill `kind` of the mt19937 kernel into the contiguous CPU tensor `out`."""
         _kernel()(kind, self.raw, out, *args)
         return out
+
+
+def _canonical(raw):
+    """The bytes PyTorch's get_state gives back after set_state(raw): the fields as its engine
+    holds them (32-bit words, flags 0/1), unused and invalid fields and padding zero."""
+    out = np.zeros(STATE_BYTES, np.uint8)
+    out[:8] = raw[:8]                                                     # initial seed
+    out[8:12] = raw[8:12]                                                 # left
+    out[12:16].view(np.int32)[0] = 1                                      # seeded
+    out[16:5016].view(np.uint64)[:] = raw[16:5016].view(np.uint64) & 0xFFFFFFFF   # next, words
+    if raw[5040:5044].view(np.int32)[0]:                                  # cached double normal
+        out[5024:5032] = raw[5024:5032]
+        out[5040] = 1
+    if raw[5052]:                                                         # cached float normal
+        out[5048:5052] = raw[5048:5052]
+        out[5052] = 1
+    return out
 
 
 # ---- element order --------------------------------------------------------------------------

@@ -102,6 +102,19 @@ def test_state_round_trip_keeps_cached_normal(pytorch_stream):
     assert_close(tl.randn(7), torch.randn(7))
 
 
+def test_set_state_reads_fields_as_pytorch(pytorch_stream):
+    seed(4)
+    torch.randn(1)                                     # a cached double normal
+    raw = torch.get_rng_state().numpy().copy()
+    raw[5016:5024] = 7                                 # unused legacy normal_x
+    raw[12] = 5                                        # seeded: any non-zero int
+    raw[5048:5052] = 9                                 # a float sample not flagged valid
+    torch.set_rng_state(torch.tensor(raw))
+    tl.set_rng_state(tl.tensor(raw))
+    assert_same_state()
+    assert_close(tl.randn(3), torch.randn(3))
+
+
 def test_set_state_checks(pytorch_stream):
     with pytest.raises(RuntimeError, match="5056"):
         tl.set_rng_state(tl.zeros(16, dtype=tl.uint8))
