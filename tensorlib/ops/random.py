@@ -262,6 +262,9 @@ def _mersenne(generator, device):
 def follows_pytorch_stream(device, generator=None):
     """True when draws on `device` (from `generator`, default: the device's) follow PyTorch's
     CPU stream, so a composite op should make PyTorch's calls in PyTorch's order."""
+    g = generator if generator is not None else _defaults.get(getattr(device, "type", None))
+    if g is not None and getattr(g, "_mt", _PENDING) is None:
+        return False                        # a Philox generator: the common case, decided fast
     return _generator(generator, canonical(device))._mersenne() is not None
 
 

@@ -17,6 +17,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 cdef extern from *:
     """
+    #define _GNU_SOURCE
     #include <stdint.h>
     #include <string.h>
     #include <math.h>
@@ -113,11 +114,12 @@ cdef extern from *:
             e->has_double_normal = 0;
             return e->double_normal;
         }
-        double u1 = mt_unit_double(e), u2 = mt_unit_double(e);
+        double u1 = mt_unit_double(e), u2 = mt_unit_double(e), s, c;
         double r = sqrt(-2.0 * log1p(-u2)), theta = 2.0 * TL_PI * u1;
-        e->double_normal = r * sin(theta);
+        sincos(theta, &s, &c);                   /* glibc's: the values of sin and cos */
+        e->double_normal = r * s;
         e->has_double_normal = 1;
-        return r * cos(theta);
+        return r * c;
     }
     /* NormalFill16 on 16 uniforms, float32: Box-Muller of (data[j], data[j + 8]) in float
        arithmetic, 8 lanes at once as PyTorch's AVX2 kernel; its log/sin/cos are Cephes-style
