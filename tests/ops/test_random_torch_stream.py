@@ -275,6 +275,12 @@ def test_bernoulli(pytorch_stream, n):
                  .bernoulli_(p_t))
     assert_exact(tl.bernoulli(p_l, 0.7), torch.bernoulli(p_t, 0.7))
     assert_exact(tl.empty(3, n).t().bernoulli_(0.4), torch.empty(3, n).t().bernoulli_(0.4))
+    column_t = torch.linspace(0.1, 0.9, n).reshape(n, 1)         # broadcast over a transposed self
+    assert_exact(tl.empty(3, n).t().bernoulli_(tl.tensor(column_t.numpy())),
+                 torch.empty(3, n).t().bernoulli_(column_t))
+    grid_t = torch.linspace(0, 1, 3 * n).reshape(3, n).t()        # a transposed p
+    grid_l = tl.linspace(0, 1, 3 * n).reshape(3, n).t()
+    assert_exact(tl.bernoulli(grid_l), torch.bernoulli(grid_t))
     assert_same_state()
 
 
@@ -289,6 +295,8 @@ def test_dropout_masks(pytorch_stream):
         assert_exact(tl.nn.functional.dropout2d(xl, p), torch.nn.functional.dropout2d(xt, p))
     assert_exact(tl.nn.functional.dropout(xl.transpose(1, 3), 0.3),
                  torch.nn.functional.dropout(xt.transpose(1, 3), 0.3))
+    cl_t, cl_l = xt.to(memory_format=torch.channels_last), xl.to(memory_format=tl.channels_last)
+    assert_exact(tl.nn.functional.dropout(cl_l, 0.4), torch.nn.functional.dropout(cl_t, 0.4))
     xl_g = tl.tensor(x, requires_grad=True)
     out = tl.nn.functional.dropout(xl_g, 0.25)
     assert_exact(out, torch.nn.functional.dropout(torch.tensor(x, requires_grad=True), 0.25))
