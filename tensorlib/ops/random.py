@@ -475,11 +475,7 @@ def _normal_tensors(mean, std, generator):
         _check_std_number(std)
     shape = broadcast_shapes(*(t._sizes for t in (mean, std) if isinstance(t, TensorImpl)))
     if follows_pytorch_stream(ref._device, generator):
-        # PyTorch: normal_(0, std) then + mean for a number std, else normal_() * std + mean
-        scale = 1.0 if isinstance(std, TensorImpl) else std
-        z = normal_(_empty(shape, ref._dtype, ref._device), 0.0, scale, generator=generator)
-        out = _p.add(_p.mul(z, std) if isinstance(std, TensorImpl) else z, mean)
-        return out if out._dtype is ref._dtype else out.to(ref._dtype)
+        return _ts.normal_tensors(mean, std, shape, ref, generator)
     z = _draw("random_normal", shape, ref._dtype, ref._device, generator)
     out = _p.add(mean, _p.mul(std, z))
     return out if out._dtype is ref._dtype else out.to(ref._dtype)

@@ -366,6 +366,18 @@ def multinomial(probs, num_samples, replacement, generator, state):
     return argmax(q, -1, True) if num_samples == 1 else topk(q, num_samples, -1)[1]
 
 
+def normal_tensors(mean, std, shape, ref, generator):
+    """torch.normal with a tensor mean and/or std as PyTorch computes it: normal_(0, std) then
+    + mean for a number std, else normal_() * std + mean (differentiable in mean and std);
+    `ref` the tensor argument whose dtype and device the result takes."""
+    from tensorlib.ops import pointwise as _p
+    from tensorlib.ops.random import normal_
+    scale = 1.0 if isinstance(std, TensorImpl) else std
+    z = normal_(_empty(shape, ref._dtype, ref._device), 0.0, scale, generator=generator)
+    out = _p.add(_p.mul(z, std) if isinstance(std, TensorImpl) else z, mean)
+    return out if out._dtype is ref._dtype else out.to(ref._dtype)
+
+
 def philox_seeded_from(state, device):
     """A Philox generator seeded with the next 64 bits of the Mersenne stream (for the draws
     this mode does not make stream-equal, e.g. randperm of 2**32 / 20 or more)."""

@@ -210,6 +210,19 @@ def test_normal_functional_forms(pytorch_stream):
     assert_same_state()
 
 
+def test_normal_tensor_form_gradients(pytorch_stream):
+    mean = tl.linspace(-1, 1, 20, dtype=tl.float64).requires_grad_(True)
+    std = tl.linspace(0.5, 2, 20, dtype=tl.float64).requires_grad_(True)
+    seed(2)
+    out = tl.normal(mean, std)
+    assert_close(out, torch.normal(torch.linspace(-1, 1, 20, dtype=torch.float64),
+                                   torch.linspace(0.5, 2, 20, dtype=torch.float64)))
+    out.sum().backward()
+    np.testing.assert_array_equal(mean.grad.numpy(), np.ones(20))
+    np.testing.assert_allclose(std.grad.numpy(), ((out - mean) / std).detach().numpy(),
+                               rtol=1e-12)
+
+
 def test_complex_draws(pytorch_stream):
     seed(8)
     assert_exact(tl.rand(9, dtype=tl.complex64), torch.rand(9, dtype=torch.complex64))
