@@ -447,6 +447,24 @@ def test_distribution_samples(pytorch_stream, make):
     assert_same_state()
 
 
+def test_data_shuffling_and_random_split(pytorch_stream):
+    def batches(lib):
+        lib.manual_seed(7)
+        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(20)),
+                                           batch_size=5, shuffle=True)
+        return [b[0].tolist() for _ in range(2) for b in loader]
+
+    def splits(lib, generator=None):
+        lib.manual_seed(3)
+        return [list(s.indices) for s in lib.utils.data.random_split(range(10), [3, 7],
+                                                                     generator=generator)]
+
+    assert batches(tl) == batches(torch)
+    assert splits(tl) == splits(torch)
+    assert splits(tl, tl.Generator().manual_seed(5)) == \
+        splits(torch, torch.Generator().manual_seed(5))
+
+
 _SCRIPT = """
 import torch
 torch.manual_seed(0)
