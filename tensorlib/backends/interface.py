@@ -167,8 +167,8 @@ COMPOSITES = {
         "drawing into the contiguous tensor out in element order and advancing state, a "
         "numpy uint8 array in PyTorch's 5056-byte CPUGeneratorImplState layout; kind is seed, "
         "uniform, normal_fill, normal_serial, ints_from_to, ints_full_range, ints_modulo, "
-        "bernoulli, bernoulli_tensor, exponential, cauchy, geometric, randperm or multinomial "
-        "(ops/random_torch_stream.py says what each takes)",
+        "bernoulli, bernoulli_tensor, exponential, cauchy, geometric, randperm, multinomial, "
+        "poisson or standard_gamma (ops/random_torch_stream.py says what each takes)",
         "none: only CPU generators follow PyTorch's stream; other devices keep Philox"),
     # -- elementwise and their backwards
     "relu": ("relu(out, x) -> bool", "maximum(x, 0) (ops/pointwise.py)"),

@@ -2,8 +2,8 @@
 (counts from a tensor of rates / trials), and the in-place fills cauchy_, geometric_ and
 log_normal_. Each transforms uniforms or normals of the given (default: global) generator,
 so manual_seed makes them repeatable. In pytorch stream mode (ops/random_torch_stream.py) the
-three fills draw PyTorch's numbers; poisson and binomial draw from the Mersenne stream too but
-by tensorlib's algorithms, not PyTorch's."""
+three fills and poisson draw PyTorch's numbers; binomial draws from the Mersenne stream too
+but by tensorlib's algorithm, not PyTorch's."""
 import math
 
 import tensorlib._C.dtypes as dt
@@ -30,6 +30,9 @@ def poisson(input, generator=None):  # noqa: A002 - PyTorch's name
         rate = input.detach()
         if rate.numel() and bool((rate < 0).any()):
             raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+        mt = _mersenne(generator, rate.device)
+        if mt is not None:
+            return _ts.poisson_values(rate, mt)
         return sample_poisson(rate, tuple(rate.shape), _generator(generator, rate.device))
 
 

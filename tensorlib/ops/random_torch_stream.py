@@ -378,6 +378,25 @@ def normal_tensors(mean, std, shape, ref, generator):
     return out if out._dtype is ref._dtype else out.to(ref._dtype)
 
 
+def poisson_values(rate, state):
+    """torch.poisson: PyTorch's sample_poisson for each rate, in rate's dtype (row-major: the
+    result is a fresh contiguous tensor)."""
+    rates = rate.contiguous().to(dt.float64)
+    counts = state.draw("poisson", _empty(rate._sizes, dt.float64, _cpu()), rates)
+    return _from_double(counts, rate._dtype)
+
+
+def standard_gamma_values(alpha, state, dtype=None):
+    """torch._standard_gamma (float32/float64 alpha): PyTorch's sample_gamma for each alpha,
+    a float32 alpha with its float steps; dtype=float64 gives _sample_dirichlet's draws
+    (alpha taken as double)."""
+    dtype = dtype or alpha._dtype
+    alphas = alpha.contiguous().to(dt.float64)
+    draws = state.draw("standard_gamma", _empty(alpha._sizes, dt.float64, _cpu()), alphas,
+                       dtype is dt.float32)
+    return draws if dtype is dt.float64 else draws.to(dtype)
+
+
 def philox_seeded_from(state, device):
     """A Philox generator seeded with the next 64 bits of the Mersenne stream (for the draws
     this mode does not make stream-equal, e.g. randperm of 2**32 / 20 or more)."""

@@ -440,6 +440,17 @@ def test_unsigned_random_without_bounds_is_refused_as_pytorch(pytorch_stream):
     lambda lib: lib.distributions.Laplace(lib.zeros(5), lib.ones(5)).sample((2,)),
     lambda lib: lib.distributions.LogNormal(lib.zeros(5), lib.ones(5)).sample((2,)),
     lambda lib: lib.distributions.MultivariateNormal(lib.zeros(3), lib.eye(3)).sample((4,)),
+    lambda lib: lib.distributions.Gamma(lib.tensor([0.3, 1.0, 4.0]), lib.ones(3)).rsample((5,)),
+    lambda lib: lib.distributions.Gamma(lib.tensor([0.3, 50.0], dtype=lib.float64),
+                                        lib.tensor([1.0, 2.0], dtype=lib.float64)).sample((7,)),
+    lambda lib: lib.distributions.Poisson(lib.tensor([0.0, 0.5, 3.0, 30.0, 900.0])).sample((5,)),
+    lambda lib: lib.poisson(lib.tensor([[0.5, 9.99], [10.0, 123.0]], dtype=lib.float64)),
+    lambda lib: lib.distributions.Dirichlet(lib.tensor([0.3, 1.0, 4.0])).sample((5,)),
+    lambda lib: lib.distributions.Beta(lib.tensor([0.3, 2.0]), lib.tensor([1.5, 0.7])).sample((5,)),
+    lambda lib: lib.distributions.StudentT(lib.tensor([3.0, 10.0])).sample((5,)),
+    lambda lib: lib.distributions.Chi2(lib.tensor([3.0, 10.0])).sample((5,)),
+    lambda lib: lib.distributions.NegativeBinomial(lib.tensor([3.0, 10.0]),
+                                                   probs=lib.tensor([0.3, 0.6])).sample((5,)),
 ])
 def test_distribution_samples(pytorch_stream, make):
     seed(3)

@@ -156,6 +156,64 @@ cdef extern from *:
         }
     }
     #endif
+    /* sample_poisson of PyTorch's Distributions.cpp: multiplied uniforms below rate 10,
+       Hormann's transformed rejection (1993) from 10 */
+    static double mt_poisson(mt_engine* e, double lambda) {
+        if (lambda >= 10) {
+            double slam = sqrt(lambda), loglam = log(lambda);
+            double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+            double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+            for (;;) {
+                double U = mt_unit_double(e) - 0.5, V = mt_unit_double(e);
+                double us = 0.5 - fabs(U);
+                int64_t k = (int64_t)floor((2 * a / us + b) * U + lambda + 0.43);
+                if (us >= 0.07 && V <= vr) return (double)k;
+                if (k < 0 || (us < 0.013 && V > us)) continue;
+                if (log(V) + log(invalpha) - log(a / (us * us) + b)
+                        <= -lambda + k * loglam - lgamma((double)k + 1))
+                    return (double)k;
+            }
+        }
+        if (lambda == 0) return 0;
+        double enlam = exp(-lambda), prod = 1.0;
+        int64_t x = 0;
+        for (;;) {
+            prod *= mt_unit_double(e);
+            if (prod > enlam) x += 1;
+            else return (double)x;
+        }
+    }
+    /* sample_gamma (Marsaglia-Tsang) with double accumulation; a float32 alpha keeps its
+       own steps in float (the boost alpha + 1, d = alpha - 1/3) as PyTorch's template does,
+       and the result is rounded to float and kept >= FLT_MIN */
+    static double mt_gamma(mt_engine* e, double alpha_in, int single) {
+        float alpha_f = (float)alpha_in;
+        double alpha = single ? (double)alpha_f : alpha_in, scale = 1.0, d;
+        if (alpha < 1.0) {
+            if (alpha == 0.0) return 0.0;
+            double inverse = single ? (double)(1.0f / alpha_f) : 1.0 / alpha;
+            scale *= pow(1 - mt_unit_double(e), inverse);
+            if (single) { alpha_f += 1.0f; alpha = alpha_f; } else alpha += 1.0;
+        }
+        d = single ? (double)(alpha_f - 1.0f / 3.0f) : alpha - (double)(1.0f / 3.0f);
+        double c = 1.0 / sqrt(9.0 * d);
+        for (;;) {
+            double x, y;
+            do {
+                x = mt_normal_double(e);
+                y = 1.0 + c * x;
+            } while (y <= 0);
+            double v = y * y * y, u = 1 - mt_unit_double(e), xx = x * x;
+            if (u < 1.0 - (double)0.0331f * xx * xx || log(u) < 0.5 * xx + d * (1.0 - v + log(v))) {
+                double sample = scale * d * v;
+                if (single) {
+                    float f = (float)sample;
+                    return f > 1.17549435e-38f ? f : 1.17549435e-38f;
+                }
+                return sample > 2.2250738585072014e-308 ? sample : 2.2250738585072014e-308;
+            }
+        }
+    }
     static void normal16_double(double* d, double mean, double std) {
         for (int j = 0; j < 8; j++) {
             double u1 = 1.0 - d[j], u2 = d[j + 8];
@@ -177,6 +235,8 @@ cdef extern from *:
     double mt_unit_double(mt_engine* e) nogil
     double mt_normal_double(mt_engine* e) nogil
     void normal16_float(float* d, float mean, float std) nogil
+    double mt_poisson(mt_engine* e, double rate) nogil
+    double mt_gamma(mt_engine* e, double alpha, int single) nogil
     void normal16_double(double* d, double mean, double std) nogil
     double fma(double, double, double) nogil
     float fmaf(float, float, float) nogil
@@ -459,4 +519,27 @@ def multinomial_double(uint8_t[::1] state, const double[:, ::1] probs, int64_t[:
                     else:
                         right = mid
                 out[row, j] = left
+        mt_store(&e, &state[0])
+
+
+def poisson(uint8_t[::1] state, double[::1] out, const double[::1] rate):
+    """torch.poisson: PyTorch's sample_poisson per element (rates in visiting order)."""
+    cdef mt_engine e
+    cdef Py_ssize_t i
+    with nogil:
+        mt_load(&state[0], &e)
+        for i in range(out.shape[0]):
+            out[i] = mt_poisson(&e, rate[i])
+        mt_store(&e, &state[0])
+
+
+def standard_gamma(uint8_t[::1] state, double[::1] out, const double[::1] alpha, bint single):
+    """torch._standard_gamma: PyTorch's sample_gamma per element; `single` for float32
+    alphas (float steps, a float result)."""
+    cdef mt_engine e
+    cdef Py_ssize_t i
+    with nogil:
+        mt_load(&state[0], &e)
+        for i in range(out.shape[0]):
+            out[i] = mt_gamma(&e, alpha[i], single)
         mt_store(&e, &state[0])

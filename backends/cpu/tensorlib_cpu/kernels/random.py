@@ -48,6 +48,8 @@ _MT_FILLS = {
     "cauchy": mt19937_kernels.cauchy,
     "geometric": mt19937_kernels.geometric,
     "randperm": mt19937_kernels.randperm,
+    "poisson": mt19937_kernels.poisson,
+    "standard_gamma": mt19937_kernels.standard_gamma,
 }
 
 
