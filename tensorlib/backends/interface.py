@@ -168,7 +168,7 @@ COMPOSITES = {
         "numpy uint8 array in PyTorch's 5056-byte CPUGeneratorImplState layout; kind is seed, "
         "uniform, normal_fill, normal_serial, ints_from_to, ints_full_range, ints_modulo, "
         "bernoulli, bernoulli_tensor, exponential, cauchy, geometric, randperm, multinomial, "
-        "poisson or standard_gamma (ops/random_torch_stream.py says what each takes)",
+        "poisson, standard_gamma or binomial (ops/random_torch_stream.py says what each takes)",
         "none: only CPU generators follow PyTorch's stream; other devices keep Philox"),
     # -- elementwise and their backwards
     "relu": ("relu(out, x) -> bool", "maximum(x, 0) (ops/pointwise.py)"),

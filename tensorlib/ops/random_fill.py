@@ -2,8 +2,7 @@
 (counts from a tensor of rates / trials), and the in-place fills cauchy_, geometric_ and
 log_normal_. Each transforms uniforms or normals of the given (default: global) generator,
 so manual_seed makes them repeatable. In pytorch stream mode (ops/random_torch_stream.py) the
-three fills and poisson draw PyTorch's numbers; binomial draws from the Mersenne stream too
-but by tensorlib's algorithm, not PyTorch's."""
+three fills, poisson and binomial draw PyTorch's numbers (its samplers, in C)."""
 import math
 
 import tensorlib._C.dtypes as dt
@@ -52,6 +51,9 @@ def binomial(count, prob, generator=None):
         from tensorlib._C.broadcast import broadcast_shapes
         shape = tuple(broadcast_shapes(count.shape, prob.shape))
         n, p = count.detach().expand(shape), prob.detach().expand(shape)
+        mt = _mersenne(generator, n.device)
+        if mt is not None:
+            return _ts.binomial_values(n, p.to(n.dtype), mt)
         generator = _generator(generator, n.device)
         top = int(n.max().item()) if n.numel() else 0
         out = zeros(shape, dtype=count.dtype, device=count.device)

@@ -397,6 +397,16 @@ def standard_gamma_values(alpha, state, dtype=None):
     return draws if dtype is dt.float64 else draws.to(dtype)
 
 
+def binomial_values(count, prob, state):
+    """torch.binomial (float32/float64, count and prob of one shape): PyTorch's
+    sample_binomial for each pair, in row-major order of the fresh result."""
+    single = count._dtype is dt.float32
+    counts, probs = (t.contiguous().to(dt.float64) for t in (count, prob))
+    draws = state.draw("binomial", _empty(count._sizes, dt.float64, _cpu()), counts, probs,
+                       single)
+    return draws if count._dtype is dt.float64 else draws.to(count._dtype)
+
+
 def philox_seeded_from(state, device):
     """A Philox generator seeded with the next 64 bits of the Mersenne stream (for the draws
     this mode does not make stream-equal, e.g. randperm of 2**32 / 20 or more)."""

@@ -449,6 +449,11 @@ def test_unsigned_random_without_bounds_is_refused_as_pytorch(pytorch_stream):
     lambda lib: lib.distributions.Beta(lib.tensor([0.3, 2.0]), lib.tensor([1.5, 0.7])).sample((5,)),
     lambda lib: lib.distributions.StudentT(lib.tensor([3.0, 10.0])).sample((5,)),
     lambda lib: lib.distributions.Chi2(lib.tensor([3.0, 10.0])).sample((5,)),
+    lambda lib: lib.binomial(lib.tensor([0.0, 1, 5, 20, 100, 1000, 7, 50] * 4),
+                             lib.tensor([0.0, 0.3, 0.5, 0.9, 0.05, 0.7, 1.0, 0.2] * 4)),
+    lambda lib: lib.distributions.Binomial(lib.tensor([10.0, 200.0], dtype=lib.float64),
+                                           probs=lib.tensor([0.3, 0.6], dtype=lib.float64))
+    .sample((6,)),
     lambda lib: lib.distributions.NegativeBinomial(lib.tensor([3.0, 10.0]),
                                                    probs=lib.tensor([0.3, 0.6])).sample((5,)),
 ])

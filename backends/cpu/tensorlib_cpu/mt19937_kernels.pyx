@@ -214,6 +214,70 @@ cdef extern from *:
             }
         }
     }
+    /* sample_binomial (TensorFlow's inversion below a mean of 10, BTRS above) for a float
+       and a double scalar_t: C's conversions between T and double are C++'s, and the
+       float-typed std:: calls (sqrt, floor, log1p of a float) are the f-suffixed ones */
+    static double stirling_tail(double k) {
+        static const double tail[] = {0.0810614667953272, 0.0413406959554092,
+            0.0276779256849983, 0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+            0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287};
+        if (k < 10) return tail[(size_t)k];
+        double kp1sq = (k + 1) * (k + 1);
+        return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+    }
+    #define TL_BINOMIAL(NAME, T, SQRT, FLOOR, LOG1P)                                        \
+    static T NAME##_inversion(mt_engine* e, T count, T prob) {                             \
+        double geom_sum = 0, logprob = LOG1P(-prob);                                       \
+        T num_geom = 0;                                                                    \
+        for (;;) {                                                                         \
+            double geom = ceil(log(mt_unit_double(e)) / logprob);                          \
+            geom_sum += geom;                                                              \
+            if (geom_sum > count) break;                                                   \
+            num_geom = num_geom + 1;                                                       \
+        }                                                                                  \
+        return num_geom;                                                                   \
+    }                                                                                      \
+    static T NAME##_btrs(mt_engine* e, T count, T prob) {                                  \
+        T k;                                                                               \
+        double U, V, us;                                                                   \
+        const double stddev = SQRT(count * prob * (1 - prob));                             \
+        const double b = 1.15 + 2.53 * stddev;                                             \
+        const double a = -0.0873 + 0.0248 * b + 0.01 * prob;                              \
+        const double c = count * prob + 0.5;                                               \
+        const double v_r = 0.92 - 4.2 / b;                                                 \
+        const double r = prob / (1 - prob);                                                \
+        const double alpha = (2.83 + 5.1 / b) * stddev;                                    \
+        const double m = FLOOR((count + 1) * prob);                                        \
+        for (;;) {                                                                         \
+            U = mt_unit_double(e) - 0.5;                                                   \
+            V = mt_unit_double(e);                                                         \
+            us = 0.5 - fabs(U);                                                            \
+            k = (T)floor((2 * a / us + b) * U + c);                                        \
+            if (k < 0 || k > count) continue;                                              \
+            if (us >= 0.07 && V <= v_r) return k;                                          \
+            V = log(V * alpha / (a / (us * us) + b));                                      \
+            double upperbound =                                                            \
+                ((m + 0.5) * log((m + 1) / (r * (count - m + 1))) +                        \
+                 (count + 1) * log((count - m + 1) / (count - k + 1)) +                    \
+                 (k + 0.5) * log(r * (count - k + 1) / (k + 1)) +                          \
+                 stirling_tail(m) + stirling_tail(count - m) -                             \
+                 stirling_tail(k) - stirling_tail(count - k));                             \
+            if (V <= upperbound) return k;                                                 \
+        }                                                                                  \
+    }                                                                                      \
+    static T NAME(mt_engine* e, T count, T prob) {                                         \
+        if (count <= 0.0 || prob <= 0.0) return 0;                                         \
+        if (prob >= 1.0) return count;                                                     \
+        if (prob <= 0.5) {                                                                 \
+            if (count * prob >= 10.0) return NAME##_btrs(e, count, prob);                  \
+            return NAME##_inversion(e, count, prob);                                       \
+        }                                                                                  \
+        T qprob = 1.0 - prob;                                                              \
+        if (count * qprob >= 10.0) return count - NAME##_btrs(e, count, qprob);            \
+        return count - NAME##_inversion(e, count, qprob);                                  \
+    }
+    TL_BINOMIAL(mt_binomial_float, float, sqrtf, floorf, log1pf)
+    TL_BINOMIAL(mt_binomial_double, double, sqrt, floor, log1p)
     static void normal16_double(double* d, double mean, double std) {
         for (int j = 0; j < 8; j++) {
             double u1 = 1.0 - d[j], u2 = d[j + 8];
@@ -237,6 +301,8 @@ cdef extern from *:
     void normal16_float(float* d, float mean, float std) nogil
     double mt_poisson(mt_engine* e, double rate) nogil
     double mt_gamma(mt_engine* e, double alpha, int single) nogil
+    float mt_binomial_float(mt_engine* e, float count, float prob) nogil
+    double mt_binomial_double(mt_engine* e, double count, double prob) nogil
     void normal16_double(double* d, double mean, double std) nogil
     double fma(double, double, double) nogil
     float fmaf(float, float, float) nogil
@@ -542,4 +608,20 @@ def standard_gamma(uint8_t[::1] state, double[::1] out, const double[::1] alpha,
         mt_load(&state[0], &e)
         for i in range(out.shape[0]):
             out[i] = mt_gamma(&e, alpha[i], single)
+        mt_store(&e, &state[0])
+
+
+def binomial(uint8_t[::1] state, double[::1] out, const double[::1] count,
+             const double[::1] prob, bint single):
+    """torch.binomial: PyTorch's sample_binomial per element, in float arithmetic where it
+    uses its scalar type for float32 (`single`) inputs."""
+    cdef mt_engine e
+    cdef Py_ssize_t i
+    with nogil:
+        mt_load(&state[0], &e)
+        for i in range(out.shape[0]):
+            if single:
+                out[i] = mt_binomial_float(&e, <float>count[i], <float>prob[i])
+            else:
+                out[i] = mt_binomial_double(&e, count[i], prob[i])
         mt_store(&e, &state[0])

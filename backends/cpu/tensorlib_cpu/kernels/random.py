@@ -50,6 +50,7 @@ _MT_FILLS = {
     "randperm": mt19937_kernels.randperm,
     "poisson": mt19937_kernels.poisson,
     "standard_gamma": mt19937_kernels.standard_gamma,
+    "binomial": mt19937_kernels.binomial,
 }
 
 
