@@ -252,7 +252,8 @@ def test_random_without_bounds_and_open_top(pytorch_stream, dtype):
     seed(2)
     assert_exact(tl.empty(300, dtype=ours).random_(), torch.empty(300, dtype=theirs).random_())
     if dtype != "bool":
-        assert_exact(tl.empty(300, dtype=ours).random_(3), torch.empty(300, dtype=theirs).random_(3))
+        assert_exact(tl.empty(300, dtype=ours).random_(3),
+                     torch.empty(300, dtype=theirs).random_(3))
         assert_exact(tl.empty(50, dtype=ours).random_(1, None),
                      torch.empty(50, dtype=theirs).random_(1, None))
     assert_same_state()
@@ -415,9 +416,11 @@ def test_trunc_normal_orthogonal_and_sparse_init(pytorch_stream):
                  (0.5, 0.1, -1.0, 0.45)]:                  # high mass: redraws; low: proposals
         assert_close(tl.nn.init.trunc_normal_(tl.empty(30, 20), *args),
                      torch.nn.init.trunc_normal_(torch.empty(30, 20), *args), ulps=16)
-    assert_close(tl.nn.init.orthogonal_(tl.empty(6, 9)), torch.nn.init.orthogonal_(torch.empty(6, 9)),
+    assert_close(tl.nn.init.orthogonal_(tl.empty(6, 9)),
+                 torch.nn.init.orthogonal_(torch.empty(6, 9)),
                  ulps=64)
-    assert_close(tl.nn.init.sparse_(tl.empty(8, 5), 0.5), torch.nn.init.sparse_(torch.empty(8, 5), 0.5))
+    assert_close(tl.nn.init.sparse_(tl.empty(8, 5), 0.5),
+                 torch.nn.init.sparse_(torch.empty(8, 5), 0.5))
     assert_same_state()
 
 
@@ -509,7 +512,8 @@ def test_program_under_torch_alias_prints_pytorchs_numbers(tmp_path):
 
 def test_unknown_stream_name_warns(tmp_path):
     env = dict(os.environ, TENSORLIB_RNG="bogus")
-    proc = subprocess.run([sys.executable, "-c", "import tensorlib.random as r; print(r.get_stream())"],
+    code = "import tensorlib.random as r; print(r.get_stream())"
+    proc = subprocess.run([sys.executable, "-c", code],
                           capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "philox"

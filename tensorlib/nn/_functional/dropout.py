@@ -4,9 +4,10 @@ The keep mask is ``u >= p`` with ``u`` uniforms from tensorlib's counter-based g
 (``tensorlib.rand``), so ``tensorlib.manual_seed`` makes dropout reproducible, and the same on
 every backend. In pytorch stream mode (``TENSORLIB_RNG=pytorch``, ops/random_torch_stream.py)
 it makes PyTorch's CPU calls instead -- ``empty_like(input).bernoulli_(1 - p).div_(1 - p)`` --
-so the masks equal PyTorch's after the same seed. Kept elements are scaled by 1 / (1 - p); the mask is a constant for autograd,
-so the gradient is ``grad * mask / (1 - p)``. The feature variants (dropout1d/2d/3d) draw one
-number per (sample, channel) and zero whole channels.
+so the masks equal PyTorch's after the same seed. Kept elements are scaled by 1 / (1 - p);
+the mask is a constant for autograd, so the gradient is ``grad * mask / (1 - p)``. The
+feature variants (dropout1d/2d/3d) draw one number per (sample, channel) and zero whole
+channels.
 
 ``inplace=True`` writes the result into the input (see NOTE [ In-place activations ] in
 nn/functional.py: with autograd recording, the result is computed from a clone).
