@@ -33,7 +33,7 @@ NATIVE = ((["-march=native"] if os.environ.get("TENSORLIB_PORTABLE") != "1" else
 EXACT_MATH = {"arith_kernels", "clamp_kernels", "grid_kernels", "norm_kernels", "optim_kernels",
               "pool_kernels", "select_kernels", "small_binary", "index_kernels", "philox_kernels",
               "quant_kernels", "regression_loss_kernels", "resample_kernels", "piecewise_kernels",
-              "copy_kernels", "scan_kernels", "vector_norm_kernels"}
+              "copy_kernels", "scan_kernels", "vector_norm_kernels", "mt19937_kernels"}
 
 
 def extensions():

@@ -1,14 +1,17 @@
 """`torch.random`: seeding and the state of the default CPU generator, and `fork_rng`, which
 puts the generators' states back when its block ends (a program's sampling inside does not
-move the stream outside)."""
+move the stream outside), and `get_stream`/`set_stream`: which stream CPU generators follow,
+tensorlib's Philox (default) or PyTorch's (`TENSORLIB_RNG=pytorch`, ops/random_torch_stream.py)."""
 import contextlib
 import warnings
 
+from tensorlib.ops import random as _ops_random
+from tensorlib.ops import random_torch_stream as _ts
 from tensorlib.ops.random import (default_generator, get_rng_state, initial_seed,  # noqa: F401
                                   manual_seed, seed, set_rng_state)
 
-__all__ = ["default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed",
-           "seed", "set_rng_state"]
+__all__ = ["default_generator", "fork_rng", "get_rng_state", "get_stream", "initial_seed",
+           "manual_seed", "seed", "set_rng_state", "set_stream"]
 
 
 @contextlib.contextmanager
@@ -42,3 +45,19 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         set_rng_state(cpu_state)
         for device, state in zip(devices, device_states):
             module.set_rng_state(state, device)
+
+
+def get_stream():
+    """The stream CPU generators follow: "philox" (tensorlib's default: one seed, the same
+    numbers on every device) or "pytorch" (PyTorch's CPU Mersenne-Twister stream)."""
+    return _ts.get_stream()
+
+
+def set_stream(name):
+    """Switch the CPU random stream at run time ("philox" or "pytorch"; the environment's
+    TENSORLIB_RNG sets it at import). The CPU default generator restarts in the new stream at
+    its current initial seed, as after manual_seed(initial_seed()); CPU Generators made from
+    now on follow it (existing ones keep theirs). Returns the previous name."""
+    previous = _ts.set_stream_name(name)
+    _ops_random.default_generator._use_stream(name)
+    return previous

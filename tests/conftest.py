@@ -129,6 +129,7 @@ def _switches():
         ("hub dir", lambda: hub._hub_dir, lambda v: setattr(hub, "_hub_dir", v)),
         ("autocast cache", tensorlib.is_autocast_cache_enabled,
          tensorlib.set_autocast_cache_enabled),
+        ("random stream", tensorlib.random.get_stream, tensorlib.random.set_stream),
     ]
     for dev in ("cpu", "cuda"):
         out += [(f"autocast {dev}", lambda d=dev: tensorlib.is_autocast_enabled(d),

@@ -161,6 +161,15 @@ COMPOSITES = {
         "(rows, in) quantized per call to uint8, weight int8 (out, in), weight_scale a float "
         "or a float tensor (0-d, or one per output channel), int32 accumulation",
         "none: DynamicQuantizedLinear raises NotImplementedError on that device"),
+    # -- PyTorch's CPU random stream (TENSORLIB_RNG=pytorch): CPU only
+    "mt19937": (
+        "mt19937(kind, state, out, *args): PyTorch's CPU generator (mt19937 and its fills) "
+        "drawing into the contiguous tensor out in element order and advancing state, a "
+        "numpy uint8 array in PyTorch's 5056-byte CPUGeneratorImplState layout; kind is seed, "
+        "uniform, normal_fill, normal_serial, ints_from_to, ints_full_range, ints_modulo, "
+        "bernoulli, bernoulli_tensor, exponential, cauchy, geometric, randperm, multinomial, "
+        "poisson, standard_gamma or binomial (ops/random_torch_stream.py says what each takes)",
+        "none: only CPU generators follow PyTorch's stream; other devices keep Philox"),
     # -- elementwise and their backwards
     "relu": ("relu(out, x) -> bool", "maximum(x, 0) (ops/pointwise.py)"),
     "sigmoid": ("sigmoid(out, x) -> bool", "1 / (1 + exp(-|x|)) in ops (ops/pointwise.py)"),

@@ -3,11 +3,15 @@ Gamma (Marsaglia-Tsang), Poisson (inversion for small rates, Hormann's PTRS abov
 implicit reparameterisation gradient of the standard Gamma. Each rejection sampler runs a
 fixed number of vectorised rounds (so every device draws the same numbers from one seed);
 an element not accepted after all rounds (probability below 1e-15) takes the documented
-fallback named in its function."""
+fallback named in its function. In pytorch stream mode (ops/random_torch_stream.py) the Gamma
+and Poisson draws are PyTorch's own samplers instead (its _standard_gamma, _sample_dirichlet
+and poisson), so they equal PyTorch's after the same seed."""
 import math
 
 import tensorlib
 from tensorlib.distributions.utils import finfo
+from tensorlib.ops import random_torch_stream as _ts
+from tensorlib.ops.random import _mersenne
 
 _ROUNDS = 12
 _POISSON_INVERSION_BELOW = 10.0
@@ -22,6 +26,9 @@ def sample_standard_gamma(alpha, shape):
     clamped positive."""
     alpha = alpha.detach().expand(shape)
     dtype, device = alpha.dtype, alpha.device
+    mt = _mersenne(None, device)
+    if mt is not None:
+        return _ts.standard_gamma_values(alpha, mt)
     boost = alpha < 1
     a = tensorlib.where(boost, alpha + 1, alpha)
     d = a - 1.0 / 3.0
@@ -94,6 +101,41 @@ class StandardGamma(tensorlib.autograd.Function):
         return g.sum_to_size(alpha.shape), None
 
 
+class _GivenGamma(tensorlib.autograd.Function):
+    """Gamma(alpha, 1) draws x already made, as a function of alpha (the implicit gradient)."""
+
+    @staticmethod
+    def forward(ctx, alpha, x):
+        ctx.save_for_backward(alpha, x)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        alpha, x = ctx.saved_tensors
+        g = grad * standard_gamma_grad(alpha.detach().expand(x.shape), x)
+        return g.sum_to_size(alpha.shape), None
+
+
+def sample_dirichlet(concentration, shape):
+    """PyTorch's _sample_dirichlet in pytorch stream mode: Gamma draws in float64 normalised
+    there, rounded to the dtype and kept in [tiny, the float below 1]; differentiable through
+    the implicit Gamma gradient. None in Philox mode (the caller composes the draw)."""
+    mt = _mersenne(None, concentration.device)
+    if mt is None:
+        return None
+    alpha = concentration.detach().expand(shape)
+    gammas = _ts.standard_gamma_values(alpha, mt, tensorlib.float64)
+    exact = (gammas / gammas.sum(-1, keepdim=True)).to(concentration.dtype)
+    below_one = float(tensorlib.nextafter(tensorlib.ones((), dtype=exact.dtype),
+                                          tensorlib.zeros((), dtype=exact.dtype)))
+    exact = exact.clamp(min=float(finfo(exact.dtype).tiny), max=below_one)
+    if not (concentration.requires_grad and tensorlib.is_grad_enabled()):
+        return exact
+    g = _GivenGamma.apply(concentration, gammas.to(concentration.dtype))
+    smooth = g / g.sum(-1, keepdim=True)
+    return smooth + (exact - smooth).detach()
+
+
 def standard_gamma(alpha, shape):
     if alpha.requires_grad and tensorlib.is_grad_enabled():
         return StandardGamma.apply(alpha, shape)
@@ -107,6 +149,9 @@ def sample_poisson(rate, shape, generator=None):
     the stream to draw from (default: the global one)."""
     rate = rate.detach().expand(shape)
     dtype, device = rate.dtype, rate.device
+    mt = _mersenne(generator, device)
+    if mt is not None:
+        return _ts.poisson_values(rate, mt)
     small = rate < _POISSON_INVERSION_BELOW
     lam_s = tensorlib.where(small, rate, 1.0)
     u = tensorlib.rand(shape, dtype=dtype, device=device, generator=generator)

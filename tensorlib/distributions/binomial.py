@@ -4,6 +4,7 @@ from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import Distribution
 from tensorlib.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
                                            probs_to_logits)
+from tensorlib.ops.random import follows_pytorch_stream
 
 __all__ = ["Binomial"]
 
@@ -80,6 +81,8 @@ class Binomial(Distribution):
         with tensorlib.no_grad():
             n = self.total_count.expand(shape)
             p = self.probs.expand(shape)
+            if follows_pytorch_stream(p.device):          # PyTorch's call, its draws
+                return tensorlib.binomial(n, p)
             top = int(n.max()) if n.numel() else 0
             counts = tensorlib.zeros(shape, dtype=p.dtype, device=p.device)
             for start in range(0, top, _CHUNK):

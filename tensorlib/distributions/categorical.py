@@ -5,15 +5,20 @@ import tensorlib
 from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import Distribution
 from tensorlib.distributions.utils import finfo, lazy_property, logits_to_probs, probs_to_logits
+from tensorlib.ops.random import follows_pytorch_stream
 
 __all__ = ["Categorical"]
 
 
 def sample_categories(probs, sample_shape, batch_shape):
     """Indices drawn by inverting the CDF with one uniform per draw (the same on every
-    device for one seed)."""
+    device for one seed); in pytorch stream mode PyTorch's call, multinomial with
+    replacement, so the draws equal PyTorch's."""
     k = probs.shape[-1]
     shape = tuple(sample_shape) + tuple(batch_shape)
+    if follows_pytorch_stream(probs.device):
+        n = math.prod(tuple(sample_shape))
+        return tensorlib.multinomial(probs.reshape(-1, k), n, True).T.reshape(shape)
     cdf = tensorlib.cumsum(probs, -1)
     cdf = cdf / cdf[..., -1:]
     u = tensorlib.rand(shape, dtype=probs.dtype, device=probs.device)

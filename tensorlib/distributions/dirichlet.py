@@ -1,7 +1,7 @@
 """Dirichlet(concentration)."""
 import tensorlib
 from tensorlib.distributions import constraints
-from tensorlib.distributions._sampling import standard_gamma
+from tensorlib.distributions._sampling import sample_dirichlet, standard_gamma
 from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.utils import finfo
 
@@ -34,6 +34,9 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
+        drawn = sample_dirichlet(self.concentration, shape)      # pytorch stream mode
+        if drawn is not None:
+            return drawn
         gammas = standard_gamma(self.concentration, shape)
         out = gammas / gammas.sum(-1, keepdim=True)
         info = finfo(out.dtype)

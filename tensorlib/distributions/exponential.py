@@ -5,6 +5,7 @@ import tensorlib
 from tensorlib.distributions import constraints
 from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.utils import broadcast_all
+from tensorlib.ops.random import follows_pytorch_stream
 
 __all__ = ["Exponential"]
 
@@ -47,6 +48,9 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=tensorlib.Size()):
         shape = self._extended_shape(sample_shape)
+        if follows_pytorch_stream(self.rate.device):        # PyTorch's call, its draws
+            return tensorlib.empty(shape, dtype=self.rate.dtype,
+                                   device=self.rate.device).exponential_() / self.rate
         u = tensorlib.rand(shape, dtype=self.rate.dtype, device=self.rate.device)
         return -(-u).log1p() / self.rate          # -log(1 - u), u in [0, 1): finite
 

@@ -49,8 +49,8 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=tensorlib.Size()):
         shape = self._extended_shape(sample_shape)
         eps = float(finfo(self.loc.dtype).eps)
-        u = tensorlib.rand(shape, dtype=self.loc.dtype, device=self.loc.device) * 2 - 1
-        u = u.clamp(min=eps - 1, max=1)
+        u = tensorlib.empty(shape, dtype=self.loc.dtype,
+                            device=self.loc.device).uniform_(eps - 1, 1)    # PyTorch's call
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):

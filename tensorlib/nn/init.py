@@ -1,13 +1,16 @@
 r"""tensorlib.nn.init: fill a tensor in place with values from a distribution (PyTorch's
 names, defaults and errors). Every function runs under no_grad and draws through the tensor's
 own generator methods (`Tensor.uniform_`, `Tensor.normal_`, `tensorlib.randperm`), so one
-seed gives the same initialization on every device."""
+seed gives the same initialization on every device -- and, in pytorch stream mode
+(`TENSORLIB_RNG=pytorch`), PyTorch's own on the CPU (trunc_normal_ then makes PyTorch's calls:
+`_pytorch_trunc_normal_`)."""
 import contextlib
 import functools
 import math
 import warnings
 
 import tensorlib
+from tensorlib.ops.random import follows_pytorch_stream
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -89,6 +92,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
+    if follows_pytorch_stream(tensor.device, generator):
+        return _pytorch_trunc_normal_(tensor, mean, std, a, b, generator)
     with tensorlib.no_grad():
         values = tensorlib.empty(tuple(tensor.shape), dtype=tensor.dtype,
                                  device=tensor.device)
@@ -101,6 +106,47 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             values = tensorlib.where(outside, fresh, values)
         values = tensorlib.minimum(tensorlib.maximum(values, a), b)
         tensor.copy_(values)
+    return tensor
+
+
+def _pytorch_trunc_normal_(tensor, mean, std, a, b, generator):
+    """PyTorch 2.13's trunc_normal_, call for call (pytorch stream mode draws its numbers):
+    when [a, b] holds over 30% of the mass, normals redrawn where outside the bounds (cast
+    to the tensor's dtype); otherwise uniform proposals on [a, b] accepted where
+    log(u) <= the log density relative to its peak."""
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    gen = _gen(generator)
+    with tensorlib.no_grad():
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            lo, hi = (tensorlib.tensor(v, dtype=tensor.dtype).item() for v in (a, b))
+            result = tensor.normal_(mean, std, **gen)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not bool(outside.any()):
+                    break
+                result = tensorlib.where(outside, tensorlib.empty_like(result)
+                                         .normal_(mean, std, **gen), result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+        def log_density(x):
+            return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        candidates, accept = tensorlib.empty_like(tensor), tensorlib.empty_like(tensor)
+        tensor.uniform_(a, b, **gen)
+        candidates.copy_(tensor)
+        pending = accept.uniform_(**gen).log_().gt(log_density(candidates))
+        result = tensor
+        while bool(pending.any()):
+            candidates.uniform_(a, b, **gen)
+            result = tensorlib.where(pending, candidates, result)
+            pending = tensorlib.where(pending, accept.uniform_(**gen).log_()
+                                      .gt(log_density(candidates)), pending)
+        if result is not tensor:
+            tensor.copy_(result)
     return tensor
 
 

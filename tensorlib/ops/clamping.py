@@ -142,7 +142,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
 
 @_autocast_op("addcdiv")
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
-    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+    if all(not (t._dtype.is_floating_point or t._dtype.is_complex) for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
                            "future  release addcdiv will perform a true division of tensor1 and "
                            "tensor2. The historic addcdiv behavior can be implemented as "

@@ -24,6 +24,9 @@ Derived draws:
   without replacement by the exponential race (the k smallest ``Exp(1) / p``, which is
   Gumbel-top-k sampling).
 
+With ``TENSORLIB_RNG=pytorch`` (or ``tensorlib.random.set_stream("pytorch")``) CPU generators
+instead follow PyTorch's CPU stream (Mersenne Twister): ``ops/random_torch_stream.py``.
+
 There is one default generator per device type (``default_generator`` is the CPU one);
 ``manual_seed``/``seed`` reset all of them. Draws are not differentiable (their outputs are
 leaves), except ``normal(mean, std)`` with tensor arguments: it is ``mean + std * randn``
@@ -46,6 +49,7 @@ from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.tensor_impl import TensorImpl, numel
 from tensorlib.ops import pointwise as _p
+from tensorlib.ops import random_torch_stream as _ts
 from tensorlib.ops._args import sizes_arg, sizes_or_keyword
 from tensorlib.ops._unsigned import refuse_unsigned
 
@@ -77,8 +81,12 @@ def words_per_number(dtype):
     return 2 if dtype.itemsize == 8 else 1
 
 
+_PENDING = object()                  # a Mersenne state still to make (the backend loads lazily)
+
+
 class Generator:
-    """A counter-based Philox generator: state (seed, offset), offset in 32-bit words."""
+    """A counter-based Philox generator: state (seed, offset), offset in 32-bit words; or, made
+    on the CPU in pytorch stream mode, PyTorch's Mersenne-Twister generator (`_mt`)."""
 
     __module__ = "tensorlib"
 
@@ -88,6 +96,7 @@ class Generator:
         self._seed = DEFAULT_SEED
         self._offset = 0
         self._lock = threading.Lock()
+        self._mt = _PENDING if _ts.get_stream() == "pytorch" else None
 
     @property
     def _device(self):
@@ -99,11 +108,25 @@ class Generator:
     def device(self):
         return self._device
 
+    def _mersenne(self):
+        """The PyTorch-stream state of a CPU generator made in pytorch mode, else None."""
+        if self._mt is _PENDING:
+            self._mt = _ts.MersenneState(self._seed) if self._device.type == "cpu" else None
+        return self._mt
+
+    def _use_stream(self, name):
+        """Follow `name`'s stream from now on, restarted at the current initial seed."""
+        seed_ = self.initial_seed()
+        self._mt = _PENDING if name == "pytorch" else None
+        self.manual_seed(seed_)
+
     def manual_seed(self, seed):
         """Restart the stream at `seed`, offset 0. Returns self."""
         s = _seed_arg(seed)
         with self._lock:
             self._seed, self._offset = s, 0
+            if self._mt is not None and self._mt is not _PENDING:
+                self._mt.seed(s)
         return self
 
     def seed(self):
@@ -113,16 +136,26 @@ class Generator:
         return s
 
     def initial_seed(self):
-        return self._seed
+        mt = self._mersenne()
+        return self._seed if mt is None else mt.initial_seed()
 
     def get_state(self):
-        """A 16-byte uint8 CPU tensor: seed then offset, both little-endian uint64."""
+        """A 16-byte uint8 CPU tensor: seed then offset, both little-endian uint64 (PyTorch's
+        5056 bytes for a Mersenne-Twister generator)."""
+        mt = self._mersenne()
+        if mt is not None:
+            return mt.get_state()
         from tensorlib.ops.creation import tensor
         raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
         return tensor(list(raw), dtype=dt.uint8)
 
     def set_state(self, new_state):
         """Restore a state from get_state(). Returns self."""
+        mt = self._mersenne()
+        if mt is not None:
+            with self._lock:
+                mt.set_state(new_state)
+            return self
         if not isinstance(new_state, TensorImpl) or new_state._dtype is not dt.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         if new_state.numel() != 16:
@@ -217,6 +250,24 @@ def set_vmap_random_hook(hook):
     return previous
 
 
+def _mersenne(generator, device):
+    """The PyTorch-stream state to draw from (pytorch mode on the CPU), else None."""
+    g = _generator(generator, device)
+    mt = g._mersenne()
+    if mt is not None and _vmap_hook is not None:
+        _vmap_hook(g)
+    return mt
+
+
+def follows_pytorch_stream(device, generator=None):
+    """True when draws on `device` (from `generator`, default: the device's) follow PyTorch's
+    CPU stream, so a composite op should make PyTorch's calls in PyTorch's order."""
+    g = generator if generator is not None else _defaults.get(getattr(device, "type", None))
+    if g is not None and getattr(g, "_mt", _PENDING) is None:
+        return False                        # a Philox generator: the common case, decided fast
+    return _generator(generator, canonical(device))._mersenne() is not None
+
+
 def _fill(kind, out, generator):
     """Write the next numbers of the stream into the floating tensor `out` (row-major)."""
     n = numel(out._sizes)
@@ -269,6 +320,9 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
          pin_memory=False):
     """Uniforms in [0, 1) (complex: real and imaginary parts each)."""
     sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
+    if follows_pytorch_stream(dev, generator):          # PyTorch's: empty(size).uniform_()
+        out = _empty(sizes, dtype or dt.get_default_dtype(), dev)
+        return _finish(uniform_(out, generator=generator), requires_grad)
     if dtype is not None and dtype.is_complex:
         return _finish(_complex_draw("random_uniform", sizes, dtype, dev, generator, 1.0),
                        requires_grad)
@@ -280,6 +334,9 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
           pin_memory=False):
     """Standard normals (complex: variance 1 in all, 1/2 in each part, as PyTorch's)."""
     sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
+    if follows_pytorch_stream(dev, generator):          # PyTorch's: empty(size).normal_()
+        out = _empty(sizes, dtype or dt.get_default_dtype(), dev)
+        return _finish(normal_(out, generator=generator), requires_grad)
     if dtype is not None and dtype.is_complex:
         return _finish(_complex_draw("random_normal", sizes, dtype, dev, generator,
                                      math.sqrt(0.5)), requires_grad)
@@ -365,12 +422,21 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     """Integers uniform in [low, high) (int64 by default); see the module notes on exactness."""
     low, high, size = _randint_args(low, high, size)
     d = dtype or dt.int64
+    if follows_pytorch_stream(factory_device(device), generator):   # empty(size).random_(l, h)
+        out = _empty(sizes_arg((size,)), d, factory_device(device))
+        return _finish(random_(out, low, high, generator=generator), requires_grad)
     out = _random_ints(sizes_arg((size,)), low, high, d, factory_device(device), generator)
     return _finish(out, requires_grad)
 
 
 @_no_grad
 def _permutation(n, dtype, device, generator):
+    mt = _mersenne(generator, device)
+    order = None if mt is None else _ts.randperm_values(n, mt)
+    if order is not None:
+        return order if dtype is dt.int64 else order.to(dtype)
+    if mt is not None:        # n >= 2**32 / 20: argsort keys from a Philox stream seeded by mt
+        generator = _ts.philox_seeded_from(mt, device)
     keys = _draw("random_uniform", (n,), dt.float64, device, generator)
     values, order = _empty((n,), dt.float64, device), _empty((n,), dt.int64, device)
     lookup("sort", device)(values, order, keys, 0, False, True)
@@ -408,6 +474,8 @@ def _normal_tensors(mean, std, generator):
     else:
         _check_std_number(std)
     shape = broadcast_shapes(*(t._sizes for t in (mean, std) if isinstance(t, TensorImpl)))
+    if follows_pytorch_stream(ref._device, generator):
+        return _ts.normal_tensors(mean, std, shape, ref, generator)
     z = _draw("random_normal", shape, ref._dtype, ref._device, generator)
     out = _p.add(mean, _p.mul(std, z))
     return out if out._dtype is ref._dtype else out.to(ref._dtype)
@@ -425,6 +493,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         raise TypeError("normal() received an invalid combination of arguments: with float "
                         "mean and std, size is required")
     _check_std_number(std)
+    if follows_pytorch_stream(factory_device(device), generator):   # empty(size).normal_(m, s)
+        out = _empty(sizes_arg((size,)), dtype or dt.get_default_dtype(), factory_device(device))
+        return _finish(normal_(out, mean, std, generator=generator), requires_grad)
     out = randn(size, generator=generator, dtype=dtype, device=device)
     if (mean, std) != (0, 1):
         out = _p.add(_p.mul(out, std), mean)
@@ -449,6 +520,9 @@ def _laid_out_like(out, input, memory_format, requires_grad):
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     d, dev = _like(input, dtype, device)
+    if follows_pytorch_stream(dev, generator):     # PyTorch's: empty_like(input).uniform_()
+        out = uniform_(_ts.empty_like(input, d, dev, memory_format), generator=generator)
+        return _finish(out, requires_grad)
     return _laid_out_like(rand(input._sizes, generator=generator, dtype=d, device=dev),
                           input, memory_format, requires_grad)
 
@@ -456,6 +530,9 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
                memory_format=None):
     d, dev = _like(input, dtype, device)
+    if follows_pytorch_stream(dev, generator):     # PyTorch's: empty_like(input).normal_()
+        out = normal_(_ts.empty_like(input, d, dev, memory_format), generator=generator)
+        return _finish(out, requires_grad)
     return _laid_out_like(randn(input._sizes, generator=generator, dtype=d, device=dev),
                           input, memory_format, requires_grad)
 
@@ -466,6 +543,9 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     if high is None:
         low, high = 0, low
     d, dev = _like(input, dtype, device)
+    if follows_pytorch_stream(dev, generator):     # empty_like(input).random_(low, high)
+        out = _ts.empty_like(input, d, dev, memory_format)
+        return _finish(random_(out, low, high, generator=generator), requires_grad)
     out = _random_ints(input._sizes, _int_arg(low, "low"), _int_arg(high, "high"), d, dev,
                        generator)
     return _finish(out, requires_grad)
@@ -504,6 +584,9 @@ def bernoulli(input, p=None, *, generator=None):
             raise TypeError("bernoulli(): argument 'p' must be float, not Tensor")
         _check_p_number(p)
         probs = p
+    if follows_pytorch_stream(input._device, generator):   # empty(sizes).bernoulli_(probs)
+        out = _empty(input._sizes, input._dtype, input._device)
+        return bernoulli_(out, probs, generator=generator)
     mask = _bernoulli_mask(input._sizes, probs, input._device, generator)
     return mask.to(input._dtype)
 
@@ -574,6 +657,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     num_samples = operator.index(num_samples)
     _check_multinomial(input, num_samples, replacement)
     probs = input if input.dim() == 2 else input.unsqueeze(0)
+    if follows_pytorch_stream(input._device, generator):
+        _check_distribution(probs.to(_wide(input._dtype)))
+        out = _ts.multinomial(probs, num_samples, replacement, generator,
+                              _mersenne(generator, input._device))
+        return out if input.dim() == 2 else out.squeeze(0)
     probs = probs.to(_wide(input._dtype))
     _check_distribution(probs)
     draw = _with_replacement if replacement else _without_replacement
@@ -596,6 +684,9 @@ def _require_float(self, kernel):
 
 @_no_grad
 def _uniform_values(self, from_, to, generator):
+    mt = _mersenne(generator, self._device)
+    if mt is not None:
+        return _ts.uniform_values(self, mt, from_, to)
     u = _draw("random_uniform", self._sizes, self._dtype, self._device, generator)
     if (from_, to) == (0, 1):
         return u
@@ -616,6 +707,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 
 @_no_grad
 def _normal_values(self, mean, std, generator):
+    mt = _mersenne(generator, self._device)
+    if mt is not None:
+        return _ts.normal_values(self, mt, mean, std)
     z = _draw("random_normal", self._sizes, self._dtype, self._device, generator)
     if (mean, std) == (0, 1):
         return z
@@ -624,13 +718,10 @@ def _normal_values(self, mean, std, generator):
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with normals of the given mean and std (complex: std/sqrt(2) in each part and the
-    mean on the real part, as PyTorch's)."""
+    mean added to both, as PyTorch's)."""
     if self._dtype.is_complex:
         _check_std_number(std)
-        parts = _parts(self)
-        normal_(parts, 0.0, std * math.sqrt(0.5), generator=generator)
-        if mean != 0:
-            parts.select(-1, 0).add_(mean)
+        normal_(_parts(self), mean, std * math.sqrt(0.5), generator=generator)
         return self
     _require_float(self, f"normal_kernel_{self._device.type}")
     _check_std_number(std)
@@ -651,6 +742,9 @@ def bernoulli_(self, p=0.5, *, generator=None):
         p = p.detach()
     else:
         _check_p_number(p)
+    mt = _mersenne(generator, self._device)
+    if mt is not None:
+        return _write(self, _ts.bernoulli_values(self, mt, p))
     return _write(self, _bernoulli_mask(self._sizes, p, self._device, generator))
 
 
@@ -666,6 +760,7 @@ def _float_random_limit(dtype):
 def random_(self, from_=_MISSING, to=_MISSING, *, generator=None):
     """random_(): integers in [0, 2**mantissa] (floats) or [0, max] (integers);
     random_(to): [0, to); random_(from, to): [from, to); random_(from, None): [from, max]."""
+    bounded = from_ is not _MISSING
     if to is _MISSING:
         from_, to = (0, None) if from_ is _MISSING else (0, from_)
     elif from_ is _MISSING:
@@ -673,6 +768,11 @@ def random_(self, from_=_MISSING, to=_MISSING, *, generator=None):
     if to is None:
         d = self._dtype
         to = _float_random_limit(d) if d.is_floating_point else _int_bounds(d)[1] + 1
+    mt = _mersenne(generator, self._device)
+    if mt is not None:
+        low, high = _int_arg(from_, "from"), _int_arg(to, "to")
+        _check_int_range(low, high, self._dtype)
+        return _write(self, _ts.int_values(self, mt, low, high, bounded))
     values = _random_ints(self._sizes, _int_arg(from_, "from"), _int_arg(to, "to"),
                           self._dtype, self._device, generator)
     return _write(self, values)
@@ -680,6 +780,9 @@ def random_(self, from_=_MISSING, to=_MISSING, *, generator=None):
 
 @_no_grad
 def _exponential_values(self, lambd, generator):
+    mt = _mersenne(generator, self._device)
+    if mt is not None:
+        return _ts.exponential_values(self, mt, lambd)
     u = _draw("random_uniform", self._sizes, _wide(self._dtype), self._device, generator)
     return _p.div(_p.neg(_p.log(_p.sub(1.0, u))), lambd)
 

@@ -1,11 +1,13 @@
 """The sampling PyTorch offers beside the basic draws: torch.poisson and torch.binomial
 (counts from a tensor of rates / trials), and the in-place fills cauchy_, geometric_ and
 log_normal_. Each transforms uniforms or normals of the given (default: global) generator,
-so manual_seed makes them repeatable."""
+so manual_seed makes them repeatable. In pytorch stream mode (ops/random_torch_stream.py) the
+three fills, poisson and binomial draw PyTorch's numbers (its samplers, in C)."""
 import math
 
 import tensorlib._C.dtypes as dt
-from tensorlib.ops.random import _generator, _require_float, _write
+from tensorlib.ops import random_torch_stream as _ts
+from tensorlib.ops.random import _generator, _mersenne, _require_float, _write
 
 __all__ = ["binomial", "poisson"]
 
@@ -27,6 +29,9 @@ def poisson(input, generator=None):  # noqa: A002 - PyTorch's name
         rate = input.detach()
         if rate.numel() and bool((rate < 0).any()):
             raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+        mt = _mersenne(generator, rate.device)
+        if mt is not None:
+            return _ts.poisson_values(rate, mt)
         return sample_poisson(rate, tuple(rate.shape), _generator(generator, rate.device))
 
 
@@ -46,6 +51,9 @@ def binomial(count, prob, generator=None):
         from tensorlib._C.broadcast import broadcast_shapes
         shape = tuple(broadcast_shapes(count.shape, prob.shape))
         n, p = count.detach().expand(shape), prob.detach().expand(shape)
+        mt = _mersenne(generator, n.device)
+        if mt is not None:
+            return _ts.binomial_values(n, p.to(n.dtype), mt)
         generator = _generator(generator, n.device)
         top = int(n.max().item()) if n.numel() else 0
         out = zeros(shape, dtype=count.dtype, device=count.device)
@@ -68,6 +76,9 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     from tensorlib.autograd.grad_mode import no_grad
     with no_grad():
+        mt = _mersenne(generator, self.device)
+        if mt is not None:
+            return _write(self, _ts.cauchy_values(self, mt, median, sigma))
         u = _uniform(self, _wide(self.dtype), generator)
         values = ((u - 0.5) * math.pi).tan() * sigma + median
     return _write(self, values)
@@ -80,6 +91,9 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     from tensorlib.autograd.grad_mode import no_grad
     with no_grad():
+        mt = _mersenne(generator, self.device)
+        if mt is not None:
+            return _write(self, _ts.geometric_values(self, mt, p))
         u = _uniform(self, dt.float64, generator)
         values = (u.log() / math.log1p(-p)).ceil().clamp(min=1)
     return _write(self, values)
@@ -93,6 +107,9 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     from tensorlib.autograd.grad_mode import no_grad
     from tensorlib.ops.random import randn
     with no_grad():
+        mt = _mersenne(generator, self.device)
+        if mt is not None:
+            return _write(self, _ts.log_normal_values(self, mt, mean, std))
         z = randn(self.shape, dtype=_wide(self.dtype), device=self.device,
                   generator=_generator(generator, self.device))
         values = (z * std + mean).exp()

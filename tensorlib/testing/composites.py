@@ -288,7 +288,8 @@ DRIVERS = {
 }
 BY_NAME = {name: run for names, run in DRIVERS.items() for name in names}
 # declared kernels whose absence is an error, not a slower path: tested where they live
-NO_REFERENCE = {"quantized_linear_dynamic": "tests/ao/quantization/test_quantize_dynamic.py"}
+NO_REFERENCE = {"quantized_linear_dynamic": "tests/ao/quantization/test_quantize_dynamic.py",
+                "mt19937": "tests/ops/test_random_torch_stream.py"}
 
 
 def compare_with_reference(name, device, rtol=1e-4, atol=1e-5):

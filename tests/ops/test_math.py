@@ -125,6 +125,16 @@ def test_lerp_addcmul_addcdiv(layout, device):
                                a - 2 * b / (np.abs(c) + 0.5), rtol=1e-12)
 
 
+def test_addcdiv_accepts_complex_and_refuses_integers():
+    # PyTorch refuses only two integral (or bool) divisors; complex ones divide
+    a, b, c = (np.array(v, np.complex128) for v in ([1 + 2j, 0.5j], [2 - 1j, 3], [1j, 2 + 2j]))
+    got = tl.addcdiv(tl.tensor(a), tl.tensor(b), tl.tensor(c), value=0.5).numpy()
+    np.testing.assert_allclose(got, a + 0.5 * b / c, rtol=1e-14)
+    ints = tl.ones(2, dtype=tl.int64)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        tl.addcdiv(ints, ints, ints)
+
+
 def test_classification(device):
     a = np.array([1.0, -np.inf, np.inf, np.nan, 0.0, -2.5])
     x = tl.tensor(a, device=device)

@@ -2,9 +2,12 @@ r"""nn.functional: dropout.
 
 The keep mask is ``u >= p`` with ``u`` uniforms from tensorlib's counter-based generator
 (``tensorlib.rand``), so ``tensorlib.manual_seed`` makes dropout reproducible, and the same on
-every backend. Kept elements are scaled by 1 / (1 - p); the mask is a constant for autograd,
-so the gradient is ``grad * mask / (1 - p)``. The feature variants (dropout1d/2d/3d) draw one
-number per (sample, channel) and zero whole channels.
+every backend. In pytorch stream mode (``TENSORLIB_RNG=pytorch``, ops/random_torch_stream.py)
+it makes PyTorch's CPU calls instead -- ``empty_like(input).bernoulli_(1 - p).div_(1 - p)`` --
+so the masks equal PyTorch's after the same seed. Kept elements are scaled by 1 / (1 - p);
+the mask is a constant for autograd, so the gradient is ``grad * mask / (1 - p)``. The
+feature variants (dropout1d/2d/3d) draw one number per (sample, channel) and zero whole
+channels.
 
 ``inplace=True`` writes the result into the input (see NOTE [ In-place activations ] in
 nn/functional.py: with autograd recording, the result is computed from a clone).
@@ -12,6 +15,8 @@ nn/functional.py: with autograd recording, the result is computed from a clone).
 import warnings
 
 import tensorlib
+from tensorlib.ops.random import follows_pytorch_stream
+from tensorlib.ops.random_torch_stream import empty_like as torch_empty_like
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout"]
@@ -26,8 +31,20 @@ def _check_p(p):
 
 def _keep_mask(shape, p, like):
     """A mask in like's dtype: 1 with probability 1 - p, else 0."""
+    if follows_pytorch_stream(like.device):
+        noise = (torch_empty_like(like) if tuple(shape) == tuple(like.shape)
+                 else tensorlib.empty(tuple(shape), dtype=like.dtype, device=like.device))
+        return noise.bernoulli_(1 - p)
     u = tensorlib.rand(tuple(shape), device=like.device)
     return (u >= p).to(like.dtype)
+
+
+def _scaled_keep_mask(shape, p, like):
+    """The keep mask divided by 1 - p (PyTorch's noise.div_(1 - p) in pytorch stream mode)."""
+    mask = _keep_mask(shape, p, like)
+    if follows_pytorch_stream(like.device):
+        return mask.div_(1 - p)
+    return mask * (1.0 / (1.0 - p))
 
 
 def _write(input, result, inplace):  # noqa: A002
@@ -58,8 +75,8 @@ def _dropout_impl(input, p, training, inplace, feature=False, batched=True):  # 
     x = _source(input, inplace)
     if p == 1:
         return _write(input, x * 0, inplace)
-    mask = _keep_mask(_mask_shape(input, feature, batched), p, input)
-    return _write(input, x * (mask * (1.0 / (1.0 - p))), inplace)
+    noise = _scaled_keep_mask(_mask_shape(input, feature, batched), p, input)
+    return _write(input, x * noise, inplace)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002

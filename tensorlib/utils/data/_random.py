@@ -55,6 +55,12 @@ def rng(generator=None):
 
 
 def permutation(n, generator=None):
-    """A random permutation of range(n), as an int64 tensor."""
+    """A random permutation of range(n), as an int64 tensor. In pytorch stream mode a
+    tensorlib generator (default: the CPU one) draws it directly, as PyTorch's random_split
+    does, so the split equals PyTorch's."""
     import tensorlib
+    from tensorlib.ops.random import Generator, follows_pytorch_stream
+    if (generator is None or isinstance(generator, Generator)) and follows_pytorch_stream(
+            "cpu", generator):
+        return tensorlib.randperm(n, generator=generator)
     return tensorlib.randperm(n, generator=rng(generator))
