@@ -27,6 +27,7 @@ class Transform:
         self._cache_size = cache_size
         self._inv = None
         self._cached_x_y = None, None
+        super().__init__()          # cooperative: a Transform that is also an nn.Module
 
     @property
     def domain(self):
