@@ -12,22 +12,31 @@ def finfo(dtype):
     return np.finfo(np.dtype(dtype.name))
 
 
+def _tensor_like(v):
+    """A tensor, or an object that takes part in ops through __torch_function__ (an fx Proxy
+    while tracing, a tensor subclass)."""
+    return isinstance(v, tensorlib.Tensor) or hasattr(type(v), "__torch_function__")
+
+
 def broadcast_all(*values):
     """Tensors and numbers broadcast to one shape; numbers become tensors of the default
     dtype on the tensors' device (torch.distributions.utils.broadcast_all)."""
-    tensors = [v for v in values if isinstance(v, tensorlib.Tensor)]
     for v in values:
-        if not isinstance(v, (tensorlib.Tensor, numbers.Number)):
+        if not (_tensor_like(v) or isinstance(v, numbers.Number)):
             raise ValueError("Input arguments must all be instances of numbers.Number, "
                              "torch.Tensor or objects implementing __torch_function__.")
-    if not tensors:
+    tensors = [v for v in values if isinstance(v, tensorlib.Tensor)]
+    if not tensors and not any(_tensor_like(v) for v in values):
         dtype = tensorlib.get_default_dtype()
         return tuple(tensorlib.tensor(float(v), dtype=dtype) for v in values)
-    like = tensors[0]
-    dtype = like.dtype if like.dtype.is_floating_point else tensorlib.get_default_dtype()
-    made = [v if isinstance(v, tensorlib.Tensor)
-            else tensorlib.tensor(float(v), dtype=dtype, device=like.device) for v in values]
-    return tuple(tensorlib.broadcast_tensors(*made))
+    options = {"dtype": tensorlib.get_default_dtype()}
+    if tensors:
+        like = tensors[0]
+        options = {"dtype": like.dtype if like.dtype.is_floating_point else options["dtype"],
+                   "device": like.device}
+    made = [v if _tensor_like(v) else tensorlib.tensor(float(v), **options) for v in values]
+    out = tensorlib.broadcast_tensors(*made)
+    return tuple(out[i] for i in range(len(made)))     # a traced result has no length
 
 
 def _sum_rightmost(value, dim):

@@ -31,8 +31,17 @@ def _finish(t, requires_grad):
     return t
 
 
+def dense_layout(layout, name):
+    """The factories make dense (strided) tensors; a sparse layout asked of them raises
+    instead of being ignored (sparse tensors come from sparse_coo_tensor / to_sparse)."""
+    from tensorlib._layout import strided
+    if layout is not None and layout is not strided:
+        raise NotImplementedError(f"{name}(): layout={layout} is not supported; make sparse "
+                                  f"tensors with sparse_coo_tensor or Tensor.to_sparse")
+
+
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None,
-          layout=None, pin_memory=False):
+          pin_memory=False):
     d = dtype or dt.get_default_dtype()
     sizes, dev = sizes_or_keyword(sizes, size), factory_device(device)
     if memory_format is None or memory_format is _mf.contiguous_format:
@@ -108,6 +117,7 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
 # ---- Tensor.new_*: factories taking this tensor's dtype and device by default --------------
 def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
               layout=None, pin_memory=False):
+    dense_layout(layout, "new_empty")
     return empty(sizes_or_keyword(sizes, size), **_like(self, dtype, device),
                  requires_grad=requires_grad)
 

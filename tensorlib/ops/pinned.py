@@ -7,6 +7,8 @@ CPU-only machine, pinning raises PyTorch's RuntimeError and `is_pinned()` is Fal
 """
 import functools
 
+from tensorlib.ops.creation import dense_layout
+
 
 __all__ = []
 
@@ -80,7 +82,8 @@ def record_stream(x, stream):
 
 
 def install_factories(namespace):
-    """Give the factories their `pin_memory=` (the result, pinned, when True)."""
+    """Give the factories their `pin_memory=` (the result, pinned, when True) and, but for
+    `tensor`, `layout=` (strided; a sparse layout raises)."""
     for name in _FACTORIES:
         fn = namespace.get(name)
         if fn is not None:
@@ -88,8 +91,12 @@ def install_factories(namespace):
 
 
 def _with_pin_memory(fn):
+    takes_layout = fn.__name__ != "tensor"
+
     @functools.wraps(fn)
     def factory(*args, pin_memory=False, **kwargs):
+        if takes_layout and "layout" in kwargs:
+            dense_layout(kwargs.pop("layout"), fn.__name__)
         result = fn(*args, **kwargs)
         if not pin_memory:
             return result

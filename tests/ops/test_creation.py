@@ -208,3 +208,17 @@ def test_new_factories_take_a_size_keyword(name):
     assert out.shape == (2, 5) and out.dtype == tl.float64
     with pytest.raises(TypeError, match="both positionally and as a keyword"):
         getattr(x, name)(1, size=(3,))
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: tl.zeros(2, 3, **kw), lambda **kw: tl.ones(2, 3, **kw),
+    lambda **kw: tl.full((2, 3), 7.0, **kw), lambda **kw: tl.empty(2, 3, **kw),
+    lambda **kw: tl.zeros_like(tl.ones(2, 3), **kw), lambda **kw: tl.ones_like(tl.ones(2, 3), **kw),
+    lambda **kw: tl.ones(1).new_empty(2, 3, **kw)])
+def test_factories_take_the_strided_layout_and_refuse_sparse_ones(make):
+    """Pyro's transforms pass layout= (torch.zeros(..., layout=x.layout)); a sparse layout is
+    refused rather than ignored."""
+    t = make(layout=tl.strided)
+    assert t.layout is tl.strided and t.shape == (2, 3)
+    with pytest.raises(NotImplementedError, match="layout=.*sparse_coo"):
+        make(layout=tl.sparse_coo)
