@@ -287,14 +287,14 @@ PROGRAMS = [
     # Pyro's distribution tests (4.5K) with PyTorch's random stream. Left out: three files
     # that fail on PyTorch 2.13 with SciPy 1.17 too (test_distributions, test_stable,
     # test_stable_log_prob), pickling whole distributions through torch.load(weights_only=
-    # False) (tensorlib never imports what a file names), the spanning-tree C++ extension
-    # (ATen API the extension header lacks), jit.trace of deepcopy (traced with fx Proxies),
+    # False) (tensorlib never imports what a file names), jit.trace of deepcopy (traced with
+    # fx Proxies),
     # the von Mises fit and the bivariate von Mises MLE (their samplers do not follow PyTorch's
     # stream), and the rejection-sampled Gamma's alpha gradient at alpha=1 (not found yet)
     Program("pyro distribution tests", "pyro-ppl/pyro", "",
             ["-m", "pytest", "-q", "tests/distributions",
              *[arg for name in ("test_distributions", "test_stable", "test_stable_log_prob",
-                                "test_pickle", "test_spanning_tree")
+                                "test_pickle")
                for arg in ("--ignore", f"tests/distributions/{name}.py")],
              "--deselect", "tests/distributions/test_util.py::test_detach_jit",
              "--deselect", "tests/distributions/test_util.py::test_deep_to_jit",
@@ -305,7 +305,8 @@ PROGRAMS = [
                            f"tests/distributions/test_rejector.py::test_gamma_elbo[{beta}-1.0]")]],
             "a probabilistic programming library's distributions: transforms that are "
             "nn.Modules, KL registration against its own base, layout= on factories, "
-            "once_differentiable, torch._jit_internal, broadcast_all under tracing",
+            "once_differentiable, torch._jit_internal, broadcast_all under tracing, a "
+            "spanning-tree sampler as a C++ extension (ATen indexing and assignment)",
             pythonpath=["."], packages=["opt_einsum", "pyroapi", "scipy"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
     Program("x-transformers tests", "lucidrains/x-transformers", "",

@@ -230,3 +230,54 @@ def test_same_source_matches_pytorch_build(fused, torch_built):
     with pytest.raises(RuntimeError) as ref_err:
         ref.fused_forward(torch_ref.ones(3), 1.0, 0.0)
     assert str(ours_err.value).splitlines()[0] == str(ref_err.value).splitlines()[0]
+
+
+# ATen idioms of graph code written against the C++ API (Pyro's spanning-tree sampler is one):
+# writes through indexed views, item().to<T>(), a NoGradGuard, index/sort/select ops
+GRAPH = """
+torch::Tensor pair_grid(int n) {
+  auto grid = torch::empty({2, n * (n - 1) / 2}, at::kLong);
+  int k = 0;
+  for (int b = 0; b != n; ++b)
+    for (int a = 0; a != b; ++a) { grid[0][k] = a; grid[1][k] = b; k += 1; }
+  return grid;
+}
+std::vector<double> idioms(torch::Tensor w) {
+  torch::NoGradGuard no_grad;
+  auto grid = pair_grid(4);
+  auto order = std::get<0>(torch::randperm(6).sort());
+  auto ends = torch::empty({6, 2}, at::kLong);
+  for (int e = 0; e != 6; ++e) {
+    ends[e][0] = grid[0][order[e]];
+    ends[e][1] = grid[1][order[e]];
+  }
+  auto picked = w.index_select(0, grid[1]);
+  auto mask = grid[0].__xor__(grid[1]).view(-1) == 3.0;
+  auto kept = w.masked_select(mask);
+  int first = mask.nonzero().view(-1)[0].item().to<int>();
+  int drawn = (w - w.max()).exp().multinomial(1)[0].item().to<int>();
+  auto tail = w.slice(0, 2, 6, 2);
+  torch::Tensor copy = w;
+  copy = tail;            // rebinds, writes nothing
+  return {ends.sum().item().to<double>(), picked.sum().item().toDouble(),
+          kept.sum().item().toDouble(), double(first), double(drawn >= 0 && drawn < 6),
+          tail.sum().item().toDouble(), double(copy.numel()),
+          w.requires_grad() && !torch::zeros({1}).requires_grad() ? 1.0 : 0.0};
+}
+"""
+
+
+def test_aten_graph_idioms(build_dir):
+    ext = cpp_extension.load_inline("graph_ext", GRAPH, functions=["pair_grid", "idioms"],
+                                    build_directory=build_dir)
+    grid = ext.pair_grid(4)
+    assert grid.tolist() == [[0, 0, 1, 0, 1, 2], [1, 2, 2, 3, 3, 3]]
+    w = torch.tensor([0.5, 1.0, 2.0, 4.0, 8.0, 16.0], requires_grad=True)
+    ends, picked, kept, first, drawn_ok, tail, copied, grad_flags = ext.idioms(w)
+    assert ends == grid.sum().item()               # every pair written once, in some order
+    assert picked == w.detach()[grid[1]].sum().item()
+    xor_is_3 = (grid[0] ^ grid[1]) == 3
+    assert kept == w.detach()[xor_is_3].sum().item()
+    assert first == int(xor_is_3.nonzero()[0, 0])
+    assert drawn_ok == 1.0 and tail == 2.0 + 8.0 and copied == 2
+    assert grad_flags == 1.0 and torch.is_grad_enabled()     # the guard restored the mode

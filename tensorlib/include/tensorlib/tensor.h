@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace tensorlib_ext {
@@ -73,10 +75,48 @@ inline TensorOptions device(Device d) { return TensorOptions(std::move(d)); }
 class Tensor;
 template <typename T, size_t N> class TensorAccessor;
 
+// A number read out of a tensor (item()), converted on request as ATen's Scalar is.
+class Scalar {
+ public:
+  explicit Scalar(py::object v) : value_(std::move(v)) {}
+  template <typename T> T to() const { return value_.cast<T>(); }
+  double toDouble() const { return to<double>(); }
+  float toFloat() const { return to<float>(); }
+  int64_t toLong() const { return to<int64_t>(); }
+  int toInt() const { return to<int>(); }
+  bool toBool() const { return to<bool>(); }
+
+ private:
+  py::object value_;
+};
+
+// Recording off for its lifetime (torch::NoGradGuard), the previous mode back after.
+struct NoGradGuard {
+  NoGradGuard() : previous_(lib().attr("is_grad_enabled")()) {
+    lib().attr("set_grad_enabled")(false);
+  }
+  ~NoGradGuard() { lib().attr("set_grad_enabled")(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  py::object previous_;
+};
+
 class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(py::object obj) : obj_(std::move(obj)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) = default;
+  // ATen's assignment semantics: a named tensor is rebound; a temporary (an indexed view,
+  // `t[i][j] = v`, `rows[i] = other[j]`) has the values written into it
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & = default;
+  Tensor& operator=(const Tensor& src) && { call("copy_", src.obj_); return *this; }
+  Tensor& operator=(Tensor&& src) && { call("copy_", src.obj_); return *this; }
+  template <typename S, typename = std::enable_if_t<std::is_arithmetic<S>::value>>
+  Tensor& operator=(S value) && { call("fill_", value); return *this; }
   const py::object& object() const { return obj_; }
   bool defined() const { return obj_ && !obj_.is_none(); }
 
@@ -113,6 +153,7 @@ class Tensor {
   template <typename T> T* mutable_data_ptr() const { return data_ptr<T>(); }
   template <typename T> const T* const_data_ptr() const { return data_ptr<T>(); }
   template <typename T> T item() const { return call("item").cast<T>(); }
+  Scalar item() const { return Scalar(call("item")); }
 
   template <typename T, size_t N> TensorAccessor<T, N> accessor() const&;
   template <typename T, size_t N> TensorAccessor<T, N> accessor() && = delete;
@@ -141,6 +182,29 @@ class Tensor {
   Tensor matmul(const Tensor& o) const { return op("matmul", o.obj_); }
   Tensor mm(const Tensor& o) const { return op("mm", o.obj_); }
   Tensor view(const std::vector<int64_t>& s) const { return op("view", py::tuple(py::cast(s))); }
+  Tensor view(int64_t s) const { return op("view", s); }
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const {
+    py::object slice = py::module_::import("builtins").attr("slice");
+    py::list key;
+    for (int64_t d = 0, n = dim < 0 ? dim + this->dim() : dim; d < n; ++d)
+      key.append(slice(py::none()));
+    key.append(slice(start, end, step));
+    return Tensor(obj_[py::tuple(key)]);
+  }
+  Tensor index_select(int64_t d, const Tensor& i) const { return op("index_select", d, i.obj_); }
+  Tensor masked_select(const Tensor& m) const { return op("masked_select", m.obj_); }
+  Tensor nonzero() const { return op("nonzero"); }
+  Tensor max() const { return op("max"); }
+  Tensor min() const { return op("min"); }
+  Tensor argmax(int64_t d, bool keepdim = false) const { return op("argmax", d, keepdim); }
+  Tensor multinomial(int64_t n, bool replacement = false) const {
+    return op("multinomial", n, replacement);
+  }
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const {
+    py::tuple r = call("sort", dim, descending);
+    return {Tensor(r[0]), Tensor(r[1])};
+  }
+  Tensor __xor__(const Tensor& o) const { return op("__xor__", o.obj_); }
   Tensor reshape(const std::vector<int64_t>& s) const {
     return op("reshape", py::tuple(py::cast(s)));
   }
@@ -161,6 +225,7 @@ class Tensor {
   Tensor& mul_(double v) { call("mul_", v); return *this; }
   Tensor operator-() const { return neg(); }
   Tensor operator[](int64_t i) const { return Tensor(obj_[py::int_(i)]); }
+  Tensor operator[](const Tensor& i) const { return Tensor(obj_[i.obj_]); }
   std::string toString() const { return py::str(obj_); }
 
   template <typename... A> py::object call(const char* name, A&&... args) const {
@@ -189,6 +254,25 @@ TENSORLIB_EXT_BINOP(-, "__sub__", "__rsub__")
 TENSORLIB_EXT_BINOP(*, "__mul__", "__rmul__")
 TENSORLIB_EXT_BINOP(/, "__truediv__", "__rtruediv__")
 #undef TENSORLIB_EXT_BINOP
+
+// comparisons give bool tensors, as ATen's operators do
+#define TENSORLIB_EXT_COMPARE(OP, DUNDER, RDUNDER)                                          \
+  inline Tensor operator OP(const Tensor& a, const Tensor& b) {                             \
+    return Tensor(a.object().attr(DUNDER)(b.object()));                                     \
+  }                                                                                         \
+  inline Tensor operator OP(const Tensor& a, double s) {                                    \
+    return Tensor(a.object().attr(DUNDER)(s));                                              \
+  }                                                                                         \
+  inline Tensor operator OP(double s, const Tensor& a) {                                    \
+    return Tensor(a.object().attr(RDUNDER)(s));                                             \
+  }
+TENSORLIB_EXT_COMPARE(==, "__eq__", "__eq__")
+TENSORLIB_EXT_COMPARE(!=, "__ne__", "__ne__")
+TENSORLIB_EXT_COMPARE(<, "__lt__", "__gt__")
+TENSORLIB_EXT_COMPARE(<=, "__le__", "__ge__")
+TENSORLIB_EXT_COMPARE(>, "__gt__", "__lt__")
+TENSORLIB_EXT_COMPARE(>=, "__ge__", "__le__")
+#undef TENSORLIB_EXT_COMPARE
 
 inline std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.toString(); }
 
@@ -250,6 +334,9 @@ inline Tensor ones(const std::vector<int64_t>& s, const TensorOptions& o = {}) {
 }
 inline Tensor full(const std::vector<int64_t>& s, double v, const TensorOptions& o = {}) {
   return Tensor(lib().attr("full")(shape_tuple(s), v, **o.kwargs()));
+}
+inline Tensor randperm(int64_t n, const TensorOptions& o = TensorOptions(ScalarType::Long)) {
+  return Tensor(lib().attr("randperm")(n, **o.kwargs()));
 }
 inline Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
 inline Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), o); }
