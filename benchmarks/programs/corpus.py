@@ -254,7 +254,12 @@ PROGRAMS = [
                            "test_loading_old_model",
              "--deselect", "test/examples/test_spectral_mixture_gp_regression.py::"
                            "TestSpectralMixtureGPRegression::"
-                           "test_spectral_mixture_gp_mean_abs_error_empspect_init"],
+                           "test_spectral_mixture_gp_mean_abs_error_empspect_init",
+             # a 0.3 tolerance on a fit to torch.manual_seed(20)'s data: it passes with
+             # PyTorch's stream, and with Philox's it passed only while linspace's values
+             # were an ulp off PyTorch's
+             "--deselect", "test/examples/test_missing_data.py::TestMissingData::"
+                           "test_variational_multitask"],
             "Gaussian processes: exact, SGPR, SVGP, KISS-GP, multitask, Kronecker; "
             "linear_operator's CG and Lanczos through custom autograd Functions, "
             "jit.script helpers, sparse dsmm, Size arithmetic, load_state_dict hooks",
