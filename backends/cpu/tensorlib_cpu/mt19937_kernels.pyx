@@ -316,6 +316,10 @@ STATE_BYTES = MT_STATE_BYTES
 
 cdef double PI = 3.14159265358979323846
 
+ctypedef fused real_t:
+    float
+    double
+
 
 def seed(uint8_t[::1] state, uint64_t value):
     """Reset `state` to mt19937 seeded with `value` (its low 32 bits; the full value is kept
@@ -323,67 +327,58 @@ def seed(uint8_t[::1] state, uint64_t value):
     mt_seed(&state[0], value)
 
 
-def uniform_float(uint8_t[::1] state, float[::1] out, float low, float high):
-    """uniform_(low, high) on float32 (also the float values half/bfloat16 round): the low 24
-    bits of one word, scaled with one fused multiply-add."""
+def uniform(uint8_t[::1] state, real_t[::1] out, double low, double high):
+    """uniform_(low, high): float32 (also the values half/bfloat16 round) from the low 24 bits
+    of one word, float64 from 53 bits of two, each scaled with one fused multiply-add in the
+    dtype itself."""
     cdef mt_engine e
     cdef Py_ssize_t i
-    cdef float span = high - low
+    cdef real_t lo = low, span = <real_t>high - <real_t>low
     with nogil:
         mt_load(&state[0], &e)
         for i in range(out.shape[0]):
-            out[i] = fmaf(mt_unit_float(&e), span, low)
+            if real_t is float:
+                out[i] = fmaf(mt_unit_float(&e), span, lo)
+            else:
+                out[i] = fma(mt_unit_double(&e), span, lo)
         mt_store(&e, &state[0])
 
 
-def uniform_double(uint8_t[::1] state, double[::1] out, double low, double high):
-    """uniform_(low, high) on float64: the low 53 bits of two words."""
-    cdef mt_engine e
-    cdef Py_ssize_t i
-    cdef double span = high - low
-    with nogil:
-        mt_load(&state[0], &e)
-        for i in range(out.shape[0]):
-            out[i] = fma(mt_unit_double(&e), span, low)
-        mt_store(&e, &state[0])
-
-
-def normal_fill_float(uint8_t[::1] state, float[::1] out, float mean, float std,
-                      bint blockwise=False):
-    """PyTorch's normal_fill for a contiguous tensor of >= 16 elements, float32: n uniforms,
-    Box-Muller in blocks of 16 (j with j + 8), and when n % 16 != 0 the last 16 drawn afresh
-    and recomputed. `blockwise` (half and bfloat16, which round these values): 16 uniforms per
-    whole block only, so the last 16 start at uniform 16 * (n // 16), not at n."""
+def normal_fill(uint8_t[::1] state, real_t[::1] out, double mean, double std,
+                bint blockwise=False):
+    """PyTorch's normal_fill for a contiguous tensor of >= 16 elements: n uniforms (24-bit for
+    float32, 53-bit for float64), Box-Muller in blocks of 16 (j with j + 8), and when
+    n % 16 != 0 the last 16 drawn afresh and recomputed. `blockwise` (half and bfloat16, which
+    round these values): 16 uniforms per whole block only, so the last 16 start at uniform
+    16 * (n // 16), not at n."""
     cdef mt_engine e
     cdef Py_ssize_t i, n = out.shape[0]
     with nogil:
         mt_load(&state[0], &e)
         for i in range(16 * (n // 16) if blockwise else n):
-            out[i] = mt_unit_float(&e)
+            out[i] = _unit(&e, out[0])
         for i in range(0, n - 15, 16):
-            normal16_float(&out[i], mean, std)
+            _normal16(&out[i], mean, std)
         if n % 16:
             for i in range(n - 16, n):
-                out[i] = mt_unit_float(&e)
-            normal16_float(&out[n - 16], mean, std)
+                out[i] = _unit(&e, out[0])
+            _normal16(&out[n - 16], mean, std)
         mt_store(&e, &state[0])
 
 
-def normal_fill_double(uint8_t[::1] state, double[::1] out, double mean, double std):
-    """normal_fill on float64 (as normal_fill_float, with 53-bit uniforms)."""
-    cdef mt_engine e
-    cdef Py_ssize_t i, n = out.shape[0]
-    with nogil:
-        mt_load(&state[0], &e)
-        for i in range(n):
-            out[i] = mt_unit_double(&e)
-        for i in range(0, n - 15, 16):
-            normal16_double(&out[i], mean, std)
-        if n % 16:
-            for i in range(n - 16, n):
-                out[i] = mt_unit_double(&e)
-            normal16_double(&out[n - 16], mean, std)
-        mt_store(&e, &state[0])
+cdef inline real_t _unit(mt_engine* e, real_t like) noexcept nogil:
+    """The next uniform in [0, 1) of `like`'s type (24 or 53 random bits)."""
+    if real_t is float:
+        return mt_unit_float(e)
+    else:
+        return mt_unit_double(e)
+
+
+cdef inline void _normal16(real_t* d, double mean, double std) noexcept nogil:
+    if real_t is float:
+        normal16_float(d, <float>mean, <float>std)
+    else:
+        normal16_double(d, mean, std)
 
 
 def normal_serial(uint8_t[::1] state, double[::1] out, double mean, double std,
@@ -452,25 +447,15 @@ def bernoulli_scalar(uint8_t[::1] state, uint8_t[::1] out, double p):
         mt_store(&e, &state[0])
 
 
-def bernoulli_double(uint8_t[::1] state, uint8_t[::1] out, const double[::1] p):
-    """bernoulli with float64 probabilities: a 53-bit uniform < p[i]."""
+def bernoulli_tensor(uint8_t[::1] state, uint8_t[::1] out, const real_t[::1] p):
+    """bernoulli with a tensor of probabilities: a uniform of p's type (24-bit for float32,
+    half and bfloat16, 53-bit for float64) < p[i]."""
     cdef mt_engine e
     cdef Py_ssize_t i
     with nogil:
         mt_load(&state[0], &e)
         for i in range(out.shape[0]):
-            out[i] = mt_unit_double(&e) < p[i]
-        mt_store(&e, &state[0])
-
-
-def bernoulli_float(uint8_t[::1] state, uint8_t[::1] out, const float[::1] p):
-    """bernoulli with float32/half/bfloat16 probabilities: a 24-bit uniform < p[i]."""
-    cdef mt_engine e
-    cdef Py_ssize_t i
-    with nogil:
-        mt_load(&state[0], &e)
-        for i in range(out.shape[0]):
-            out[i] = mt_unit_float(&e) < p[i]
+            out[i] = _unit(&e, p[i]) < p[i]
         mt_store(&e, &state[0])
 
 
@@ -527,44 +512,16 @@ def randperm(uint8_t[::1] state, int64_t[::1] out):
         mt_store(&e, &state[0])
 
 
-def multinomial_float(uint8_t[::1] state, const float[:, ::1] probs, int64_t[:, ::1] out,
-                      float[::1] cdf):
-    """multinomial with replacement, float32 (and half/bfloat16) rows: the float running sum
-    divided by the total, the last entry set to 1, then per sample the first c with
-    cdf[c] >= u (u a 53-bit uniform) by bisection. Rows with a sum <= 0 are the caller's."""
+def multinomial(uint8_t[::1] state, const real_t[:, ::1] probs, int64_t[:, ::1] out,
+                real_t[::1] cdf):
+    """multinomial with replacement: per row the running sum in the rows' dtype (float32 also
+    for half/bfloat16) divided by the total, the last entry set to 1, then per sample the
+    first c with cdf[c] >= u (u a 53-bit uniform) by bisection. Rows with a sum <= 0 are the
+    caller's."""
     cdef mt_engine e
     cdef Py_ssize_t row, j, c, left, right, mid, cats = probs.shape[1]
-    cdef float total
+    cdef real_t total
     cdef double u
-    with nogil:
-        mt_load(&state[0], &e)
-        for row in range(probs.shape[0]):
-            total = 0
-            for c in range(cats):
-                total = total + probs[row, c]
-                cdf[c] = total
-            for c in range(cats):
-                cdf[c] = cdf[c] / total
-            cdf[cats - 1] = 1
-            for j in range(out.shape[1]):
-                u = mt_unit_double(&e)
-                left, right = 0, cats
-                while right > left:
-                    mid = left + (right - left) // 2
-                    if cdf[mid] < u:
-                        left = mid + 1
-                    else:
-                        right = mid
-                out[row, j] = left
-        mt_store(&e, &state[0])
-
-
-def multinomial_double(uint8_t[::1] state, const double[:, ::1] probs, int64_t[:, ::1] out,
-                       double[::1] cdf):
-    """multinomial with replacement on float64 rows (as multinomial_float)."""
-    cdef mt_engine e
-    cdef Py_ssize_t row, j, c, left, right, mid, cats = probs.shape[1]
-    cdef double total, u
     with nogil:
         mt_load(&state[0], &e)
         for row in range(probs.shape[0]):

@@ -236,27 +236,9 @@ class Tensor {
   py::object obj_;
 };
 
-// Python operators do the type promotion and broadcasting, as in tensorlib itself.
-#define TENSORLIB_EXT_BINOP(OP, DUNDER, RDUNDER)                                            \
-  inline Tensor operator OP(const Tensor& a, const Tensor& b) {                             \
-    return Tensor(a.object().attr(DUNDER)(b.object()));                                     \
-  }                                                                                         \
-  inline Tensor operator OP(const Tensor& a, double s) {                                    \
-    return Tensor(a.object().attr(DUNDER)(s));                                              \
-  }                                                                                         \
-  inline Tensor operator OP(double s, const Tensor& a) {                                    \
-    return Tensor(a.object().attr(RDUNDER)(s));                                             \
-  }                                                                                         \
-  inline Tensor& operator OP##=(Tensor& a, const Tensor& b) { return a = a OP b; }          \
-  inline Tensor& operator OP##=(Tensor& a, double s) { return a = a OP s; }
-TENSORLIB_EXT_BINOP(+, "__add__", "__radd__")
-TENSORLIB_EXT_BINOP(-, "__sub__", "__rsub__")
-TENSORLIB_EXT_BINOP(*, "__mul__", "__rmul__")
-TENSORLIB_EXT_BINOP(/, "__truediv__", "__rtruediv__")
-#undef TENSORLIB_EXT_BINOP
-
-// comparisons give bool tensors, as ATen's operators do
-#define TENSORLIB_EXT_COMPARE(OP, DUNDER, RDUNDER)                                          \
+// Python operators do the type promotion and broadcasting, as in tensorlib itself;
+// comparisons give bool tensors, as ATen's do.
+#define TENSORLIB_EXT_OPERATOR(OP, DUNDER, RDUNDER)                                         \
   inline Tensor operator OP(const Tensor& a, const Tensor& b) {                             \
     return Tensor(a.object().attr(DUNDER)(b.object()));                                     \
   }                                                                                         \
@@ -266,13 +248,22 @@ TENSORLIB_EXT_BINOP(/, "__truediv__", "__rtruediv__")
   inline Tensor operator OP(double s, const Tensor& a) {                                    \
     return Tensor(a.object().attr(RDUNDER)(s));                                             \
   }
-TENSORLIB_EXT_COMPARE(==, "__eq__", "__eq__")
-TENSORLIB_EXT_COMPARE(!=, "__ne__", "__ne__")
-TENSORLIB_EXT_COMPARE(<, "__lt__", "__gt__")
-TENSORLIB_EXT_COMPARE(<=, "__le__", "__ge__")
-TENSORLIB_EXT_COMPARE(>, "__gt__", "__lt__")
-TENSORLIB_EXT_COMPARE(>=, "__ge__", "__le__")
-#undef TENSORLIB_EXT_COMPARE
+#define TENSORLIB_EXT_BINOP(OP, DUNDER, RDUNDER)                                            \
+  TENSORLIB_EXT_OPERATOR(OP, DUNDER, RDUNDER)                                               \
+  inline Tensor& operator OP##=(Tensor& a, const Tensor& b) { return a = a OP b; }          \
+  inline Tensor& operator OP##=(Tensor& a, double s) { return a = a OP s; }
+TENSORLIB_EXT_BINOP(+, "__add__", "__radd__")
+TENSORLIB_EXT_BINOP(-, "__sub__", "__rsub__")
+TENSORLIB_EXT_BINOP(*, "__mul__", "__rmul__")
+TENSORLIB_EXT_BINOP(/, "__truediv__", "__rtruediv__")
+TENSORLIB_EXT_OPERATOR(==, "__eq__", "__eq__")
+TENSORLIB_EXT_OPERATOR(!=, "__ne__", "__ne__")
+TENSORLIB_EXT_OPERATOR(<, "__lt__", "__gt__")
+TENSORLIB_EXT_OPERATOR(<=, "__le__", "__ge__")
+TENSORLIB_EXT_OPERATOR(>, "__gt__", "__lt__")
+TENSORLIB_EXT_OPERATOR(>=, "__ge__", "__le__")
+#undef TENSORLIB_EXT_BINOP
+#undef TENSORLIB_EXT_OPERATOR
 
 inline std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.toString(); }
 

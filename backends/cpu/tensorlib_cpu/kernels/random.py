@@ -31,19 +31,14 @@ def _flat(t):
 
 
 _MT_FILLS = {
-    "uniform": lambda st, o, low, high: (mt19937_kernels.uniform_double if o.dtype == np.float64
-                                         else mt19937_kernels.uniform_float)(st, o, low, high),
-    "normal_fill": lambda st, o, mean, std, blockwise=False: (
-        mt19937_kernels.normal_fill_double(st, o, mean, std) if o.dtype == np.float64
-        else mt19937_kernels.normal_fill_float(st, o, mean, std, blockwise)),
+    "uniform": mt19937_kernels.uniform,
+    "normal_fill": mt19937_kernels.normal_fill,
     "normal_serial": mt19937_kernels.normal_serial,
     "ints_from_to": mt19937_kernels.ints_from_to,
     "ints_full_range": mt19937_kernels.ints_full_range,
     "ints_modulo": mt19937_kernels.ints_modulo,
     "bernoulli": mt19937_kernels.bernoulli_scalar,
-    "bernoulli_tensor": lambda st, o, p: (
-        mt19937_kernels.bernoulli_double if p.dtype == np.float64
-        else mt19937_kernels.bernoulli_float)(st, o, p),
+    "bernoulli_tensor": mt19937_kernels.bernoulli_tensor,
     "exponential": mt19937_kernels.exponential,
     "cauchy": mt19937_kernels.cauchy,
     "geometric": mt19937_kernels.geometric,
@@ -62,9 +57,7 @@ def mt19937(kind, state, out, *args):
         mt19937_kernels.seed(state, args[0] & ((1 << 64) - 1))
     elif kind == "multinomial":
         probs = _h(args[0])
-        fill = (mt19937_kernels.multinomial_double if probs.dtype == np.float64
-                else mt19937_kernels.multinomial_float)
-        fill(state, probs, _h(out), np.empty(probs.shape[1], probs.dtype))
+        mt19937_kernels.multinomial(state, probs, _h(out), np.empty(probs.shape[1], probs.dtype))
     else:
         _MT_FILLS[kind](state, _flat(out), *(_flat(a) if isinstance(a, TensorImpl) else a
                                               for a in args))
