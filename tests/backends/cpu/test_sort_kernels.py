@@ -85,6 +85,55 @@ def test_sort_one_long_row_and_empty_dims():
     assert empty.sort(0).values.shape == (0, 5) and empty.sort(1).indices.shape == (0, 5)
 
 
+def _long_values(n, dtype, spread, specials, seed):
+    """A row of n values: spread over the dtype's range (many radix digits vary) or in a
+    narrow range (large buckets of ties); floats with or without NaN and -0.0 (without them
+    the sorted values are rebuilt from the keys, with them gathered from the input)."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return torch.tensor(rng.integers(0, 2, n).astype(bool))
+    if dtype in _INTS:
+        info = np.iinfo(dtype)
+        lo, hi = (int(info.min), int(info.max)) if spread else (0, 7)
+        return torch.tensor(rng.integers(lo, hi, n, endpoint=True).astype(dtype))
+    a = rng.standard_normal(n) * (1e4 if spread else 1)
+    if not spread:
+        a = np.round(a, 1)
+    if specials:
+        picks = rng.integers(0, n, 40)
+        a[picks[:10]], a[picks[10:20]], a[picks[20:30]] = np.nan, -0.0, np.inf
+    return torch.tensor(a).to(getattr(torch, dtype))
+
+
+@pytest.mark.parametrize("dtype", _FLOATS + _INTS + ("bool",))
+@pytest.mark.parametrize("n", [5000, 70_000])
+@pytest.mark.parametrize("case", ["spread", "narrow", "specials"])
+def test_sort_long_rows_match_torch(dtype, n, case):
+    """Rows past the radix sort's wider digits (4096) and its bucketing first pass (65536):
+    one row (one thread, pooled scratch) and two rows of a transposed view (threads),
+    ascending and descending, against torch's stable sort."""
+    if case == "specials" and dtype not in _FLOATS:
+        pytest.skip("integers have no NaN or -0.0")
+    t = _long_values(n, dtype, case == "spread", case == "specials", seed=n)
+    pair = torch.stack([t, t.flip(0)], 1)          # (n, 2): rows along dim 0 are strided
+    for descending in (False, True):
+        for x, tt in ((_ours(t), t), (_ours(pair.contiguous()), pair)):
+            got = x.sort(0, descending=descending)
+            want = tt.sort(dim=0, descending=descending, stable=True)
+            assert _same(got.values, want.values)
+            assert np.array_equal(got.indices.numpy(), want.indices.numpy())
+
+
+def test_sort_long_row_of_equal_and_low_bit_keys():
+    """All keys equal (no digit varies) and keys varying in their lowest bits only (one
+    bucketing pass sorts them): the order is the positions'."""
+    for t in (torch.full((100_000,), 3.5), torch.arange(100_000) % 1000,
+              torch.arange(100_000, dtype=torch.float64) % 7):
+        got, want = _ours(t).sort(0), t.sort(dim=0, stable=True)
+        assert _same(got.values, want.values)
+        assert np.array_equal(got.indices.numpy(), want.indices.numpy())
+
+
 def _check_topk(x, t, k, dim, largest):
     """Values equal torch's (which of 0.0 and -0.0 comes first among ties is torch's choice);
     the indices point at them, and equal values come in index order (torch's own order
