@@ -46,8 +46,23 @@ cdef class Storage:  # lead back to it: the cyclic collector need not track ever
         return storage_elements(self, None).tolist()
 
     def __getitem__(self, index):
+        if isinstance(index, slice):
+            from tensorlib._storage_file import storage_slice
+            return storage_slice(self, index)
         from tensorlib._storage_typed import storage_item
         return storage_item(self, None, index)
+
+    def __setitem__(self, index, value):
+        from tensorlib._storage_typed import storage_elements
+        if isinstance(index, int) and not -self._nbytes <= index < self._nbytes:
+            raise IndexError(f"index {index} out of range for storage of size {self._nbytes}")
+        storage_elements(self, None)[index] = value
+
+    @staticmethod
+    def from_file(filename, shared=False, nbytes=0):
+        """A CPU storage memory-mapping the file's first nbytes (torch.UntypedStorage's)."""
+        from tensorlib._storage_file import storage_from_file
+        return storage_from_file(filename, shared, nbytes)
 
     @property
     def is_cuda(self):

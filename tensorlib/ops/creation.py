@@ -315,6 +315,16 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
             if copy is False and not np.shares_memory(t.numpy(), obj):
                 raise ValueError("can't alias NumPy array into a tensor of another dtype or "
                                  "device.")
+    elif isinstance(obj, Storage):
+        # a storage's bytes read as dtype (PyTorch 2.13 reads int64 when none is given)
+        d = dtype or dt.int64
+        t = wrap(obj, (obj._nbytes // d.itemsize,), (1,), 0, d)
+        if dev is not None and dev != t._device:
+            if copy is False:
+                raise ValueError(f"can't alias storage into a tensor on device '{dev}'.")
+            t = t.to(dev)
+        elif copy:
+            t = t.clone()
     elif _is_buffer(obj) and not isinstance(obj, np.generic):
         host = np.frombuffer(obj, dtype=(dtype or dt.get_default_dtype()).np)
         t = from_numpy(host.copy() if copy else host)
