@@ -15,6 +15,13 @@ class OptimizedModule(Module):
     def forward(self, *args, **kwargs):
         return self.__dict__["_compiled_call"](*args, **kwargs)
 
+    @property
+    def dynamo_ctx(self):
+        """The compiled callable this module's calls run through. PyTorch's OptimizedModule
+        keeps its compile context under this name, and libraries (skorch) look for it to
+        tell a compiled module from a plain one."""
+        return self.__dict__["_compiled_call"]
+
     def __getattr__(self, name):
         try:
             return super().__getattr__(name)

@@ -231,6 +231,9 @@ def test_module_compile_in_place_and_optimized_module():
     wrapped = tl.compile(model)
     assert list(wrapped.state_dict())[0].startswith("_orig_mod.")
     assert wrapped._orig_mod is model
+    # what libraries check to tell a compiled module (PyTorch's name), and it runs the calls
+    assert callable(wrapped.dynamo_ctx) and not hasattr(model, "dynamo_ctx")
+    _close(wrapped.dynamo_ctx(x), model(x))
     want = model(x)
     model.compile()
     assert type(model).__name__ == "MLP" and isinstance(model, ZOO["mlp"][0])
