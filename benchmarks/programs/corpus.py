@@ -47,14 +47,13 @@ def cora_content(cites):
 CORA = [("tkipf/pygcn", "data/cora/cora.cites", "cora/cora.content", cora_content),
         ("tkipf/pygcn", "data/cora/cora.cites", "cora/cora.cites")]
 EXAMPLES = "pytorch/examples"
-# pytorch_optimizer's bfloat16 autocast runs whose losses differ from PyTorch's (not found yet)
+# pytorch_optimizer's bfloat16 autocast runs whose losses differ from PyTorch's: DAdaptAdan's
+# parameters are a few elements each, and PyTorch's add(alpha=) reads alpha unrounded for the
+# elements past its last SIMD vector (all of them here) and rounded for the rest; tensorlib
+# follows the vector loop (every bfloat16 op of the other runs now equals PyTorch's)
 _BF16_DIFFER = [
-    "build_orthograd_({'lr': 0.5, 'weight_decay': 0.001}, 10)",
-    "Shampoo_({'lr': 0.5, 'weight_decay': 0.001, 'momentum': 0.1}, 10)",
     "DAdaptAdan_({'lr': 2.0, 'weight_decay': 0.001}, 20)",
-    "DAdaptAdan_({'lr': 2.0, 'weight_decay': 0.001, 'weight_decouple': True}, 20)",
-    "SpectralSphere_({'lr': 0.5, 'momentum': 0.95, 'weight_decay': 0.001, "
-    "'msign_steps': 8}, 5)"]
+    "DAdaptAdan_({'lr': 2.0, 'weight_decay': 0.001, 'weight_decouple': True}, 20)"]
 
 
 def _bf16_deselects():

@@ -1,6 +1,7 @@
 """The eager path of elementwise ops, in Cython because it is the per-op overhead: promote
 dtypes, broadcast, allocate the output, look the kernel up, call it."""
-from tensorlib._C.dtypes cimport dtype, DTYPES, BOOL, default_float, is_barebones_unsigned
+from tensorlib._C.dtypes cimport (dtype, DTYPES, BOOL, FLOAT16, BFLOAT16, FLOAT32, default_float,
+                                  is_barebones_unsigned)
 from tensorlib._C.device cimport device
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous, wrap
 from tensorlib._C.factory cimport empty, scalar_tensor, cast
@@ -101,6 +102,31 @@ cdef inline object _plain_number(object x):
     return x
 
 
+cdef inline bint _half_by_number_op(str op, dtype compute, object a, object b):
+    """mul and true div of a float16/bfloat16 tensor and a Python number: PyTorch's CPU
+    kernels read the number in float32, not rounded to the tensor's dtype (`x * 0.1`
+    multiplies by 0.1f; add, sub and pow round the number first, as the plain path does)."""
+    return ((compute.code == FLOAT16 or compute.code == BFLOAT16) and (op == "mul" or op == "div")
+            and not (isinstance(a, TensorImpl) and isinstance(b, TensorImpl)))
+
+
+cdef TensorImpl _half_by_number(str op, TensorImpl t, object number, bint number_first,
+                                dtype compute, device dev):
+    """t * number, t / number (in float32, rounded once) or number / t (PyTorch's
+    reciprocal(t) * number), as `compute`."""
+    cdef dtype wide = <dtype>DTYPES[FLOAT32]
+    cdef TensorImpl src = t if t._dtype is compute else cast(t, compute)
+    cdef TensorImpl recip
+    if op == "div" and number_first:
+        recip = empty(src._sizes, compute, dev)
+        lookup("div", dev)(recip, _as_operand(1.0, compute, dev, src._sizes), src)
+        src, op = recip, "mul"
+    cdef TensorImpl wide_src = cast(src, wide)
+    cdef TensorImpl res = empty(wide_src._sizes, wide, dev)
+    lookup(op, dev)(res, wide_src, _as_operand(number, wide, dev, wide_src._sizes))
+    return cast(res, compute)
+
+
 cpdef object binary(str op, object a, object b, int kind):
     """out = op(a, b) with broadcasting and promotion; a or b may be a Python number."""
     cdef TensorImpl ta, tb, out
@@ -146,6 +172,12 @@ cpdef object binary(str op, object a, object b, int kind):
         _check_unsigned(op, compute, True)
     if compute.category == 3 and dev.type != "cpu":
         raise complex_off_cpu(op, compute, dev)
+    if _half_by_number_op(op, compute, a, b):
+        out = _half_by_number(op, a, b, False, compute, dev) if isinstance(a, TensorImpl) \
+            else _half_by_number(op, b, a, True, compute, dev)
+        if (_needs_grad(a) or _needs_grad(b)) and grad_enabled():
+            _record(op, kind, out, a, b)
+        return out
     out = _empty_for(shape, _out_dtype(compute, kind), dev, a, b)
     lookup(op, dev)(out, _as_operand(a, compute, dev, shape), _as_operand(b, compute, dev, shape))
     if (_needs_grad(a) or _needs_grad(b)) and grad_enabled():
@@ -208,9 +240,13 @@ cpdef object binary_(str op, TensorImpl self, object other, int kind):
                                f"{list(broadcast_shapes2(self._sizes, other._sizes))}")
     if grad_enabled() and (self._requires_grad or _needs_grad(other)):
         return inplace_recorder()(op, kind, self, other)
+    cdef TensorImpl tmp
+    if _half_by_number_op(op, compute, self, other) and result is self._dtype:
+        lookup("copy", dev)(self, _half_by_number(op, self, other, False, compute, dev))
+        self._storage.version += 1
+        return self
     kernel = lookup(op, dev)
     cdef TensorImpl rhs = _as_operand(other, compute, dev, self._sizes)
-    cdef TensorImpl tmp
     if compute is self._dtype and result is self._dtype:
         kernel(self, self, rhs)
     else:

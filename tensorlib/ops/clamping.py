@@ -3,6 +3,7 @@ fused-looking addcmul/addcdiv, each composed of `_C.pointwise` primitives so eve
 runs them; their in-place forms compute out of place and write back (`inplace_composite`)."""
 import math as _math
 
+import tensorlib._C.dtypes as dt
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import SAME, TO_BOOL, TO_FLOAT, binary, unary
@@ -10,7 +11,7 @@ from tensorlib._C.tensor_impl import TensorImpl as _TensorImpl
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._autocast import autocast_op as _autocast_op
 from tensorlib.ops._opdef import differentiable as _differentiable
-from tensorlib.ops.pointwise import (_finfo, _is_tensor, _pyabs, _require_float,
+from tensorlib.ops.pointwise import (HALF_TYPES, _finfo, _is_tensor, _pyabs, _require_float,
                                      inplace_composite, where)
 
 __all__ = ["clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
@@ -78,6 +79,10 @@ def lerp(start, end, weight):
         if _is_tensor(other) and other._dtype is not start._dtype:
             raise RuntimeError(f"expected dtype {start._dtype.name} for `{name}` but got dtype "
                                f"{other._dtype.name}")
+    if start._dtype.name in HALF_TYPES:          # in float32, rounded once (PyTorch's kernel)
+        wide = dt.float32
+        return lerp(start.to(wide), end.to(wide),
+                    weight.to(wide) if _is_tensor(weight) else weight).to(start._dtype)
     done = _one_pass("lerp", start, (end, weight), weight)
     if done is not None:
         return done
@@ -128,9 +133,18 @@ def _in_common_dtype(*xs):
     return [x if not _is_tensor(x) or x._dtype is common else x.to(common) for x in xs]
 
 
+def _in_float(op, input, tensor1, tensor2, value):  # noqa: A002
+    """op of float16/bfloat16 tensors computed in float32 (value unrounded) and rounded
+    once, as PyTorch's kernels compute them."""
+    wide = dt.float32
+    return op(input.to(wide), tensor1.to(wide), tensor2.to(wide), value=value).to(input._dtype)
+
+
 @_autocast_op("addcmul")
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     input, tensor1, tensor2 = _in_common_dtype(input, tensor1, tensor2)
+    if input._dtype.name in HALF_TYPES:         # in float32, rounded once (PyTorch's kernel)
+        return _in_float(addcmul, input, tensor1, tensor2, value)
     done = _one_pass("addcmul", input, (tensor1, tensor2), value)
     if done is not None:
         return done
@@ -151,6 +165,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     input, tensor1, tensor2 = _in_common_dtype(input, tensor1, tensor2)
+    if input._dtype.name in HALF_TYPES:
+        return _in_float(addcdiv, input, tensor1, tensor2, value)
     done = _one_pass("addcdiv", input, (tensor1, tensor2), value)
     if done is not None:
         return done

@@ -638,6 +638,12 @@ def linear_relu_no_grad(x, weight, bias):
 def linear(x, weight, bias=None):
     """x @ weight.T + bias as one op, so its backward gives the weight's gradient in the
     weight's own (row-major) layout: the optimizer then updates it in one fused pass."""
+    if (bias is not None and x._dtype.name in ("float16", "bfloat16")
+            and weight._dtype is x._dtype and bias._dtype is x._dtype
+            and (x.dim() == 2 or (bias.dim() == 1 and x.is_contiguous()))):
+        # PyTorch folds these into one addmm, computed in float32 and rounded once; its
+        # other inputs take matmul, then add_ (rounded twice), as below
+        return linear(x.float(), weight.float(), bias.float()).to(x._dtype)
     weight_t = weight.t()
     if bias is not None and x.dim() == 2 and _fusable(bias, x, weight_t, 1):
         return _fused_addmm(bias, x, weight_t, 1, 1)

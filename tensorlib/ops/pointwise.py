@@ -63,17 +63,38 @@ def _sparse_hook(a, b):
     return (type(b) if type(b) in _SPARSE_TYPES else type(a))._sparse_add
 
 
+HALF_TYPES = ("float16", "bfloat16")
+
+
+def _half_scaled(op, a, b, alpha):
+    """a ± alpha * b of float16/bfloat16 tensors as PyTorch's kernel computes it: alpha
+    rounded to their dtype, the rest in float32, rounded once (rounding alpha * b first put
+    a third of bfloat16 results one step off); None for other operands."""
+    if not (_is_tensor(a) and _is_tensor(b) and a._dtype is b._dtype
+            and a._dtype.name in HALF_TYPES and not isinstance(alpha, (bool, complex))):
+        return None
+    narrow = binary("mul", _empty((), a._dtype, a._device).fill_(alpha), 1, SAME).item()
+    wide = dt.float32
+    return binary(op, a.to(wide), _scaled(a, b.to(wide), narrow), SAME).to(a._dtype)
+
+
 def add(a, b, *, alpha=1):
     if type(b) in _SPARSE_TYPES or type(a) in _SPARSE_TYPES:
         return _sparse_hook(a, b)(a, b, alpha, False)
-    return binary("add", a, b if type(alpha) is int and alpha == 1 else _scaled(a, b, alpha), SAME)
+    if type(alpha) is int and alpha == 1:
+        return binary("add", a, b, SAME)
+    done = _half_scaled("add", a, b, alpha)
+    return done if done is not None else binary("add", a, _scaled(a, b, alpha), SAME)
 
 
 def sub(a, b, *, alpha=1):
     _check_bool_sub(a, b)
     if type(b) in _SPARSE_TYPES or type(a) in _SPARSE_TYPES:
         return _sparse_hook(a, b)(a, b, -alpha, False)
-    return binary("sub", a, b if type(alpha) is int and alpha == 1 else _scaled(a, b, alpha), SAME)
+    if type(alpha) is int and alpha == 1:
+        return binary("sub", a, b, SAME)
+    done = _half_scaled("sub", a, b, alpha)
+    return done if done is not None else binary("sub", a, _scaled(a, b, alpha), SAME)
 
 
 def rsub(a, b, *, alpha=1):

@@ -29,6 +29,23 @@ def _finish(out, dims, keepdim):
     return out.squeeze(dims)
 
 
+_HALF = ("float16", "bfloat16")
+
+
+def _accumulated(dtype):
+    """The dtype sums of `dtype` accumulate in: float32 for float16/bfloat16, as PyTorch's
+    kernels do (summing 5000 bfloat16 values of 0.01 in bfloat16 stops at 16)."""
+    return dt.float32 if dtype.name in _HALF else dtype
+
+
+def _sum_reduce(x, dims, keepdim, out_dtype):
+    """The sum of x over dims as out_dtype, accumulated in float32 for the half types and
+    rounded once."""
+    work = _accumulated(out_dtype)
+    total = _reduce("sum", x, dims, keepdim, work)
+    return total if work is out_dtype else cast(total, out_dtype)
+
+
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return dtype
@@ -37,7 +54,7 @@ def _sum_dtype(x, dtype):
 
 @differentiable("sum")
 def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
-    return _reduce("sum", x, dim, keepdim, _sum_dtype(x, dtype))
+    return _sum_reduce(x, dim, keepdim, _sum_dtype(x, dtype))
 
 
 @differentiable("prod")
@@ -56,8 +73,9 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
     count = 1
     for d in dims:
         count *= x._sizes[d]
-    total = _reduce("sum", x, dim, keepdim, out_dtype)
-    return total.div_(count) if count else total.fill_(float("nan"))
+    total = _reduce("sum", x, dim, keepdim, _accumulated(out_dtype))
+    total = total.div_(count) if count else total.fill_(float("nan"))
+    return total if total._dtype is out_dtype else cast(total, out_dtype)
 
 
 def _check_nonempty(name, x, dims, dim_given=True):
@@ -309,7 +327,10 @@ def _var_parse(x, dim, unbiased, keepdim, correction):
 
 
 def _var_impl(x, dims, correction, keepdim):
-    """Two-pass: sum((x - mean)^2) / max(0, N - correction) (NaN/inf when that is 0, as torch)."""
+    """Two-pass: sum((x - mean)^2) / max(0, N - correction) (NaN/inf when that is 0, as torch).
+    The half types are computed in float32 and rounded once, as PyTorch's kernel does."""
+    if x._dtype.name in _HALF:
+        return cast(_var_impl(cast(x, dt.float32), dims, correction, keepdim), x._dtype)
     n = _count(x, dims)
     mean_ = _reduce("sum", x, dims, True, x._dtype).div_(n) if n else None
     if mean_ is None:
@@ -336,6 +357,8 @@ def _var(x, dims, correction, keepdim):
 
 @differentiable("std")
 def _std(x, dims, correction, keepdim):
+    if x._dtype.name in _HALF:           # the root too in float32, rounded once
+        return cast(_var_impl(cast(x, dt.float32), dims, correction, keepdim).sqrt(), x._dtype)
     return _var_impl(x, dims, correction, keepdim).sqrt()
 
 
@@ -369,7 +392,7 @@ def _logsumexp(x, dims, keepdim):
         return _finish(out, dims, keepdim)
     m = _reduce("amax", x, dims, True, x._dtype)
     m = where(isinf(m), 0.0, m)
-    total = _reduce("sum", (x - m).exp(), dims, True, x._dtype)
+    total = _sum_reduce((x - m).exp(), dims, True, x._dtype)
     return _finish(total.log() + m, dims, keepdim)
 
 
@@ -697,6 +720,8 @@ def _softmax_forward(op, x, dim):
         return empty(x._sizes, x._dtype, x._device)
     if x.dim() == 0:
         return (x - x) if op == "log_softmax" else (x - x).exp()
+    if x._dtype.name in _HALF:          # in float32, rounded once (PyTorch's kernels)
+        return cast(_softmax_forward(op, cast(x, dt.float32), dim), x._dtype)
     kernel = optional_kernel(x._device, op)
     if kernel is not None:
         out = empty(x._sizes, x._dtype, x._device)
