@@ -18,6 +18,7 @@ from tensorlib.distributed._collectives import (  # noqa: F401
     scatter, send)
 from tensorlib.distributed._objects import (  # noqa: F401
     all_gather_object, broadcast_object_list, gather_object)
+from tensorlib.distributed.store import HashStore, PrefixStore, Store, TCPStore  # noqa: F401
 
 # the first gradient bucket of DistributedDataParallel is small so that its all-reduce
 # starts early in backward (PyTorch's value)
@@ -33,4 +34,5 @@ __all__ = [
     "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
     "gather", "scatter", "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv",
     "all_gather_object", "broadcast_object_list", "gather_object",
+    "Store", "HashStore", "TCPStore", "PrefixStore",
 ]
