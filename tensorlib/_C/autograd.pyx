@@ -202,7 +202,7 @@ cdef class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._sequence_nr = -1        # leaves run last
+        self._sequence_nr = -1        # not in creation order: _push runs leaves first
 
     def backward(self, grad):
         return ()
@@ -631,8 +631,21 @@ cdef bint _owned(object g, dict grads_in):
     return Py_REFCNT(storage) == holders
 
 
+cdef long long _leaf_order = 0
+# below every -sequence_nr a node can have
+cdef long long _LEAF_FIRST = -(1 << 62)
+
+
 cdef inline void _push(list ready, Node node):
-    heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+    """Ready nodes run later-created first; a leaf's accumulation runs as soon as it is
+    ready, in the order leaves became ready (PyTorch gives AccumulateGrad the highest
+    priority): its hooks fire last layer first, as programs that watch them expect."""
+    global _leaf_order
+    if isinstance(node, AccumulateGrad):
+        _leaf_order += 1
+        heapq.heappush(ready, (_LEAF_FIRST, _leaf_order, node))
+    else:
+        heapq.heappush(ready, (-node._sequence_nr, id(node), node))
 
 
 cdef void _skip(Node node, dict deps, dict buffers, list ready) except *:

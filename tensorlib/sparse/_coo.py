@@ -272,12 +272,20 @@ def _as_tensor(x, dtype=None, device=None):
     return tensorlib.tensor(x, dtype=dtype, device=device)
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None,
                       pin_memory=False, requires_grad=False, check_invariants=None,
                       is_coalesced=None):
     """A sparse COO tensor from `indices` (sparse_dim x nnz, any integer or float dtype, taken
     as int64) and `values` (nnz, *dense dims); `size` defaults to the smallest that holds
-    the indices. Indices out of `size` raise PyTorch's invariant error."""
+    the indices. Indices out of `size` raise PyTorch's invariant error. With a size alone
+    (`sparse_coo_tensor(size=(5, 3))` or `sparse_coo_tensor((5, 3))`), an empty one."""
+    if values is None:
+        if size is None and indices is None:
+            raise TypeError("sparse_coo_tensor() needs indices and values, or a size")
+        sizes = [int(s) for s in (size if size is not None else indices)]
+        indices = tensorlib.zeros((len(sizes), 0), dtype=dt.int64, device=device)
+        values = tensorlib.zeros((0,), dtype=dtype or dt.get_default_dtype(), device=device)
+        size = sizes
     values = _as_tensor(values, dtype, device)
     if dtype is not None and values.dtype is not dtype:
         values = values.to(dtype)

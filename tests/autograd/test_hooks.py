@@ -204,3 +204,34 @@ def test_hook_returning_another_device_raises(device, request):
     x.register_hook(lambda g: g.cpu())
     with pytest.raises(RuntimeError, match="device|type"):
         (x * 2).sum().backward()
+
+
+def test_leaf_gradients_are_accumulated_as_soon_as_ready():
+    """A leaf's hooks fire when its gradient is complete, before the layers below run (as
+    PyTorch's engine gives accumulation the highest priority): the last layer's parameters
+    first. Compared with torch's order where installed."""
+    fired = []
+
+    def watch(name):
+        return lambda g: fired.append(name)
+
+    tl.manual_seed(0)
+    layers = [tl.nn.Linear(3, 4), tl.nn.Linear(4, 4), tl.nn.Linear(4, 2)]
+    for i, layer in enumerate(layers):
+        layer.weight.register_hook(watch(f"{i}.weight"))
+    x = tl.randn(5, 3)
+    out = x
+    for layer in layers:
+        out = layer(out).relu()
+    out.sum().backward()
+    assert fired == ["2.weight", "1.weight", "0.weight"]
+    torch = pytest.importorskip("torch")
+    fired.clear()
+    theirs = [torch.nn.Linear(3, 4), torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)]
+    for i, layer in enumerate(theirs):
+        layer.weight.register_hook(watch(f"{i}.weight"))
+    out = torch.randn(5, 3)
+    for layer in theirs:
+        out = layer(out).relu()
+    out.sum().backward()
+    assert fired == ["2.weight", "1.weight", "0.weight"]

@@ -268,3 +268,14 @@ def test_fuzzer_findings_match_torch():
                 lib.zeros(2, 2).to_sparse(bad)
         empty = lib.sparse_coo_tensor(lib.tensor([[0, 2, 2]]), lib.zeros(3, 0), (3, 0))
         assert tuple(empty.to_dense().shape) == (3, 0)
+
+
+def test_sparse_coo_tensor_of_a_size_alone_is_empty():
+    """PyTorch's size-only overload: no indices or values, nnz 0, coalesced."""
+    for made in (tl.sparse_coo_tensor(size=(5, 3)), tl.sparse_coo_tensor((5, 3))):
+        assert made.shape == (5, 3) and made.dtype == tl.float32 and made._nnz() == 0
+        assert made.sparse_dim() == 2 and made.dense_dim() == 0 and made.is_coalesced()
+        assert made.to_dense().abs().sum().item() == 0
+    assert tl.sparse_coo_tensor(size=(2, 2), dtype=tl.float64).dtype == tl.float64
+    with pytest.raises(TypeError, match="indices and values, or a size"):
+        tl.sparse_coo_tensor()

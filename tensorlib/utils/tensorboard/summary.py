@@ -9,17 +9,24 @@ from tensorboard.plugins.text.summary_v2 import text_pb
 
 
 def to_numpy(x):
-    """A tensor (any device), array or number as a numpy array."""
+    """A tensor (any device), array or number as a numpy array; anything else (a list, a
+    string) raises NotImplementedError, as torch.utils.tensorboard's make_np does (callers
+    such as skorch catch that to skip values they cannot log)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if np.isscalar(x) and not isinstance(x, (str, bytes)):
+        return np.array([x])
     if hasattr(x, "detach") and hasattr(x, "cpu"):
         return x.detach().cpu().numpy()
-    return np.asarray(x)
+    raise NotImplementedError(f"Got {type(x)}, but numpy array or torch tensor are expected.")
 
 
 def scalar(tag, value):
-    v = to_numpy(value)
-    if v.size != 1:
-        raise ValueError(f"scalar should be 0D, got an array of shape {v.shape}")
-    return Summary(value=[Summary.Value(tag=tag, simple_value=float(v.reshape(())))])
+    v = to_numpy(value).squeeze()
+    if v.ndim != 0:
+        raise AssertionError(f"Tensor should contain one element (0 dimensions). Was given "
+                             f"size: {v.size} and {v.ndim} dimensions.")
+    return Summary(value=[Summary.Value(tag=tag, simple_value=float(v))])
 
 
 def _tensorflow_bins():
