@@ -313,6 +313,34 @@ PROGRAMS = [
             "spanning-tree sampler as a C++ extension (ATen indexing and assignment)",
             pythonpath=["."], packages=["opt_einsum", "pyroapi", "scipy"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
+    # skorch's own suite (scikit-learn wrappers for training). Left out: its Hugging Face
+    # tests (transformers is not installed); pickles PyTorch wrote (a pickled net names
+    # torch internals; CUDA checkpoints in the legacy format; torch.load(weights_only=False):
+    # tensorlib never unpickles them); SkorchDoctor's parameter order within a Linear layer
+    # (PyTorch's AddmmBackward reaches the weight through a TBackward node, after the bias;
+    # tensorlib's linear is one node); the GP forward tests, which fail on PyTorch too once
+    # Pyro is installed (Pyro's distributions have a `shape` method)
+    Program("skorch tests", "skorch-dev/skorch", "",
+            ["-m", "pytest", "-q", "skorch/tests", "--ignore", "skorch/tests/test_hf.py",
+             "--ignore", "skorch/tests/llm",
+             *[arg for test in (
+                 "test_net.py::TestNeuralNet::test_pickle_load",
+                 "test_net.py::TestNeuralNet::test_load_cuda_params_to_cpu",
+                 "test_net.py::TestNeuralNet::test_torch_load_kwargs_forwarded_to_torch_load_"
+                 "unpickle",
+                 "test_doctor.py::TestSkorchDoctorSimple::test_get_parameter_names",
+                 "test_doctor.py::TestSkorchDoctorComplexArchitecture::test_get_parameter_names",
+                 "test_probabilistic.py::TestExactGPRegressor::test_forward",
+                 "test_probabilistic.py::TestGPRegressorVariational::test_forward",
+                 "test_probabilistic.py::TestGPBinaryClassifier::test_forward")
+               for arg in ("--deselect", f"skorch/tests/{test}")]],
+            "a scikit-learn-style training library: safetensors through UntypedStorage."
+            "from_file and storage slices, a DistributedHistory over TCPStore across "
+            "processes, compiled modules (dynamo_ctx), TensorBoard errors, gradient hooks "
+            "in backward order, empty sparse tensors",
+            pythonpath=["."], packages=["sklearn", "scipy", "tabulate", "tqdm", "safetensors",
+                                        "tensorboard", "flaky", "gpytorch"],
+            timeout=1800),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
