@@ -372,9 +372,11 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
-            return format(self.item(), spec)
-        return repr(self)
+        # a plain 0-dim tensor formats as its number (f"{x.sum()}" reads "2", not "tensor(2)");
+        # any other, subclasses included, as object does: str(self), and no format spec
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     to = _copy.to
     copy_ = _copy.copy_
