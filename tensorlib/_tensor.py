@@ -316,7 +316,7 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     def numpy(self, *, force=False):
         if _capture_state.current is not None:
             _capture_state.materialize("numpy()")
-        if self._requires_grad and not force:
+        if self._requires_grad and is_grad_enabled() and not force:    # no_grad lets it by
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if self._device.type != "cpu":
