@@ -64,8 +64,6 @@ ops.install(Tensor, globals())
 # Tensor subclasses keep their type through ops and reach __torch_function__ (torch.overrides)
 from tensorlib import _tensor_subclass  # noqa: E402
 _tensor_subclass.install(Tensor)
-swapaxes = swapdims = transpose  # noqa: F821 - installed above
-Tensor.swapdims = Tensor.swapaxes
 is_floating_point, is_signed = Tensor.is_floating_point, Tensor.is_signed
 is_nonzero, is_same_size = Tensor.is_nonzero, Tensor.is_same_size
 from tensorlib._dtype_info import finfo, iinfo  # noqa: E402
