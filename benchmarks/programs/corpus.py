@@ -314,6 +314,28 @@ PROGRAMS = [
             "spanning-tree sampler as a C++ extension (ATen indexing and assignment)",
             pythonpath=["."], packages=["opt_einsum", "pyroapi", "scipy"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
+    # BoTorch's optimizer and utility tests (test/optim, test/utils: 347) on its HEAD, with
+    # PyPI's gpytorch 1.15.2, linear_operator 0.6.1 and pyro-ppl 1.9.2 and PyTorch's random
+    # stream (Sobol' scrambling and initial conditions drawn from torch.manual_seed). Its
+    # models and acquisition tests take past half an hour on 2 cores (PyTorch too). Left out:
+    # two tests that mock BoTorch's batched L-BFGS-B, which it imports only for SciPy < 1.17
+    # (they fail on PyTorch too), and one asserting that PyTorch's own log_ndtr gradient
+    # overflows to inf at -1e100 (tensorlib's log_ndtr keeps its far tail finite)
+    Program("botorch optim and utils tests", "pytorch/botorch", "",
+            ["-m", "pytest", "-q", "test/optim", "test/utils",
+             "--deselect", "test/optim/test_optimize.py::TestAllOptimizers::"
+                           "test_negative_fixed_features",
+             "--deselect", "test/utils/test_evaluation.py::TestEvaluation::"
+                           "test_compute_in_sample_model_fit_metric",
+             "--deselect", "test/utils/probability/test_utils.py::TestProbabilityUtils::"
+                           "test_gaussian_probabilities"],
+            "Bayesian optimization over GPyTorch: torch.quasirandom.SobolEngine (scrambled, "
+            "seeded), acquisition optimization through SciPy with gradients of fixed-feature "
+            "inputs, x.to(other), 0-dim tensors as softplus's beta and in f-strings, "
+            "multinomial(out=), numpy() under no_grad, priors that are Modules",
+            pythonpath=["."], packages=["gpytorch", "linear_operator", "pyro", "multipledispatch",
+                                        "pyre_extensions", "threadpoolctl", "scipy"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
