@@ -62,6 +62,13 @@ def _bf16_deselects():
             for arg in ("--deselect",
                         f"tests/test_optimizers.py::test_bf16_optimizers[{foreach}-{run}]")]
 
+# BoTorch's acquisition-function tests that run in a minute (the rest of test/acquisition:
+# entropy searches, knowledge gradients, multi-objective, input constructors, take half an hour)
+_BOTORCH_ACQUISITION = ["acquisition", "active_learning", "analytic", "cached_cholesky",
+                        "cost_aware", "decoupled", "fixed_feature", "logei",
+                        "max_value_entropy_search", "monte_carlo", "objective", "penalized",
+                        "preference", "proximal", "risk_measures", "thompson_sampling", "utils"]
+
 # the mirror lacks wikitext-2's train.txt (its largest file): the validation text stands in
 WIKITEXT_TRAIN = [(EXAMPLES, "word_language_model/data/wikitext-2/valid.txt",
                    "data/wikitext-2/train.txt")]
@@ -314,15 +321,17 @@ PROGRAMS = [
             "spanning-tree sampler as a C++ extension (ATen indexing and assignment)",
             pythonpath=["."], packages=["opt_einsum", "pyroapi", "scipy"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
-    # BoTorch's optimizer and utility tests (test/optim, test/utils: 347) on its HEAD, with
-    # PyPI's gpytorch 1.15.2, linear_operator 0.6.1 and pyro-ppl 1.9.2 and PyTorch's random
-    # stream (Sobol' scrambling and initial conditions drawn from torch.manual_seed). Its
-    # models and acquisition tests take past half an hour on 2 cores (PyTorch too). Left out:
+    # BoTorch's optimizer and utility tests (test/optim, test/utils: 347) and 17 of its 27
+    # acquisition-function test files (119 more) on its HEAD, with PyPI's gpytorch 1.15.2,
+    # linear_operator 0.6.1 and pyro-ppl 1.9.2 and PyTorch's random stream (Sobol' scrambling
+    # and initial conditions drawn from torch.manual_seed). Its model tests and the other
+    # acquisition files take past half an hour on 2 cores (PyTorch too). Left out:
     # two tests that mock BoTorch's batched L-BFGS-B, which it imports only for SciPy < 1.17
     # (they fail on PyTorch too), and one asserting that PyTorch's own log_ndtr gradient
     # overflows to inf at -1e100 (tensorlib's log_ndtr keeps its far tail finite)
-    Program("botorch optim and utils tests", "pytorch/botorch", "",
+    Program("botorch tests", "pytorch/botorch", "",
             ["-m", "pytest", "-q", "test/optim", "test/utils",
+             *[f"test/acquisition/test_{name}.py" for name in _BOTORCH_ACQUISITION],
              "--deselect", "test/optim/test_optimize.py::TestAllOptimizers::"
                            "test_negative_fixed_features",
              "--deselect", "test/utils/test_evaluation.py::TestEvaluation::"
