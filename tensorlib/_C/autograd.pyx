@@ -467,6 +467,9 @@ cdef class OpNode(Node):
                 flat.append(g)
             elif count < 0:
                 flat.extend(g if g is not None else [None] * -count)
+        # a formula may leave out its trailing inputs' gradients: None for each, so that
+        # every input edge is answered (an unanswered one kept the nodes below it waiting)
+        flat.extend([None] * (len(self._metas) - len(flat)))
         return tuple([_fit(g, m) if g is not None else None
                       for g, m in zip(flat, self._metas)])
 

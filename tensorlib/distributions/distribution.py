@@ -50,6 +50,9 @@ class Distribution:
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {repr(self)} to satisfy the "
                         f"constraint {repr(constraint)}, but found invalid values:\n{value}")
+        # cooperative: a class that is a Distribution and an nn.Module (GPyTorch's priors)
+        # reaches Module.__init__ through this call, as in PyTorch
+        super().__init__()
 
     def expand(self, batch_shape, _instance=None):
         raise NotImplementedError(f"{type(self).__name__}.expand")

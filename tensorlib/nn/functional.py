@@ -60,6 +60,16 @@ def _floating_kernel(input, kernel):  # noqa: A002
                                   f"'{input._dtype.scalar_name}'")
 
 
+def _number(op, name, value):
+    """A Number argument of a native activation: PyTorch takes a 0-dim tensor as its value
+    (softplus(x, beta=1 / tau) with tau a tensor) and refuses any other tensor."""
+    if isinstance(value, TensorImpl):
+        if value.dim() != 0:
+            raise TypeError(f"{op}(): argument '{name}' must be Number, not Tensor")
+        return value.item()
+    return value
+
+
 def _no_bool(input, name):  # noqa: A002
     if isinstance(input, TensorImpl) and input._dtype is tensorlib.bool:
         raise RuntimeError(f"Bool inputs not supported for {name}")
@@ -161,10 +171,12 @@ def threshold_(input, threshold_value, value):  # noqa: A002
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     r"""x clamped to [min_val, max_val] (gradient 0 outside the open interval)."""
     _no_bool(input, "hardtanh")
-    if input._dtype is tensorlib.uint8 and min(min_val, max_val) < 0:
-        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    min_val = _number("hardtanh", "min_val", min_val)
+    max_val = _number("hardtanh", "max_val", max_val)
+    if input._dtype is tensorlib.uint8 and min(min_val, max_val) < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if inplace:
         return hardtanh_(input, min_val, max_val)
     return _piecewise.hardtanh(input, min_val, max_val)
@@ -182,6 +194,7 @@ def relu6(input, inplace=False):  # noqa: A002
 def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
     r"""x if x > 0 else negative_slope * x."""
     _floating_kernel(input, "leaky_relu_cpu")
+    negative_slope = _number("leaky_relu", "negative_slope", negative_slope)
     if inplace:
         return leaky_relu_(input, negative_slope)
     return _piecewise.leaky_relu(input, negative_slope)
@@ -231,6 +244,7 @@ def prelu(input, weight):  # noqa: A002
 def elu(input, alpha=1.0, inplace=False):  # noqa: A002
     r"""x if x > 0 else alpha * (exp(x) - 1)."""
     _floating_kernel(input, "elu_cpu")
+    alpha = _number("elu", "alpha", alpha)
     if inplace:
         return elu_(input, alpha)
     return _exp_activations.elu(input, alpha)
@@ -259,6 +273,7 @@ def selu_(input):  # noqa: A002
 def celu(input, alpha=1.0, inplace=False):  # noqa: A002
     r"""x if x > 0 else alpha * (exp(x / alpha) - 1)."""
     _floating_kernel(input, "elu_cpu")
+    alpha = _number("celu", "alpha", alpha)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     if inplace:
@@ -305,6 +320,8 @@ def silu(input, inplace=False):  # noqa: A002
 def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
     r"""log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     _floating_kernel(input, "softplus_cpu")
+    beta = _number("softplus", "beta", beta)
+    threshold = _number("softplus", "threshold", threshold)
     return _exp_activations.softplus(input, beta, threshold)
 
 
@@ -398,12 +415,14 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 def hardshrink(input, lambd=0.5):  # noqa: A002
     r"""x if |x| > lambd else 0."""
     _floating_kernel(input, "hardshrink_cpu")
+    lambd = _number("hardshrink", "lambd", lambd)
     return tensorlib.where((input > lambd) | (input < -lambd), input, 0)
 
 
 def softshrink(input, lambd=0.5):  # noqa: A002
     r"""x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
     _floating_kernel(input, "softshrink_check")
+    lambd = _number("softshrink", "lambd", lambd)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return tensorlib.where(input > lambd, input - lambd,

@@ -58,6 +58,7 @@ _RULES = {
         "addmm", "baddbmm", "addbmm", "addmv", "addr", "mv", "dot", "vdot", "inner", "kron",
         "tensordot", "matrix_power", "gather", "index_select", "take", "take_along_dim",
         "masked_select", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy",
+        "multinomial",
         "nonzero", "searchsorted", "bucketize", "where", "clamp", "clip", "clamp_min",
         "clamp_max", "abs", "absolute", "bitwise_not", "neg", "negative", "floor", "ceil",
         "round", "trunc", "fix", "frac", "sign", "sgn", "signbit", "lerp", "nan_to_num",
@@ -110,6 +111,8 @@ _NOT_DIFFERENTIABLE = frozenset((
 _LOGICAL_OUT = {"all": (dt.bool_, dt.uint8), "any": (dt.bool_, dt.uint8)}
 # exact-dtype ops whose PyTorch kernel words the error this way
 _FOUND_DTYPE_MESSAGE = ("special.round",)
+# ops whose PyTorch kernel takes int64 outs only, in these words
+_LONG_OUT_MESSAGE = ("multinomial",)
 # logsumexp writes floating (or complex) outs only
 _FLOAT_OUT = ("logsumexp", "special.logsumexp")
 # PyTorch's cat refuses a narrowing out dtype with TypeError (TensorIterator ops: RuntimeError)
@@ -370,6 +373,8 @@ def _check_dtype(name, rule, value, target, position):
             raise _CAST_ERROR.get(name, RuntimeError)(
                 f"result type {value._dtype.scalar_name} can't be cast to the desired output "
                 f"type {target._dtype.scalar_name}")
+    elif value._dtype is not target._dtype and name in _LONG_OUT_MESSAGE:
+        raise RuntimeError(f"{name} expects Long tensor out, got: {target._dtype.scalar_name}")
     elif value._dtype is not target._dtype and name in _FOUND_DTYPE_MESSAGE:
         raise RuntimeError(f"Found dtype {target._dtype.scalar_name} but expected "
                            f"{value._dtype.scalar_name}")

@@ -96,10 +96,19 @@ def _parse_to(args, kwargs):
     return device, dtype, flags[0], flags[1]
 
 
-@differentiable("to_copy")
 def to(x, *args, **kwargs):
     """x.to(device), x.to(dtype), x.to(device, dtype), x.to(other): x itself if nothing
     changes, unless copy=True."""
+    if any(isinstance(a, TensorImpl) for a in args):
+        # `other` lends its device and dtype only: it is no input of the recorded copy (a
+        # gradient path through it made b.to(x) require grad when x did)
+        args = tuple(part for a in args
+                     for part in ((a._device, a._dtype) if isinstance(a, TensorImpl) else (a,)))
+    return _to_copy(x, *args, **kwargs)
+
+
+@differentiable("to_copy")
+def _to_copy(x, *args, **kwargs):
     device, dtype, non_blocking, copy = _parse_to(args, kwargs)
     out = x
     if device is not None:

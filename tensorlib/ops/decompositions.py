@@ -385,10 +385,24 @@ def _solve_triangular(A, B, upper, left, unitriangular):
     b = np.broadcast_to(b, batch + b.shape[-2:])
     # numpy's batched LU solve: exact for a triangular matrix (no fill-in), and it avoids
     # scipy's per-matrix trtrs calls (one Python round trip and BLAS wake-up each)
-    x = np.linalg.solve(a, b) if b.size else np.zeros(b.shape, np.result_type(a, b))
+    try:
+        x = np.linalg.solve(a, b) if b.size else np.zeros(b.shape, np.result_type(a, b))
+    except np.linalg.LinAlgError:
+        x = _substitute(a, b, upper)
     if not left:
         x = np.swapaxes(x, -1, -2)
     return _back(x, A)
+
+
+def _substitute(a, b, upper):
+    """Triangular solves by BLAS trsm, matrix by matrix: a zero on the diagonal gives inf and
+    nan, as PyTorch's solve does, where LU refuses the singular matrix."""
+    from scipy.linalg.blas import get_blas_funcs
+    trsm = get_blas_funcs("trsm", (a, b))
+    x = np.empty(b.shape, np.result_type(a, b))
+    for index in np.ndindex(*b.shape[:-2]):
+        x[index] = trsm(1.0, a[index], b[index], lower=not upper)
+    return x
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):

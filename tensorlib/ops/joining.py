@@ -733,8 +733,14 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
+def _split_method(self, split_size, dim=0):
+    """Tensor.split: PyTorch names the method's argument split_size (torch.split's is
+    split_size_or_sections); either form of split."""
+    return split(self, split_size, dim)
+
+
 TENSOR_METHODS = {
-    "split": split, "split_with_sizes": split_with_sizes, "chunk": chunk,
+    "split": _split_method, "split_with_sizes": split_with_sizes, "chunk": chunk,
     "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
     "unbind": unbind, "movedim": movedim, "moveaxis": moveaxis,
     "unflatten": unflatten, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll,

@@ -11,7 +11,7 @@ from tensorlib.ops._opdef import differentiable
 
 __all__ = ["view", "reshape", "flatten", "permute", "transpose", "t", "squeeze", "unsqueeze",
            "narrow", "select", "unfold", "as_strided", "clone", "diagonal", "contiguous",
-           "expand", "ravel"]
+           "expand", "ravel", "swapaxes", "swapdims"]
 
 
 def view(x, *shape, dtype=None, size=None):
@@ -117,14 +117,37 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, x._sizes[:start] + (merged,) + x._sizes[end + 1:])
 
 
+def _sizes_or_keyword(op, args, keyword, name):
+    """permute and expand take their sizes spread out or as one keyword, as PyTorch's parser
+    does (x.permute(dims=(1, 0)), x.expand(size=(3, 4)))."""
+    if not keyword:
+        return args
+    unexpected = [key for key in keyword if key != name]
+    if unexpected:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{unexpected[0]}'")
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    return (keyword[name],)
+
+
 @differentiable("permute")
-def permute(x, *dims):
-    return _v.permute(x, sizes_arg(dims, "dims"))
+def permute(x, *dims, **keyword):
+    return _v.permute(x, sizes_arg(_sizes_or_keyword("permute", dims, keyword, "dims"), "dims"))
 
 
 @differentiable("transpose")
 def transpose(x, dim0, dim1):
     return _v.transpose(x, dim0, dim1)
+
+
+def swapaxes(x, axis0, axis1):
+    """transpose under NumPy's name, with PyTorch's keywords for it."""
+    return transpose(x, axis0, axis1)
+
+
+def swapdims(x, dim0, dim1):
+    """transpose under another name."""
+    return transpose(x, dim0, dim1)
 
 
 @differentiable("t")
@@ -138,8 +161,8 @@ def t(x):
 
 
 @differentiable("expand")
-def expand(x, *sizes):
-    return _v.expand(x, sizes_arg(sizes))
+def expand(x, *sizes, **keyword):
+    return _v.expand(x, sizes_arg(_sizes_or_keyword("expand", sizes, keyword, "size")))
 
 
 @differentiable("squeeze")

@@ -116,10 +116,13 @@ def _number_tolerances(value):
 
 
 def _compare_numbers(actual, expected, rtol, atol, equal_nan, check_dtype):
+    # NumPy scalars compare as the Python numbers they hold (np.float64 beside float passes)
+    actual, expected = (x.item() if isinstance(x, np.number) else x for x in (actual, expected))
     if check_dtype and type(actual) is not type(expected) and not (
             isinstance(actual, numbers.Integral) and isinstance(expected, numbers.Integral)
             and not isinstance(actual, bool) and not isinstance(expected, bool)):
-        _attribute("dtype", type(actual), type(expected))
+        raise _Mismatch(AssertionError, f"The (d)types do not match: {type(actual)} != "
+                                        f"{type(expected)}.")
     if rtol is None:
         rtol = max(_number_tolerances(actual)[0], _number_tolerances(expected)[0])
         atol = max(_number_tolerances(actual)[1], _number_tolerances(expected)[1])

@@ -71,7 +71,7 @@ class TorchModule(types.ModuleType):
 
     _OWN = frozenset({"__name__", "__spec__", "__loader__", "__package__", "__path__",
                       "__file__", "__version__", "__all__", "__doc__", "__dict__",
-                      "version", "torch_version"})
+                      "version", "torch_version", "torch"})
 
     def __init__(self, tensorlib):
         super().__init__("torch", tensorlib.__doc__)
@@ -79,6 +79,7 @@ class TorchModule(types.ModuleType):
         object.__setattr__(self, "_tensorlib", tensorlib)
         self.__version__ = version.__version__
         self.version = self.torch_version = version
+        self.torch = self           # PyTorch's package imports itself: torch.torch is torch
         self.__path__ = []          # a package: submodules come from the hook, not from a folder
         self.__file__ = tensorlib.__file__
         self.__all__ = [name for name in dir(tensorlib) if not name.startswith("_")]

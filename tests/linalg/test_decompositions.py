@@ -170,3 +170,19 @@ def test_gradients_match_torch(name, fn, inputs, device):
     fn(torch, *theirs).backward()
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_with_a_zero_diagonal_gives_pytorchs_inf_and_nan(upper, left):
+    """A singular triangular matrix is solved by substitution, as PyTorch's trsm does (inf
+    and nan, no error): BoTorch falls back from a zeroed Cholesky factor on the NaNs."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(2, 3, 3))
+    a[0, 1, 1] = 0.0
+    a[1] = 0.0
+    b = rng.normal(size=(2, 3, 3))
+    ours = tl.linalg.solve_triangular(tl.tensor(a), tl.tensor(b), upper=upper, left=left)
+    theirs = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=upper,
+                                           left=left)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)

@@ -177,3 +177,31 @@ def test_forward_mode_and_vmap_match_torch(name):
     theirs = torch.func.vmap(torch.func.grad(lambda v: CALLS[name](TF, v).sum()))(
         torch.tensor(x))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), **TOLERANCE[np.float64])
+
+
+NUMBER_ARGUMENTS = [("softplus", {"beta": 2.5, "threshold": 3}), ("elu", {"alpha": 2.0}),
+                    ("celu", {"alpha": 0.7}), ("leaky_relu", {"negative_slope": 0.1}),
+                    ("hardtanh", {"min_val": -0.5, "max_val": 2}),
+                    ("hardshrink", {"lambd": 1.0}), ("softshrink", {"lambd": 0.25})]
+
+
+def _run_with_tensor_numbers(lib, name, numbers):
+    x = lib.tensor(np.linspace(-3.0, 3.0, 13), requires_grad=True)
+    y = getattr(lib.nn.functional, name)(x, **{k: lib.tensor(v) for k, v in numbers.items()})
+    y.sum().backward()
+    try:
+        getattr(lib.nn.functional, name)(x, **{next(iter(numbers)): lib.tensor([1.0, 2.0])})
+    except (TypeError, RuntimeError) as error:     # hardtanh compares min and max first
+        return y.detach().numpy(), x.grad.numpy(), type(error)
+    return y.detach().numpy(), x.grad.numpy(), None
+
+
+@pytest.mark.parametrize("name, numbers", NUMBER_ARGUMENTS)
+def test_number_arguments_take_zero_dim_tensors(name, numbers):
+    """softplus(x, beta=1 / tau) with tau a 0-dim tensor (BoTorch's log_softplus): the value
+    is the number's, forward and backward; a tensor of another shape is refused."""
+    ours, our_grad, our_error = _run_with_tensor_numbers(tl, name, numbers)
+    theirs, their_grad, their_error = _run_with_tensor_numbers(torch, name, numbers)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-14)
+    assert our_error is their_error is not None

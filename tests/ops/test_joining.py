@@ -272,6 +272,19 @@ def test_integer_and_bool_data(device):
     assert tl.repeat_interleave(x, tl.tensor(2, device=device), 0).shape == (4, 3)
 
 
+def test_split_keywords_are_pytorchs():
+    """Tensor.split names its size argument split_size, torch.split split_size_or_sections
+    (BoTorch calls X.split(split_size=batch_limit, dim=0))."""
+    x = tl.arange(7)
+    assert [t.tolist() for t in x.split(split_size=3, dim=0)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [t.numel() for t in x.split(split_size=[2, 5])] == [2, 5]
+    assert [t.numel() for t in tl.split(x, split_size_or_sections=[3, 4])] == [3, 4]
+    with pytest.raises(TypeError, match="split_size_or_sections"):
+        x.split(split_size_or_sections=3)
+    with pytest.raises(TypeError, match="split_size"):
+        tl.split(x, split_size=3)
+
+
 def test_splits_are_views(device):
     x = tl.zeros(4, 6, device=device)
     a, b = x.split([2, 4], 1)

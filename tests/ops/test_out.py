@@ -201,3 +201,16 @@ def test_out_written_directly_still_invalidates_saved_tensors(device):
         tensorlib.mul(y, 2, out=y)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_multinomial_writes_an_int64_out(device):
+    """torch.multinomial(..., out=) (BoTorch's batched_multinomial passes out=None or a view):
+    the draws of the call without out=, and PyTorch's words for an out of another dtype."""
+    weights = tensorlib.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]], device=device)
+    out = tensorlib.empty(0, dtype=tensorlib.int64, device=device)
+    assert tensorlib.multinomial(weights, 2, replacement=True, out=out) is out
+    assert out.tolist() == [[1, 1], [2, 2]]
+    assert tensorlib.multinomial(weights, 1, out=None).tolist() == [[1], [2]]
+    for dtype, name in ((tensorlib.int32, "Int"), (tensorlib.float32, "Float")):
+        with pytest.raises(RuntimeError, match=f"multinomial expects Long tensor out, got: {name}"):
+            tensorlib.multinomial(weights, 1, out=tensorlib.empty(0, dtype=dtype, device=device))

@@ -36,6 +36,13 @@ CASES = [
     lambda m: (m.ones(2, 2), m.ones(2, 2).t(), {"check_stride": True}),
     lambda m: (1.0, 1.5, {}),
     lambda m: (1, 1, {}),
+    # NumPy scalars compare as Python numbers (BoTorch checks item() against np.float64)
+    lambda m: (1.0, np.float64(1.0), {}),
+    lambda m: (np.float32(1.0), 1.0, {}),
+    lambda m: (np.float64(1.0), np.float64(1.25), {}),
+    lambda m: (1, np.int64(1), {}),
+    lambda m: (1.0, 1, {}),
+    lambda m: (np.float64(1.0), np.array(1.0), {}),
     lambda m: ([1, 2], [1, 3], {}),
     lambda m: ([1, 2], [1], {}),
     lambda m: ({"a": m.ones(1)}, {"a": m.zeros(1)}, {}),

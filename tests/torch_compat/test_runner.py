@@ -34,6 +34,9 @@ def test_torch_and_its_submodules_are_tensorlibs(tmp_path):
         assert torch.utils.data.DataLoader is tensorlib.utils.data.DataLoader
         assert StepLR is tensorlib.optim.lr_scheduler.StepLR
         assert tensorlib.nn.functional.__spec__.name == "tensorlib.nn.functional"
+        assert torch.torch is torch and torch.torch.zeros is tensorlib.zeros
+        from torch.quasirandom import SobolEngine
+        assert SobolEngine is torch.quasirandom.SobolEngine is tensorlib.quasirandom.SobolEngine
         x = torch.ones(2, 3)
         print(tuple(nn.Linear(3, 1)(x).shape) == (2, 1), torch.float32 is tensorlib.float32)
     """)

@@ -12,7 +12,7 @@ def reshape(ctx, g):
 
 @formula("permute")
 def permute(ctx, g):
-    dims = ctx.args[1:]
+    dims = ctx.args[1:] or (ctx.kwargs["dims"],)
     if len(dims) == 1 and not isinstance(dims[0], int):
         dims = tuple(dims[0])
     nd = len(dims)
@@ -22,7 +22,7 @@ def permute(ctx, g):
 
 @formula("transpose")
 def transpose(ctx, g):
-    return (g.transpose(ctx.args[1], ctx.args[2]),)
+    return (g.transpose(*ctx.args[1:], **ctx.kwargs),)      # its own inverse
 
 
 @formula("t")
@@ -65,12 +65,12 @@ def write_back(meta, g, view):
 
 @formula("select")
 def select(ctx, g):
-    return (write_back(ctx.args[0], g, lambda p: p.select(*ctx.args[1:])),)
+    return (write_back(ctx.args[0], g, lambda p: p.select(*ctx.args[1:], **ctx.kwargs)),)
 
 
 @formula("narrow")
 def narrow(ctx, g):
-    return (write_back(ctx.args[0], g, lambda p: p.narrow(*ctx.args[1:])),)
+    return (write_back(ctx.args[0], g, lambda p: p.narrow(*ctx.args[1:], **ctx.kwargs)),)
 
 
 @formula("split_with_sizes")
@@ -91,7 +91,7 @@ def split_with_sizes(ctx, *grads):
 
 @formula("unfold")
 def unfold(ctx, g):
-    return _scatter_back(ctx, g, lambda p: p.unfold(*ctx.args[1:]))
+    return _scatter_back(ctx, g, lambda p: p.unfold(*ctx.args[1:], **ctx.kwargs))
 
 
 @formula("diagonal")
