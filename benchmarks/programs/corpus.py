@@ -326,9 +326,11 @@ PROGRAMS = [
     # tensorlib never unpickles them); SkorchDoctor's parameter order within a Linear layer
     # (PyTorch's AddmmBackward reaches the weight through a TBackward node, after the bias;
     # tensorlib's linear is one node); the GP forward tests, which fail on PyTorch too once
-    # Pyro is installed (Pyro's distributions have a `shape` method)
+    # Pyro is installed (Pyro's distributions have a `shape` method). addopts: skorch's
+    # options name pytest-cov
     Program("skorch tests", "skorch-dev/skorch", "",
-            ["-m", "pytest", "-q", "skorch/tests", "--ignore", "skorch/tests/test_hf.py",
+            ["-m", "pytest", "-q", "-o", "addopts=", "skorch/tests",
+             "--ignore", "skorch/tests/test_hf.py",
              "--ignore", "skorch/tests/llm",
              *[arg for test in (
                  "test_net.py::TestNeuralNet::test_pickle_load",

@@ -353,7 +353,11 @@ def test_a_replayed_backward_reuses_its_scratch_buffers():
     assert 0 < taken <= 12, taken
 
 
-def test_replays_from_two_threads_at_once_stay_right():
+@pytest.mark.parametrize("trial", range(8))
+def test_replays_from_two_threads_at_once_stay_right(trial):
+    """Two threads replaying one program at once: its fused kernels' operand tables were
+    shared (one thread's addresses under the other's kernel: about one trial in forty gave
+    wrong values, and some corrupted the heap)."""
     import threading
     w = tl.randn(32, 32, requires_grad=True)
     f = _lstm_like(w)

@@ -375,9 +375,11 @@ BUILDER = Builder()
 class FusedKernel:
     """A built fused kernel bound to one iteration shape: call it with the operand tensors
     (CPU tensors, in the spec's operand order). Its tables are passed by address (ints):
-    ctypes converts a ctypes array argument in ~1 us, an int in a tenth of that."""
+    ctypes converts a ctypes array argument in ~1 us, an int in a tenth of that. A lock
+    holds the tables from their filling to the kernel's end: two threads replaying one
+    compiled program wrote each other's operand addresses (wrong results, a corrupted heap)."""
     __slots__ = ("fn", "nd", "tables", "sizes", "strides", "address", "scalars",
-                 "scalar_address", "threads", "nops")
+                 "scalar_address", "threads", "nops", "lock")
 
     def __init__(self, spec, sizes, strides):
         from tensorlib_cpu import fastreduce
@@ -392,14 +394,16 @@ class FusedKernel:
         self.sizes, self.strides, self.address, self.scalar_address = \
             (ctypes.addressof(t) for t in self.tables)
         self.threads = fastreduce.get_num_threads
+        self.lock = threading.Lock()
 
     def __call__(self, tensors, scalars=()):
-        fill_pointers(tensors, self.address, self.nops)
-        sc = self.scalars
-        for k, v in enumerate(scalars):
-            sc[k] = v
-        self.fn(self.nd, self.sizes, self.strides, self.address, self.scalar_address,
-                self.threads())
+        with self.lock:
+            fill_pointers(tensors, self.address, self.nops)
+            sc = self.scalars
+            for k, v in enumerate(scalars):
+                sc[k] = v
+            self.fn(self.nd, self.sizes, self.strides, self.address, self.scalar_address,
+                    self.threads())
 
 
 def fused_kernel(spec, sizes, strides):
