@@ -97,6 +97,8 @@ from tensorlib import fft, func  # noqa: E402 - torch.fft, torch.func
 from tensorlib.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from tensorlib import masked  # noqa: E402 - torch.masked
 from tensorlib import quasirandom, random, return_types, signal  # noqa: E402 - torch.random, ...
+from tensorlib import futures  # noqa: E402 - torch.futures; torch.Future is its base class
+Future = futures._BaseFuture
 from tensorlib._global_switches import *  # noqa: E402,F401,F403 - has_mkl, is_anomaly_enabled, ...
 from tensorlib.fft._stft import istft, stft  # noqa: E402
 # production tools (issue 17): mixed precision, profiler, custom ops

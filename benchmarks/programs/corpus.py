@@ -374,6 +374,46 @@ PROGRAMS = [
             pythonpath=["."], packages=["gpytorch", "linear_operator", "pyro", "multipledispatch",
                                         "pyre_extensions", "threadpoolctl", "scipy"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
+    # Captum's attribution tests (tests/attr, ~900) with PyTorch's random stream (Shapley
+    # sampling, feature permutation and Lime draw their permutations and samples from
+    # torch.manual_seed's numbers, and their expected values were computed from them).
+    # Left out: the vLLM provider's tests (they patch `openai`, not installed; they fail on
+    # PyTorch too) and one LRP comparison whose 1e-4 tolerance is under one float32 ulp of
+    # its values (~2484): the batch and its single rows must round alike, which MKL's
+    # products do for that shape and tensorlib's one-row kernel does not. The Hugging Face
+    # tests skip themselves (transformers not installed)
+    Program("captum attr tests", "pytorch/captum", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/attr",
+             "--deselect", "tests/attr/test_llm_attr.py::TestVLLMProvider",
+             "--deselect", "tests/attr/test_targets.py::TestTargets::"
+                           "test_target_basic_multi_input_multi_target_LRP"],
+            "a model-interpretability library: integrated gradients, DeepLift and LRP through "
+            "forward/backward hooks (register_full_backward_hook), layer and neuron "
+            "attributions, Shapley/Lime/KernelShap perturbations, torch.futures forward "
+            "functions, nn.parallel.scatter_gather", pythonpath=["."],
+            packages=["parameterized", "sklearn", "matplotlib", "tqdm", "packaging"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
+    # the rest of Captum's suite but tests/insights (its Flask app: flask not installed).
+    # Left out: two comparisons that need bitwise-equal rounding across differently shaped
+    # products: TracIn's scores with and without the sample-wise trick (~1e9, compared to
+    # 1e-4), and the Arnoldi influence of an identity regression, whose Hessian is a
+    # multiple of the identity, so its Arnoldi basis past the first vector is rounding noise
+    Program("captum tests", "pytorch/captum", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/influence",
+             "tests/robust", "tests/metrics", "tests/module", "tests/concept", "tests/utils",
+             "--deselect", "tests/influence/_core/test_tracin_regression.py::"
+                           "TestTracInRegression::"
+                           "test_tracin_regression_12_TracInCP_fc1_sample_wise_trick_features_20",
+             "--deselect", "tests/influence/_core/test_tracin_regression.py::"
+                           "TestTracInRegression::"
+                           "test_tracin_identity_regression_9_check_idx_none_"
+                           "ArnoldiInfluenceFunction"],
+            "influence functions (TracIn, Arnoldi, naive: per-sample gradients through "
+            "autograd.grad of model.parameters(), pinv(rcond=)), FGSM/PGD attacks, "
+            "infidelity/sensitivity, stochastic gates, TCAV concept classifiers, jacobians",
+            pythonpath=["."],
+            packages=["parameterized", "sklearn", "matplotlib", "tqdm", "packaging"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

@@ -1,5 +1,7 @@
 """Define-by-run automatic differentiation: every differentiable op records a grad_fn node;
 backward() runs the graph in dependency order and accumulates into leaves' .grad."""
+from collections.abc import Mapping
+
 from tensorlib import _capture_state
 from tensorlib._C import grad_mode as _state
 from tensorlib._C.tensor_impl import TensorImpl
@@ -25,9 +27,25 @@ _state.set_recorders(record, record_inplace)
 
 
 def _as_tuple(x):
+    """One tensor, or any iterable of them (a generator such as `model.parameters()`)."""
     if x is None:
         return ()
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    return (x,) if isinstance(x, TensorImpl) or is_tensor_like(x) else tuple(x)
+
+
+def _inputs_tuple(inputs, fn_name):
+    """`inputs` of grad()/backward(): a tensor, an iterable of tensors, or a dict of them
+    (whose values are differentiated; grad() then returns a dict with the same keys)."""
+    if type(inputs) is dict:
+        inputs = tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{fn_name}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    else:
+        inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{fn_name}()` cannot be empty.")
+    return inputs
 
 
 def _root_grads(tensors, grad_tensors):
@@ -72,9 +90,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         # leaves accumulate through their AccumulateGrad (hooks, post-accumulate hooks);
         # non-leaf inputs get the gradient that reaches them added into their .grad
-        inputs = _as_tuple(inputs)
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        inputs = _inputs_tuple(inputs, "backward")
         leaves, others = set(), {}
         for t in inputs:
             if not isinstance(t, TensorImpl) or not t._requires_grad:
@@ -107,17 +123,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, materialize_grads=False):
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    relevant = outputs + inputs + _as_tuple(grad_outputs)
+    keyed = inputs if type(inputs) is dict else None
+    inputs = _inputs_tuple(inputs, "grad")
+    grad_outputs = _as_tuple(grad_outputs)
+    relevant = outputs + inputs + grad_outputs
     if has_torch_function(relevant):            # a tensor-like (vmap's BatchedTensor) in them
-        return handle_torch_function(grad, relevant, outputs, inputs,
-                                     grad_outputs=grad_outputs, retain_graph=retain_graph,
-                                     create_graph=create_graph, allow_unused=allow_unused,
-                                     materialize_grads=materialize_grads)
+        result = handle_torch_function(grad, relevant, outputs, inputs,
+                                       grad_outputs=grad_outputs, retain_graph=retain_graph,
+                                       create_graph=create_graph, allow_unused=allow_unused,
+                                       materialize_grads=materialize_grads)
+        return result if keyed is None else dict(zip(keyed.keys(), result))
     for t in inputs:
         if not isinstance(t, TensorImpl) or not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _root_grads(outputs, _as_tuple(grad_outputs))
+    grads = _root_grads(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     keys = [edge(t) for t in inputs]
@@ -135,7 +154,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
         result.append(g)
-    return tuple(result)
+    return tuple(result) if keyed is None else dict(zip(keyed.keys(), result))
 
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "Node", "AccumulateGrad",

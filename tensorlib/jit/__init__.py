@@ -20,6 +20,7 @@ from tensorlib.fx.graph import Graph
 from tensorlib.fx.graph_module import _get_path
 from tensorlib.fx.node import Node
 from tensorlib.fx.proxy import TracerWarning
+from tensorlib.futures import Future  # noqa: F401 - torch.jit.Future is torch.futures.Future
 from tensorlib.jit._markers import (_overload, _overload_method,  # noqa: F401 - torch.jit's
                                     _script_if_tracing, annotate, export, ignore, unused)
 

@@ -452,11 +452,18 @@ def logdet(input):  # noqa: A002
 
 
 # ---- built from the factorisations (tensorlib ops, on the device) -----------------------------
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose inverse V diag(1/s) U^H over the singular values above
     max(atol, rtol * s_max) (rtol defaults to eps * max(m, n) when atol is not given).
-    hermitian: from eigh of A's lower triangle, Q diag(1/l) Q^H over |l| above the cutoff."""
+    hermitian: from eigh of A's lower triangle, Q diag(1/l) Q^H over |l| above the cutoff.
+    rcond is the older NumPy-style signature's relative tolerance (atol 0): it may be given
+    positionally, never together with atol or rtol."""
     import tensorlib
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.pinv(): rcond (the relative tolerance of the (A, rcond, "
+                            "hermitian) signature) cannot be combined with atol or rtol")
+        rtol = rcond
     _check_matrix("linalg.pinv", A)
     if hermitian:
         L, Q = _eigh(A, "L")
@@ -477,7 +484,7 @@ def _cutoff(A, S, atol, rtol):
     if rtol is None:
         rtol = eps * max(A.shape[-2:]) if atol is None or atol == 0 else 0.0
     s_max = S.amax(-1, keepdim=True) if S.shape[-1] else S.sum(-1, keepdim=True)
-    tol = s_max * rtol
+    tol = s_max * (rtol.unsqueeze(-1) if hasattr(rtol, "shape") else rtol)
     if atol is not None:
         tol = tol.clamp(min=float(atol)) if not hasattr(atol, "shape") else \
             __import__("tensorlib").maximum(tol, atol.unsqueeze(-1))

@@ -17,6 +17,9 @@ WIDE = R.normal(size=(3, 4))
 SPD = SQ @ np.swapaxes(SQ, -1, -2) + np.eye(3)
 RHS = R.normal(size=(2, 3, 2))
 VEC = R.normal(size=(2, 3))
+# a nearly rank-deficient batch member: its third column is its first, slightly perturbed
+NEAR = TALL.copy()
+NEAR[0, :, 2] = NEAR[0, :, 0] + 1e-4 * NEAR[0, :, 2]
 
 
 def _sign_fixed(u):
@@ -55,6 +58,15 @@ CASES = [
     ("logdet", lambda L, a: L.logdet(a), [SPD], None),
     ("pinv", lambda L, a: L.linalg.pinv(a), [TALL], None),
     ("pinv-wide", lambda L, a: L.linalg.pinv(a), [WIDE], None),
+    # the (A, rcond, hermitian) signature: rcond is rtol, by keyword or position, a number
+    # or a tensor over the batch
+    ("pinv-rcond", lambda L, a: L.linalg.pinv(a, rcond=1e-2), [NEAR], None),
+    ("pinv-rcond-positional", lambda L, a: L.linalg.pinv(a, 1e-2), [NEAR], None),
+    ("pinv-rcond-batched", lambda L, a: L.linalg.pinv(
+        a, L.tensor([1e-2, 1e-9], dtype=L.float64, device=a.device)), [NEAR], None),
+    ("pinv-rtol-batched", lambda L, a: L.linalg.pinv(
+        a, rtol=L.tensor([1e-2, 1e-9], dtype=L.float64, device=a.device)), [NEAR], None),
+    ("pinv-rcond-hermitian", lambda L, a: L.linalg.pinv(a @ a.mT, 1e-2, True), [NEAR], None),
     ("matrix_rank", lambda L, a: L.linalg.matrix_rank(a), [np.stack([TALL[0], TALL[0] * 0])],
      None),
     ("lstsq", lambda L, a, b: L.linalg.lstsq(a, b).solution, [TALL, R.normal(size=(2, 5, 2))],
@@ -128,6 +140,13 @@ def test_errors_match_torch():
     assert issubclass(tl.linalg.LinAlgError, RuntimeError)
     with pytest.raises(torch.linalg.LinAlgError, match="singular"):
         torch.linalg.inv(torch.zeros(3, 3))
+
+
+@pytest.mark.parametrize("lib", [tl, torch], ids=["tensorlib", "torch"])
+@pytest.mark.parametrize("tolerance", ["atol", "rtol"])
+def test_pinv_refuses_rcond_with_atol_or_rtol(lib, tolerance):
+    with pytest.raises(TypeError):
+        lib.linalg.pinv(lib.ones(3, 2), rcond=0.1, **{tolerance: 0.1})
 
 
 def test_ex_variants_report_info():

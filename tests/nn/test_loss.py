@@ -265,6 +265,36 @@ def test_binary_cross_entropy_clamps_log():
         F.binary_cross_entropy(_t(np.array([0.5, 0.5])), _t(np.array([1.0])))
 
 
+@pytest.mark.parametrize("reduction", ["sum", "mean", "none"])
+def test_binary_cross_entropy_gradients_at_zero_and_one_match_torch(reduction):
+    """PyTorch's own formulas, finite where x is 0 or 1 (the chain rule through the clamped
+    logs gave NaN there); first and second derivatives in x, t and the incoming gradient."""
+    x = np.array([0.5, 1.0, 0.0, 0.3, 1e-7, 0.9])
+    t = np.array([0.0, 1.0, 0.0, 0.7, 0.2, 1.0])
+    w = np.array([1.0, 2.0, 3.0, 0.5, 1.0, 1.5])
+    v = np.arange(1.0, 7.0)
+    results = []
+    for lib, make in ((tensorlib, _t), (torch, _th)):
+        xs, ts, go = make(x, True), make(t, True), make(np.array(2.0), True)
+        loss = lib.nn.functional.binary_cross_entropy(xs, ts, weight=make(w),
+                                                      reduction=reduction)
+        loss = loss.sum() * go
+        gx, gt = lib.autograd.grad(loss, (xs, ts), create_graph=True)
+        second = lib.autograd.grad((gx * make(v)).sum(), (xs, ts, go))
+        results.append([g.detach().numpy() for g in (gx, gt, *second)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    assert np.isfinite(results[0][0]).all()
+
+
+def test_binary_cross_entropy_gradgradcheck():
+    p, q = RNG.uniform(0.1, 0.9, (2, 3)), RNG.uniform(0, 1, (2, 3))
+    wt = _t(RNG.uniform(0.5, 1.5, (2, 3)))
+    args = tuple(tensorlib.tensor(a, requires_grad=True) for a in (p, q))
+    assert tensorlib.autograd.gradgradcheck(
+        lambda a, b: F.binary_cross_entropy(a, b, weight=wt), args)
+
+
 def test_bce_with_logits_stable_and_pos_weight():
     x = np.array([[-200.0, -30.0, 0.0, 30.0, 200.0]])
     y = np.array([[1.0, 0.0, 0.5, 1.0, 0.0]])

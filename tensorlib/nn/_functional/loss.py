@@ -435,12 +435,68 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
                          f"the same size.")
     if input.numel() and ((input < 0) | (input > 1)).any().item():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    log_x = tensorlib.clamp_min(tensorlib.log(input), -100)
-    log_1mx = tensorlib.clamp_min(tensorlib.log1p(-input), -100)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    if _forward_ad._level is not None:
+        loss = _binary_cross_entropy_terms(input, target)
+    else:
+        loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight.expand(tensorlib.broadcast_shapes(target.shape, weight.shape))
     return _reduce(loss, reduction)
+
+
+def _binary_cross_entropy_terms(x, t):
+    log_x = tensorlib.clamp_min(tensorlib.log(x), -100)
+    log_1mx = tensorlib.clamp_min(tensorlib.log1p(-x), -100)
+    return -(t * log_x + (1 - t) * log_1mx)
+
+
+# PyTorch's floor of x (1 - x) in the input's gradient
+_BCE_EPSILON = 1e-12
+
+
+class _BinaryCrossEntropy(Function):
+    """The elementwise loss with PyTorch's input gradient (x - t) / max(x (1 - x), 1e-12):
+    finite where x is 0 or 1 (the chain rule through the clamped logs gives 0 * inf = NaN
+    there). The target's gradient is log(1 - x) - log(x), unclamped as PyTorch's. Under
+    forward AD the composite's ops carry the tangents."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        ctx.save_for_backward(x, t)
+        return _binary_cross_entropy_terms(x, t)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        grad_x = grad_t = None
+        if ctx.needs_input_grad[0]:
+            grad_x = _BinaryCrossEntropyInputGrad.apply(grad, x, t)
+        if ctx.needs_input_grad[1]:
+            grad_t = grad * (tensorlib.log1p(-x) - tensorlib.log(x))
+        return grad_x, grad_t
+
+
+class _BinaryCrossEntropyInputGrad(Function):
+    """grad (x - t) / max(x (1 - x), 1e-12), differentiated as PyTorch's double backward:
+    in x by (x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2) (finite at 0 and 1), in grad
+    by (x - t) / ((x + eps) (1 - x + eps))."""
+
+    @staticmethod
+    def forward(ctx, grad, x, t):
+        ctx.save_for_backward(grad, x, t)
+        return grad * (x - t) / tensorlib.clamp_min((1 - x) * x, _BCE_EPSILON)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x, t = ctx.saved_tensors
+        shifted = (x + _BCE_EPSILON) * (1 - x + _BCE_EPSILON)
+        d_grad = gg * (x - t) / shifted if ctx.needs_input_grad[0] else None
+        d_x = d_t = None
+        if ctx.needs_input_grad[1]:
+            d_x = gg * grad * (x * x - 2 * x * t + t) / shifted ** 2
+        if ctx.needs_input_grad[2]:
+            d_t = -gg * grad / tensorlib.clamp_min((1 - x) * x, _BCE_EPSILON)
+        return d_grad, d_x, d_t
 
 
 @autocast_op("binary_cross_entropy_with_logits")
