@@ -231,6 +231,12 @@ def split(tensor, split_size_or_sections, dim=0):
     return _pieces(tensor, dim, sizes or [0])
 
 
+def _split_method(self, split_size, dim=0):
+    """Tensor.split: the size argument is named split_size there (torch.split's is
+    split_size_or_sections), so `x.split(split_size=(2, 1), dim=1)` works as in PyTorch."""
+    return split(self, split_size, dim)
+
+
 def split_with_sizes(tensor, split_sizes, dim=0):
     _need_dims("split_with_sizes", tensor)
     dim = _v.wrap_dim(dim, tensor.dim())
@@ -734,7 +740,7 @@ def broadcast_tensors(*tensors):
 
 
 TENSOR_METHODS = {
-    "split": split, "split_with_sizes": split_with_sizes, "chunk": chunk,
+    "split": _split_method, "split_with_sizes": split_with_sizes, "chunk": chunk,
     "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
     "unbind": unbind, "movedim": movedim, "moveaxis": moveaxis,
     "unflatten": unflatten, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll,

@@ -492,3 +492,21 @@ def test_cat_gradient_routing():
     w = tl.ones(3, dtype=tl.float64, requires_grad=True)
     (tl.stack([w, w]) * tl.tensor([[1.0], [2.0]], dtype=tl.float64)).sum().backward()
     assert w.grad.tolist() == [3.0] * 3
+
+
+def test_split_keyword_names_match_torch():
+    """Tensor.split names its size split_size; torch.split names it split_size_or_sections
+    (torchsde calls `ys.split(split_size=(n - 1, 1), dim=2)`)."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(12.0).reshape(2, 6)
+    ours, theirs = tl.tensor(data), torch.tensor(data)
+    for sizes in ((4, 2), 4, [1, 2, 3]):
+        want = [t.numpy() for t in theirs.split(split_size=sizes, dim=1)]
+        _same(ours.split(split_size=sizes, dim=1), want)
+        _same(tl.split(ours, split_size_or_sections=sizes, dim=1), want)
+    with pytest.raises(TypeError):
+        theirs.split(split_size_or_sections=2)
+    with pytest.raises(TypeError):
+        ours.split(split_size_or_sections=2)
+    with pytest.raises(TypeError):
+        tl.split(ours, split_size=2)
