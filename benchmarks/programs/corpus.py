@@ -326,7 +326,7 @@ PROGRAMS = [
             "Brownian intervals/trees with Levy areas, adjoint SDEs through a custom Function, "
             "logqp's Tensor.split(split_size=...), trampoline recursion",
             pythonpath=["."], packages=["trampoline", "scipy"],
-            timeout=1800),      # 934 s at load average 8-12 on 2 cores; its CPU time is far less
+            timeout=1800),      # 934 s at load average 8-12 on 2 cores
     # torchcde's suite on its HEAD with PyPI's torchdiffeq 0.2.5 and torchsde 0.2.6; left
     # out: the log-ODE test and example, which need signatory (not installed)
     Program("torchcde tests", "patrick-kidger/torchcde", "",
