@@ -414,6 +414,30 @@ PROGRAMS = [
             pythonpath=["."],
             packages=["parameterized", "sklearn", "matplotlib", "tqdm", "packaging"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
+    # torchsde's own suite but for test_adjoint's two gradient comparisons, left out for time
+    # (finite differences per parameter, and 40 adjoint-vs-direct solves at dt=1e-3: over 25
+    # minutes here; the 16 numerical ones passed in a separate run). The BrownianInterval tests
+    # seed torch.manual_seed and test normality with KS tests at alpha=1e-5
+    Program("torchsde tests", "google-research/torchsde", "",
+            ["-m", "pytest", "-q", "tests",
+             "--deselect", "tests/test_adjoint.py::test_against_numerical",
+             "--deselect", "tests/test_adjoint.py::test_against_sdeint"],
+            "SDE solvers (Euler, Milstein, SRK, Heun, midpoint, reversible Heun) over "
+            "Brownian intervals/trees with Levy areas, adjoint SDEs through a custom Function, "
+            "logqp's Tensor.split(split_size=...), trampoline recursion",
+            pythonpath=["."], packages=["trampoline", "scipy"],
+            timeout=1800),      # 934 s at load average 8-12 on 2 cores
+    # torchcde's suite on its HEAD with PyPI's torchdiffeq 0.2.5 and torchsde 0.2.6; left
+    # out: the log-ODE test and example, which need signatory (not installed). Its pytest.ini
+    # is in test/, so node ids to deselect are relative to test/
+    Program("torchcde tests", "patrick-kidger/torchcde", "",
+            ["-m", "pytest", "-q", "test", "--ignore", "test/test_log_ode.py",
+             "--deselect", "test_example.py::test_logsignature_example"],
+            "neural controlled differential equations: natural/Hermite cubic and linear "
+            "interpolation, tridiagonal solves, cdeint through torchdiffeq's adjoint and "
+            "torchsde's solvers, its example training loops",
+            pythonpath=["."], packages=["torchdiffeq", "torchsde", "trampoline"],
+            timeout=1800),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

@@ -231,6 +231,12 @@ def split(tensor, split_size_or_sections, dim=0):
     return _pieces(tensor, dim, sizes or [0])
 
 
+def _split_method(self, split_size, dim=0):
+    """Tensor.split: the size argument is named split_size there (torch.split's is
+    split_size_or_sections), so `x.split(split_size=(2, 1), dim=1)` works as in PyTorch."""
+    return split(self, split_size, dim)
+
+
 def split_with_sizes(tensor, split_sizes, dim=0):
     _need_dims("split_with_sizes", tensor)
     dim = _v.wrap_dim(dim, tensor.dim())
@@ -731,12 +737,6 @@ def broadcast_tensors(*tensors):
         tensors = tuple(tensors[0])
     shape = broadcast_shapes(*(t._sizes for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
-
-
-def _split_method(self, split_size, dim=0):
-    """Tensor.split: PyTorch names the method's argument split_size (torch.split's is
-    split_size_or_sections); either form of split."""
-    return split(self, split_size, dim)
 
 
 TENSOR_METHODS = {

@@ -272,19 +272,6 @@ def test_integer_and_bool_data(device):
     assert tl.repeat_interleave(x, tl.tensor(2, device=device), 0).shape == (4, 3)
 
 
-def test_split_keywords_are_pytorchs():
-    """Tensor.split names its size argument split_size, torch.split split_size_or_sections
-    (BoTorch calls X.split(split_size=batch_limit, dim=0))."""
-    x = tl.arange(7)
-    assert [t.tolist() for t in x.split(split_size=3, dim=0)] == [[0, 1, 2], [3, 4, 5], [6]]
-    assert [t.numel() for t in x.split(split_size=[2, 5])] == [2, 5]
-    assert [t.numel() for t in tl.split(x, split_size_or_sections=[3, 4])] == [3, 4]
-    with pytest.raises(TypeError, match="split_size_or_sections"):
-        x.split(split_size_or_sections=3)
-    with pytest.raises(TypeError, match="split_size"):
-        tl.split(x, split_size=3)
-
-
 def test_splits_are_views(device):
     x = tl.zeros(4, 6, device=device)
     a, b = x.split([2, 4], 1)
@@ -505,3 +492,22 @@ def test_cat_gradient_routing():
     w = tl.ones(3, dtype=tl.float64, requires_grad=True)
     (tl.stack([w, w]) * tl.tensor([[1.0], [2.0]], dtype=tl.float64)).sum().backward()
     assert w.grad.tolist() == [3.0] * 3
+
+
+def test_split_keyword_names_match_torch():
+    """Tensor.split names its size split_size; torch.split names it split_size_or_sections
+    (torchsde calls `ys.split(split_size=(n - 1, 1), dim=2)`, BoTorch
+    `X.split(split_size=batch_limit, dim=0)`)."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(12.0).reshape(2, 6)
+    ours, theirs = tl.tensor(data), torch.tensor(data)
+    for sizes in ((4, 2), 4, [1, 2, 3]):
+        want = [t.numpy() for t in theirs.split(split_size=sizes, dim=1)]
+        _same(ours.split(split_size=sizes, dim=1), want)
+        _same(tl.split(ours, split_size_or_sections=sizes, dim=1), want)
+    with pytest.raises(TypeError):
+        theirs.split(split_size_or_sections=2)
+    with pytest.raises(TypeError):
+        ours.split(split_size_or_sections=2)
+    with pytest.raises(TypeError):
+        tl.split(ours, split_size=2)
