@@ -166,6 +166,21 @@ def _switches():
     return out
 
 
+@pytest.fixture
+def pytorch_stream():
+    """The test draws from PyTorch's CPU random stream (tensorlib.random.set_stream); the
+    stream and the generator state are put back afterwards."""
+    import tensorlib
+    import tensorlib.random as tl_random
+    saved = tensorlib.get_rng_state()
+    previous = tl_random.set_stream("pytorch")
+    try:
+        yield
+    finally:
+        tl_random.set_stream(previous)
+        tensorlib.set_rng_state(saved)
+
+
 def _rngs():
     """(name, read, write, equal) for the global random generators."""
     import tensorlib

@@ -5,21 +5,9 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-import tensorlib.random as tl_random
 from tensorlib.quasirandom import SobolEngine
 
 torch = pytest.importorskip("torch")
-
-
-@pytest.fixture
-def pytorch_stream():
-    saved = tl.get_rng_state()
-    previous = tl_random.set_stream("pytorch")
-    try:
-        yield
-    finally:
-        tl_random.set_stream(previous)
-        tl.set_rng_state(saved)
 
 
 def test_first_points_are_the_van_der_corput_lattice():

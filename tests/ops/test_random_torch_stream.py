@@ -34,17 +34,6 @@ DTYPES = {"float32": (tl.float32, torch.float32), "float64": (tl.float64, torch.
 SIZES = list(range(1, 18)) + [31, 1000, 100000]
 
 
-@pytest.fixture
-def pytorch_stream():
-    saved = tl.get_rng_state()
-    previous = tl_random.set_stream("pytorch")
-    try:
-        yield
-    finally:
-        tl_random.set_stream(previous)
-        tl.set_rng_state(saved)
-
-
 def seed(s):
     torch.manual_seed(s)
     tl.manual_seed(s)
