@@ -237,6 +237,10 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
+# Tensor.split is `split` to __torch_function__ overrides and to vmap's rules, as in PyTorch
+_split_method.__name__ = _split_method.__qualname__ = "split"
+
+
 def split_with_sizes(tensor, split_sizes, dim=0):
     _need_dims("split_with_sizes", tensor)
     dim = _v.wrap_dim(dim, tensor.dim())
