@@ -73,7 +73,7 @@ def _half_scaled(op, a, b, alpha):
     if not (_is_tensor(a) and _is_tensor(b) and a._dtype is b._dtype
             and a._dtype.name in HALF_TYPES and not isinstance(alpha, (bool, complex))):
         return None
-    narrow = binary("mul", _empty((), a._dtype, a._device).fill_(alpha), 1, SAME).item()
+    narrow = _empty((), a._dtype, a._device).fill_(alpha).item()
     wide = dt.float32
     return binary(op, a.to(wide), _scaled(a, b.to(wide), narrow), SAME).to(a._dtype)
 
