@@ -5,6 +5,7 @@ import multiprocessing as _mp
 from multiprocessing import *  # noqa: F401,F403
 
 import tensorlib as _tensorlib
+from tensorlib.multiprocessing import _sharing
 from tensorlib.multiprocessing._sharing import init_reductions, is_shared, share_memory_
 from tensorlib.multiprocessing.spawn import (ProcessContext, ProcessException,  # noqa: F401
                                              ProcessExitedException, ProcessRaisedException,
@@ -15,22 +16,23 @@ __all__ = _mp.__all__ + ["spawn", "start_processes", "ProcessContext", "ProcessE
                          "get_sharing_strategy", "set_sharing_strategy",
                          "get_all_sharing_strategies"]
 
-_STRATEGIES = ("file_descriptor",)
-
 
 def get_all_sharing_strategies():
-    """Only file descriptors (memfd): no named files are left behind by a crash."""
-    return set(_STRATEGIES)
+    """file_descriptor (memfd: nothing named is left behind by a crash) and, with POSIX
+    shared memory, file_system (see NOTE [ The file_system strategy ] in _sharing.py)."""
+    return _sharing.strategies()
 
 
 def get_sharing_strategy():
-    return "file_descriptor"
+    return _sharing.get_strategy()
 
 
 def set_sharing_strategy(new_strategy):
-    if new_strategy not in _STRATEGIES:
+    """The strategy for storages shared from now on (those shared before keep theirs)."""
+    if new_strategy not in _sharing.strategies():
         raise ValueError(f"sharing strategy {new_strategy!r} is not supported; tensorlib "
-                         f"shares through {', '.join(_STRATEGIES)}")
+                         f"shares through {', '.join(sorted(_sharing.strategies()))}")
+    _sharing.set_strategy(new_strategy)
 
 
 _tensorlib.Tensor.share_memory_ = share_memory_

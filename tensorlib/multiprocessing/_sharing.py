@@ -12,9 +12,19 @@ geometry; the receiver maps the same pages, so writes on either side are seen by
 nothing is copied. Forked children inherit the mapping itself. As with PyTorch's strategy, the
 sender must stay alive until the receiver has unpickled the tensor (the descriptor is handed
 over by the sender's multiprocessing resource sharer).
+
+NOTE [ The file_system strategy ]
+After `set_sharing_strategy("file_system")`, storages shared from then on go into named
+POSIX shared-memory files (/dev/shm/tl_fs_<pid>_<n>) instead: no file descriptor stays open
+per storage (PyTorch's reason for the strategy: a process holding thousands of shared tensors
+runs out of descriptors), and the name is what travels. The process that made a file
+unlinks its name when that storage dies; receivers keep their mappings, and can pass the
+tensor on while the name exists. A process killed before its storages die leaves its files
+in /dev/shm (PyTorch's torch_shm_manager removes those; tensorlib has no such daemon).
 """
 import ctypes
 import gc
+import itertools
 import mmap
 import os
 import tempfile
@@ -28,9 +38,30 @@ from tensorlib._C.device import canonical
 from tensorlib._C.storage import Storage
 from tensorlib._C.tensor_impl import TensorImpl, wrap
 
-__all__ = ["share_memory_", "is_shared", "init_reductions"]
+try:
+    import _posixshmem
+except ImportError:          # pragma: no cover - not POSIX
+    _posixshmem = None
 
-_shared = weakref.WeakKeyDictionary()      # Storage -> fd of its shared file
+__all__ = ["share_memory_", "is_shared", "init_reductions", "get_strategy", "set_strategy"]
+
+_shared = weakref.WeakKeyDictionary()      # Storage -> fd of its shared file, or its name
+_strategy = ["file_descriptor"]
+_names = itertools.count()
+
+
+def get_strategy():
+    return _strategy[0]
+
+
+def set_strategy(name):
+    """file_system needs POSIX shared memory; elsewhere only file_descriptor is offered."""
+    _strategy[0] = name
+
+
+def strategies():
+    return {"file_descriptor", "file_system"} if _posixshmem is not None else \
+        {"file_descriptor"}
 
 
 class _Release:
@@ -46,6 +77,35 @@ class _Release:
             os.close(self.fd)
         except OSError:
             pass
+
+
+class _Unlink:
+    """A file_system storage's release: hand the old buffer back, remove the file's name."""
+
+    def __init__(self, name, old_handle, old_release):
+        self.name, self.old_handle, self.old_release = name, old_handle, old_release
+
+    def __call__(self, handle, nbytes):
+        if self.old_release is not None:
+            self.old_release(self.old_handle, nbytes)
+        try:
+            _posixshmem.shm_unlink(self.name)
+        except OSError:
+            pass
+
+
+def _named_file(nbytes):
+    """(name, mapping) of a new POSIX shared-memory file of nbytes; no descriptor kept."""
+    name = f"/tl_fs_{os.getpid()}_{next(_names)}"
+    fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        os.ftruncate(fd, max(nbytes, 1))
+        return name, _map(fd, nbytes)
+    except BaseException:
+        _posixshmem.shm_unlink(name)
+        raise
+    finally:
+        os.close(fd)
 
 
 def _shared_file(nbytes):
@@ -82,22 +142,34 @@ def share_memory_(self):
     if self._device.type != "cpu" or storage in _shared:
         return self
     nbytes = storage._nbytes
-    fd = _shared_file(nbytes)
-    array = _map(fd, nbytes)
     old = storage.handle
+    if _strategy[0] == "file_system":
+        key, array = _named_file(nbytes)
+        storage._release = _Unlink(key, old, storage._release)
+    else:
+        key = _shared_file(nbytes)
+        array = _map(key, nbytes)
+        storage._release = _Release(key, old, storage._release)
     if nbytes:
         ctypes.memmove(array.ctypes.data, old.ctypes.data, nbytes)
-    storage._release = _Release(fd, old, storage._release)
     storage.handle = array
-    _shared[storage] = fd
+    _shared[storage] = key
     _drop_cached_views(storage)
     return self
 
 
-def _rebuild(dup, nbytes, sizes, strides, offset, dtype_name, requires_grad, cls):
-    fd = dup.detach()
-    storage = Storage(_map(fd, nbytes), nbytes, canonical("cpu"), _Release(fd))
-    _shared[storage] = fd
+def _rebuild(handle, nbytes, sizes, strides, offset, dtype_name, requires_grad, cls):
+    if isinstance(handle, str):            # a file_system name: map it, keep no descriptor
+        fd = _posixshmem.shm_open(handle, os.O_RDWR, 0o600)
+        try:
+            storage = Storage(_map(fd, nbytes), nbytes, canonical("cpu"))
+        finally:
+            os.close(fd)
+        _shared[storage] = handle
+    else:
+        fd = handle.detach()
+        storage = Storage(_map(fd, nbytes), nbytes, canonical("cpu"), _Release(fd))
+        _shared[storage] = fd
     t = wrap(storage, sizes, strides, offset, getattr(tensorlib, dtype_name))
     if cls is not tensorlib.Tensor:
         return cls(t, requires_grad)
@@ -114,7 +186,9 @@ def _reduce(t):
                            "before serializing (e.g., putting it on the queue).")
     share_memory_(t)
     storage = t._storage
-    return (_rebuild, (reduction.DupFd(_shared[storage]), storage._nbytes, t._sizes,
+    key = _shared[storage]
+    handle = key if isinstance(key, str) else reduction.DupFd(key)
+    return (_rebuild, (handle, storage._nbytes, t._sizes,
                        t._strides, t._offset, str(t._dtype).split(".")[-1], t._requires_grad,
                        type(t)))
 

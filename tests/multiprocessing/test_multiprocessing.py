@@ -80,3 +80,47 @@ def test_sharing_strategy_names():
     with pytest.raises(ValueError):
         mp.set_sharing_strategy("file_system_on_the_moon")
     assert mp.Queue is not None and mp.Process is not None and mp.cpu_count() >= 1
+
+
+@pytest.fixture
+def file_system_strategy():
+    if "file_system" not in mp.get_all_sharing_strategies():
+        pytest.skip("no POSIX shared memory here")
+    mp.set_sharing_strategy("file_system")
+    yield
+    mp.set_sharing_strategy("file_descriptor")
+
+
+def _named_files():
+    import os
+    return {name for name in os.listdir("/dev/shm") if name.startswith(f"tl_fs_{os.getpid()}_")}
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_file_system_strategy_passes_tensors_by_name(file_system_strategy, method):
+    import gc
+    before = _named_files()
+    ctx = mp.get_context(method)
+    queue, done = ctx.Queue(), ctx.Queue()
+    base = tensorlib.zeros(4, 5)
+    sent = base[1:, ::2]
+    p = ctx.Process(target=_workers.add_in_place, args=(queue, done))
+    p.start()
+    queue.put(sent)
+    shape, shared, total = done.get(timeout=60)
+    p.join(60)
+    assert p.exitcode == 0 and shape == (3, 3) and shared and total == 9.0
+    assert sent.tolist() == [[1.0] * 3] * 3          # the child's write is seen here
+    assert mp.get_sharing_strategy() == "file_system"
+    assert len(_named_files() - before) == 1          # the storage's named file
+    del base, sent
+    gc.collect()
+    assert _named_files() == before                   # its name goes with the storage
+
+
+def test_strategy_applies_to_storages_shared_later(file_system_strategy):
+    before = _named_files()
+    x = tensorlib.ones(3).share_memory_()
+    assert x.is_shared() and len(_named_files() - before) == 1
+    x[0] = 5.0
+    assert x.tolist() == [5.0, 1.0, 1.0]
