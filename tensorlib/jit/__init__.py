@@ -131,6 +131,11 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     compile them by symbolic tracing, not by parsing Python)."""
     from tensorlib.fx import symbolic_trace
     from tensorlib.nn.modules.module import Module
+    if isinstance(obj, Module) and getattr(type(obj).forward, "_torchscript_modifier",
+                                           None) in ("unused", "ignore"):
+        # PyTorch compiles nothing of a forward marked @unused/@ignore and calls it in Python
+        # (torchmetrics' Metric); the module, run as written, is what its script module runs
+        return obj
     what = getattr(obj, '__qualname__', type(obj).__name__)
     try:
         gm = symbolic_trace(obj)

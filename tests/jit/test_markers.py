@@ -1,6 +1,8 @@
 """The TorchScript markers libraries decorate their code with (torch.jit.unused, ignore,
 export, _overload_method, _script_if_tracing, annotate, jit.annotations) leave the Python
 code as it runs; torch._C._get_tracing_state tells jit.trace apart."""
+import pytest
+
 import tensorlib
 import tensorlib.nn as nn
 from tensorlib import _C, jit
@@ -73,3 +75,40 @@ def test_jit_internal_names_libraries_import_directly():
     assert _jit_internal._copy_to_script_wrapper(method) is method
     assert _jit_internal.is_scripting() is False
     assert _jit_internal.ignore is jit.ignore and _jit_internal.unused is jit.unused
+
+
+class _PythonForward(nn.Module):
+    """A forward TorchScript cannot compile (*args), marked to stay in Python, as
+    torchmetrics' Metric marks its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Linear(2, 2)
+
+    @jit.unused
+    def forward(self, *args, **kwargs):
+        return self.scale(args[0])
+
+
+class _IgnoredForward(_PythonForward):
+    @jit.ignore
+    def forward(self, *args):
+        return args[0] * 2
+
+
+def test_script_leaves_a_forward_marked_unused_or_ignored_to_python():
+    x = tensorlib.ones(2)
+    m = _PythonForward()
+    scripted = jit.script(m)
+    assert tensorlib.equal(scripted(x), m(x))
+    assert [n for n, _ in scripted.named_parameters()] == ["scale.weight", "scale.bias"]
+    assert scripted.scale.weight is m.scale.weight            # the same parameters
+    assert jit.script(_IgnoredForward())(x).tolist() == [2.0, 2.0]
+
+
+def test_script_still_refuses_an_unmarked_forward_it_cannot_trace():
+    class Unmarked(nn.Module):
+        def forward(self, *args):
+            return args[0]
+    with pytest.raises(RuntimeError, match="cannot compile Unmarked"):
+        jit.script(Unmarked())
