@@ -35,8 +35,8 @@ def broadcast_shapes(*shapes):
     return Size(_broadcast_shapes(*shapes))
 
 
-def result_type(a, b):
-    return _result_type((a, b))
+def result_type(tensor1, tensor2):
+    return _result_type((tensor1, tensor2))
 
 
 def is_tensor(obj):

@@ -16,3 +16,16 @@ def sizes_or_keyword(sizes, size):
             raise TypeError("size given both positionally and as a keyword")
         sizes = (size,)
     return sizes_arg(sizes)
+
+
+def sizes_by_keyword(op, args, keyword, name):
+    """Methods taking sizes spread out also take them as one keyword, as PyTorch's parser
+    does (x.permute(dims=(1, 0)), x.expand(size=(3, 4)), x.reshape(shape=(6,)))."""
+    if not keyword:
+        return args
+    unexpected = [key for key in keyword if key != name]
+    if unexpected:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{unexpected[0]}'")
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    return (keyword[name],)

@@ -72,27 +72,27 @@ def clamp_max(x, max):  # noqa: A002
     return clamp(x, max=max)
 
 
-def lerp(start, end, weight):
-    """start + weight * (end - start), from the nearer end when weight >= 0.5 (exact at 1)."""
-    _require_float("lerp_kernel_scalar", start)
+def lerp(input, end, weight):  # noqa: A002 - torch's name
+    """input + weight * (end - input), from the nearer end when weight >= 0.5 (exact at 1)."""
+    _require_float("lerp_kernel_scalar", input)
     for name, other in (("end", end), ("weight", weight)):
-        if _is_tensor(other) and other._dtype is not start._dtype:
-            raise RuntimeError(f"expected dtype {start._dtype.name} for `{name}` but got dtype "
+        if _is_tensor(other) and other._dtype is not input._dtype:
+            raise RuntimeError(f"expected dtype {input._dtype.name} for `{name}` but got dtype "
                                f"{other._dtype.name}")
-    if start._dtype.name in HALF_TYPES:          # in float32, rounded once (PyTorch's kernel)
+    if input._dtype.name in HALF_TYPES:          # in float32, rounded once (PyTorch's kernel)
         wide = dt.float32
-        return lerp(start.to(wide), end.to(wide),
-                    weight.to(wide) if _is_tensor(weight) else weight).to(start._dtype)
-    done = _one_pass("lerp", start, (end, weight), weight)
+        return lerp(input.to(wide), end.to(wide),
+                    weight.to(wide) if _is_tensor(weight) else weight).to(input._dtype)
+    done = _one_pass("lerp", input, (end, weight), weight)
     if done is not None:
         return done
-    diff = binary("sub", end, start, SAME)
+    diff = binary("sub", end, input, SAME)
     if not _is_tensor(weight):
         if _pyabs(weight) < 0.5:
-            return binary("add", start, binary("mul", diff, weight, SAME), SAME)
+            return binary("add", input, binary("mul", diff, weight, SAME), SAME)
         return binary("sub", end, binary("mul", diff, 1 - weight, SAME), SAME)
     near_start = binary("lt", unary("abs", weight, SAME), 0.5, TO_BOOL)
-    return where(near_start, binary("add", start, binary("mul", weight, diff, SAME), SAME),
+    return where(near_start, binary("add", input, binary("mul", weight, diff, SAME), SAME),
                  binary("sub", end, binary("mul", diff, binary("sub", 1, weight, SAME), SAME),
                         SAME))
 

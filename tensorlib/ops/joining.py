@@ -18,7 +18,7 @@ from tensorlib.ops._composites import optional_kernel
 from tensorlib._C.factory import empty
 from tensorlib._C.joining import tensor_list as _tensor_list
 from tensorlib._C.tensor_impl import TensorImpl, numel
-from tensorlib.ops._args import sizes_arg
+from tensorlib.ops._args import sizes_arg, sizes_by_keyword
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops._unsigned import refuse_unsigned
 from tensorlib.ops.shape import clone, expand, narrow, permute, reshape, select, transpose
@@ -476,9 +476,9 @@ def _roll(x, shifts, dims):
 
 # ---------------------------------------------------------------------------------- repeats
 
-def repeat(input, *sizes):  # noqa: A002
+def repeat(input, *sizes, **keyword):  # noqa: A002
     """Tensor.repeat: tile the tensor `sizes` times (sizes may add leading dims)."""
-    reps = sizes_arg(sizes, "repeats")
+    reps = sizes_arg(sizes_by_keyword("repeat", sizes, keyword, "repeats"), "repeats")
     if len(reps) < input.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -502,9 +502,9 @@ def _repeat(x, reps):
     return _v.view(out, tuple(r * s for r, s in zip(reps, shape)))
 
 
-def tile(input, *dims):  # noqa: A002
+def tile(input, *dims, **keyword):  # noqa: A002
     """repeat, with missing leading repeat counts taken as 1."""
-    dims = sizes_arg(dims, "dims")
+    dims = sizes_arg(sizes_by_keyword("tile", dims, keyword, "dims"), "dims")
     return repeat(input, (1,) * (input.dim() - len(dims)) + dims)
 
 

@@ -1,6 +1,7 @@
 """matmul with PyTorch's rules (1-D operands, batch broadcasting) over the batched GEMM
 primitive."""
 import functools
+import inspect
 import math
 
 from tensorlib import _capture_state
@@ -84,10 +85,10 @@ def matmul(a, b):
 
 
 @differentiable("mm")
-def mm(a, b):
-    if a.dim() != 2 or b.dim() != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {a.dim()}D and {b.dim()}D")
-    return matmul(a, b)
+def mm(input, mat2):  # noqa: A002 - torch's names
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.dim()}D and {mat2.dim()}D")
+    return matmul(input, mat2)
 
 
 # ---- products with PyTorch's checks (compositions of matmul: differentiable as they stand) ----
@@ -99,42 +100,46 @@ def _same_device(*xs):
 
 
 @_autocast_op("bmm")
-def bmm(a, b):
+def bmm(input, mat2):  # noqa: A002 - torch's names
     """(B, n, m) @ (B, m, p) -> (B, n, p); no broadcasting."""
-    if a.dim() != 3:
+    if input.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if b.dim() != 3:
+    if mat2.dim() != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    if b._sizes[:2] != (a._sizes[0], a._sizes[2]):
+    if mat2._sizes[:2] != (input._sizes[0], input._sizes[2]):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{a._sizes[0]}, {a._sizes[2]}] but got: "
-                           f"[{b._sizes[0]}, {b._sizes[1]}].")
-    return matmul(a, b)
+                           f"[{input._sizes[0]}, {input._sizes[2]}] but got: "
+                           f"[{mat2._sizes[0]}, {mat2._sizes[1]}].")
+    return matmul(input, mat2)
 
 
 @_autocast_op("mv")
-def mv(a, v):
-    if a.dim() != 2 or v.dim() != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.dim()}, {v.dim()}")
-    return matmul(a, v)
+def mv(input, vec):  # noqa: A002 - torch's names
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, "
+                           f"{vec.dim()}")
+    return matmul(input, vec)
 
 
 @_autocast_op("dot")
-def dot(a, b):
+def dot(input, tensor):  # noqa: A002 - torch's names
     """1-D . 1-D -> 0-dim, same dtype and length."""
-    if a.dim() != 1 or b.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
-    if a._dtype is not b._dtype:
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D "
+                           f"tensors")
+    if input._dtype is not tensor._dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{a._dtype.scalar_name} and {b._dtype.scalar_name}")
-    if a._sizes != b._sizes:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._sizes[0]}] and src "
-                           f"[{b._sizes[0]}] to have the same number of elements, but got "
-                           f"{a._sizes[0]} and {b._sizes[0]} elements respectively")
-    return matmul(a, b)
+                           f"{input._dtype.scalar_name} and {tensor._dtype.scalar_name}")
+    if input._sizes != tensor._sizes:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._sizes[0]}] and "
+                           f"src [{tensor._sizes[0]}] to have the same number of elements, but got "
+                           f"{input._sizes[0]} and {tensor._sizes[0]} elements respectively")
+    return matmul(input, tensor)
 
 
-vdot = dot          # real dtypes only: nothing to conjugate
+def vdot(input, other):  # noqa: A002 - torch's names
+    """dot; real dtypes only, so nothing to conjugate."""
+    return dot(input, other)
 
 
 def inner(a, b):
@@ -147,11 +152,11 @@ def inner(a, b):
     return tensordot(a, b, ([a.dim() - 1], [b.dim() - 1]))
 
 
-def outer(a, b):
-    for name, x in (("self", a), ("vec2", b)):
+def outer(input, vec2):  # noqa: A002 - torch's names
+    for name, x in (("self", input), ("vec2", vec2)):
         if x.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.dim()}-D")
-    return a.reshape(-1, 1) * b
+    return input.reshape(-1, 1) * vec2
 
 
 ger = outer
@@ -220,8 +225,18 @@ def _half_in_float(fn):
     """beta * input + alpha * product of float16/bfloat16 operands computed in float32 and
     rounded once, as PyTorch's kernels do: rounding the product, then the scaled sum, moved
     Newton-Schulz iterations (Muon's orthogonalization) off PyTorch's values by 10%."""
+    first, second = list(inspect.signature(fn).parameters)[1:3]
+
     @functools.wraps(fn)
-    def wrapper(input, a, b, *, beta=1, alpha=1):  # noqa: A002
+    def wrapper(input, a=None, b=None, *, beta=1, alpha=1, **named):  # noqa: A002
+        if named:                           # the operands by fn's names (mat1=, batch2=...)
+            a, b = named.pop(first, a), named.pop(second, b)
+            if named:
+                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument "
+                                f"'{next(iter(named))}'")
+        if a is None or b is None:
+            raise TypeError(f"{fn.__name__}() missing required argument "
+                            f"'{first if a is None else second}'")
         dtype = a._dtype
         if dtype.name in ("float16", "bfloat16") and input._dtype is dtype \
                 and b._dtype is dtype:

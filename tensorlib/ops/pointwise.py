@@ -159,21 +159,21 @@ def fmod(a, b):
 
 
 @_autocast_op("pow")
-def pow(a, b):  # noqa: A001 - torch's name
-    if isinstance(b, bool) and _is_tensor(a) and a._dtype is dt.bool_:
-        return a.clone() if b else _bool_full(a, True)       # a ** True, a ** False
-    if _is_tensor(b) and not _is_float_dtype(_pw_result_dtype(a, b)) and \
-            not _is_float_dtype(b._dtype) and b._dtype is not dt.bool_:
-        return _integer_pow(a, b)
-    if type(b) is int and b < 0 and _is_tensor(a) and not a._dtype.is_floating_point and \
-            a._dtype is not dt.bool_:
+def pow(a, exponent):  # noqa: A001 - torch's name
+    if isinstance(exponent, bool) and _is_tensor(a) and a._dtype is dt.bool_:
+        return a.clone() if exponent else _bool_full(a, True)       # a ** True, a ** False
+    if _is_tensor(exponent) and not _is_float_dtype(_pw_result_dtype(a, exponent)) and \
+            not _is_float_dtype(exponent._dtype) and exponent._dtype is not dt.bool_:
+        return _integer_pow(a, exponent)
+    if type(exponent) is int and exponent < 0 and _is_tensor(a) and \
+            not a._dtype.is_floating_point and a._dtype is not dt.bool_:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     try:
-        return binary("pow", a, b, SAME)
+        return binary("pow", a, exponent, SAME)
     except ValueError as exc:             # numpy: an integer to a negative Python int
         raise RuntimeError(str(exc)) from None
     except TypeError:
-        if _pw_result_dtype(a, b) is dt.bool_:
+        if _pw_result_dtype(a, exponent) is dt.bool_:
             raise _not_implemented("pow", dt.bool_) from None
         raise
 
@@ -493,13 +493,13 @@ def square(x):
     return binary("mul", x, x, SAME)
 
 
-def float_power(a, b):
+def float_power(a, exponent):
     """pow computed (and returned) in float64."""
-    if not _is_tensor(a) and not _is_tensor(b):
+    if not _is_tensor(a) and not _is_tensor(exponent):
         raise TypeError("float_power(): expected at least one Tensor argument")
     a = a.to(dt.float64) if _is_tensor(a) else float(a)
-    b = b.to(dt.float64) if _is_tensor(b) else float(b)
-    return binary("pow", a, b, SAME)
+    exponent = exponent.to(dt.float64) if _is_tensor(exponent) else float(exponent)
+    return binary("pow", a, exponent, SAME)
 
 
 @_differentiable("logaddexp")

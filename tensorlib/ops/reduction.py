@@ -181,6 +181,9 @@ def min(x, dim=None, keepdim=False):  # noqa: A001
     return amin(x, _name="min") if dim is None else _min_dim(x, dim, keepdim)
 
 
+max.keyword_aliases = min.keyword_aliases = {"other": "dim"}   # max(x, other=y): maximum
+
+
 @differentiable("sum_to_size")
 def sum_to_size(x, *size):
     """Sum x down to `size`, which x's shape broadcasts from (the gradient of expand)."""

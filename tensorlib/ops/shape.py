@@ -5,7 +5,7 @@ from tensorlib._C import views as _v
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import is_contiguous, numel
-from tensorlib.ops._args import dims_arg, sizes_arg
+from tensorlib.ops._args import dims_arg, sizes_arg, sizes_by_keyword
 from tensorlib.ops import memory_format as _mf
 from tensorlib.ops._opdef import differentiable
 
@@ -71,7 +71,9 @@ def _alias(x, sizes, strides, offset, dtype):
 
 
 @differentiable("reshape")
-def reshape(x, *shape):
+def reshape(x, *shape, **keyword):
+    if keyword:
+        shape = sizes_by_keyword("reshape", shape, keyword, "shape")
     sizes = _v.infer_size(sizes_arg(shape), numel(x._sizes))
     strides = _v.view_strides(x._sizes, x._strides, sizes)
     if strides is not None:
@@ -117,22 +119,9 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, x._sizes[:start] + (merged,) + x._sizes[end + 1:])
 
 
-def _sizes_or_keyword(op, args, keyword, name):
-    """permute and expand take their sizes spread out or as one keyword, as PyTorch's parser
-    does (x.permute(dims=(1, 0)), x.expand(size=(3, 4)))."""
-    if not keyword:
-        return args
-    unexpected = [key for key in keyword if key != name]
-    if unexpected:
-        raise TypeError(f"{op}() got an unexpected keyword argument '{unexpected[0]}'")
-    if args:
-        raise TypeError(f"{op}() got multiple values for argument '{name}'")
-    return (keyword[name],)
-
-
 @differentiable("permute")
 def permute(x, *dims, **keyword):
-    return _v.permute(x, sizes_arg(_sizes_or_keyword("permute", dims, keyword, "dims"), "dims"))
+    return _v.permute(x, sizes_arg(sizes_by_keyword("permute", dims, keyword, "dims"), "dims"))
 
 
 @differentiable("transpose")
@@ -162,7 +151,7 @@ def t(x):
 
 @differentiable("expand")
 def expand(x, *sizes, **keyword):
-    return _v.expand(x, sizes_arg(_sizes_or_keyword("expand", sizes, keyword, "size")))
+    return _v.expand(x, sizes_arg(sizes_by_keyword("expand", sizes, keyword, "size")))
 
 
 @differentiable("squeeze")
