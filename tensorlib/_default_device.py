@@ -2,7 +2,7 @@
 
 The factories (`ops/creation.py`, `ops/random.py`) resolve their `device=` argument with
 `factory_device`, so `None` means the default set here (cpu until it is changed)."""
-from tensorlib._C.device import canonical
+from tensorlib._C.device import canonical, set_default_hooks
 
 __all__ = ["set_default_device", "get_default_device"]
 
@@ -25,3 +25,6 @@ def get_default_device():
 def factory_device(spec):
     """A factory's `device=` argument as a canonical device."""
     return canonical(_default if spec is None else spec)
+
+
+set_default_hooks(lambda: _default, set_default_device)      # `with tensorlib.device(...):`

@@ -40,3 +40,21 @@ def test_to_and_cpu(device):
     assert x.to(device, tl.float32).cpu().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert x.to(x) is x
     assert x.to("cpu", copy=True) is not x
+
+
+def test_device_as_a_context_sets_the_factories_default():
+    """`with torch.device(...):` (torchmetrics' tests use it) makes factories allocate there
+    until the block ends, nested blocks included, and restores the default after an error."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        with lib.device("meta") as d:
+            assert d == lib.device("meta")
+            assert lib.zeros(2).device.type == "meta" and lib.get_default_device().type == "meta"
+            with lib.device("cpu"):
+                assert lib.ones(1).device.type == "cpu"
+            assert lib.empty(1).device.type == "meta"
+        assert lib.zeros(1).device.type == "cpu"
+        with pytest.raises(ValueError):
+            with lib.device("meta"):
+                raise ValueError("inside")
+        assert lib.get_default_device().type == "cpu"

@@ -3,6 +3,15 @@ so the per-op dispatch is one dict lookup."""
 
 cdef object _loader = None          # set by tensorlib.backends: name -> backend (imports lazily)
 cdef dict _canonical = {}
+cdef object _default_hooks = None   # (get, set) the factories' default device: _default_device
+cdef list _entered = []             # the defaults that `with device:` blocks replaced
+
+
+def set_default_hooks(get, set_):
+    """Install how `with device(...):` reads and sets the factories' default device
+    (tensorlib._default_device does, at import)."""
+    global _default_hooks
+    _default_hooks = (get, set_)
 
 
 def set_loader(loader):
@@ -68,6 +77,17 @@ cdef class device:
 
     def __reduce__(self):
         return (device, (str(self),))
+
+    def __enter__(self):
+        """`with device("opencl"):` makes factories allocate there until the block ends, as
+        PyTorch's device context does (one default for the process, like set_default_device)."""
+        _entered.append(_default_hooks[0]())
+        _default_hooks[1](self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_hooks[1](_entered.pop())
+        return False
 
 
 cpdef device canonical(object spec):

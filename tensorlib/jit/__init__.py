@@ -21,6 +21,7 @@ from tensorlib.fx.graph_module import _get_path
 from tensorlib.fx.node import Node
 from tensorlib.fx.proxy import TracerWarning
 from tensorlib.futures import Future  # noqa: F401 - torch.jit.Future is torch.futures.Future
+from tensorlib.nn.modules.module import Module
 from tensorlib.jit._markers import (_overload, _overload_method,  # noqa: F401 - torch.jit's
                                     _script_if_tracing, annotate, export, ignore, unused)
 
@@ -31,7 +32,16 @@ _FORMAT = "tensorlib.jit/1"
 _tracing = [None]              # the Tracer of the jit.trace running, if one is
 
 
-class TracedModule(GraphModule):
+class ScriptModule(Module):
+    """What script returns (isinstance checks name it): a TracedModule, or a module whose
+    forward is marked to stay in Python (`_python_forward_script`)."""
+
+    @property
+    def original_name(self):
+        return type(self).__name__
+
+
+class TracedModule(GraphModule, ScriptModule):
     """What trace/script return: a GraphModule (`.graph`, `.code`) that can be saved.
 
     `input_signature` is what trace saw: [{"shape": [...], "dtype": "float32"}, ...] per
@@ -48,7 +58,23 @@ class TracedModule(GraphModule):
         return self._class_name
 
 
-ScriptModule = TracedModule
+_script_classes = {}              # a module class -> its ScriptModule subclass
+
+
+def _python_forward_script(module):
+    """script of a module whose forward is marked @unused/@ignore: PyTorch compiles nothing
+    of it and runs it in Python (torchmetrics' Metric). A shallow copy of the module that is
+    a ScriptModule, with the same parameters, buffers and submodules."""
+    cls = type(module)
+    if cls not in _script_classes:
+        _script_classes[cls] = type(cls.__name__, (cls, ScriptModule),
+                                    {"__module__": cls.__module__})
+    scripted = object.__new__(_script_classes[cls])
+    scripted.__dict__.update(module.__dict__)
+    for name in ("_parameters", "_buffers", "_modules"):
+        if name in scripted.__dict__:
+            scripted.__dict__[name] = type(module.__dict__[name])(module.__dict__[name])
+    return scripted
 
 
 class ScriptFunction:
@@ -133,9 +159,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     from tensorlib.nn.modules.module import Module
     if isinstance(obj, Module) and getattr(type(obj).forward, "_torchscript_modifier",
                                            None) in ("unused", "ignore"):
-        # PyTorch compiles nothing of a forward marked @unused/@ignore and calls it in Python
-        # (torchmetrics' Metric); the module, run as written, is what its script module runs
-        return obj
+        return _python_forward_script(obj)
     what = getattr(obj, '__qualname__', type(obj).__name__)
     try:
         gm = symbolic_trace(obj)

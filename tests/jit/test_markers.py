@@ -103,6 +103,10 @@ def test_script_leaves_a_forward_marked_unused_or_ignored_to_python():
     assert tensorlib.equal(scripted(x), m(x))
     assert [n for n, _ in scripted.named_parameters()] == ["scale.weight", "scale.bias"]
     assert scripted.scale.weight is m.scale.weight            # the same parameters
+    assert isinstance(scripted, jit.ScriptModule) and isinstance(scripted, _PythonForward)
+    assert not isinstance(m, jit.ScriptModule)
+    scripted.extra = nn.Parameter(tensorlib.ones(1))          # its own module dicts
+    assert "extra" not in dict(m.named_parameters())
     assert jit.script(_IgnoredForward())(x).tolist() == [2.0, 2.0]
 
 
