@@ -389,12 +389,15 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     def type(self, dtype=None):
         """The type name ("tensorlib.FloatTensor", "tensorlib.cuda.FloatTensor"), or self in
         `dtype`: a dtype, a typed class or a type name ("torch.LongTensor" and
-        "tensorlib.LongTensor" both name int64; "torch.cuda.LongTensor" moves to the GPU)."""
+        "tensorlib.LongTensor" both name int64; "torch.cuda.LongTensor" moves to the GPU;
+        Tensor itself names the default dtype on the CPU)."""
         device = self._device.type
         if dtype is None:
             where = "" if device == "cpu" else f"{device}."
             return f"{dt.package_name()}.{where}{self._dtype.scalar_name}Tensor"
-        if isinstance(dtype, str):
+        if dtype is Tensor or dtype in ("torch.Tensor", f"{dt.package_name()}.Tensor"):
+            dtype, device = dt.get_default_dtype(), "cpu"     # the default tensor type
+        elif isinstance(dtype, str):
             prefix, _, name = dtype.rpartition(".")
             match = [d for d in dt.all_dtypes if f"{d.scalar_name}Tensor" == name] \
                 if name.endswith("Tensor") else []
@@ -403,6 +406,8 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
             dtype, device = match[0], "cuda" if prefix.endswith(".cuda") else "cpu"
         elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.dtype):
             dtype, device = dtype.dtype, dtype.device_type    # FloatTensor, cuda.FloatTensor
+        elif isinstance(dtype, type):
+            raise ValueError(f"invalid type: '{dtype.__name__}'")
         else:
             return self.to(dtype)
         return self.to(device=device, dtype=dtype)

@@ -117,6 +117,24 @@ def test_typed_classes_check_instances_and_convert():
     assert tl.LongTensor.dtype is tl.int64
 
 
+def test_type_of_tensor_itself_is_the_default_dtype():
+    """mask.type(torch.Tensor) (nflows' LeakyReLU) converts to the default dtype; other
+    classes are refused by name, as PyTorch does."""
+    for lib in (tl, torch):
+        mask = lib.tensor([-1.0, 2.0]) < 0
+        assert str(mask.type(lib.Tensor).dtype).endswith("float32")
+        assert mask.type(lib.Tensor).tolist() == [1.0, 0.0]
+        previous = lib.get_default_dtype()
+        lib.set_default_dtype(lib.float64)
+        try:
+            assert str(mask.type(lib.Tensor).dtype).endswith("float64")
+            assert str(mask.type("torch.Tensor").dtype).endswith("float64")
+        finally:
+            lib.set_default_dtype(previous)
+        with pytest.raises(ValueError, match="invalid type: 'Parameter'"):
+            mask.type(lib.nn.Parameter)
+
+
 CUDA_TYPES = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
               "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
 
