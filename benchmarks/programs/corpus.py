@@ -451,6 +451,14 @@ PROGRAMS = [
             "CNF Jacobians through autograd.grad(is_grads_batched=True), Bayesian layers "
             "through nn.utils.stateless._reparametrize_module, torch._standard_gamma",
             pythonpath=["."], timeout=1200),
+    # nflows' whole suite on its HEAD, with PyPI's umnn 1.71 and torchtestcase 2018.2
+    Program("nflows tests", "bayesiains/nflows", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+            "normalizing flows: coupling/autoregressive/spline (linear, quadratic, cubic, "
+            "rational-quadratic) transforms, LU/QR/SVD/orthogonal linear layers, MADE, "
+            "torchtestcase's tensor equality (it lists torch.cuda.FloatTensor and the like), "
+            "mask.type(torch.Tensor)",
+            pythonpath=["."], packages=["UMNN", "torchtestcase", "matplotlib"], timeout=900),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
