@@ -100,28 +100,45 @@ def new(self, *args, **kwargs):
 
 
 class TensorTypeMeta(type):
-    """The metaclass of FloatTensor and the like: calling one constructs in its dtype, and
-    isinstance(t, FloatTensor) asks whether t is a float32 CPU tensor (as in PyTorch)."""
+    """The metaclass of FloatTensor, cuda.FloatTensor and the like: calling one constructs in
+    its dtype on its device type, and isinstance(t, FloatTensor) asks whether t is a float32
+    tensor on that device type (as in PyTorch)."""
 
     def __call__(cls, *args, **kwargs):
-        if "device" in kwargs and factory_device(kwargs["device"]).type != "cpu":
-            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
-                               f"{factory_device(kwargs['device']).type} was passed")
-        return legacy_new(cls.dtype, "cpu", args, kwargs, exact_dtype=True)
+        if "device" in kwargs and factory_device(kwargs["device"]).type != cls.device_type:
+            raise RuntimeError(f"legacy constructor expects device type: {cls.device_type} "
+                               f"but device type: {factory_device(kwargs['device']).type} was "
+                               f"passed")
+        return legacy_new(cls.dtype, cls.device_type, args, kwargs, exact_dtype=True)
 
     def __instancecheck__(cls, obj):
         return (isinstance(obj, TensorImpl) and obj._dtype is cls.dtype
-                and obj._device.type == "cpu" and not getattr(obj, "is_sparse", False)
+                and obj._device.type == cls.device_type
+                and not getattr(obj, "is_sparse", False)
                 and not getattr(obj, "is_sparse_csr", False))
 
     def __repr__(cls):
-        return f"<class 'tensorlib.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
-def _tensor_type(dtype):
+def _tensor_type(dtype, device_type="cpu"):
     name = f"{dtype.scalar_name}Tensor"
-    return TensorTypeMeta(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False,
-                                  "__module__": "tensorlib"})
+    module = "tensorlib" if device_type == "cpu" else f"tensorlib.{device_type}"
+    return TensorTypeMeta(name, (), {"dtype": dtype, "device_type": device_type,
+                                     "is_cuda": device_type == "cuda", "is_sparse": False,
+                                     "__module__": module})
+
+
+_DTYPES = {"FloatTensor": dt.float32, "DoubleTensor": dt.float64, "HalfTensor": dt.float16,
+           "BFloat16Tensor": dt.bfloat16, "ByteTensor": dt.uint8, "CharTensor": dt.int8,
+           "ShortTensor": dt.int16, "IntTensor": dt.int32, "LongTensor": dt.int64,
+           "BoolTensor": dt.bool_}
+
+
+def tensor_types(device_type):
+    """{name: class} of the ten typed tensor classes on another device type (tensorlib.cuda's
+    FloatTensor and the like)."""
+    return {name: _tensor_type(dtype, device_type) for name, dtype in _DTYPES.items()}
 
 
 FloatTensor = _tensor_type(dt.float32)

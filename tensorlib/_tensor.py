@@ -387,20 +387,30 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     new = _legacy_new
 
     def type(self, dtype=None):
-        """The type name ("tensorlib.FloatTensor"), or self in `dtype`: a dtype or a type
-        name ("torch.LongTensor" and "tensorlib.LongTensor" both name int64)."""
+        """The type name ("tensorlib.FloatTensor", "tensorlib.cuda.FloatTensor"), or self in
+        `dtype`: a dtype, a typed class or a type name ("torch.LongTensor" and
+        "tensorlib.LongTensor" both name int64; "torch.cuda.LongTensor" moves to the GPU;
+        Tensor itself names the default dtype on the CPU)."""
+        device = self._device.type
         if dtype is None:
-            return f"{dt.package_name()}.{self._dtype.scalar_name}Tensor"
-        if isinstance(dtype, str):
-            name = dtype.rsplit(".", 1)[-1]
+            where = "" if device == "cpu" else f"{device}."
+            return f"{dt.package_name()}.{where}{self._dtype.scalar_name}Tensor"
+        if dtype is Tensor or dtype in ("torch.Tensor", f"{dt.package_name()}.Tensor"):
+            dtype, device = dt.get_default_dtype(), "cpu"     # the default tensor type
+        elif isinstance(dtype, str):
+            prefix, _, name = dtype.rpartition(".")
             match = [d for d in dt.all_dtypes if f"{d.scalar_name}Tensor" == name] \
                 if name.endswith("Tensor") else []
             if not match:
                 raise ValueError(f"invalid type: '{dtype}'")
-            dtype = match[0]
+            dtype, device = match[0], "cuda" if prefix.endswith(".cuda") else "cpu"
         elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.dtype):
-            dtype = dtype.dtype                   # FloatTensor and the other typed classes
-        return self.to(dtype)
+            dtype, device = dtype.dtype, dtype.device_type    # FloatTensor, cuda.FloatTensor
+        elif isinstance(dtype, type):
+            raise ValueError(f"invalid type: '{dtype.__name__}'")
+        else:
+            return self.to(dtype)
+        return self.to(device=device, dtype=dtype)
 
     def float(self):
         return self.to(dt.float32)

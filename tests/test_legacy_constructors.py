@@ -117,6 +117,58 @@ def test_typed_classes_check_instances_and_convert():
     assert tl.LongTensor.dtype is tl.int64
 
 
+def test_type_of_tensor_itself_is_the_default_dtype():
+    """mask.type(torch.Tensor) (nflows' LeakyReLU) converts to the default dtype; other
+    classes are refused by name, as PyTorch does."""
+    for lib in (tl, torch):
+        mask = lib.tensor([-1.0, 2.0]) < 0
+        assert str(mask.type(lib.Tensor).dtype).endswith("float32")
+        assert mask.type(lib.Tensor).tolist() == [1.0, 0.0]
+        previous = lib.get_default_dtype()
+        lib.set_default_dtype(lib.float64)
+        try:
+            assert str(mask.type(lib.Tensor).dtype).endswith("float64")
+            assert str(mask.type("torch.Tensor").dtype).endswith("float64")
+        finally:
+            lib.set_default_dtype(previous)
+        with pytest.raises(ValueError, match="invalid type: 'Parameter'"):
+            mask.type(lib.nn.Parameter)
+
+
+CUDA_TYPES = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+              "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"]
+
+
+@pytest.mark.parametrize("name", CUDA_TYPES)
+def test_cuda_typed_classes_exist_and_check_the_device(name):
+    """torch.cuda.FloatTensor and the like (torchtestcase lists them all): the dtype of the
+    CPU class, is_cuda, and isinstance true only for a tensor on a CUDA device."""
+    ours, theirs = getattr(tl.cuda, name), getattr(torch.cuda, name)
+    assert ours.dtype is getattr(tl, name).dtype
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.is_cuda and theirs.is_cuda and not getattr(tl, name).is_cuda
+    assert repr(ours) == f"<class 'tensorlib.cuda.{name}'>"
+    cpu = tl.zeros(2, dtype=ours.dtype)
+    assert not isinstance(cpu, ours) and isinstance(cpu, getattr(tl, name))
+    assert not isinstance(torch.zeros(2, dtype=theirs.dtype), theirs)
+
+
+def test_cuda_typed_constructor_needs_a_gpu_and_the_cuda_device():
+    with pytest.raises(RuntimeError, match="expects device type: cuda but device type: cpu"):
+        tl.cuda.FloatTensor(2, device="cpu")
+    if not tl.cuda.is_available():
+        with pytest.raises(RuntimeError):
+            tl.cuda.FloatTensor(2)
+        with pytest.raises(RuntimeError):
+            tl.ones(2).type("torch.cuda.FloatTensor")
+        return
+    t = tl.cuda.LongTensor([1, 2])
+    assert t.device.type == "cuda" and t.dtype is tl.int64 and isinstance(t, tl.cuda.LongTensor)
+    assert t.type() == "tensorlib.cuda.LongTensor"
+    assert t.type("torch.FloatTensor").device.type == "cpu"
+    assert tl.ones(2).type(tl.cuda.DoubleTensor).device.type == "cuda"
+
+
 def test_subclass_without_new_gets_the_legacy_constructor():
     class Mine(tl.Tensor):
         pass

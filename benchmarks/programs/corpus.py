@@ -438,6 +438,27 @@ PROGRAMS = [
             "torchsde's solvers, its example training loops",
             pythonpath=["."], packages=["torchdiffeq", "torchsde", "trampoline"],
             timeout=1800),
+    # zuko's own suite (float64, its conftest's default). Left out: the three tests that end by
+    # torch.save-ing a whole flow/mixture and loading it back with weights_only=False (an
+    # arbitrary pickle, refused by design); each passes everything before that load
+    Program("zuko tests", "probabilists/zuko", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests",
+             "--deselect", "tests/test_flows.py::test_flows[",
+             "--deselect", "tests/test_bayesian.py::test_bayesian_flows[",
+             "--deselect", "tests/test_mixtures.py::test_mixtures["],
+            "normalizing flows over torch.distributions: custom Transforms that set their "
+            "domain in __init__, autoregressive/coupling/spline/neural/polynomial flows, exact "
+            "CNF Jacobians through autograd.grad(is_grads_batched=True), Bayesian layers "
+            "through nn.utils.stateless._reparametrize_module, torch._standard_gamma",
+            pythonpath=["."], timeout=1200),
+    # nflows' whole suite on its HEAD, with PyPI's umnn 1.71 and torchtestcase 2018.2
+    Program("nflows tests", "bayesiains/nflows", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+            "normalizing flows: coupling/autoregressive/spline (linear, quadratic, cubic, "
+            "rational-quadratic) transforms, LU/QR/SVD/orthogonal linear layers, MADE, "
+            "torchtestcase's tensor equality (it lists torch.cuda.FloatTensor and the like), "
+            "mask.type(torch.Tensor)",
+            pythonpath=["."], packages=["UMNN", "torchtestcase", "matplotlib"], timeout=900),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

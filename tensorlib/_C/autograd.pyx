@@ -570,9 +570,11 @@ cpdef object record(str op, object out, tuple args, object kwargs):
 cdef dict _dependencies(list roots):
     cdef dict deps = {}
     cdef set seen = set()
-    cdef list stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    cdef list stack = []
+    for n in roots:                 # a root given twice (grad([y, y], x)) is walked once
+        if n is not None and n not in seen:
+            seen.add(n)
+            stack.append(n)
     while stack:
         node = stack.pop()
         for nxt, _ in (<Node>node).next_functions:

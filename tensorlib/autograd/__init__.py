@@ -119,13 +119,84 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     run_backward([edge(t) for t in tensors], grads, retain_graph, create_graph)
 
 
+def _batch_size(outputs, grad_outputs):
+    """The common first dim of is_grads_batched's cotangents, each of whose other dims must be
+    its output's shape (PyTorch's checks and messages)."""
+    sizes = []
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs
+                                   + (None,) * (len(outputs) - len(grad_outputs)))):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some "
+                             "input, but that input is a Tensor of dimensionality 0 so "
+                             "expected in_dim to satisfy 0 <= in_dim < 0.")
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(t.shape):
+            raise RuntimeError(
+                f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                f"grad_output as the batch dimension. The sizes of the remaining dimensions "
+                f"are expected to match the shape of corresponding output, but a mismatch "
+                f"was detected: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {t.shape}. If you only want some tensors in `grad_output` "
+                f"to be considered batched, consider using vmap.")
+        sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    return sizes[0]
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """grad(is_grads_batched=True): the first dim of every cotangent indexes independent
+    vector-Jacobian products, each input's gradients stacked along a new first dim. PyTorch
+    vmaps its backward over that dim; here one backward pass per index (the graph is kept
+    until the last)."""
+    import tensorlib
+    n = _batch_size(outputs, grad_outputs)
+    per_index = [grad(outputs, inputs, tuple(g[b] for g in grad_outputs),
+                      retain_graph=True if b < n - 1 else retain_graph,
+                      create_graph=create_graph, allow_unused=True)
+                 for b in range(n)]
+    result = []
+    for i, t in enumerate(inputs):
+        samples = [res[i] for res in per_index]
+        zero = tensorlib.zeros_like(t)
+        if all(g is None for g in samples):
+            if materialize_grads:           # PyTorch fills in after its vmap: one unbatched zero
+                result.append(zero)
+                continue
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not "
+                                   f"have been used in the graph. Set allow_unused=True if "
+                                   f"this is the desired behavior.")
+            result.append(None)
+            continue
+        samples = [zero if g is None else g for g in samples]
+        result.append(tensorlib.stack(samples) if samples
+                      else tensorlib.zeros((0,) + tuple(t.shape), dtype=t.dtype,
+                                           device=t.device))
+    return tuple(result)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
-    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated).
+    only_inputs is PyTorch's deprecated, ignored flag (kept so positions match its)."""
+    if not only_inputs:
+        import warnings
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     outputs = _as_tuple(outputs)
     keyed = inputs if type(inputs) is dict else None
     inputs = _inputs_tuple(inputs, "grad")
     grad_outputs = _as_tuple(grad_outputs)
+    if is_grads_batched:
+        result = _grad_batched(outputs, inputs, grad_outputs,
+                               create_graph if retain_graph is None else retain_graph,
+                               create_graph, allow_unused, materialize_grads)
+        return result if keyed is None else dict(zip(keyed.keys(), result))
     relevant = outputs + inputs + grad_outputs
     if has_torch_function(relevant):            # a tensor-like (vmap's BatchedTensor) in them
         result = handle_torch_function(grad, relevant, outputs, inputs,

@@ -8,6 +8,7 @@ reading a value (`item`, `tolist`, `cpu`, printing) waits by itself.
 `tensorlib.cuda.amp` is imported on first use."""
 import importlib
 
+from tensorlib._legacy import tensor_types as _tensor_types
 from tensorlib.cuda import _state
 from tensorlib.cuda.memory import (OutOfMemoryError, empty_cache, max_memory_allocated,
                                    max_memory_reserved, mem_get_info, memory_allocated,
@@ -29,7 +30,13 @@ __all__ = ["is_available", "is_initialized", "init", "device_count", "current_de
            "set_per_process_memory_fraction", "manual_seed", "manual_seed_all", "seed",
            "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
            "set_rng_state_all", "Stream", "Event", "StreamContext", "current_stream",
-           "default_stream", "set_stream", "stream", "amp"]
+           "default_stream", "set_stream", "stream", "amp", "FloatTensor", "DoubleTensor",
+           "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
+           "IntTensor", "LongTensor", "BoolTensor"]
+
+# the typed classes (torch.cuda.FloatTensor, ...): constructors on the GPU, and isinstance
+# checks that a tensor has that dtype on a CUDA device
+globals().update(_tensor_types("cuda"))
 
 
 def is_available():

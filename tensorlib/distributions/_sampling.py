@@ -19,14 +19,15 @@ _POISSON_INVERSION_TERMS = 48
 _SERIES_BELOW = 40.0
 
 
-def sample_standard_gamma(alpha, shape):
-    """Gamma(alpha, 1) draws of `shape` (alpha broadcast to it). Marsaglia-Tsang (2000):
-    acceptance >= 0.95 per round, 12 rounds; alpha < 1 draws Gamma(alpha + 1) times
-    U^(1/alpha). Fallback after the rounds: the last candidate d (1 + c z)^3 with 1 + c z
-    clamped positive."""
+def sample_standard_gamma(alpha, shape, generator=None):
+    """Gamma(alpha, 1) draws of `shape` (alpha broadcast to it) from `generator` (default: the
+    global one). Marsaglia-Tsang (2000): acceptance >= 0.95 per round, 12 rounds; alpha < 1
+    draws Gamma(alpha + 1) times U^(1/alpha). Fallback after the rounds: the last candidate
+    d (1 + c z)^3 with 1 + c z clamped positive. A NaN draw (alpha NaN or below -1) is the
+    dtype's tiny, as PyTorch's max(tiny, draw) makes it."""
     alpha = alpha.detach().expand(shape)
     dtype, device = alpha.dtype, alpha.device
-    mt = _mersenne(None, device)
+    mt = _mersenne(generator, device)
     if mt is not None:
         return _ts.standard_gamma_values(alpha, mt)
     boost = alpha < 1
@@ -36,8 +37,8 @@ def sample_standard_gamma(alpha, shape):
     result = tensorlib.zeros(shape, dtype=dtype, device=device)
     done = tensorlib.zeros(shape, dtype=tensorlib.bool, device=device)
     for _ in range(_ROUNDS):
-        z = tensorlib.randn(shape, dtype=dtype, device=device)
-        u = tensorlib.rand(shape, dtype=dtype, device=device)
+        z = tensorlib.randn(shape, dtype=dtype, device=device, generator=generator)
+        u = tensorlib.rand(shape, dtype=dtype, device=device, generator=generator)
         base = 1.0 + c * z
         v = base * base * base
         safe_v = tensorlib.where(v > 0, v, 1.0)
@@ -46,9 +47,10 @@ def sample_standard_gamma(alpha, shape):
         done = done | ok
     fallback = d * base.clamp(min=1e-3) ** 3
     result = tensorlib.where(done, result, fallback)
-    u = tensorlib.rand(shape, dtype=dtype, device=device)
-    scale = tensorlib.where(boost, u.clamp(min=float(finfo(dtype).tiny)) ** (1.0 / alpha), 1.0)
-    return (result * scale).clamp(min=float(finfo(dtype).tiny))
+    u = tensorlib.rand(shape, dtype=dtype, device=device, generator=generator)
+    tiny = float(finfo(dtype).tiny)
+    scale = tensorlib.where(boost, u.clamp(min=tiny) ** (1.0 / alpha), 1.0)
+    return (result * scale).nan_to_num(nan=tiny, posinf=float("inf")).clamp(min=tiny)
 
 
 def standard_gamma_grad(alpha, x):
@@ -89,8 +91,8 @@ class StandardGamma(tensorlib.autograd.Function):
     """Gamma(alpha, 1) draws whose gradient in alpha is the implicit one."""
 
     @staticmethod
-    def forward(ctx, alpha, shape):
-        x = sample_standard_gamma(alpha, shape)
+    def forward(ctx, alpha, shape, generator=None):
+        x = sample_standard_gamma(alpha, shape, generator)
         ctx.save_for_backward(alpha, x)
         return x
 
@@ -98,7 +100,7 @@ class StandardGamma(tensorlib.autograd.Function):
     def backward(ctx, grad):
         alpha, x = ctx.saved_tensors
         g = grad * standard_gamma_grad(alpha.detach().expand(x.shape), x)
-        return g.sum_to_size(alpha.shape), None
+        return g.sum_to_size(alpha.shape), None, None
 
 
 class _GivenGamma(tensorlib.autograd.Function):
@@ -136,10 +138,10 @@ def sample_dirichlet(concentration, shape):
     return smooth + (exact - smooth).detach()
 
 
-def standard_gamma(alpha, shape):
+def standard_gamma(alpha, shape, generator=None):
     if alpha.requires_grad and tensorlib.is_grad_enabled():
-        return StandardGamma.apply(alpha, shape)
-    return sample_standard_gamma(alpha, shape)
+        return StandardGamma.apply(alpha, shape, generator)
+    return sample_standard_gamma(alpha, shape, generator)
 
 
 def sample_poisson(rate, shape, generator=None):

@@ -29,13 +29,17 @@ class Transform:
         self._cached_x_y = None, None
         super().__init__()          # cooperative: a Transform that is also an nn.Module
 
-    @property
-    def domain(self):
-        return constraints.real
+    # set by each subclass (a class attribute, a property, or in __init__ as flows do);
+    # the base class has neither, as in PyTorch
+    domain: constraints.Constraint
+    codomain: constraints.Constraint
 
-    @property
-    def codomain(self):
-        return constraints.real
+    def __getstate__(self):
+        # the inverse is a weak reference (neither picklable nor worth copying): a copy
+        # makes its own on first use
+        state = self.__dict__.copy()
+        state["_inv"] = None
+        return state
 
     @property
     def event_dim(self):

@@ -1,6 +1,8 @@
 """functional_call: run a module with some of its parameters and buffers replaced by the
 tensors of a dict, then put the originals back (even when the call raises). This makes a
 module a function of its weights, which grad/vmap/jacrev then transform."""
+import contextlib
+
 from tensorlib._C.tensor_impl import TensorImpl
 
 __all__ = ["functional_call"]
@@ -67,6 +69,37 @@ def _slot(module, name):
     return owner.__dict__, attr
 
 
+@contextlib.contextmanager
+def reparametrize_module(module, parameters_and_buffers, tie_weights=False, strict=False,
+                         stack_weights=False):
+    """Within the block, the module's named parameters/buffers are the dict's tensors; the
+    originals come back on exit (even on an error). A value the module replaced in its own
+    tables meanwhile is written back into the dict, as PyTorch does. stack_weights (LIFO
+    restore for nested swaps of one name) is accepted for PyTorch's signature: each slot is
+    swapped once here, and restores run in reverse order regardless."""
+    values = parameters_and_buffers
+    if tie_weights:
+        values = _tie(module, values)
+    if strict:
+        _check_strict(module, values)
+    missing = object()
+    saved = []
+    try:
+        for name, t in values.items():
+            table, attr = _slot(module, name)
+            saved.append((name, table, attr, table.get(attr, missing)))
+            table[attr] = t
+        yield
+    finally:
+        for name, table, attr, old in reversed(saved):
+            if name in parameters_and_buffers and attr in table:
+                parameters_and_buffers[name] = table[attr]
+            if old is missing:
+                del table[attr]
+            else:
+                table[attr] = old
+
+
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
     """module(*args, **kwargs) with the named parameters/buffers replaced for this call."""
@@ -75,25 +108,9 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         if t is not None and not isinstance(t, TensorImpl):
             raise TypeError(f"functional_call: the value for '{name}' must be a Tensor, got "
                             f"{type(t).__name__}")
-    if tie_weights:
-        values = _tie(module, values)
-    if strict:
-        _check_strict(module, values)
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    missing = object()
-    saved = []
-    try:
-        for name, t in values.items():
-            table, attr = _slot(module, name)
-            saved.append((table, attr, table.get(attr, missing)))
-            table[attr] = t
+    with reparametrize_module(module, values, tie_weights=tie_weights, strict=strict):
         return module(*args, **(kwargs or {}))
-    finally:
-        for table, attr, old in reversed(saved):
-            if old is missing:
-                del table[attr]
-            else:
-                table[attr] = old

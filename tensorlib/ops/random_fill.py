@@ -1,15 +1,16 @@
-"""The sampling PyTorch offers beside the basic draws: torch.poisson and torch.binomial
-(counts from a tensor of rates / trials), and the in-place fills cauchy_, geometric_ and
-log_normal_. Each transforms uniforms or normals of the given (default: global) generator,
-so manual_seed makes them repeatable. In pytorch stream mode (ops/random_torch_stream.py) the
-three fills, poisson and binomial draw PyTorch's numbers (its samplers, in C)."""
+"""The sampling PyTorch offers beside the basic draws: torch.poisson, torch.binomial and
+torch._standard_gamma (draws from a tensor of rates / trials / shapes), and the in-place fills
+cauchy_, geometric_ and log_normal_. Each transforms uniforms or normals of the given
+(default: global) generator, so manual_seed makes them repeatable. In pytorch stream mode
+(ops/random_torch_stream.py) the three fills, poisson, binomial and _standard_gamma draw
+PyTorch's numbers (its samplers, in C)."""
 import math
 
 import tensorlib._C.dtypes as dt
 from tensorlib.ops import random_torch_stream as _ts
 from tensorlib.ops.random import _generator, _mersenne, _require_float, _write
 
-__all__ = ["binomial", "poisson"]
+__all__ = ["binomial", "poisson", "_standard_gamma"]
 
 _CHUNK = 64          # binomial trials drawn per pass (bounds the memory of one pass)
 
@@ -33,6 +34,16 @@ def poisson(input, generator=None):  # noqa: A002 - PyTorch's name
         if mt is not None:
             return _ts.poisson_values(rate, mt)
         return sample_poisson(rate, tuple(rate.shape), _generator(generator, rate.device))
+
+
+def _standard_gamma(input, generator=None):  # noqa: A002 - PyTorch's name
+    """torch._standard_gamma: a Gamma(input, 1) draw per element (float32/float64, as
+    PyTorch's gamma_cpu), differentiable in input through the implicit gradient."""
+    from tensorlib.distributions._sampling import standard_gamma
+    if input.dtype not in (dt.float32, dt.float64):
+        raise NotImplementedError(f"\"gamma_cpu\" not implemented for "
+                                  f"'{input.dtype.scalar_name}'")
+    return standard_gamma(input, tuple(input.shape), generator)
 
 
 def binomial(count, prob, generator=None):

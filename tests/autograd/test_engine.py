@@ -361,3 +361,16 @@ def test_grad_outputs_on_another_device_raises(device, request):
     x = leaf([1.0, 2.0], device=device)
     with pytest.raises(RuntimeError, match="device"):
         autograd.grad(x * 2, x, tl.ones(2, dtype=tl.float64, device=other))
+
+
+def test_a_root_given_twice_counts_twice(device):
+    """grad([y, y], x) and backward([y, y]) seed y with the sum of both cotangents (the
+    dependency walk used to count y's edges once per mention, so nothing below y ran)."""
+    x = leaf([0.5, 1.0, 2.0], device=device)
+    y = x * x
+    (g,) = autograd.grad([y, y], x, [tl.ones(3, dtype=tl.float64, device=device),
+                                     tl.full((3,), 2.0, dtype=tl.float64, device=device)],
+                         retain_graph=True)
+    close(g, [3.0, 6.0, 12.0])
+    autograd.backward([y, y], [tl.ones(3, dtype=tl.float64, device=device)] * 2)
+    close(x.grad, [2.0, 4.0, 8.0])

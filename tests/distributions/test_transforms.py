@@ -55,3 +55,37 @@ def test_cache_returns_the_input_of_the_last_call():
     x = tl.tensor(X)
     y = t(x)
     assert t.inv(y) is x
+
+
+class _Clip(T.Transform):
+    """A transform that, like zuko's, sets its domain and codomain in __init__."""
+    bijective = True
+
+    def __init__(self, bound):
+        super().__init__()
+        self.domain = T.constraints.real
+        self.codomain = T.constraints.interval(-bound, bound)
+
+    def _call(self, x):
+        return x / (1 + abs(x))
+
+
+def test_domain_and_codomain_are_set_by_the_subclass():
+    for m in (T, TT):
+        with pytest.raises(AttributeError):
+            m.Transform().domain
+        with pytest.raises(AttributeError):
+            m.Transform().codomain
+    t = _Clip(2.0)
+    assert t.codomain.upper_bound == 2.0
+    assert t.event_dim == 0 and t.inv.domain is t.codomain
+
+
+def test_copies_and_pickles_drop_the_cached_inverse():
+    import copy
+    import pickle
+    for m in (T, TT):
+        t = m.ExpTransform()
+        assert t.inv.inv is t
+        assert copy.deepcopy(t)._inv is None
+        assert pickle.loads(pickle.dumps(t))._inv is None

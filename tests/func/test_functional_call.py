@@ -75,3 +75,40 @@ def test_gradient_with_respect_to_the_dict_matches_torch():
                          .pow(2).sum())(tparams)
     for k in tg:
         np.testing.assert_allclose(g[k].numpy(), tg[k].numpy(), rtol=1e-10)
+
+
+def test_reparametrize_module_context_matches_torch():
+    """nn.utils.stateless._reparametrize_module: swapped inside the block, restored after,
+    untied by default (tie_weights=False), strict key checks and the write-back of values the
+    module replaced in its own tables."""
+    for lib in (tl, torch):
+        lib.manual_seed(0)
+        m = Tied() if lib is tl else _torch_tied()
+        w_a, w_b = m.a.weight, m.b.weight
+        new_w = lib.zeros(2, 2)
+        with lib.nn.utils.stateless._reparametrize_module(m, {"a.weight": new_w}):
+            assert m.a.weight is new_w and m.b.weight is w_b        # not tied by default
+        assert m.a.weight is w_a
+        with lib.nn.utils.stateless._reparametrize_module(m, {"a.weight": new_w},
+                                                          tie_weights=True):
+            assert m.b.weight is new_w
+        with pytest.raises(RuntimeError, match="Unexpected key"):
+            with lib.nn.utils.stateless._reparametrize_module(m, {"nope": new_w},
+                                                              strict=True):
+                pass
+        values = {"scale": lib.ones(2)}
+        replaced = lib.full((2,), 3.0)
+        with lib.nn.utils.stateless._reparametrize_module(m, values):
+            m._buffers["scale"] = replaced
+        assert values["scale"] is replaced and m.scale is not replaced
+
+
+def _torch_tied():
+    class TorchTied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(2, 2)
+            self.b = torch.nn.Linear(2, 2)
+            self.b.weight = self.a.weight
+            self.register_buffer("scale", torch.ones(2))
+    return TorchTied()

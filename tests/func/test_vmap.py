@@ -93,6 +93,18 @@ def test_randomness_flags():
         tf.vmap(lambda a: a, randomness="sometimes")
 
 
+def test_standard_gamma_draws_per_sample_under_different_randomness():
+    """torch._standard_gamma of an unbatched alpha inside vmap: its own draws per sample
+    under randomness="different", one shared draw under "same", refused by default."""
+    alpha, x = tl.ones(3), tl.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        tf.vmap(lambda a: a + tl._standard_gamma(alpha))(x)
+    different = tf.vmap(lambda a: a + tl._standard_gamma(alpha), randomness="different")(x)
+    assert not bool(tl.equal(different[0], different[1]))
+    same = tf.vmap(lambda a: a + tl._standard_gamma(alpha), randomness="same")(x)
+    assert bool(tl.equal(same[0], same[1]))
+
+
 def test_errors_match_torch():
     x = tl.zeros(2, 3)
     with pytest.raises(ValueError, match="Got in_dim=5 for some input, but that input is a "

@@ -1,4 +1,4 @@
-"""poisson, binomial, cauchy_, geometric_, log_normal_: moments of many draws against the
+"""poisson, binomial, _standard_gamma, cauchy_, geometric_, log_normal_: moments of many draws against the
 distributions' (torch's generator differs by design), seeding, dtypes, torch's errors."""
 import math
 
@@ -37,6 +37,37 @@ def test_binomial_moments(device):
                                            torch.tensor([2.0, 0.2, 0.0])).tolist()
 
 
+def test_standard_gamma_moments_edges_and_gradient():
+    """torch._standard_gamma (zuko's generalized normal draws with it): Gamma(a, 1) moments,
+    a per-generator stream, PyTorch's values where the draw is NaN (the dtype's tiny), and the
+    implicit gradient dx/da, whose mean over draws is d(mean)/da = 1."""
+    for a in (0.3, 2.5):
+        x = tensorlib._standard_gamma(tensorlib.full((N,), a, dtype=tensorlib.float64))
+        assert x.dtype is tensorlib.float64
+        assert abs(x.mean().item() - a) < 5 * math.sqrt(a / N)
+        assert abs(x.var().item() / a - 1) < 0.06
+    g = tensorlib.Generator().manual_seed(7)
+    first = tensorlib._standard_gamma(tensorlib.ones(20), generator=g)
+    assert tensorlib.equal(first, tensorlib._standard_gamma(tensorlib.ones(20),
+                                                            generator=g.manual_seed(7)))
+    edges = [float("nan"), -3.0, 0.0, float("inf")]
+    assert tensorlib._standard_gamma(tensorlib.tensor(edges)).tolist() == \
+        torch._standard_gamma(torch.tensor(edges)).tolist()
+    alpha = tensorlib.full((N,), 1.7, requires_grad=True)
+    tensorlib._standard_gamma(alpha).mean().backward()
+    assert abs(alpha.grad.sum().item() - 1) < 0.02
+
+
+def test_standard_gamma_equals_pytorch_in_its_stream(pytorch_stream):
+    alpha = [0.5, 2.0, 7.5]
+    for dtype in ("float32", "float64"):
+        tensorlib.manual_seed(3)
+        torch.manual_seed(3)
+        ours = tensorlib._standard_gamma(tensorlib.tensor(alpha, dtype=getattr(tensorlib, dtype)))
+        assert ours.tolist() == torch._standard_gamma(
+            torch.tensor(alpha, dtype=getattr(torch, dtype))).tolist()
+
+
 def test_fills_moments(device):
     g = tensorlib.empty(N, dtype=tensorlib.float64, device=device).geometric_(0.25)
     assert g.min().item() >= 1 and abs(g.mean().item() - 4) < 0.1
@@ -58,6 +89,8 @@ def test_fills_moments(device):
     (lambda m: m.poisson(m.tensor([-1.0])), RuntimeError, "invalid Poisson rate"),
     (lambda m: m.poisson(m.tensor([1])), NotImplementedError, "poisson_cpu"),
     (lambda m: m.binomial(m.tensor([3]), m.tensor([0.2])), ValueError, "floating-point"),
+    (lambda m: m._standard_gamma(m.tensor([3])), NotImplementedError, "gamma_cpu"),
+    (lambda m: m._standard_gamma(m.ones(2, dtype=m.float16)), NotImplementedError, "gamma_cpu"),
     (lambda m: m.empty(3).cauchy_(0, -1), RuntimeError, "sigma > 0.0"),
     (lambda m: m.empty(3, dtype=m.int64).cauchy_(), RuntimeError, "continuous"),
     (lambda m: m.empty(3).geometric_(1.5), RuntimeError, r"p to be in \(0, 1\)"),

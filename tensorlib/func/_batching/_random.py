@@ -6,7 +6,7 @@ from tensorlib.func._batching._batched import make, top_level
 from tensorlib.overrides import TorchFunctionMode
 
 _RANDOM_OPS = {"rand", "randn", "randint", "randperm", "normal", "bernoulli", "poisson",
-               "multinomial", "rand_like", "randn_like", "randint_like"}
+               "_standard_gamma", "multinomial", "rand_like", "randn_like", "randint_like"}
 
 
 class DifferentRandomness(TorchFunctionMode):

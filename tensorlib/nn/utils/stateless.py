@@ -15,3 +15,12 @@ def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
     from tensorlib.func import functional_call as call
     return call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights,
                 strict=strict)
+
+
+def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, strict=False,
+                          stack_weights=False):
+    r"""A context in which module's named parameters/buffers are the dict's tensors (PyTorch's
+    private helper under functional_call, which libraries such as zuko use directly)."""
+    from tensorlib.func._functional_call import reparametrize_module
+    return reparametrize_module(module, parameters_and_buffers, tie_weights=tie_weights,
+                                strict=strict, stack_weights=stack_weights)
