@@ -330,6 +330,15 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         array = self.numpy(force=True)
         return array if dtype is None else array.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on a tensor comes back as a tensor (np.exp(t), scipy's
+        expit(t)), booleans as uint8 and 0-dim results too, as PyTorch's does."""
+        from tensorlib.ops.creation import from_numpy
+        array = np.asarray(array)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return from_numpy(array)
+
     def item(self):
         if numel(self._sizes) != 1:
             raise RuntimeError(f"a Tensor with {numel(self._sizes)} elements cannot be "
@@ -353,6 +362,13 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         if numel(self._sizes) != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
+
+    def __contains__(self, element):
+        """`x in t`: whether any element of t equals x (a tensor compared broadcast)."""
+        if not isinstance(element, (Tensor, int, float, complex, np.number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool(_r.any(_p.eq(self, element)).item())
 
     def __float__(self):
         return float(self.item())

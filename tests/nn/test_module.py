@@ -479,3 +479,13 @@ def test_private_load_state_dict_pre_hook_form_and_pickling():
     twin = pickle.loads(pickle.dumps(copy.deepcopy(plain)))
     twin.load_state_dict(plain.state_dict())
     assert twin.prefixes == [""]
+
+
+def test_module_tables_are_plain_dicts_like_torch():
+    """ModuleDict.keys() is dict_keys, as in PyTorch 2 (torchmetrics prints it in a message)."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tensorlib):
+        linear = lib.nn.Linear(2, 2)
+        assert type(linear._parameters) is dict and type(linear._modules) is dict
+        assert type(linear._buffers) is dict
+        assert type(lib.nn.ModuleDict({"a": linear}).keys()).__name__ == "dict_keys"

@@ -152,8 +152,8 @@ class Module(ModuleStateDict):
                             f"but {len(args) + 1} were given")
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = {}          # plain dicts, as PyTorch 2 keeps them
+        d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
@@ -167,7 +167,7 @@ class Module(ModuleStateDict):
         d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
-        d["_modules"] = OrderedDict()
+        d["_modules"] = {}
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
