@@ -459,6 +459,29 @@ PROGRAMS = [
             "torchtestcase's tensor equality (it lists torch.cuda.FloatTensor and the like), "
             "mask.type(torch.Tensor)",
             pythonpath=["."], packages=["UMNN", "torchtestcase", "matplotlib"], timeout=900),
+    # torchmetrics' unit tests for its base classes, regression, pairwise, clustering, shape
+    # and wrapper metrics (against scikit-learn/SciPy references), in PyTorch's random stream
+    # (their tolerances are tuned to torch.manual_seed's data). Left out: crps and mean_error
+    # (they need properscoring and permetrics), feature_share (needs torch-fidelity's
+    # FrechetInceptionDistance), and test_check_full_state_update_fn, which times two update
+    # paths and asserts which one was faster. addopts: its options name pytest-doctestplus
+    Program("torchmetrics tests", "Lightning-AI/torchmetrics", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+             *[f"tests/unittests/{d}" for d in ("bases", "regression", "pairwise", "clustering",
+                                                 "shape", "wrappers")],
+             "tests/unittests/utilities/test_utilities.py",
+             "--ignore", "tests/unittests/regression/test_crps.py",
+             "--ignore", "tests/unittests/regression/test_mean_error.py",
+             "--ignore", "tests/unittests/wrappers/test_feature_share.py",
+             "--deselect",
+             "tests/unittests/utilities/test_utilities.py::test_check_full_state_update_fn"],
+            "a metrics library: Metric modules whose forward is @torch.jit.unused (scripted "
+            "anyway), torch.multiprocessing's file_system strategy, `with torch.device(...)`, "
+            "torch.pow(x, exponent=), NumPy/SciPy ufuncs on tensors, `x in tensor`, "
+            "ModuleDict keys, DDP-style state syncing",
+            pythonpath=["src", "tests"],
+            packages=["lightning_utilities", "cachier", "sklearn", "scipy"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
