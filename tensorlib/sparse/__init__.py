@@ -25,6 +25,13 @@ def _layout_error(name, wanted):
     return refused
 
 
+def _dense_coalesced_(self, coalesced):
+    """Tensor._coalesced_ exists for sparse COO tensors only, as in PyTorch."""
+    raise NotImplementedError(f"Could not run 'aten::_coalesced_' with arguments from the "
+                              f"'{self.device.type.upper()}' backend: it is only available "
+                              f"for sparse COO tensors")
+
+
 def _dense_to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
@@ -57,6 +64,7 @@ def install(tensor_cls, namespace):
     for name in ("indices", "coalesce", "is_coalesced"):
         setattr(tensor_cls, name, _layout_error(name, coo))
     tensor_cls.values = _layout_error("values", "sparse tensor")
+    tensor_cls._coalesced_ = _dense_coalesced_
     for name in ("crow_indices", "col_indices"):
         setattr(tensor_cls, name, _layout_error(name, "sparse row compressed tensor"))
     for cls, accessors in ((SparseCsrTensor, ("indices", "_indices", "coalesce",

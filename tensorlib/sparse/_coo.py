@@ -76,6 +76,12 @@ class SparseCooTensor(SparseTensor):
                 self._indices_t, self._values_t, self._sizes))
         return cache[1]
 
+    def _coalesced_(self, coalesced):
+        """Tensor._coalesced_: set the coalesced flag without checking the indices, for
+        callers that built sorted, unique indices themselves (as PyTorch trusts them)."""
+        self._coalesced = bool(coalesced)
+        return self
+
     def coalesce(self):
         if self._coalesced:
             return self

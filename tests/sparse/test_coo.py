@@ -279,3 +279,26 @@ def test_sparse_coo_tensor_of_a_size_alone_is_empty():
     assert tl.sparse_coo_tensor(size=(2, 2), dtype=tl.float64).dtype == tl.float64
     with pytest.raises(TypeError, match="indices and values, or a size"):
         tl.sparse_coo_tensor()
+
+
+def test_coalesced_flag_is_set_without_checking_as_in_torch():
+    """Tensor._coalesced_ (PyG's to_torch_coo_tensor marks its sorted indices so): in place,
+    returns self, trusts the caller; dense and CSR tensors refuse it."""
+    ours, theirs = _pair(indices=[[0, 1], [2, 0]], values=[3.0, 4.0])
+    for t in (ours, theirs):
+        assert not t.is_coalesced()
+        assert t._coalesced_(True) is t and t.is_coalesced()
+    assert ours.indices().tolist() == theirs.indices().tolist()
+    _same(ours.values(), theirs.values())
+    dup, dup_t = _pair()
+    dup._coalesced_(True)
+    dup_t._coalesced_(True)
+    assert dup.values().tolist() == dup_t.values().tolist()       # not merged: trusted
+    for t in (ours, theirs):
+        t._coalesced_(False)
+        assert not t.is_coalesced()
+    for lib in (tl, torch):
+        with pytest.raises(NotImplementedError, match="aten::_coalesced_"):
+            lib.ones(2)._coalesced_(True)
+        with pytest.raises(NotImplementedError, match="aten::_coalesced_"):
+            lib.ones(2, 2).to_sparse_csr()._coalesced_(True)
