@@ -79,6 +79,10 @@ def install(tensor_cls, namespace):
         namespace[name] = getattr(layouts, name)
     namespace["sparse_coo_tensor"] = sparse_coo_tensor
     namespace["sparse_csr_tensor"] = sparse_csr_tensor
+    from tensorlib.sparse._csr import (convert_indices_from_coo_to_csr,
+                                       convert_indices_from_csr_to_coo)
+    namespace["_convert_indices_from_coo_to_csr"] = convert_indices_from_coo_to_csr
+    namespace["_convert_indices_from_csr_to_coo"] = convert_indices_from_csr_to_coo
     namespace["spmm"] = namespace["mm"]
     from tensorlib.sparse._ops import dsmm, hsmm
     namespace["dsmm"], namespace["hsmm"], namespace["smm"] = dsmm, hsmm, hsmm

@@ -201,3 +201,33 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     if nnz and not (0 <= int(col.min().item()) and int(col.max().item()) < size[1]):
         raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
     return SparseCsrTensor._from_parts((crow, col, values.detach()), size)
+
+
+def _index_input(name, tensor):
+    if tensor.dim() != 1:
+        raise RuntimeError(f"Input is supposed to be a vector, but got {tensor.dim()} "
+                           f"dimensional tensor.")
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == dt.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                  f"'{tensor.dtype.scalar_name}'")
+
+
+def convert_indices_from_coo_to_csr(input, size, *, out_int32=False):
+    """torch._convert_indices_from_coo_to_csr: the size + 1 row pointers of sorted row
+    indices (pointer i counts the indices below i; PyG's index2ptr)."""
+    _index_input("convert_indices_from_coo_to_csr", input)
+    bounds = tensorlib.arange(size + 1, dtype=input.dtype, device=input.device)
+    return tensorlib.searchsorted(input, bounds, out_int32=out_int32)
+
+
+def convert_indices_from_csr_to_coo(crow_indices, col_indices, *, out_int32=False,
+                                    transpose=False):
+    """torch._convert_indices_from_csr_to_coo: the (2, nnz) row/column indices of CSR
+    pointers (column/row with transpose)."""
+    _index_input("convert_indices_from_csr_to_coo", crow_indices)
+    dtype = dt.int32 if out_int32 else dt.int64
+    counts = crow_indices[1:] - crow_indices[:-1]
+    rows = tensorlib.arange(counts.numel(), dtype=dtype, device=crow_indices.device)
+    rows = rows.repeat_interleave(counts)
+    cols = col_indices.to(dtype)
+    return tensorlib.stack((cols, rows) if transpose else (rows, cols))
