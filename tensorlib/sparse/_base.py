@@ -85,7 +85,8 @@ class SparseTensor(Tensor):
         return self.to_dense().item()
 
     def _layout_key(self):
-        return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}[self._layout._name]
+        return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr",
+                "sparse_csc": "SparseCsc"}[self._layout._name]
 
     # ---- copies, moves and casts ----------------------------------------------------------
     def detach(self):
@@ -113,6 +114,9 @@ class SparseTensor(Tensor):
 
     def type(self, dtype=None):
         if dtype is None:
+            if self._layout._name == "sparse_csc":
+                raise RuntimeError(f"Unimplemented backend {self._layout_key()[:-1]}r"
+                                   f"{self._real.type.upper()}")
             prefix = {"sparse_coo": "sparse", "sparse_csr": "sparse_csr"}[self._layout._name]
             return f"{dt.package_name()}.{prefix}.{self._dtype.scalar_name}Tensor"
         return Tensor.type(self, dtype)

@@ -107,6 +107,8 @@ class SparseCooTensor(SparseTensor):
         if layout is not None and layout is not sparse_coo:
             if layout is tensorlib.sparse_csr:
                 return self.to_sparse_csr()
+            if layout is tensorlib.sparse_csc:
+                return self.to_sparse_csc()
             raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"sparse_dim argument must match self.sparse_dim() "
@@ -365,6 +367,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     if layout is not None and layout is not sparse_coo:
         if layout is tensorlib.sparse_csr:
             return self.to_sparse_csr()
+        if layout is tensorlib.sparse_csc:
+            return self.to_sparse_csc()
         if layout is tensorlib.strided:
             return self
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported in tensorlib")

@@ -11,7 +11,7 @@ __all__ = ["sparse_matmul", "mm", "dsmm", "hsmm", "addmm", "sum", "softmax", "lo
 
 
 def _as_coo(x):
-    return x.to_sparse() if x.is_sparse_csr else x
+    return x if x.is_sparse else x.to_sparse()
 
 
 def _check_matrix(s, name):
