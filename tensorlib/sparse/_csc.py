@@ -6,7 +6,8 @@ import tensorlib
 from tensorlib._C.grad_mode import is_grad_enabled
 from tensorlib._layout import sparse_csc
 from tensorlib.sparse._base import SparseTensor
-from tensorlib.sparse._csr import SparseCsrTensor, coo_to_csr, compressed_parts
+from tensorlib.sparse._csr import (SparseCsrTensor, _check_transposable, coo_to_csr,
+                                   compressed_parts)
 
 __all__ = ["SparseCscTensor", "sparse_csc_tensor", "to_csc"]
 
@@ -56,7 +57,7 @@ class SparseCscTensor(SparseTensor):
         return 2
 
     def dense_dim(self):
-        return 0
+        return self._values_t.dim() - 1
 
     def ccol_indices(self):
         return self._ccol_t
@@ -70,6 +71,7 @@ class SparseCscTensor(SparseTensor):
     # ---- the transpose and conversions ----------------------------------------------------
     def t(self):
         """The CSR tensor of the transpose: the same three arrays."""
+        _check_transposable(self)
         m, n = self._sizes
         return SparseCsrTensor._from_parts((self._ccol_t, self._row_t, self._values_t), (n, m))
 
@@ -89,7 +91,10 @@ class SparseCscTensor(SparseTensor):
             return self.to_sparse_csr()
         # PyTorch's: the entries in column order, flagged uncoalesced
         from tensorlib.sparse._coo import SparseCooTensor
-        indices = tensorlib.stack([self._row_t, self.t()._rows()])
+        n = self._sizes[1]
+        counts = self._ccol_t[1:] - self._ccol_t[:-1]
+        cols = tensorlib.arange(n, device=self._real).repeat_interleave(counts)
+        indices = tensorlib.stack([self._row_t, cols])
         return SparseCooTensor._from_parts((indices, self._values_t), self._sizes)
 
     to_sparse_coo = to_sparse
@@ -101,7 +106,7 @@ class SparseCscTensor(SparseTensor):
         return self
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        out = self.t().to_dense().t().contiguous()
+        out = self.to_sparse().to_dense()
         return out if dtype is None else out.to(dtype)
 
     # ---- arithmetic -----------------------------------------------------------------------
@@ -125,17 +130,27 @@ class SparseCscTensor(SparseTensor):
 
 
 def to_csc(self, dense_dim=None):
-    """Tensor.to_sparse_csc() of a dense matrix or a COO/CSR tensor: the CSR form of its
-    transpose, read as CSC."""
-    if dense_dim:
-        raise NotImplementedError("to_sparse_csc: tensorlib's CSC tensors have no dense dims")
-    if self.dim() != 2:
-        raise RuntimeError(f"to_sparse_csc: tensorlib's CSC tensors are matrices, got a "
-                           f"{self.dim()}-D tensor")
-    source = self.to_sparse() if isinstance(self, SparseTensor) else self.detach()
-    csr_t = source.t().to_sparse_csr()
+    """Tensor.to_sparse_csc() of a dense tensor (dense_dim trailing dense dims) or a COO/CSR
+    tensor of 2 sparse dims: the CSR form of its transpose, read as CSC."""
+    from tensorlib.sparse._coo import SparseCooTensor, dense_to_coo
+    if isinstance(self, SparseTensor):
+        coo = self.to_sparse()
+    else:
+        if self.dim() != 2 + (dense_dim or 0):
+            raise RuntimeError(f"to_sparse_csc: tensorlib's CSC tensors are unbatched: "
+                               f"expected {2 + (dense_dim or 0)} dims for dense_dim="
+                               f"{dense_dim}, got a {self.dim()}-D tensor")
+        coo = dense_to_coo(self.detach(), sparse_dim=2)
+    if coo.sparse_dim() != 2:
+        raise RuntimeError(f"to_sparse_csc: expected a tensor of 2 sparse dims, got "
+                           f"{coo.sparse_dim()}")
+    indices, values = coo._coalesced_parts()
+    m, n = coo._sizes[:2]
+    flipped = SparseCooTensor._from_parts((indices.flip(0), values),
+                                          (n, m) + tuple(coo._sizes[2:]))
+    csr_t = coo_to_csr(flipped)
     return SparseCscTensor._from_parts((csr_t._crow_t, csr_t._col_t, csr_t._values_t),
-                                       self._sizes)
+                                       coo._sizes)
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,

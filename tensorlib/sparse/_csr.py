@@ -53,7 +53,7 @@ class SparseCsrTensor(SparseTensor):
         return 2
 
     def dense_dim(self):
-        return 0
+        return self._values_t.dim() - 1
 
     def crow_indices(self):
         return self._crow_t
@@ -93,6 +93,7 @@ class SparseCsrTensor(SparseTensor):
         return out if dtype is None else out.to(dtype)
 
     def t(self):
+        _check_transposable(self)
         return coo_to_csr(self.to_sparse().t())
 
     def transpose(self, dim0, dim1):
@@ -123,11 +124,18 @@ class SparseCsrTensor(SparseTensor):
         return tensorlib.matmul(other, self)
 
 
+def _check_transposable(t):
+    if t.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{t.dim()}D")
+
+
 def coo_to_csr(coo):
-    """A 2-D COO tensor (no dense dims) in CSR form (its coalesced entries)."""
-    if coo.sparse_dim() != 2 or coo.dense_dim() != 0:
-        raise RuntimeError(f"to_sparse_csr: expected a 2-D sparse tensor without dense dims, "
-                           f"got {coo.sparse_dim()} sparse and {coo.dense_dim()} dense dims")
+    """A COO tensor of 2 sparse dims (and any dense dims) in CSR form (its coalesced
+    entries)."""
+    if coo.sparse_dim() != 2:
+        raise RuntimeError(f"to_sparse_csr: expected a tensor of 2 sparse dims, got "
+                           f"{coo.sparse_dim()} sparse and {coo.dense_dim()} dense dims")
     if coo._requires_grad and is_grad_enabled():
         raise NotImplementedError("tensorlib does not differentiate through sparse CSR "
                                   "tensors: keep the COO tensor")
@@ -141,14 +149,13 @@ def coo_to_csr(coo):
 
 
 def dense_to_csr(dense, dense_dim=None):
-    """Tensor.to_sparse_csr() of a dense matrix."""
-    if dense_dim:
-        raise NotImplementedError("to_sparse_csr: tensorlib's CSR tensors have no dense dims")
-    if dense.dim() != 2:
-        raise RuntimeError(f"to_sparse_csr: tensorlib's CSR tensors are matrices, got a "
+    """Tensor.to_sparse_csr() of a dense matrix (with dense_dim trailing dense dims)."""
+    if dense.dim() != 2 + (dense_dim or 0):
+        raise RuntimeError(f"to_sparse_csr: tensorlib's CSR tensors are unbatched: expected "
+                           f"{2 + (dense_dim or 0)} dims for dense_dim={dense_dim}, got a "
                            f"{dense.dim()}-D tensor")
     from tensorlib.sparse._coo import dense_to_coo
-    return coo_to_csr(dense_to_coo(dense.detach()))
+    return coo_to_csr(dense_to_coo(dense.detach(), sparse_dim=2))
 
 
 # the names a compressed layout's messages use: (compressed indices, plain indices, what the
@@ -190,9 +197,9 @@ def compressed_parts(compressed, plain, values, size, dtype, device, requires_gr
         values = values.to(dtype)
     ptr = _index_tensor(compressed, values.device, names)
     idx = _index_tensor(plain, values.device, names)
-    if ptr.dim() != 1 or idx.dim() != 1 or values.dim() != 1:
-        raise RuntimeError(f"tensorlib's {kind} tensors are matrices: {ptr_name}, {idx_name} "
-                           f"and values must be 1-D")
+    if ptr.dim() != 1 or idx.dim() != 1 or values.dim() < 1:
+        raise RuntimeError(f"tensorlib's {kind} tensors are unbatched: {ptr_name} and "
+                           f"{idx_name} must be 1-D and values at least 1-D")
     nnz = idx._sizes[0]
     if values._sizes[0] != nnz:
         raise RuntimeError(f"{idx_name} and values must have the same number of elements, "
@@ -200,12 +207,14 @@ def compressed_parts(compressed, plain, values, size, dtype, device, requires_gr
                            f"{values._sizes[0]}")
     major = ptr._sizes[0] - 1
     minor = int(idx.max().item()) + 1 if nnz else 0
+    dense = tuple(values._sizes[1:])             # a hybrid tensor's dense dims
     if size is None:
-        size = (major, minor) if kind == "CSR" else (minor, major)
+        size = ((major, minor) if kind == "CSR" else (minor, major)) + dense
     size = tuple(int(s) for s in size)
-    if len(size) != 2:
-        raise RuntimeError(f"tensorlib's {kind} tensors are matrices, got size {list(size)}")
-    n_major, n_minor = size if kind == "CSR" else size[::-1]
+    if len(size) != 2 + len(dense) or size[2:] != dense:
+        raise RuntimeError(f"tensorlib's {kind} tensors have 2 sparse dims then the dense "
+                           f"dims of values {list(dense)}, got size {list(size)}")
+    n_major, n_minor = size[:2] if kind == "CSR" else size[1::-1]
     ptr_list = ptr.tolist()
     if len(ptr_list) != n_major + 1:
         raise RuntimeError(f"{ptr_name}.shape[-1] must be equal to the number of {over} + 1 "

@@ -111,3 +111,38 @@ def test_invariants_checked_with_csc_names():
         tl.sparse_csc_tensor([0, 1, 1], [5], [1.0], (2, 2))
     with pytest.raises(NotImplementedError, match="sparse CSC"):
         tl.sparse_csc_tensor([0, 1, 1], [0], [1.0], (2, 2), requires_grad=True)
+
+
+def _hybrid(lib):
+    indices = lib.tensor([[0, 1, 1], [1, 0, 2]])
+    return lib.sparse_coo_tensor(indices, lib.arange(6.0).view(3, 2), (3, 3, 2))
+
+
+@pytest.mark.parametrize("convert", [
+    lambda t: t.to_sparse_csr(), lambda t: t.to_sparse_csc(),
+    lambda t: t.to_sparse_csc().to_sparse_csr(), lambda t: t.to_sparse_csr().to_sparse_csc(),
+    lambda t: t.to_dense().to_sparse_csr(dense_dim=1),
+    lambda t: t.to_dense().to_sparse_csc(dense_dim=1)])
+def test_hybrid_compressed_tensors_as_torch(convert):
+    """CSR/CSC with dense dims (PyG's multi-dim edge attributes): arrays, dims, dense form,
+    the COO entries, and the constructor's default size."""
+    ours, theirs = convert(_hybrid(tl)), convert(_hybrid(torch))
+    assert ours.layout is getattr(tl, str(theirs.layout).split(".")[-1])
+    assert (ours.sparse_dim(), ours.dense_dim(), ours.shape) == \
+        (theirs.sparse_dim(), theirs.dense_dim(), tuple(theirs.shape))
+    assert repr(ours).replace("tensorlib.", "torch.") == repr(theirs)
+    np.testing.assert_array_equal(ours.to_dense().numpy(), theirs.to_dense().numpy())
+    coo, coo_t = ours.to_sparse(), theirs.to_sparse()
+    assert coo._indices().tolist() == coo_t._indices().tolist()
+    assert coo._values().tolist() == coo_t._values().tolist()
+    with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions, "
+                                           "but self is 3D"):
+        ours.t()
+
+
+def test_hybrid_constructor_size():
+    values = tl.arange(6.0).view(3, 2)
+    assert tl.sparse_csr_tensor([0, 1, 3, 3], [1, 0, 2], values).shape == (3, 3, 2)
+    assert tl.sparse_csc_tensor([0, 1, 3], [1, 0, 2], values).shape == (3, 2, 2)
+    with pytest.raises(RuntimeError, match="dense dims of values \\[2\\]"):
+        tl.sparse_csr_tensor([0, 1, 3, 3], [1, 0, 2], values, (3, 3))
