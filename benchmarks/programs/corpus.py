@@ -438,6 +438,74 @@ PROGRAMS = [
             "torchsde's solvers, its example training loops",
             pythonpath=["."], packages=["torchdiffeq", "torchsde", "trampoline"],
             timeout=1800),
+    # PyTorch Geometric's test/utils in its pure-Python mode (no torch_scatter, torch_sparse
+    # or pyg-lib), with PyTorch's random stream (its random-graph, dropout and augmentation
+    # tests compare against the edges torch.manual_seed's numbers give). Left out: tests that
+    # make an EdgeIndex (a __torch_dispatch__ wrapper subclass, which tensorlib refuses to
+    # instantiate: it has no dispatcher below autograd), torch.nested, and to_hetero's use of
+    # torch.fx._symbolic_trace internals. test_add_self_loops is left out by -k, as a
+    # --deselect prefix would also take test_add_self_loops_bipartite
+    Program("pyg utils tests", "pyg-team/pytorch_geometric", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/utils",
+             "-k", "not test_add_self_loops or bipartite",
+             "--deselect", "test/utils/test_loop.py::test_remove_self_loops",
+             "--deselect", "test/utils/test_loop.py::test_segregate_self_loops",
+             "--deselect", "test/utils/test_loop.py::test_add_remaining_self_loops",
+             "--deselect", "test/utils/test_spmm.py::test_spmm_edge_index",
+             "--deselect", "test/utils/test_nested.py",
+             "--deselect", "test/utils/test_embedding.py::test_get_embeddings_hetero"],
+            "graph utilities: scatter/segment reductions (scatter_reduce, _segment_reduce), "
+            "softmax over groups, sparse COO/CSR/CSC and hybrid tensors, spmm with "
+            "mean/amax/amin (torch.sparse.mm reduce=), _convert_indices_from_coo_to_csr, "
+            "dlpack, random graphs and dropout from PyTorch's stream",
+            pythonpath=["."], packages=["fsspec", "jinja2", "tqdm", "requests", "psutil",
+                                        "xxhash", "scipy", "networkx"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=900),
+    # PyG's graph convolutions, aggregations and pooling (test/nn/conv, aggr, pool), pure
+    # Python, PyTorch's random stream. Left out: torch.jit.script of MessagePassing layers
+    # and aggregations (tensorlib scripts by symbolic tracing, and these branch on tensor
+    # values), torch.jit.trace+script across sizes, torch._dynamo.explain (torch.compile's
+    # graph-break report), torch.save/load of whole modules (the safe loader refuses
+    # pickled classes), EdgeIndex inputs (__torch_dispatch__), gradients through a CSR
+    # adjacency (tensorlib's CSR tensors have no autograd), the cheatsheet's check of
+    # forward signatures reading 'torch.Tensor' (tensorlib.Tensor's repr), ASAP pooling
+    # (index_select on a sparse COO tensor)
+    Program("pyg nn tests", "pyg-team/pytorch_geometric", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/nn/conv", "test/nn/aggr",
+             "test/nn/pool"] + [
+                arg for test in [
+                    "conv/test_message_passing.py::test_my_conv_jit",
+                    "conv/test_message_passing.py::test_my_conv_jit_save",
+                    "conv/test_message_passing.py::test_my_commented_conv",
+                    "conv/test_message_passing.py::test_my_kwargs_conv",
+                    "conv/test_message_passing.py::test_my_multiple_aggr_conv_jit",
+                    "conv/test_message_passing.py::test_my_edge_conv_jit",
+                    "conv/test_message_passing.py::test_my_default_arg_conv",
+                    "conv/test_message_passing.py::test_tuple_output_jit",
+                    "conv/test_message_passing.py::test_explain_message",
+                    "conv/test_gcn_conv.py::test_gcn_conv_with_decomposed_layers",
+                    "aggr/test_fused.py::test_fused_aggregation",
+                    "aggr/test_multi.py::test_multi_aggr",
+                    "aggr/test_scaler.py::test_degree_scaler_aggregation",
+                    "conv/test_message_passing.py::test_traceable_my_conv_with_self_loops",
+                    "conv/test_hetero_conv.py::test_compile_hetero_conv_graph_breaks",
+                    "conv/test_sage_conv.py::test_compile_multi_aggr_sage_conv",
+                    "conv/test_message_passing.py::test_my_conv_save",
+                    "conv/test_message_passing.py::test_pickle",
+                    "conv/test_graph_conv.py::test_graph_conv",
+                    "conv/test_message_passing.py::test_my_conv_edge_index",
+                    "conv/test_message_passing.py::test_my_conv_basic",
+                    "conv/test_gcn_conv.py::test_gcn_norm_gradient[layout1-True]",
+                    "conv/utils/test_gnn_cheatsheet.py::test_gnn_cheatsheet",
+                    "pool/test_asap.py::test_asap"]
+                for arg in ("--deselect", "test/nn/" + test)],
+            "message passing (GCN, GAT, SAGE, GIN, ... over edge_index, COO, CSR and CSC "
+            "adjacencies), hooks through RemovableHandle ids, aggregations (softmax, "
+            "attention, set transformer, LSTM, sorting), pooling and top-k selection, "
+            "torch.ops.aten overloads as PyG's Index keys",
+            pythonpath=["."], packages=["fsspec", "jinja2", "tqdm", "requests", "psutil",
+                                        "xxhash", "scipy", "networkx"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=900),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
