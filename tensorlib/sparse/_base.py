@@ -202,7 +202,10 @@ _KEEP = frozenset((
     "requires_grad", "requires_grad_", "grad", "grad_fn", "is_leaf", "retains_grad",
     "retain_grad", "output_nr", "register_hook", "backward", "_version", "is_inference",
     "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "stride",
-    "mm", "matmul", "mv"))
+    "mm", "matmul", "mv",
+    # flags PyTorch answers False for every sparse tensor too (PyG's collate reads is_nested)
+    "is_nested", "is_mkldnn", "is_xpu", "is_mps", "is_ipu", "is_xla", "is_mtia", "is_maia",
+    "is_vulkan"))
 _DUNDERS = frozenset((
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__",
     "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__",

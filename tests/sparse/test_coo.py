@@ -302,3 +302,15 @@ def test_coalesced_flag_is_set_without_checking_as_in_torch():
             lib.ones(2)._coalesced_(True)
         with pytest.raises(NotImplementedError, match="aten::_coalesced_"):
             lib.ones(2, 2).to_sparse_csr()._coalesced_(True)
+
+
+@pytest.mark.parametrize("flag", ["is_nested", "is_mkldnn", "is_xpu", "is_mps", "is_ipu",
+                                  "is_xla", "is_mtia", "is_maia", "is_vulkan", "is_quantized",
+                                  "is_meta"])
+def test_layout_independent_flags_read_false_on_sparse_tensors(flag):
+    """PyG's Batch collation asks a sparse tensor `is_nested`; PyTorch answers these flags
+    for every layout."""
+    for lib in (tl, torch):
+        coo = lib.ones(2, 2).to_sparse()
+        for t in (coo, coo.to_sparse_csr(), coo.to_sparse_csc()):
+            assert getattr(t, flag) is False
