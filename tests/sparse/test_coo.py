@@ -314,3 +314,38 @@ def test_layout_independent_flags_read_false_on_sparse_tensors(flag):
         coo = lib.ones(2, 2).to_sparse()
         for t in (coo, coo.to_sparse_csr(), coo.to_sparse_csc()):
             assert getattr(t, flag) is False
+
+
+@pytest.mark.parametrize("coalesce", [False, True])
+@pytest.mark.parametrize("dim, index", [(0, [2, 0, 0]), (1, [1, 2]), (1, [2, 1, 1]), (0, []),
+                                        (-1, [0]), (0, [-1, 1])])
+def test_index_select_matches_torch(coalesce, dim, index):
+    """Tensor.index_select on COO (PyG's Batch collation of sparse attributes): entry order,
+    renumbering, coalesced flag, sizes."""
+    outs = []
+    for lib in (tl, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 1, 1, 2, 0], [2, 0, 2, 1, 1]]),
+                                  lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), (3, 3))
+        s = s.coalesce() if coalesce else s
+        out = s.index_select(dim, lib.tensor(index, dtype=lib.int64))
+        outs.append((out._indices().tolist(), out._values().tolist(), out.is_coalesced(),
+                     tuple(out.shape)))
+    assert outs[0] == outs[1]
+
+
+def test_index_select_dense_dim_and_errors_match_torch():
+    outs = []
+    for lib in (tl, torch):
+        h = lib.sparse_coo_tensor(lib.tensor([[0, 1, 2], [2, 0, 1]]),
+                                  lib.arange(6.0).view(3, 2), (3, 3, 2)).coalesce()
+        out = h.index_select(2, lib.tensor([1, 1]))
+        outs.append((out._indices().tolist(), out._values().tolist(), out.is_coalesced()))
+        s = h.sum(2)
+        with pytest.raises(IndexError, match="index contains 3 that is out of range for "
+                                             "tensor of size \\[3, 3\\] at dimension 0"):
+            s.index_select(0, lib.tensor([3]))
+        with pytest.raises(IndexError, match="must be 1-D strided \\(non-sparse\\) long"):
+            s.index_select(0, lib.tensor([0], dtype=lib.int32))
+        with pytest.raises(IndexError, match="must be 1-D strided \\(non-sparse\\) long"):
+            s.index_select(0, lib.tensor(0))
+    assert outs[0] == outs[1]
