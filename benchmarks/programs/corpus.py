@@ -438,26 +438,44 @@ PROGRAMS = [
             "torchsde's solvers, its example training loops",
             pythonpath=["."], packages=["torchdiffeq", "torchsde", "trampoline"],
             timeout=1800),
-    # PyTorch Geometric's test/utils in its pure-Python mode (no torch_scatter, torch_sparse
-    # or pyg-lib), with PyTorch's random stream (its random-graph, dropout and augmentation
-    # tests compare against the edges torch.manual_seed's numbers give). Left out: tests that
-    # make an EdgeIndex (a __torch_dispatch__ wrapper subclass, which tensorlib refuses to
-    # instantiate: it has no dispatcher below autograd), torch.nested, and to_hetero's use of
-    # torch.fx._symbolic_trace internals. test_add_self_loops is left out by -k, as a
+    # PyTorch Geometric's test/utils and test/data in its pure-Python mode (no torch_scatter,
+    # torch_sparse or pyg-lib), with PyTorch's random stream (its random-graph, dropout and
+    # augmentation tests compare against the edges torch.manual_seed's numbers give). Left
+    # out: tests that make an Index or EdgeIndex (__torch_dispatch__ wrapper subclasses, which
+    # tensorlib refuses to instantiate: it has no dispatcher below autograd), torch.nested,
+    # to_hetero's use of torch.fx._symbolic_trace internals, torch.load(weights_only=False) of
+    # pickled Data/Batch objects (refused by design), and the datapipes tests
+    # (torch.utils.data's IterDataPipe). test_add_self_loops is left out by -k, as a
     # --deselect prefix would also take test_add_self_loops_bipartite
-    Program("pyg utils tests", "pyg-team/pytorch_geometric", "",
-            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/utils",
-             "-k", "not test_add_self_loops or bipartite",
-             "--deselect", "test/utils/test_loop.py::test_remove_self_loops",
-             "--deselect", "test/utils/test_loop.py::test_segregate_self_loops",
-             "--deselect", "test/utils/test_loop.py::test_add_remaining_self_loops",
-             "--deselect", "test/utils/test_spmm.py::test_spmm_edge_index",
-             "--deselect", "test/utils/test_nested.py",
-             "--deselect", "test/utils/test_embedding.py::test_get_embeddings_hetero"],
-            "graph utilities: scatter/segment reductions (scatter_reduce, _segment_reduce), "
-            "softmax over groups, sparse COO/CSR/CSC and hybrid tensors, spmm with "
-            "mean/amax/amin (torch.sparse.mm reduce=), _convert_indices_from_coo_to_csr, "
-            "dlpack, random graphs and dropout from PyTorch's stream",
+    Program("pyg utils and data tests", "pyg-team/pytorch_geometric", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/utils", "test/data",
+             "-k", "not test_add_self_loops or bipartite"] + [
+                arg for test in [
+                    "utils/test_loop.py::test_remove_self_loops",
+                    "utils/test_loop.py::test_segregate_self_loops",
+                    "utils/test_loop.py::test_add_remaining_self_loops",
+                    "utils/test_spmm.py::test_spmm_edge_index",
+                    "data/test_batch.py::test_index",
+                    "data/test_batch.py::test_edge_index",
+                    "data/test_database.py::test_index",
+                    "data/test_database.py::test_edge_index",
+                    "data/test_dataset.py::test_index",
+                    "data/test_dataset.py::test_edge_index",
+                    "utils/test_nested.py",
+                    "data/test_batch.py::test_torch_nested_batch",
+                    "utils/test_embedding.py::test_get_embeddings_hetero",
+                    "data/test_batch.py::test_pickling",
+                    "data/test_database.py::test_database_schema",
+                    "data/test_on_disk_dataset.py::test_pickle",
+                    "data/test_datapipes.py",
+                    "data/test_dataset.py::test_to_datapipe"]
+                for arg in ("--deselect", "test/" + test)],
+            "graph utilities and containers: scatter/segment reductions (scatter_reduce, "
+            "_segment_reduce), softmax over groups, sparse COO/CSR/CSC and hybrid tensors, "
+            "spmm with mean/amax/amin (torch.sparse.mm reduce=), "
+            "_convert_indices_from_coo_to_csr, dlpack, random graphs and dropout from "
+            "PyTorch's stream, Data/HeteroData/Batch collation (sparse index_select), "
+            "datasets through fsspec's memory filesystem, SQLite databases",
             pythonpath=["."], packages=["fsspec", "jinja2", "tqdm", "requests", "psutil",
                                         "xxhash", "scipy", "networkx"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=900),
@@ -468,8 +486,7 @@ PROGRAMS = [
     # graph-break report), torch.save/load of whole modules (the safe loader refuses
     # pickled classes), EdgeIndex inputs (__torch_dispatch__), gradients through a CSR
     # adjacency (tensorlib's CSR tensors have no autograd), the cheatsheet's check of
-    # forward signatures reading 'torch.Tensor' (tensorlib.Tensor's repr), ASAP pooling
-    # (index_select on a sparse COO tensor)
+    # forward signatures reading 'torch.Tensor' (tensorlib.Tensor's repr)
     Program("pyg nn tests", "pyg-team/pytorch_geometric", "",
             ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/nn/conv", "test/nn/aggr",
              "test/nn/pool"] + [
@@ -496,8 +513,7 @@ PROGRAMS = [
                     "conv/test_message_passing.py::test_my_conv_edge_index",
                     "conv/test_message_passing.py::test_my_conv_basic",
                     "conv/test_gcn_conv.py::test_gcn_norm_gradient[layout1-True]",
-                    "conv/utils/test_gnn_cheatsheet.py::test_gnn_cheatsheet",
-                    "pool/test_asap.py::test_asap"]
+                    "conv/utils/test_gnn_cheatsheet.py::test_gnn_cheatsheet"]
                 for arg in ("--deselect", "test/nn/" + test)],
             "message passing (GCN, GAT, SAGE, GIN, ... over edge_index, COO, CSR and CSC "
             "adjacencies), hooks through RemovableHandle ids, aggregations (softmax, "
