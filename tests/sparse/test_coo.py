@@ -328,6 +328,8 @@ def test_index_select_matches_torch(coalesce, dim, index):
                                   lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), (3, 3))
         s = s.coalesce() if coalesce else s
         out = s.index_select(dim, lib.tensor(index, dtype=lib.int64))
+        by_function = lib.index_select(s, dim, lib.tensor(index, dtype=lib.int64))
+        assert by_function._indices().tolist() == out._indices().tolist()
         outs.append((out._indices().tolist(), out._values().tolist(), out.is_coalesced(),
                      tuple(out.shape)))
     assert outs[0] == outs[1]
