@@ -98,6 +98,7 @@ from tensorlib.func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from tensorlib import masked  # noqa: E402 - torch.masked
 from tensorlib import quasirandom, random, return_types, signal  # noqa: E402 - torch.random, ...
 from tensorlib import futures  # noqa: E402 - torch.futures; torch.Future is its base class
+from tensorlib import __config__  # noqa: E402 - torch.__config__.show(), parallel_info()
 Future = futures._BaseFuture
 from tensorlib._global_switches import *  # noqa: E402,F401,F403 - has_mkl, is_anomaly_enabled, ...
 from tensorlib.fft._stft import istft, stft  # noqa: E402

@@ -87,6 +87,8 @@ class LegacyConstructorMeta(type):
 def _as_subclass(t, cls):
     """An instance of Tensor subclass `cls` over t's memory (what Tensor(...) gives a
     subclass that defines no __new__)."""
+    from tensorlib._tensor_subclass import refuse_dispatch_subclass
+    refuse_dispatch_subclass(cls)
     obj = TensorImpl.__new__(cls)
     obj._storage, obj._sizes, obj._strides = t._storage, t._sizes, t._strides
     obj._offset, obj._dtype, obj._device = t._offset, t._dtype, t._device

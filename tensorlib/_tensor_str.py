@@ -40,12 +40,14 @@ def _float_formatter(values):
     absval = np.abs(finite)
     nonzero = absval[absval > 0]
     precision, sci_mode = PRINT_OPTS.precision, PRINT_OPTS.sci_mode
-    if (sci_mode is not True and np.all(finite == np.round(finite))
-            and (absval.max() < 1e8 if absval.size else True)):
-        width = max(len(f"{v:.0f}") for v in finite) + 1
-        return lambda v: (_special(v) or f"{v:.0f}.").rjust(width)
-    sci = sci_mode if sci_mode is not None else nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8
-                                or nonzero.min() < 1e-4)
+    wide = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8)
+    if np.all(finite == np.round(finite)):
+        # whole numbers print as `2.` unless their range asks for scientific notation
+        if not (wide if sci_mode is None else sci_mode):
+            width = max(len(f"{v:.0f}") for v in finite) + 1
+            return lambda v: (_special(v) or f"{v:.0f}.").rjust(width)
+    sci = sci_mode if sci_mode is not None else wide or (nonzero.size > 0
+                                                         and nonzero.min() < 1e-4)
     if sci:
         width = max(len(f"{v:.{precision}e}") for v in finite)
         return lambda v: (_special(v) or f"{v:.{precision}e}").rjust(width)
@@ -100,21 +102,32 @@ def _format(array, fmt, indent, summarize):
     return "[" + sep.join(parts) + "]"
 
 
+def _host_array(t):
+    array = t.detach().cpu().numpy() if hasattr(t, "detach") else t.cpu().numpy()
+    return array.astype(np.float32) if t._dtype in (dt.bfloat16, dt.float16) else array
+
+
+def _body(array, indent):
+    if array.size == 0:
+        return "[]"
+    summarize = array.size > PRINT_OPTS.threshold
+    return _format(array, _formatter(_edges(array) if summarize else array), indent, summarize)
+
+
+def _tensor_str(t, indent):
+    """torch._tensor_str._tensor_str: the values alone, as a repr prints them with the
+    continuation lines indented by `indent` (programs write tensors to text files with it)."""
+    return _body(_host_array(t), indent)
+
+
 def tensor_repr(t, prefix="tensor("):
     if t._device.type == "meta":
         return _meta_repr(t, prefix)
-    array = t.detach().cpu().numpy() if hasattr(t, "detach") else t.cpu().numpy()
-    if t._dtype in (dt.bfloat16, dt.float16):
-        array = array.astype(np.float32)
-    summarize = array.size > PRINT_OPTS.threshold
+    array = _host_array(t)
     suffixes = []
-    if array.size == 0:
-        body = "[]"
-        if array.ndim != 1:
-            suffixes.append(f"size={tuple(array.shape)}")
-    else:
-        fmt = _formatter(_edges(array) if summarize else array)
-        body = _format(array, fmt, len(prefix), summarize)
+    if array.size == 0 and array.ndim != 1:
+        suffixes.append(f"size={tuple(array.shape)}")
+    body = _body(array, len(prefix))
     default_for_kind = (t._dtype is dt.get_default_dtype() or t._dtype is dt.int64
                         or t._dtype is dt.bool_ or t._dtype is _default_complex())
     if t._device.type != "cpu":

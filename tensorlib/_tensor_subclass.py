@@ -94,6 +94,23 @@ def _make_subclass(cls, data, require_grad=False, **_dispatch_flags):
     return out
 
 
+def _make_wrapper_subclass(cls, size, *args, **kwargs):
+    """Tensor._make_wrapper_subclass: PyTorch's tensor without storage whose every op goes to
+    cls.__torch_dispatch__. tensorlib has no dispatcher below autograd, so it is refused."""
+    refuse_dispatch_subclass(cls)
+    raise NotImplementedError(f"_make_wrapper_subclass({cls.__name__}): tensorlib has no "
+                              f"dispatcher below autograd for a wrapper subclass")
+
+
+def refuse_dispatch_subclass(cls):
+    """An instance of a class with __torch_dispatch__ would skip it silently: refuse it."""
+    if getattr(cls, "__torch_dispatch__", None) is not None:
+        raise NotImplementedError(
+            f"{cls.__name__} defines __torch_dispatch__: tensorlib has no dispatcher below "
+            f"autograd, so it cannot make {cls.__name__} instances; override "
+            f"__torch_function__ instead")
+
+
 def _operator(name, report, forward):
     """The dispatching `name` operator. What a handler sees as func dispatches again when
     called (so a mode calling func reaches the modes below it): the Tensor method PyTorch
@@ -126,13 +143,11 @@ def _property(name):
 
 
 def prepare_subclass(cls, **kwargs):
-    """Tensor.__init_subclass__: refuse __torch_dispatch__; give a subclass that does not opt
-    out of __torch_function__ the dispatching operators it does not define itself."""
+    """Tensor.__init_subclass__: give a subclass that does not opt out of __torch_function__
+    the dispatching operators it does not define itself. A class defining __torch_dispatch__
+    may be defined (libraries define them at import); making an instance is refused
+    (`_legacy._as_subclass`, `_make_wrapper_subclass`)."""
     super(_tensor, cls).__init_subclass__(**kwargs)
-    if getattr(cls, "__torch_dispatch__", None) is not None:
-        raise NotImplementedError(
-            f"{cls.__name__} defines __torch_dispatch__: tensorlib has no dispatcher below "
-            f"autograd; override __torch_function__ instead")
     if getattr(cls, "__torch_function__", None) is overrides._disabled_torch_function_impl:
         return
     for name, wrapper in _wrappers.items():
@@ -162,6 +177,7 @@ def install(tensor_cls):
     tensor_cls.__torch_function__ = classmethod(_default_torch_function)
     tensor_cls.as_subclass = as_subclass
     tensor_cls._make_subclass = staticmethod(_make_subclass)
+    tensor_cls._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
     tensor_cls.__init_subclass__ = classmethod(prepare_subclass)
     for name in list(_OPERATORS) + [p for p in _PROPERTIES if p in vars(tensor_cls)]:
         _base[name] = vars(tensor_cls)[name]

@@ -166,12 +166,24 @@ def test_modes_and_disable_switches_are_per_thread(lib):
     assert inner_seen == [6.0] and outer.seen == ["neg"]
 
 
-def test_torch_dispatch_is_refused_at_class_creation():
-    with pytest.raises(NotImplementedError, match="__torch_dispatch__"):
-        class Dispatching(tensorlib.Tensor):
-            @classmethod
-            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-                return None
+def test_torch_dispatch_class_is_defined_but_never_instantiated():
+    """Libraries define __torch_dispatch__ wrappers at import (PyG's EdgeIndex): the class
+    may exist, but no instance that would skip its dispatch is ever made."""
+    class Dispatching(tensorlib.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return None
+
+    x = tensorlib.ones(3)
+    for make in (lambda: x.as_subclass(Dispatching),
+                 lambda: tensorlib.Tensor._make_subclass(Dispatching, x),
+                 lambda: Dispatching(x),
+                 lambda: tensorlib.Tensor._make_wrapper_subclass(Dispatching, (3,))):
+        with pytest.raises(NotImplementedError, match="Dispatching defines __torch_dispatch__"):
+            make()
+    with pytest.raises(NotImplementedError, match="wrapper subclass"):
+        tensorlib.Tensor._make_wrapper_subclass(tensorlib.Tensor, (3,))
+    assert type(x + 1) is tensorlib.Tensor
 
 
 def mode_class(lib):

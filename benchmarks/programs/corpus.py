@@ -482,6 +482,90 @@ PROGRAMS = [
             pythonpath=["src", "tests"],
             packages=["lightning_utilities", "cachier", "sklearn", "scipy"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
+    # PyTorch Geometric's test/utils and test/data in its pure-Python mode (no torch_scatter,
+    # torch_sparse or pyg-lib), with PyTorch's random stream (its random-graph, dropout and
+    # augmentation tests compare against the edges torch.manual_seed's numbers give). Left
+    # out: tests that make an Index or EdgeIndex (__torch_dispatch__ wrapper subclasses, which
+    # tensorlib refuses to instantiate: it has no dispatcher below autograd), torch.nested,
+    # to_hetero's use of torch.fx._symbolic_trace internals, torch.load(weights_only=False) of
+    # pickled Data/Batch objects (refused by design), and the datapipes tests
+    # (torch.utils.data's IterDataPipe). test_add_self_loops is left out by -k, as a
+    # --deselect prefix would also take test_add_self_loops_bipartite
+    Program("pyg utils and data tests", "pyg-team/pytorch_geometric", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/utils", "test/data",
+             "-k", "not test_add_self_loops or bipartite"] + [
+                arg for test in [
+                    "utils/test_loop.py::test_remove_self_loops",
+                    "utils/test_loop.py::test_segregate_self_loops",
+                    "utils/test_loop.py::test_add_remaining_self_loops",
+                    "utils/test_spmm.py::test_spmm_edge_index",
+                    "data/test_batch.py::test_index",
+                    "data/test_batch.py::test_edge_index",
+                    "data/test_database.py::test_index",
+                    "data/test_database.py::test_edge_index",
+                    "data/test_dataset.py::test_index",
+                    "data/test_dataset.py::test_edge_index",
+                    "utils/test_nested.py",
+                    "data/test_batch.py::test_torch_nested_batch",
+                    "utils/test_embedding.py::test_get_embeddings_hetero",
+                    "data/test_batch.py::test_pickling",
+                    "data/test_database.py::test_database_schema",
+                    "data/test_on_disk_dataset.py::test_pickle",
+                    "data/test_datapipes.py",
+                    "data/test_dataset.py::test_to_datapipe"]
+                for arg in ("--deselect", "test/" + test)],
+            "graph utilities and containers: scatter/segment reductions (scatter_reduce, "
+            "_segment_reduce), softmax over groups, sparse COO/CSR/CSC and hybrid tensors, "
+            "spmm with mean/amax/amin (torch.sparse.mm reduce=), "
+            "_convert_indices_from_coo_to_csr, dlpack, random graphs and dropout from "
+            "PyTorch's stream, Data/HeteroData/Batch collation (sparse index_select), "
+            "datasets through fsspec's memory filesystem, SQLite databases",
+            pythonpath=["."], packages=["fsspec", "jinja2", "tqdm", "requests", "psutil",
+                                        "xxhash", "scipy", "networkx"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=900),
+    # PyG's graph convolutions, aggregations and pooling (test/nn/conv, aggr, pool), pure
+    # Python, PyTorch's random stream. Left out: torch.jit.script of MessagePassing layers
+    # and aggregations (tensorlib scripts by symbolic tracing, and these branch on tensor
+    # values), torch.jit.trace+script across sizes, torch._dynamo.explain (torch.compile's
+    # graph-break report), torch.save/load of whole modules (the safe loader refuses
+    # pickled classes), EdgeIndex inputs (__torch_dispatch__), gradients through a CSR
+    # adjacency (tensorlib's CSR tensors have no autograd), the cheatsheet's check of
+    # forward signatures reading 'torch.Tensor' (tensorlib.Tensor's repr)
+    Program("pyg nn tests", "pyg-team/pytorch_geometric", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test/nn/conv", "test/nn/aggr",
+             "test/nn/pool"] + [
+                arg for test in [
+                    "conv/test_message_passing.py::test_my_conv_jit",
+                    "conv/test_message_passing.py::test_my_conv_jit_save",
+                    "conv/test_message_passing.py::test_my_commented_conv",
+                    "conv/test_message_passing.py::test_my_kwargs_conv",
+                    "conv/test_message_passing.py::test_my_multiple_aggr_conv_jit",
+                    "conv/test_message_passing.py::test_my_edge_conv_jit",
+                    "conv/test_message_passing.py::test_my_default_arg_conv",
+                    "conv/test_message_passing.py::test_tuple_output_jit",
+                    "conv/test_message_passing.py::test_explain_message",
+                    "conv/test_gcn_conv.py::test_gcn_conv_with_decomposed_layers",
+                    "aggr/test_fused.py::test_fused_aggregation",
+                    "aggr/test_multi.py::test_multi_aggr",
+                    "aggr/test_scaler.py::test_degree_scaler_aggregation",
+                    "conv/test_message_passing.py::test_traceable_my_conv_with_self_loops",
+                    "conv/test_hetero_conv.py::test_compile_hetero_conv_graph_breaks",
+                    "conv/test_sage_conv.py::test_compile_multi_aggr_sage_conv",
+                    "conv/test_message_passing.py::test_my_conv_save",
+                    "conv/test_message_passing.py::test_pickle",
+                    "conv/test_graph_conv.py::test_graph_conv",
+                    "conv/test_message_passing.py::test_my_conv_edge_index",
+                    "conv/test_message_passing.py::test_my_conv_basic",
+                    "conv/test_gcn_conv.py::test_gcn_norm_gradient[layout1-True]",
+                    "conv/utils/test_gnn_cheatsheet.py::test_gnn_cheatsheet"]
+                for arg in ("--deselect", "test/nn/" + test)],
+            "message passing (GCN, GAT, SAGE, GIN, ... over edge_index, COO, CSR and CSC "
+            "adjacencies), hooks through RemovableHandle ids, aggregations (softmax, "
+            "attention, set transformer, LSTM, sorting), pooling and top-k selection, "
+            "torch.ops.aten overloads as PyG's Index keys",
+            pythonpath=["."], packages=["fsspec", "jinja2", "tqdm", "requests", "psutil",
+                                        "xxhash", "scipy", "networkx"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=900),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

@@ -157,6 +157,11 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     compile them by symbolic tracing, not by parsing Python)."""
     from tensorlib.fx import symbolic_trace
     from tensorlib.nn.modules.module import Module
+    if isinstance(obj, type):
+        if issubclass(obj, Module):
+            raise RuntimeError(f"Type '{obj}' cannot be compiled since it inherits from "
+                               f"nn.Module, pass an instance instead")
+        return obj      # a TorchScript class: PyTorch returns the class itself (PyG's dataclasses)
     if isinstance(obj, Module) and getattr(type(obj).forward, "_torchscript_modifier",
                                            None) in ("unused", "ignore"):
         return _python_forward_script(obj)

@@ -11,7 +11,7 @@ from tensorlib.onnx._custom_symbolics import (register_custom_op_symbolic,
 from tensorlib.onnx._lowering import Context, UnsupportedOperatorError, lower_call, lower_module
 
 __all__ = ["export", "UnsupportedOperatorError", "errors", "register_custom_op_symbolic",
-           "unregister_custom_op_symbolic", "TensorProtoDataType"]
+           "unregister_custom_op_symbolic", "TensorProtoDataType", "is_in_onnx_export"]
 
 
 class TensorProtoDataType(enum.IntEnum):
@@ -51,14 +51,28 @@ def _onnx():
     return onnx
 
 
+_exporting = False
+
+
+def is_in_onnx_export():
+    """torch.onnx.is_in_onnx_export: True while export runs the model (models take
+    export-friendly paths then, as PyG's scatter does)."""
+    return _exporting
+
+
 def _trace(model, args):
+    global _exporting
     from tensorlib.fx import Tracer
 
     class ExportTracer(Tracer):
         def is_leaf_module(self, m, name):
             return isinstance(m, _keep_whole())
     tracer = ExportTracer(concrete=True)
-    graph = tracer.trace(model, example_inputs=args)
+    _exporting = True
+    try:
+        graph = tracer.trace(model, example_inputs=args)
+    finally:
+        _exporting = False
     return tracer, graph
 
 

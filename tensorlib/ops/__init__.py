@@ -58,12 +58,16 @@ def load_library(path):
 
 
 def __getattr__(name):
-    """tensorlib.ops.<namespace>: the custom ops of tensorlib.library.custom_op, and
-    tensorlib.ops.profiler (record_function ranges as ops)."""
+    """tensorlib.ops.<namespace>: the custom ops of tensorlib.library.custom_op,
+    tensorlib.ops.profiler (record_function ranges as ops) and tensorlib.ops.aten (ATen's
+    overloads by name)."""
     if name.startswith("_") or name in FAMILIES:     # submodules being imported
         raise AttributeError(f"module 'tensorlib.ops' has no attribute '{name}'")
     if name == "profiler":
         from tensorlib.profiler._ops import NAMESPACE
+        return NAMESPACE
+    if name == "aten":
+        from tensorlib.library.aten import NAMESPACE
         return NAMESPACE
     from tensorlib.library.custom_ops import namespace
     return namespace(name)

@@ -4,18 +4,21 @@ and every backend come with it). An empty run gives `initial`, else the reductio
 identity (nan for mean); a given `initial` also joins each non-empty run's reduction."""
 import math
 
-__all__ = ["segment_reduce"]
+__all__ = ["segment_reduce", "_segment_reduce"]
 
-_IDENTITY = {"sum": 0.0, "mean": 0.0, "max": -math.inf, "min": math.inf, "prod": 1.0}
-_SCATTER = {"sum": "sum", "mean": "sum", "max": "amax", "min": "amin", "prod": "prod"}
+# "amax"/"amin" are PyTorch's other spellings of max/min here (PyG passes them)
+_IDENTITY = {"sum": 0.0, "mean": 0.0, "max": -math.inf, "min": math.inf, "prod": 1.0,
+             "amax": -math.inf, "amin": math.inf}
+_SCATTER = {"sum": "sum", "mean": "sum", "max": "amax", "min": "amin", "prod": "prod",
+            "amax": "amax", "amin": "amin"}
 
 
 def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
                    unsafe=False, initial=None):
     from tensorlib.ops.creation import arange, full
     if reduce not in _IDENTITY:
-        raise RuntimeError(f"reduce argument must be either sum, max, min, mean or prod, not "
-                           f"{reduce}")
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if (lengths is None) == (offsets is None):
@@ -47,3 +50,6 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     counts = lengths.to(data.device, data.dtype).reshape((-1,) + (1,) * (data.dim() - 1))
     mean = out / counts
     return mean if initial is None else mean.where(counts != 0, float(initial))
+
+
+_segment_reduce = segment_reduce      # torch._segment_reduce is the same function

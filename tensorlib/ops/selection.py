@@ -7,6 +7,7 @@ from tensorlib._C.broadcast import broadcast_shapes
 from tensorlib._C.dispatch import lookup
 from tensorlib._C.factory import empty
 from tensorlib._C.tensor_impl import TensorImpl, contiguous_strides, numel
+from tensorlib._layout import SPARSE_TYPES
 from tensorlib.backends.interface import IndexOutOfBounds
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
@@ -50,6 +51,8 @@ def _index_select(x, dim, index):
 
 def index_select(input, dim, index):  # noqa: A002
     """The slices of input along dim at the positions in the 1-D index (repeats allowed)."""
+    if type(input) in SPARSE_TYPES:                 # a COO tensor selects its own entries
+        return input.index_select(dim, index)
     refuse_unsigned("index_select", input._dtype)
     _check_vector_index("index_select", index)
     _same_device("index_select", input, index)

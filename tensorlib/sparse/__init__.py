@@ -25,6 +25,13 @@ def _layout_error(name, wanted):
     return refused
 
 
+def _dense_coalesced_(self, coalesced):
+    """Tensor._coalesced_ exists for sparse COO tensors only, as in PyTorch."""
+    raise NotImplementedError(f"Could not run 'aten::_coalesced_' with arguments from the "
+                              f"'{self.device.type.upper()}' backend: it is only available "
+                              f"for sparse COO tensors")
+
+
 def _dense_to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
@@ -40,6 +47,7 @@ def install(tensor_cls, namespace):
     import tensorlib._layout as layouts
     from tensorlib.sparse._base import refuse_dense_methods
     from tensorlib.sparse._coo import SparseCooTensor, sparse_coo_tensor, to_sparse
+    from tensorlib.sparse._csc import SparseCscTensor, sparse_csc_tensor, to_csc
     from tensorlib.sparse._csr import SparseCsrTensor, dense_to_csr, sparse_csr_tensor
     from tensorlib.sparse._mixed import sparse_mask
     tensor_cls.layout = property(lambda self: strided, doc="strided (a dense tensor)")
@@ -50,6 +58,8 @@ def install(tensor_cls, namespace):
     tensor_cls.to_sparse = to_sparse
     tensor_cls.to_sparse_coo = to_sparse
     tensor_cls.to_sparse_csr = dense_to_csr
+    tensor_cls.to_sparse_csc = SparseCooTensor.to_sparse_csc = SparseCsrTensor.to_sparse_csc = \
+        to_csc
     tensor_cls.sparse_mask = sparse_mask
     tensor_cls.sparse_dim = lambda self: 0
     tensor_cls.dense_dim = lambda self: self.dim()
@@ -57,12 +67,19 @@ def install(tensor_cls, namespace):
     for name in ("indices", "coalesce", "is_coalesced"):
         setattr(tensor_cls, name, _layout_error(name, coo))
     tensor_cls.values = _layout_error("values", "sparse tensor")
+    tensor_cls._coalesced_ = _dense_coalesced_
+    rows, columns = "sparse row compressed tensor", "sparse column compressed tensor"
     for name in ("crow_indices", "col_indices"):
-        setattr(tensor_cls, name, _layout_error(name, "sparse row compressed tensor"))
-    for cls, accessors in ((SparseCsrTensor, ("indices", "_indices", "coalesce",
-                                              "is_coalesced")),
-                           (SparseCooTensor, ("crow_indices", "col_indices"))):
-        wanted = coo if cls is SparseCsrTensor else "sparse row compressed tensor"
+        setattr(tensor_cls, name, _layout_error(name, rows))
+    for name in ("ccol_indices", "row_indices"):
+        setattr(tensor_cls, name, _layout_error(name, columns))
+    for cls, wanted, accessors in (
+            (SparseCsrTensor, coo, ("indices", "_indices", "coalesce", "is_coalesced")),
+            (SparseCscTensor, coo, ("indices", "_indices", "coalesce", "is_coalesced")),
+            (SparseCooTensor, rows, ("crow_indices", "col_indices")),
+            (SparseCscTensor, rows, ("crow_indices", "col_indices")),
+            (SparseCooTensor, columns, ("ccol_indices", "row_indices")),
+            (SparseCsrTensor, columns, ("ccol_indices", "row_indices"))):
         for name in accessors:
             setattr(cls, name, _layout_error(name, wanted))
     refuse_dense_methods(tensor_cls)
@@ -71,6 +88,11 @@ def install(tensor_cls, namespace):
         namespace[name] = getattr(layouts, name)
     namespace["sparse_coo_tensor"] = sparse_coo_tensor
     namespace["sparse_csr_tensor"] = sparse_csr_tensor
+    namespace["sparse_csc_tensor"] = sparse_csc_tensor
+    from tensorlib.sparse._csr import (convert_indices_from_coo_to_csr,
+                                       convert_indices_from_csr_to_coo)
+    namespace["_convert_indices_from_coo_to_csr"] = convert_indices_from_coo_to_csr
+    namespace["_convert_indices_from_csr_to_coo"] = convert_indices_from_csr_to_coo
     namespace["spmm"] = namespace["mm"]
     from tensorlib.sparse._ops import dsmm, hsmm
     namespace["dsmm"], namespace["hsmm"], namespace["smm"] = dsmm, hsmm, hsmm

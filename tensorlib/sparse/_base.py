@@ -85,7 +85,8 @@ class SparseTensor(Tensor):
         return self.to_dense().item()
 
     def _layout_key(self):
-        return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}[self._layout._name]
+        return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr",
+                "sparse_csc": "SparseCsc"}[self._layout._name]
 
     # ---- copies, moves and casts ----------------------------------------------------------
     def detach(self):
@@ -113,6 +114,9 @@ class SparseTensor(Tensor):
 
     def type(self, dtype=None):
         if dtype is None:
+            if self._layout._name == "sparse_csc":
+                raise RuntimeError(f"Unimplemented backend {self._layout_key()[:-1]}r"
+                                   f"{self._real.type.upper()}")
             prefix = {"sparse_coo": "sparse", "sparse_csr": "sparse_csr"}[self._layout._name]
             return f"{dt.package_name()}.{prefix}.{self._dtype.scalar_name}Tensor"
         return Tensor.type(self, dtype)
@@ -198,7 +202,10 @@ _KEEP = frozenset((
     "requires_grad", "requires_grad_", "grad", "grad_fn", "is_leaf", "retains_grad",
     "retain_grad", "output_nr", "register_hook", "backward", "_version", "is_inference",
     "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "stride",
-    "mm", "matmul", "mv"))
+    "mm", "matmul", "mv",
+    # flags PyTorch answers False for every sparse tensor too (PyG's collate reads is_nested)
+    "is_nested", "is_mkldnn", "is_xpu", "is_mps", "is_ipu", "is_xla", "is_mtia", "is_maia",
+    "is_vulkan"))
 _DUNDERS = frozenset((
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__",
     "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__",

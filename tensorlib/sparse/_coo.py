@@ -76,6 +76,12 @@ class SparseCooTensor(SparseTensor):
                 self._indices_t, self._values_t, self._sizes))
         return cache[1]
 
+    def _coalesced_(self, coalesced):
+        """Tensor._coalesced_: set the coalesced flag without checking the indices, for
+        callers that built sorted, unique indices themselves (as PyTorch trusts them)."""
+        self._coalesced = bool(coalesced)
+        return self
+
     def coalesce(self):
         if self._coalesced:
             return self
@@ -101,6 +107,8 @@ class SparseCooTensor(SparseTensor):
         if layout is not None and layout is not sparse_coo:
             if layout is tensorlib.sparse_csr:
                 return self.to_sparse_csr()
+            if layout is tensorlib.sparse_csc:
+                return self.to_sparse_csc()
             raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"sparse_dim argument must match self.sparse_dim() "
@@ -113,6 +121,40 @@ class SparseCooTensor(SparseTensor):
     def to_sparse_csr(self, dense_dim=None):
         from tensorlib.sparse._csr import coo_to_csr
         return coo_to_csr(self)
+
+    def index_select(self, dim, index):
+        """Tensor.index_select: along a sparse dim, for each position of `index` in turn the
+        entries at that coordinate (in entry order), renumbered; along a dense dim, the
+        values' slices. Flagged uncoalesced unless it has at most one entry, as PyTorch's."""
+        dim = wrap_dim(dim, self.dim())
+        if not isinstance(index, Tensor) or isinstance(index, SparseTensor) or \
+                index.dim() != 1 or index.dtype is not dt.int64:
+            raise IndexError("index_select() argument index must be 1-D strided (non-sparse) "
+                             "long-tensor.")
+        size = self._sizes[dim]
+        wrapped = tensorlib.where(index < 0, index + size, index)
+        if index.numel() and (bool((wrapped < 0).any()) or bool((wrapped >= size).any())):
+            bad = int(index[(wrapped < 0) | (wrapped >= size)][0].item())
+            raise IndexError(f"index_select(): index contains {bad} that is out of range for "
+                             f"tensor of size {list(self._sizes)} at dimension {dim}")
+        sizes = self._sizes[:dim] + (index.numel(),) + self._sizes[dim + 1:]
+        nsparse = self.sparse_dim()
+        if dim >= nsparse:
+            values = self._values_t.index_select(dim - nsparse + 1, wrapped)
+            return self._from_parts((self._indices_t, values), sizes, self._nnz() <= 1)
+        keys = self._indices_t[dim]
+        order = keys.argsort(stable=True)
+        sorted_keys = keys.index_select(0, order)
+        low = tensorlib.searchsorted(sorted_keys, wrapped)
+        counts = tensorlib.searchsorted(sorted_keys, wrapped, right=True) - low
+        positions = tensorlib.arange(index.numel(), device=self._real).repeat_interleave(counts)
+        starts = (counts.cumsum(0) - counts).repeat_interleave(counts)
+        within = tensorlib.arange(positions.numel(), device=self._real) - starts
+        entries = order.index_select(0, low.repeat_interleave(counts) + within)
+        indices = self._indices_t.index_select(1, entries)
+        indices[dim] = positions
+        return self._from_parts((indices, self._values_t.index_select(0, entries)), sizes,
+                                entries.numel() <= 1)
 
     # ---- transposes -----------------------------------------------------------------------
     def _transposed(self, dim0, dim1):
@@ -359,6 +401,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     if layout is not None and layout is not sparse_coo:
         if layout is tensorlib.sparse_csr:
             return self.to_sparse_csr()
+        if layout is tensorlib.sparse_csc:
+            return self.to_sparse_csc()
         if layout is tensorlib.strided:
             return self
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported in tensorlib")

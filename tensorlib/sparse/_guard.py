@@ -21,7 +21,8 @@ from tensorlib._C.storage import Storage
 __all__ = ["backend_name", "not_supported", "guard_device", "guard_storage"]
 
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta"}
-_LAYOUT_KEYS = {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr"}
+# CSC shares CSR's dispatch key in PyTorch (one key for the compressed layouts)
+_LAYOUT_KEYS = {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsr"}
 _GUARDS = {}                # (layout name, device type, index) -> guard device
 
 

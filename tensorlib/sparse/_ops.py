@@ -11,7 +11,7 @@ __all__ = ["sparse_matmul", "mm", "dsmm", "hsmm", "addmm", "sum", "softmax", "lo
 
 
 def _as_coo(x):
-    return x.to_sparse() if x.is_sparse_csr else x
+    return x if x.is_sparse else x.to_sparse()
 
 
 def _check_matrix(s, name):
@@ -108,8 +108,7 @@ def mm(mat1, mat2, reduce="sum"):
     """torch.sparse.mm: sparse @ dense (the sparse operand's gradient sparse, on its
     entries), sparse @ sparse (sparse), or any other pair as tensorlib.mm."""
     if reduce != "sum":
-        raise NotImplementedError(f"torch.sparse.mm: reduce='{reduce}' is not supported by "
-                                  f"tensorlib")
+        return _mm_reduce(mat1, mat2, reduce)
     if isinstance(mat1, SparseTensor) and not isinstance(mat2, SparseTensor):
         s = _as_coo(mat1)
         if mat2.dim() != 2:
@@ -117,6 +116,52 @@ def mm(mat1, mat2, reduce="sum"):
         _check_sparse_dense(s, mat2, "addmm")
         return A.SparseMM.apply(s, mat2)
     return tensorlib.mm(mat1, mat2)
+
+
+_ROW_REDUCE = {"mean": "mean", "amax": "amax", "max": "amax", "amin": "amin", "min": "amin"}
+
+
+def _mm_reduce(csr, dense, reduce):
+    """torch.sparse.mm(csr, dense, reduce): row i is the reduction over row i's entries j of
+    csr[i, j] * dense[j] (0 for an empty row). amax/amin take their first extreme entry, and
+    the gradient goes to that one alone, as PyTorch's arg_out does."""
+    from tensorlib.sparse._csr import SparseCsrTensor
+    if reduce not in _ROW_REDUCE:
+        if reduce == "prod":
+            raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    if not isinstance(csr, SparseCsrTensor):
+        if isinstance(csr, SparseTensor) and csr.layout is tensorlib.sparse_csc:
+            raise RuntimeError("sparse_mm_reduce: expect self to be SparseCsr, got SparseCsc")
+        key = csr._layout_key() if isinstance(csr, SparseTensor) else "Strided"
+        raise NotImplementedError(f"Could not run 'aten::_sparse_mm_reduce_impl' with "
+                                  f"arguments from the '{key}CPU' backend")
+    m, k = csr._sizes
+    if dense.dim() != 2 or dense._sizes[0] != k:
+        raise RuntimeError(f"Expected a tensor of dimension 2 and tensor.size[0] == {k} but "
+                           f"got: dimension {dense.dim()} and tensor.size[0] = "
+                           f"{dense._sizes[0] if dense.dim() else 0}")
+    if dense.dtype is not csr.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'other' to have scalar type "
+                           f"{csr.dtype.scalar_name}; but got {dense.type()} instead (while "
+                           f"checking arguments for sparse_mm_reduce)")
+    rows, cols, values = csr._rows(), csr._col_t, csr._values_t
+    n, nnz = dense._sizes[1], values._sizes[0]
+    products = values.unsqueeze(1) * dense.index_select(0, cols)
+    index = rows.unsqueeze(1).expand(nnz, n)
+    zeros = tensorlib.zeros((m, n), dtype=dense.dtype, device=dense.device)
+    if _ROW_REDUCE[reduce] == "mean":
+        return zeros.scatter_reduce(0, index, products, "mean", include_self=False)
+    with tensorlib.no_grad():
+        extreme = zeros.scatter_reduce(0, index, products, _ROW_REDUCE[reduce],
+                                       include_self=False)
+        position = tensorlib.arange(nnz, device=dense.device).unsqueeze(1).expand(nnz, n)
+        position = position.masked_fill(products != extreme.index_select(0, rows), nnz)
+        first = tensorlib.full((m, n), nnz, dtype=position.dtype, device=dense.device)
+        first = first.scatter_reduce(0, index, position, "amin")
+    padded = tensorlib.cat([products, zeros[:1]])          # an empty row reads the zero row
+    return padded.gather(0, first)
 
 
 def dsmm(sparse, dense):

@@ -49,6 +49,9 @@ def sparse_repr(t, prefix="tensor("):
         suffixes.append(f"dtype={t._dtype!r}")
     if t.is_sparse:
         names = (("indices", t._indices_t), ("values", t._values_t))
+    elif t._layout._name == "sparse_csc":
+        names = (("ccol_indices", t._ccol_t), ("row_indices", t._row_t),
+                 ("values", t._values_t))
     else:
         names = (("crow_indices", t._crow_t), ("col_indices", t._col_t), ("values", t._values_t))
     lines = [f"{name}=tensor({_body(part, indent + len(name) + 8)})" for name, part in names]

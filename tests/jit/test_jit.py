@@ -117,3 +117,29 @@ def test_scripted_functions_that_tracing_cannot_compile_still_run():
         clamp_to_one.graph
     with pytest.raises(RuntimeError, match="cannot compile .*clamp_to_one"):
         tl.jit.save(clamp_to_one, "unused.tlj")
+
+
+def test_script_returns_a_plain_class_itself_and_refuses_a_module_class():
+    """torch.jit.script(cls) compiles a TorchScript class and hands back the class (PyG
+    scripts its SelectOutput/ConnectOutput dataclasses at import); a Module class is refused
+    with PyTorch's message."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Output:
+        node_index: tl.Tensor
+
+    class Plain:
+        def __init__(self, x: int):
+            self.x = x
+
+    assert tl.jit.script(Output) is Output and tl.jit.script(Plain) is Plain
+    assert isinstance(tl.jit.script(Output)(tl.ones(2)), Output)
+
+    class Net(tl.nn.Module):
+        def forward(self, x):
+            return x
+
+    with pytest.raises(RuntimeError, match="cannot be compiled since it inherits from "
+                                           "nn.Module, pass an instance instead"):
+        tl.jit.script(Net)

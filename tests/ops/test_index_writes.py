@@ -101,8 +101,22 @@ def test_segment_reduce(device, reduce, initial):
     np.testing.assert_allclose(od.grad.cpu().numpy(), td.grad.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_private_segment_reduce_takes_the_a_spellings(device, reduce):
+    """torch._segment_reduce (PyG's segment()) is segment_reduce; amax/amin are max/min."""
+    data = np.arange(1.0, 13.0).reshape(6, 2) / 3
+    od, td = _both(device, data)
+    offsets = [0, 0, 2, 5, 6]
+    ours = tensorlib._segment_reduce(od, reduce, offsets=tensorlib.tensor(offsets, device=device))
+    want = torch._segment_reduce(td, reduce, offsets=torch.tensor(offsets))
+    np.testing.assert_array_equal(ours.cpu().numpy(), want.numpy())
+
+
 def test_segment_reduce_errors():
     for m in (tensorlib, torch):
+        with pytest.raises(RuntimeError, match="must be either sum, prod, mean, amax or amin, "
+                                               "got foo"):
+            m.segment_reduce(m.ones(3), "foo", lengths=m.tensor([3]))
         with pytest.raises(RuntimeError, match="sum to data.size"):
             m.segment_reduce(m.ones(3), "sum", lengths=m.tensor([1, 1]))
         with pytest.raises(RuntimeError):

@@ -1,6 +1,6 @@
 """Differential fuzzer, part 7: what #32 added beside the strided layout, on
 hypothesis-drawn arguments run through tensorlib and torch (compare.check: the same values
-within the dtype's tolerance, or the same error class). Sparse COO and CSR tensors (random
+within the dtype's tolerance, or the same error class). Sparse COO, CSR and CSC tensors (random
 shapes, densities, duplicate and out-of-range indices, hybrid dense dims, dtypes): their
 construction, to_dense/to_sparse/coalesce/_nnz and the accessors, torch.sparse's
 mm/addmm/sum/softmax, spmm/dsmm/hsmm/smm, sparse_mask, sparse + sparse, transpose. Quantized tensors
@@ -27,7 +27,9 @@ pytestmark = [pytest.mark.filterwarnings("ignore:Sparse invariant checks"),
               pytest.mark.filterwarnings("ignore:.*prototype")]
 
 LAYOUT_FUZZ = settings(FUZZ, max_examples=25)
-SPARSE_NAMES = ("sparse_coo_tensor", "sparse_csr_tensor", "spmm", "dsmm", "hsmm", "smm",
+SPARSE_NAMES = ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "dsmm",
+                "hsmm", "smm", "Tensor.ccol_indices", "Tensor.row_indices",
+                "Tensor.to_sparse_csc",
                 "Tensor.sparse_mask", "Tensor.coalesce",
                 "Tensor.col_indices", "Tensor.crow_indices", "Tensor.dense_dim",
                 "Tensor.indices", "Tensor.is_coalesced", "Tensor.sparse_dim", "Tensor.to_dense",
@@ -138,10 +140,11 @@ def _tensor(m, spec):
 def test_to_sparse_and_back():
     def body(data):
         how = data.draw(st.sampled_from(["to_sparse", "to_sparse_dim", "to_sparse_coo",
-                                         "to_sparse_csr"]))
+                                         "to_sparse_csr", "to_sparse_csc"]))
         # CSR: matrices only (torch's batched CSR is not built; its 1-D refusal is an
         # IndexError from inside select())
-        spec = data.draw(_dense_with_zeros(min_dims=2, max_dims=2) if how == "to_sparse_csr"
+        compressed = how in ("to_sparse_csr", "to_sparse_csc")
+        spec = data.draw(_dense_with_zeros(min_dims=2, max_dims=2) if compressed
                          else _dense_with_zeros())
         ndim = spec[0].ndim
         sparse_dim = data.draw(st.integers(0, ndim + 1))
@@ -151,6 +154,10 @@ def test_to_sparse_and_back():
                 s = x.to_sparse_csr()
                 return (s.crow_indices(), s.col_indices(), s.values(), s._nnz(), s.to_dense(),
                         s.to_sparse_coo().coalesce().to_dense())
+            if how == "to_sparse_csc":
+                s = x.to_sparse_csc()
+                return (s.ccol_indices(), s.row_indices(), s.values(), s._nnz(), s.to_dense(),
+                        s.to_sparse_coo().coalesce().to_dense(), s.t().to_dense())
             s = (x.to_sparse(sparse_dim) if how == "to_sparse_dim" else getattr(x, how)())
             return (s.indices(), s.values(), s._nnz(), s.is_coalesced(), s.sparse_dim(),
                     s.dense_dim(), s.to_dense(), x.to_dense())
@@ -175,6 +182,27 @@ def test_csr_construction():
             return (s.to_dense(), s.crow_indices(), s.col_indices(), s.values(), s._nnz(),
                     list(s.shape), s.to_sparse_coo().to_dense())
         return check(call, args, _describe("sparse_csr_tensor", values.shape, dtype,
+                                           given_size))
+    _fuzz(body)
+
+
+def test_csc_construction():
+    def body(data):
+        values, dtype = data.draw(_dense_with_zeros(min_dims=2, max_dims=2))
+        cols, rows = np.nonzero(values.T)                    # column-major entries
+        ccol = np.searchsorted(cols, np.arange(values.shape[1] + 1)).tolist()
+        given_size = data.draw(st.booleans())
+
+        def args(m):
+            vals = m.tensor(values[rows, cols]).to(getattr(m, dtype))
+            c, r = m.tensor(ccol, dtype=m.int64), m.tensor(rows.tolist(), dtype=m.int64)
+            return (m.sparse_csc_tensor(c, r, vals, values.shape) if given_size
+                    else m.sparse_csc_tensor(c, r, vals))
+
+        def call(m, s):
+            return (s.to_dense(), s.ccol_indices(), s.row_indices(), s.values(), s._nnz(),
+                    list(s.shape), s.to_sparse_coo().to_dense(), s.to_sparse_csr().to_dense())
+        return check(call, args, _describe("sparse_csc_tensor", values.shape, dtype,
                                            given_size))
     _fuzz(body)
 

@@ -279,3 +279,75 @@ def test_sparse_coo_tensor_of_a_size_alone_is_empty():
     assert tl.sparse_coo_tensor(size=(2, 2), dtype=tl.float64).dtype == tl.float64
     with pytest.raises(TypeError, match="indices and values, or a size"):
         tl.sparse_coo_tensor()
+
+
+def test_coalesced_flag_is_set_without_checking_as_in_torch():
+    """Tensor._coalesced_ (PyG's to_torch_coo_tensor marks its sorted indices so): in place,
+    returns self, trusts the caller; dense and CSR tensors refuse it."""
+    ours, theirs = _pair(indices=[[0, 1], [2, 0]], values=[3.0, 4.0])
+    for t in (ours, theirs):
+        assert not t.is_coalesced()
+        assert t._coalesced_(True) is t and t.is_coalesced()
+    assert ours.indices().tolist() == theirs.indices().tolist()
+    _same(ours.values(), theirs.values())
+    dup, dup_t = _pair()
+    dup._coalesced_(True)
+    dup_t._coalesced_(True)
+    assert dup.values().tolist() == dup_t.values().tolist()       # not merged: trusted
+    for t in (ours, theirs):
+        t._coalesced_(False)
+        assert not t.is_coalesced()
+    for lib in (tl, torch):
+        with pytest.raises(NotImplementedError, match="aten::_coalesced_"):
+            lib.ones(2)._coalesced_(True)
+        with pytest.raises(NotImplementedError, match="aten::_coalesced_"):
+            lib.ones(2, 2).to_sparse_csr()._coalesced_(True)
+
+
+@pytest.mark.parametrize("flag", ["is_nested", "is_mkldnn", "is_xpu", "is_mps", "is_ipu",
+                                  "is_xla", "is_mtia", "is_maia", "is_vulkan", "is_quantized",
+                                  "is_meta"])
+def test_layout_independent_flags_read_false_on_sparse_tensors(flag):
+    """PyG's Batch collation asks a sparse tensor `is_nested`; PyTorch answers these flags
+    for every layout."""
+    for lib in (tl, torch):
+        coo = lib.ones(2, 2).to_sparse()
+        for t in (coo, coo.to_sparse_csr(), coo.to_sparse_csc()):
+            assert getattr(t, flag) is False
+
+
+@pytest.mark.parametrize("coalesce", [False, True])
+@pytest.mark.parametrize("dim, index", [(0, [2, 0, 0]), (1, [1, 2]), (1, [2, 1, 1]), (0, []),
+                                        (-1, [0]), (0, [-1, 1])])
+def test_index_select_matches_torch(coalesce, dim, index):
+    """Tensor.index_select on COO (PyG's Batch collation of sparse attributes): entry order,
+    renumbering, coalesced flag, sizes."""
+    outs = []
+    for lib in (tl, torch):
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 1, 1, 2, 0], [2, 0, 2, 1, 1]]),
+                                  lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), (3, 3))
+        s = s.coalesce() if coalesce else s
+        out = s.index_select(dim, lib.tensor(index, dtype=lib.int64))
+        by_function = lib.index_select(s, dim, lib.tensor(index, dtype=lib.int64))
+        assert by_function._indices().tolist() == out._indices().tolist()
+        outs.append((out._indices().tolist(), out._values().tolist(), out.is_coalesced(),
+                     tuple(out.shape)))
+    assert outs[0] == outs[1]
+
+
+def test_index_select_dense_dim_and_errors_match_torch():
+    outs = []
+    for lib in (tl, torch):
+        h = lib.sparse_coo_tensor(lib.tensor([[0, 1, 2], [2, 0, 1]]),
+                                  lib.arange(6.0).view(3, 2), (3, 3, 2)).coalesce()
+        out = h.index_select(2, lib.tensor([1, 1]))
+        outs.append((out._indices().tolist(), out._values().tolist(), out.is_coalesced()))
+        s = h.sum(2)
+        with pytest.raises(IndexError, match="index contains 3 that is out of range for "
+                                             "tensor of size \\[3, 3\\] at dimension 0"):
+            s.index_select(0, lib.tensor([3]))
+        with pytest.raises(IndexError, match="must be 1-D strided \\(non-sparse\\) long"):
+            s.index_select(0, lib.tensor([0], dtype=lib.int32))
+        with pytest.raises(IndexError, match="must be 1-D strided \\(non-sparse\\) long"):
+            s.index_select(0, lib.tensor(0))
+    assert outs[0] == outs[1]

@@ -107,3 +107,37 @@ def test_layout_errors_and_refusals():
         csr.exp()
     with pytest.raises(NotImplementedError, match="does not differentiate through sparse CSR"):
         csr.requires_grad_()
+
+
+@pytest.mark.parametrize("rows, size, out_int32", [
+    ([0, 0, 2, 2, 3], 5, False), ([], 3, True), ([1, 1], 3, False), ([2, 2, 2], 3, True)])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_convert_indices_from_coo_to_csr_matches_torch(rows, size, out_int32, dtype):
+    """torch._convert_indices_from_coo_to_csr (PyG's index2ptr): pointers, dtypes. Indices
+    past `size` are left out: PyTorch's CPU kernel writes past its output for them."""
+    ours = tl._convert_indices_from_coo_to_csr(tl.tensor(rows, dtype=getattr(tl, dtype)),
+                                               size, out_int32=out_int32)
+    theirs = torch._convert_indices_from_coo_to_csr(
+        torch.tensor(rows, dtype=getattr(torch, dtype)), size, out_int32=out_int32)
+    assert ours.tolist() == theirs.tolist()
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("out_int32", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_convert_indices_from_csr_to_coo_matches_torch(out_int32, transpose):
+    crow, col = [0, 2, 2, 3], [1, 0, 2]
+    ours = tl._convert_indices_from_csr_to_coo(tl.tensor(crow), tl.tensor(col),
+                                               out_int32=out_int32, transpose=transpose)
+    theirs = torch._convert_indices_from_csr_to_coo(torch.tensor(crow), torch.tensor(col),
+                                                    out_int32=out_int32, transpose=transpose)
+    assert ours.tolist() == theirs.tolist()
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+
+
+def test_convert_indices_errors_match_torch():
+    for lib in (tl, torch):
+        with pytest.raises(RuntimeError, match="supposed to be a vector, but got 2 dim"):
+            lib._convert_indices_from_coo_to_csr(lib.tensor([[1, 1]]), 3)
+        with pytest.raises(NotImplementedError, match="not implemented for 'Float'"):
+            lib._convert_indices_from_coo_to_csr(lib.tensor([1.0]), 3)

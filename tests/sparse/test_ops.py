@@ -264,3 +264,46 @@ def test_zero_preserving_unary(name):
     expected = torch.sparse_coo_tensor(idx, v.grad, t.shape)
     assert s.grad.is_sparse
     _close(s.grad, expected)
+
+
+_REDUCE_DENSE = [[0.0, 1.0, 1.0, 0.0], [2.0, 0.0, 4.0, 0.0], [0.0, 0.0, 0.0, 0.0],
+                 [0.0, -1.0, 0.0, 3.0]]
+_REDUCE_RHS = [[1.0, -2.0], [3.0, 4.0], [3.0, -6.0], [0.5, 2.0]]    # a tie in row 0
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+@pytest.mark.parametrize("reduce", ["mean", "amax", "amin", "max", "min"])
+def test_sparse_mm_row_reductions_match_torch(reduce):
+    """torch.sparse.mm(csr, dense, reduce) (PyG's spmm): values, empty rows, and the
+    gradient (amax/amin: to the first extreme entry only)."""
+    weights = np.arange(1.0, 9.0, dtype=np.float32).reshape(4, 2)
+    grads = []
+    for lib in (tl, torch):
+        a = lib.tensor(_REDUCE_DENSE).to_sparse_csr()
+        d = lib.tensor(_REDUCE_RHS, requires_grad=True)
+        out = lib.sparse.mm(a, d, reduce)
+        (out * lib.tensor(weights)).sum().backward()
+        grads.append((out.detach().numpy(), d.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-6)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta",
+                            "ignore:Sparse CSC tensor support is in beta")
+def test_sparse_mm_reduce_errors_match_torch():
+    for lib in (tl, torch):
+        csr = lib.tensor(_REDUCE_DENSE).to_sparse_csr()
+        with pytest.raises(RuntimeError, match="prod has not been enabled"):
+            lib.sparse.mm(csr, lib.ones(4, 2), "prod")
+        with pytest.raises(RuntimeError, match="must be either sum, prod, mean, amax or amin, "
+                                               "got foo"):
+            lib.sparse.mm(csr, lib.ones(4, 2), "foo")
+        with pytest.raises(RuntimeError, match=r"tensor.size\[0\] == 4 but got: dimension 2 "
+                                               r"and tensor.size\[0\] = 2"):
+            lib.sparse.mm(csr, lib.ones(2, 2), "mean")
+        with pytest.raises(RuntimeError, match="to have scalar type Float"):
+            lib.sparse.mm(csr, lib.ones(4, 2, dtype=lib.float64), "mean")
+        with pytest.raises(RuntimeError, match="expect self to be SparseCsr, got SparseCsc"):
+            lib.sparse.mm(lib.tensor(_REDUCE_DENSE).to_sparse_csc(), lib.ones(4, 2), "amax")
+        with pytest.raises(NotImplementedError, match="_sparse_mm_reduce_impl"):
+            lib.sparse.mm(lib.tensor(_REDUCE_DENSE).to_sparse(), lib.ones(4, 2), "mean")

@@ -200,8 +200,8 @@ class DataLoader(typing.Generic[_T_co]):
 
     def _get_iterator(self):
         if self.num_workers == 0:
-            return _SingleProcessIter(self)
-        return _MultiProcessIter(self)
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
 
     def __len__(self):
         if self._is_iterable:
@@ -217,7 +217,7 @@ class DataLoader(typing.Generic[_T_co]):
             it._shutdown()
 
 
-class _BaseIter:
+class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
         self._is_iterable = loader._is_iterable
@@ -258,7 +258,9 @@ class _BaseIter:
             data = _pin(data, self._pinner)
         return data
 
-    def _reset(self, loader):
+    def _reset(self, loader, first_iter=False):
+        """A new epoch over the loader's sampler. first_iter is PyTorch's flag for the reset
+        its constructors make; here the constructors start their epoch themselves."""
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
 
@@ -268,7 +270,7 @@ class _BaseIter:
     _shut = False
 
 
-class _SingleProcessIter(_BaseIter):
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._fetcher = _Fetcher(self._dataset, self._is_iterable, self._auto_collation,
@@ -287,7 +289,7 @@ def _signal_name(code):
         return f"signal {-code}"
 
 
-class _MultiProcessIter(_BaseIter):
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._shut = True                  # until the workers are up
@@ -347,10 +349,10 @@ class _MultiProcessIter(_BaseIter):
         for _ in range(self._prefetch * self._num_workers):
             self._try_put_index()
 
-    def _reset(self, loader):
+    def _reset(self, loader, first_iter=False):
         """A new epoch on persistent workers: results of the old one still in flight are
         dropped as they arrive."""
-        super()._reset(loader)
+        super()._reset(loader, first_iter)
         for payload in self._results.values():
             if payload[0] == "batch":
                 _shm.discard(payload[1])

@@ -389,3 +389,17 @@ def _zombie(pid):
             return f.read().split(")")[-1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_iterator_classes_have_pytorchs_names():
+    """Libraries subclass or isinstance-check PyTorch's iterator classes by name (PyG's
+    loader/base.py imports _BaseDataLoaderIter and _MultiProcessingDataLoaderIter) and call
+    _reset(loader, first_iter)."""
+    data = TensorDataset(tensorlib.arange(6))
+    single = iter(DataLoader(data, batch_size=2))
+    assert type(single) is dl_module._SingleProcessDataLoaderIter
+    assert isinstance(single, dl_module._BaseDataLoaderIter)
+    assert issubclass(dl_module._MultiProcessingDataLoaderIter, dl_module._BaseDataLoaderIter)
+    next(single)
+    single._reset(None, False)
+    assert [b[0].tolist() for b in single] == [[0, 1], [2, 3], [4, 5]]
