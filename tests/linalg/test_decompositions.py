@@ -163,6 +163,13 @@ def test_ex_variants_report_info():
 @pytest.mark.parametrize("name, fn, inputs", [
     ("svd", lambda L, a: (lambda u, s, v: (u * u).sum() + s.sum() + (v ** 2 * 3).sum())(
         *L.linalg.svd(a, full_matrices=False)), [TALL]),
+    # full_matrices=True on non-square input: the factors' first k columns (rows of Vh)
+    # carry the gradient; what reaches U's other columns is dropped, as in PyTorch
+    ("svd_full_tall", lambda L, a: (lambda u, s, v: (u[..., :3] ** 2).sum() + s.sum() +
+                                    (v ** 2 * 3).sum())(*L.linalg.svd(a)), [TALL]),
+    ("svd_full_wide", lambda L, a: (lambda u, s, v: (u ** 2 * 3).sum() +
+                                    (v[..., :3, :] ** 2).sum())(*L.linalg.svd(a)), [WIDE]),
+    ("svd_full_other_columns", lambda L, a: (L.linalg.svd(a)[0][..., 3:] ** 2).sum(), [TALL]),
     ("eigh", lambda L, a: (lambda w, q: w.sum() + (q ** 4).sum())(*L.linalg.eigh(a)), [SPD]),
     ("qr", lambda L, a: (lambda q, r: (q * 2).sum() + (r * r).sum())(*L.linalg.qr(a)), [TALL]),
     ("cholesky", lambda L, a: (L.linalg.cholesky(a) ** 2).sum(), [SPD]),
