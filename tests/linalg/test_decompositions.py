@@ -212,3 +212,20 @@ def test_solve_triangular_with_a_zero_diagonal_gives_pytorchs_inf_and_nan(upper,
     theirs = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=upper,
                                            left=left)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape,nan_at", [((3, 3), (0, 0)), ((2, 3, 3), (1, 2, 1)),
+                                          ((2, 2, 4, 3), (1, 0, 3, 2))])
+@pytest.mark.parametrize("call", [lambda L, a: L.linalg.svd(a), lambda L, a: L.linalg.svdvals(a),
+                                  lambda L, a: L.svd(a),
+                                  lambda L, a: L.linalg.svd(a, full_matrices=False)])
+def test_svd_of_a_nan_raises_torchs_linalg_error(shape, nan_at, call):
+    """LAPACK does not converge on a NaN: PyTorch raises its LinAlgError (a RuntimeError,
+    which kornia's DLT catches), naming the batch element."""
+    a = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    a[nan_at] = np.nan
+    with pytest.raises(torch.linalg.LinAlgError) as theirs:
+        call(torch, torch.tensor(a))
+    with pytest.raises(tl.linalg.LinAlgError) as ours:
+        call(tl, tl.tensor(a))
+    assert isinstance(ours.value, RuntimeError) and str(ours.value) == str(theirs.value)
