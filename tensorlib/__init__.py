@@ -126,4 +126,8 @@ overrides.make_overridable(globals(), _toplevel_nn_extra.__all__)
 for _namespace in (nn.functional, linalg, special, masked):
     overrides.make_overridable(_namespace, _namespace.__all__)
 del _namespace
+# torch's builtins do not bind as methods when kept on a class (`conv = torch.conv2d`)
+from tensorlib import _function_binding  # noqa: E402
+_function_binding.unbind_builtins(globals(), nn.functional, (linalg, special))
+del _function_binding
 legacy_contiguous_format = contiguous_format  # noqa: F405 - torch's older name of the format

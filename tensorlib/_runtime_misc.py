@@ -10,7 +10,7 @@ from tensorlib._C.tensor_impl import TensorImpl
 
 __all__ = ["typename", "is_storage", "set_flush_denormal", "set_warn_always",
            "is_warn_always_enabled", "get_num_interop_threads", "set_num_interop_threads",
-           "set_default_tensor_type", "_assert"]
+           "set_default_tensor_type", "_assert", "_assert_async"]
 
 _warn_always = False
 _interop_threads = os.cpu_count() or 1
@@ -125,3 +125,15 @@ def _assert(condition, message):
         if has_torch_function((condition,)):
             return handle_torch_function(_assert, (condition,), condition, message)
     assert condition, message
+
+
+def _assert_async(tensor, assert_msg=None):
+    """torch._assert_async: a value check that compiled graphs keep (unlike `if t: raise`);
+    raises RuntimeError when the one-element tensor is zero. Host tensors are checked at
+    once, as PyTorch checks CPU ones."""
+    if not isinstance(tensor, TensorImpl):
+        raise TypeError(f"_assert_async(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    if not tensor.is_nonzero():
+        raise RuntimeError("Expected Tensor with single nonzero value, but got zero"
+                           if assert_msg is None else assert_msg)

@@ -7,6 +7,7 @@ says so: tensorlib fetches nothing from the network."""
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 
 __all__ = ["load", "list", "help", "get_dir", "set_dir", "load_state_dict_from_url",
@@ -45,6 +46,9 @@ except ImportError:
             self.close()
 
 MODULE_HUBCONF = "hubconf.py"
+# the hash prefix in a checkpoint's file name (resnet18-f37072fd.pth), which PyTorch checks
+# against the download's SHA-256; libraries that download themselves import it from here
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 VAR_DEPENDENCY = "dependencies"
 _hub_dir = None
 

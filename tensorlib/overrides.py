@@ -303,9 +303,9 @@ def get_overridable_functions():
     out = {}
     for namespace, names in _namespaces().items():
         out[namespace] = [getattr(namespace, n) for n in names
-                          if type(getattr(namespace, n, None)) is AliasedOp]
+                          if isinstance(getattr(namespace, n, None), AliasedOp)]
     tensor = _tensor_class()
-    out[tensor] = [v for v in vars(tensor).values() if type(v) is AliasedOp]
+    out[tensor] = [v for v in vars(tensor).values() if isinstance(v, AliasedOp)]
     return out
 
 
@@ -315,7 +315,7 @@ def get_ignored_functions():
     for namespace, names in _namespaces().items():
         for n in names:
             value = getattr(namespace, n, None)
-            if callable(value) and not isinstance(value, type) and type(value) is not AliasedOp:
+            if callable(value) and not isinstance(value, type) and not isinstance(value, AliasedOp):
                 out.add(value)
     return out
 
@@ -334,7 +334,7 @@ class enable_reentrant_dispatch:
 def overridable(fn):
     """fn dispatching to __torch_function__ (the C wrapper without keyword aliases); classes,
     values and wrapped ops are returned as they are."""
-    if type(fn) is AliasedOp or isinstance(fn, type) or not callable(fn):
+    if isinstance(fn, (AliasedOp, type)) or not callable(fn):
         return fn
     return functools.update_wrapper(with_aliases(fn, {}), fn)
 

@@ -80,3 +80,11 @@ def test_torch_home_follows_the_environment_as_pytorch(monkeypatch, tmp_path):
     assert hub._get_torch_home() == str(tmp_path / "cache" / "torch")
     torch = pytest.importorskip("torch")
     assert hub._get_torch_home() == torch.hub._get_torch_home()
+
+
+def test_hash_regex_reads_a_checkpoints_hash_prefix():
+    torch = pytest.importorskip("torch")
+    for name in ("resnet18-f37072fd.pth", "weights.pth", "a-b-0123abc.tar.gz"):
+        ours, theirs = tensorlib.hub.HASH_REGEX.search(name), torch.hub.HASH_REGEX.search(name)
+        assert (ours and ours.group(1)) == (theirs and theirs.group(1))
+    assert tensorlib.hub.HASH_REGEX.search("resnet18-f37072fd.pth").group(1) == "f37072fd"

@@ -114,3 +114,26 @@ def test_sizes_built_from_sizes_stay_sizes():
     assert tl.broadcast_shapes((2, 1), (1, 3)) == (2, 3)
     with __import__("pytest").raises(TypeError):
         s + [4]
+
+
+@pytest.mark.parametrize("values", [1, 0, [1], [1, 2], [], 0.0, True, False, float("nan"), 0j])
+def test_assert_async_raises_where_torch_does(values):
+    try:
+        torch._assert_async(torch.tensor(values))
+        expected = None
+    except RuntimeError as exc:
+        expected = str(exc)
+    if expected is None:
+        assert tensorlib._assert_async(tensorlib.tensor(values)) is None
+    else:
+        with pytest.raises(RuntimeError) as ours:
+            tensorlib._assert_async(tensorlib.tensor(values))
+        assert str(ours.value) == expected
+
+
+def test_assert_async_takes_a_message_and_only_tensors():
+    tensorlib._assert_async(tensorlib.tensor(2), "never")
+    with pytest.raises(RuntimeError, match="^gamma must be non-negative$"):
+        tensorlib._assert_async(tensorlib.tensor(False), "gamma must be non-negative")
+    with pytest.raises(TypeError, match="must be Tensor, not int"):
+        tensorlib._assert_async(1)

@@ -566,6 +566,53 @@ PROGRAMS = [
             pythonpath=["."], packages=["fsspec", "jinja2", "tqdm", "requests", "psutil",
                                         "xxhash", "scipy", "networkx"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=900),
+    # Kornia's image-processing suites on CPU, float32 (its conftest's defaults), with
+    # PyTorch's random stream (its expected masks and thresholds come from torch.manual_seed).
+    # Left out: two torch.jit.script tests (tensorlib's script is symbolic tracing: ZCA's
+    # forward branches on a tensor, MS-SSIM checks isinstance(x, Tensor) on a Proxy) and one
+    # torch.load(weights_only=False) of a pickled TensorWrapper (refused by design)
+    Program("kornia image tests", "kornia/kornia", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/filters", "tests/color",
+             "tests/enhance", "tests/losses", "tests/morphology", "tests/metrics",
+             "tests/core", "tests/image", "tests/utils", "tests/sensors",
+             "--deselect", "tests/enhance/test_zca.py::TestZCA::test_jit",
+             "--deselect", "tests/losses/test_ssim.py::TestMS_SSIMLoss::test_jit",
+             "--deselect", "tests/core/test_tensor_wrapper.py::TestTensorWrapper::"
+                           "test_serialization"],
+            "differentiable image processing: filters (box/Gaussian/median/Sobel/Canny, "
+            "Otsu with a detached threshold), color spaces, enhance (torch._assert_async, "
+            "onnx.is_in_onnx_export), losses keeping torch.conv2d as a class attribute, "
+            "morphology, metrics, draw_line's arange by a float tensor, gradchecks",
+            pythonpath=["."], packages=["kornia_rs", "typing_extensions"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
+    # Kornia's geometry and augmentation suites (CPU, float32, PyTorch's random stream).
+    # Left out: torch.jit.script of warp_affine (symbolic tracing meets kornia's
+    # isinstance(x, Tensor) check), torch.load(weights_only=False) of a pickled Hyperplane
+    # (refused by design), the homography DLTs solved by LU of the normal matrix A^T A of
+    # exact correspondences, which is singular (rank 8): the solution is rounding noise
+    # (PyTorch's getrf keeps a ~1e-7 pivot where tensorlib's LAPACK gets an exact zero,
+    # then NaN), and the torch.export / ONNX export files (augmentations' forward(*args,
+    # **kwargs) is not traced by tensorlib's export)
+    Program("kornia geometry/augmentation tests", "kornia/kornia", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/geometry",
+             "tests/augmentation",
+             "--ignore", "tests/augmentation/test_onnx_export.py",
+             "--ignore", "tests/augmentation/test_torch_export.py",
+             "--deselect", "tests/geometry/transform/test_imgwarp.py::TestWarpAffine::"
+                           "test_jit_script",
+             "--deselect", "tests/geometry/test_plane.py::TestHyperplane::test_serialization",
+             "--deselect", "tests/geometry/test_homography.py::TestFindHomographyDLT::"
+                           "test_clean_points_lu",
+             "--deselect", "tests/geometry/test_homography.py::TestFindHomographyDLTIter::"
+                           "test_clean_points",
+             "--deselect", "tests/geometry/test_homography.py::TestFindHomographyDLTIter::"
+                           "test_dirty_points_and_gradcheck"],
+            "camera models, epipolar geometry, PnP through a full SVD's gradient, "
+            "homographies (number / tensor rounded as reciprocal * number), Lie groups, "
+            "warps and grid_sample under CPU autocast, 2-D/3-D augmentation pipelines "
+            "(torch._C._nn._parse_to), random generators on PyTorch's stream",
+            pythonpath=["."], packages=["kornia_rs", "typing_extensions"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1200),
     Program("x-transformers tests", "lucidrains/x-transformers", "",
             ["-m", "pytest", "-q", "tests/test_x_transformers.py"],
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",

@@ -2,7 +2,8 @@
  * a vectorcall object forwarding to the op. A call without keywords, or whose keywords are
  * none of the aliases, is passed on as it came (no tuple or dict is built); only a call
  * naming an alias gets its keyword names renamed. It binds as a method does, and with
- * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object.
+ * Py_TPFLAGS_METHOD_DESCRIPTOR `x.op(...)` calls it without a bound-method object; its
+ * subtype AliasedFunction does not bind (the namespace functions PyTorch has as builtins).
  * A call given an overriding argument, or made while a TorchFunctionMode is on,
  * goes to the __torch_function__ fallback (set once by tensorlib.overrides) first; a call that
  * fails (TypeError, AttributeError...) is offered to it again: an argument that is not a
@@ -243,12 +244,42 @@ static PyTypeObject AliasedCallType = {
     .tp_dictoffset = offsetof(AliasedCall, dict),
 };
 
-static PyObject *aliased_new(PyObject *fn, PyObject *table) {
-    if (AliasedCallType.tp_flags & Py_TPFLAGS_READY) {
-    } else if (PyType_Ready(&AliasedCallType) < 0) {
-        return NULL;
-    }
-    AliasedCall *a = PyObject_GC_New(AliasedCall, &AliasedCallType);
+/* The same op as a function that does not bind (PyTorch's torch.conv2d is a builtin
+ * function: stored as a class attribute, `self.conv(x, w)` passes no self). A subtype, so
+ * code that tells ops by isinstance(..., AliasedOp) counts it; without
+ * Py_TPFLAGS_METHOD_DESCRIPTOR, `obj.op(...)` goes through function_get. */
+static PyObject *function_get(PyObject *self, PyObject *obj, PyObject *type) {
+    Py_INCREF(self);
+    return self;
+}
+
+static PyTypeObject AliasedFunctionType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorlib._C.opdef.AliasedFunction",
+    .tp_basicsize = sizeof(AliasedCall),
+    .tp_dealloc = aliased_dealloc,
+    .tp_repr = aliased_repr,
+    .tp_vectorcall_offset = offsetof(AliasedCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_traverse = aliased_traverse,
+    .tp_clear = aliased_clear,
+    .tp_base = &AliasedCallType,
+    .tp_descr_get = function_get,
+    .tp_dictoffset = offsetof(AliasedCall, dict),
+};
+
+static int aliased_types_ready(void) {
+    if (!(AliasedCallType.tp_flags & Py_TPFLAGS_READY) && PyType_Ready(&AliasedCallType) < 0)
+        return -1;
+    if (!(AliasedFunctionType.tp_flags & Py_TPFLAGS_READY)
+            && PyType_Ready(&AliasedFunctionType) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *aliased_alloc(PyTypeObject *type, PyObject *fn, PyObject *table) {
+    AliasedCall *a = PyObject_GC_New(AliasedCall, type);
     if (a == NULL)
         return NULL;
     Py_INCREF(fn);
@@ -259,4 +290,29 @@ static PyObject *aliased_new(PyObject *fn, PyObject *table) {
     a->vectorcall = aliased_vectorcall;
     PyObject_GC_Track((PyObject *)a);
     return (PyObject *)a;
+}
+
+/* op (an AliasedOp) as an AliasedFunction: the same op, keyword table and attributes
+ * (__name__, __doc__, __wrapped__; the dict is copied). */
+static PyObject *aliased_function(PyObject *op) {
+    if (aliased_types_ready() < 0)
+        return NULL;
+    if (!PyObject_TypeCheck(op, &AliasedCallType)) {
+        PyErr_SetString(PyExc_TypeError, "aliased_function() takes an AliasedOp");
+        return NULL;
+    }
+    AliasedCall *source = (AliasedCall *)op;
+    AliasedCall *a = (AliasedCall *)aliased_alloc(&AliasedFunctionType, source->fn,
+                                                  source->table);
+    if (a != NULL && source->dict != NULL && (a->dict = PyDict_Copy(source->dict)) == NULL) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    return (PyObject *)a;
+}
+
+static PyObject *aliased_new(PyObject *fn, PyObject *table) {
+    if (aliased_types_ready() < 0)
+        return NULL;
+    return aliased_alloc(&AliasedCallType, fn, table);
 }

@@ -21,6 +21,7 @@ cpdef bint requires_grad(tuple args):
 
 cdef extern from "aliased_call.h":
     object aliased_new(object fn, object table)
+    object aliased_function(object op)
     int aliased_set_fallback(object fallback, object tensor, object disabled) except -1
     void aliased_set_mode_active(int active)
     void aliased_set_reducer(object fn)
@@ -29,6 +30,14 @@ cdef extern from "aliased_call.h":
 # the type of what with_aliases returns: code that tells ops from other objects by type
 # (fx's tracer, the compiler's guards, serialization) counts it with the functions
 AliasedOp = type(aliased_new(len, {}))
+# its subtype that does not bind as a method: the namespace functions that are builtins in
+# PyTorch (torch.conv2d kept as a class attribute is called without self)
+AliasedFunction = type(aliased_function(aliased_new(len, {})))
+
+
+def as_function(op):
+    """The AliasedOp `op` as an AliasedFunction (same op, keywords and attributes)."""
+    return aliased_function(op)
 
 
 def with_aliases(fn, dict table):

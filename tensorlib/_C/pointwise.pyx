@@ -418,8 +418,10 @@ def truediv_method(self, other):
 
 
 def rtruediv_method(self, other):
+    """other / self as PyTorch's Tensor.__rtruediv__ computes it: self.reciprocal() * other,
+    rounded twice (2 ** 0.5 / t is not the correctly rounded quotient torch.div gives)."""
     try:
-        return binary("div", other, self, K_TO_FLOAT)
+        return binary("mul", binary("div", 1.0, self, K_TO_FLOAT), other, K_SAME)
     except TypeError as error:
         return _unsupported(other, error)
 

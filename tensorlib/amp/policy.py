@@ -24,7 +24,7 @@ _CPU_FP32 = ("prod", "trace", "cdist", "avg_pool3d", "max_pool3d", "adaptive_avg
              "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
              "hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss",
              "triplet_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
-             "poisson_nll_loss")
+             "poisson_nll_loss", "grid_sample")
 _CPU_PROMOTE = ("cat", "stack", "index_copy")
 
 _GPU_LOWER = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -188,7 +188,7 @@ def _namespaces():
 
 
 def _is_op(obj):
-    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or type(obj) is AliasedOp or
+    return (inspect.isfunction(obj) or inspect.isbuiltin(obj) or isinstance(obj, AliasedOp) or
             type(obj).__name__ in ("cython_function_or_method", "fused_cython_function")) \
         and not isinstance(obj, type)
 

@@ -9,6 +9,7 @@ from tensorlib.nn import attention  # noqa: F401
 from tensorlib.nn.parallel import DataParallel
 from tensorlib.nn import common_types, grad  # noqa: F401
 from tensorlib.nn._factory import factory_kwargs
+from tensorlib.nn import _native_bindings  # noqa: F401 - torch._C._nn
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer",
            "functional", "init", "utils", "parameter", "modules",

@@ -29,6 +29,13 @@ class errors:
 
 
 _KEEP_WHOLE = None
+_exporting = False
+
+
+def is_in_onnx_export():
+    """True while export() traces a model: models branch on it to keep export-friendly
+    code paths (a shape check that would be a data-dependent branch, say)."""
+    return _exporting
 
 
 def _keep_whole():
@@ -115,8 +122,13 @@ def export(model, args, f=None, *, kwargs=None, export_params=True, verbose=Fals
     opset = opset_version or DEFAULT_OPSET
     if opset < 17:
         raise ValueError(f"tensorlib.onnx.export writes opset 17 and newer, not {opset}")
+    global _exporting
     with tensorlib.no_grad():
-        tracer, graph = _trace(model, args)
+        _exporting = True
+        try:
+            tracer, graph = _trace(model, args)
+        finally:
+            _exporting = False
     ctx = Context(opset)
     env, inputs, outputs = {}, [], []
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]

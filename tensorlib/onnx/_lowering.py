@@ -287,10 +287,19 @@ def _operand(ctx, v):
     return ctx.const(np.float32(v), "scalar")
 
 
-_BINARY = {operator.add: "Add", operator.sub: "Sub", operator.mul: "Mul",
-           operator.truediv: "Div", operator.matmul: "MatMul", tensorlib.add: "Add",
-           tensorlib.sub: "Sub", tensorlib.mul: "Mul", tensorlib.div: "Div",
-           tensorlib.matmul: "MatMul"}
+_OPERATOR_BINARY = {operator.add: "Add", operator.sub: "Sub", operator.mul: "Mul",
+                    operator.truediv: "Div", operator.matmul: "MatMul"}
+
+
+def _binary_function(target):
+    """The ONNX op of a binary function (None for others); tensorlib's are read at the call:
+    this module is imported before tensorlib settles its namespace's functions
+    (tensorlib/_function_binding.py replaces them once)."""
+    return _OPERATOR_BINARY.get(target) or {
+        tensorlib.add: "Add", tensorlib.sub: "Sub", tensorlib.mul: "Mul",
+        tensorlib.div: "Div", tensorlib.matmul: "MatMul"}.get(target)
+
+
 _UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
           "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "erf": "Erf"}
 _METHOD_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul"}
@@ -339,9 +348,9 @@ def lower_call(ctx, kind, target, args, kwargs, meta):
     """A call_function or call_method node (target: the function, or the method's name)."""
     name = target if kind == "call_method" else getattr(target, "__name__", str(target))
     rank = meta["arg_rank"]
-    if kind == "call_function" and target in _BINARY or \
+    if kind == "call_function" and _binary_function(target) or \
             kind == "call_method" and name in _METHOD_BINARY and len(args) == 2:
-        op = _BINARY.get(target) if kind == "call_function" else _METHOD_BINARY[name]
+        op = _binary_function(target) if kind == "call_function" else _METHOD_BINARY[name]
         return ctx.op(op, [_operand(ctx, args[0]), _operand(ctx, args[1])])
     if target is operator.getitem:
         container, key = args

@@ -46,8 +46,7 @@ def accept_aliases(fn):
     """fn taking the NumPy spellings too, in the C wrapper that also hands a call failing on a
     tensor-like argument to its __torch_function__ (tensorlib.overrides); values, classes
     and ops already wrapped are returned as they are."""
-    if type(fn) is AliasedOp or not callable(fn) or isinstance(fn, (type, staticmethod,
-                                                                    classmethod)):
+    if not callable(fn) or isinstance(fn, (AliasedOp, type, staticmethod, classmethod)):
         return fn
     import functools
     return functools.update_wrapper(with_aliases(fn, alias_table(fn) or {}), fn)

@@ -350,9 +350,18 @@ def _is_buffer(obj):
     return True
 
 
+def _bound(value, name):
+    """An arange bound or step as the Python number PyTorch's Scalar reads: a 0-dim tensor
+    or a NumPy scalar keeps its kind (a float tensor makes the range floating)."""
+    if isinstance(value, TensorImpl) and value.dim() != 0:
+        raise TypeError(f"arange(): argument '{name}' must be Number, not Tensor")
+    return value.item() if isinstance(value, (TensorImpl, np.generic)) else value
+
+
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    start, end, step = _bound(start, "start"), _bound(end, "end"), _bound(step, "step")
     refuse_unsigned("arange_cpu", dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")

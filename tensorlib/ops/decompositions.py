@@ -96,8 +96,26 @@ def _svd(A, full_matrices):
             u[...] = np.eye(m, dtype=a.dtype)
             vh[...] = np.eye(n, dtype=a.dtype)
     else:
-        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        _check_svd_input(a)
+        try:
+            u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        except np.linalg.LinAlgError:
+            raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                              "matrix is ill-conditioned or has too many repeated singular "
+                              "values.") from None
     return svd_result(_back(u, A), _back(s, A), _back(vh, A))
+
+
+def _check_svd_input(a):
+    """A NaN makes LAPACK's SVD fail to converge: PyTorch's LinAlgError (a RuntimeError, which
+    callers catch), naming the first batch element that has one."""
+    nan = np.isnan(a)
+    if not nan.any():
+        return
+    per_matrix = nan.reshape(-1, a.shape[-2] * a.shape[-1]).any(-1)
+    where = "" if a.ndim == 2 else f" (Batch element {int(np.flatnonzero(per_matrix)[0])}):"
+    raise LinAlgError(f"linalg.svd:{where} The algorithm failed to converge because the input "
+                      f"matrix contained non-finite values.")
 
 
 def linalg_svd(A, full_matrices=True, *, driver=None):

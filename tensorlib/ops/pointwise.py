@@ -1,8 +1,10 @@
 """Elementwise ops. The eager path is `_C.pointwise` (promotion, broadcasting, allocation,
 dispatch in Cython); this module names the ops and adds the PyTorch-specific checks."""
 import math as _math
+import numbers as _numbers
 
 import tensorlib._C.dtypes as dt
+from tensorlib._C.device import canonical as _canonical
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import (SAME, TO_BOOL, TO_FLOAT, LOGICAL, binary, binary_, unary,
@@ -78,7 +80,18 @@ def _half_scaled(op, a, b, alpha):
     return binary(op, a.to(wide), _scaled(a, b.to(wide), narrow), SAME).to(a._dtype)
 
 
+def _first_number_as_tensor(a, b):
+    """a as a 0-dim CPU tensor of its own dtype when a and b are both numbers: torch.add, sub,
+    mul, div and floor_divide (and their aliases) take two numbers (torch.mul(3, 5) is
+    tensor(15)), where every other binary op requires a tensor."""
+    if _is_tensor(a) or not isinstance(a, _numbers.Number) or \
+            not isinstance(b, _numbers.Number):
+        return a
+    return _empty((), _promoted(a, a), _canonical("cpu")).fill_(a)
+
+
 def add(a, b, *, alpha=1):
+    a = _first_number_as_tensor(a, b)
     if type(b) in _SPARSE_TYPES or type(a) in _SPARSE_TYPES:
         return _sparse_hook(a, b)(a, b, alpha, False)
     if type(alpha) is int and alpha == 1:
@@ -88,6 +101,7 @@ def add(a, b, *, alpha=1):
 
 
 def sub(a, b, *, alpha=1):
+    a = _first_number_as_tensor(a, b)
     _check_bool_sub(a, b)
     if type(b) in _SPARSE_TYPES or type(a) in _SPARSE_TYPES:
         return _sparse_hook(a, b)(a, b, -alpha, False)
@@ -102,7 +116,7 @@ def rsub(a, b, *, alpha=1):
 
 
 def mul(a, b):
-    return binary("mul", a, b, SAME)
+    return binary("mul", _first_number_as_tensor(a, b), b, SAME)
 
 
 _KERNEL_NAMES = {"floor_divide": "div_floor"}      # PyTorch's kernel names, for its message
@@ -121,6 +135,7 @@ def _integer_division(op, a, b):
 
 
 def div(a, b, *, rounding_mode=None):
+    a = _first_number_as_tensor(a, b)
     if rounding_mode is None:
         return binary("div", a, b, TO_FLOAT)
     if rounding_mode == "floor":
@@ -147,7 +162,7 @@ def _pw_result_dtype(a, b):
 
 
 def floor_divide(a, b):
-    return _integer_division("floor_divide", a, b)
+    return _integer_division("floor_divide", _first_number_as_tensor(a, b), b)
 
 
 def remainder(a, b):

@@ -70,6 +70,13 @@ CASES = {
     "max_pool3d": lambda L, F, i: F.max_pool3d(i["vol"], 2),
     "adaptive_avg_pool3d": lambda L, F, i: F.adaptive_avg_pool3d(i["vol"], 2),
     "max_pool2d": lambda L, F, i: F.max_pool2d(i["img"], 2),
+    "grid_sample": lambda L, F, i: F.grid_sample(i["img"], i["img"][:, :2].permute(0, 2, 3, 1),
+                                                 align_corners=False),
+    "grid_sample-3d": lambda L, F, i: F.grid_sample(
+        i["vol"], i["vol"].permute(0, 2, 3, 4, 1)[..., :1].expand(1, 4, 4, 4, 3),
+        align_corners=True),
+    "affine_grid": lambda L, F, i: F.affine_grid(i["x"][0, :6].reshape(1, 2, 3), [1, 1, 4, 5],
+                                                 align_corners=False),
     "cat": lambda L, F, i: L.cat([i["x"], i["x"].to(L.bfloat16)]),
     "stack": lambda L, F, i: L.stack([i["x"], i["x"].to(L.bfloat16)]),
 }

@@ -67,6 +67,8 @@ add(Case("linalg_svd", lambda a: _sq(LA.svd(a, full_matrices=False)), [(2, 4, 3)
          make=_well_conditioned, covers=["linalg_svd"], layouts=_MAT2),
     Case("linalg_svd-square-full", lambda a: _sq(LA.svd(a)), [(3, 3)],
          make=_well_conditioned, layouts=_MAT2, covers=["linalg_svd"]),
+    Case("linalg_svd-tall-full", lambda a: (lambda u, s, vh: _sq((u[..., :3], s, vh)))(
+        *LA.svd(a)), [(5, 3)], make=_well_conditioned, layouts=_MAT2, covers=["linalg_svd"]),
     Case("svdvals", LA.svdvals, [(2, 4, 3)], make=_well_conditioned,
          covers=["linalg_svd"], layouts=_MAT),
     Case("matrix_norm-nuc", lambda a: LA.matrix_norm(a, "nuc"), [(4, 3)],

@@ -186,3 +186,27 @@ def test_fast_mode_restores_inputs_and_agrees_with_torch():
     assert x.stride() == (1, 6)
     tx = torch.tensor(before, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x: torch.softmax(x, -1) * x, (tx,), fast_mode=True)
+
+
+def _value_and_detached_statistic(x):
+    """x ** 2, and a statistic of x computed through .item() (no grad, but it moves when x
+    does), as a thresholding function returns its threshold."""
+    return x ** 2, tl.tensor([x.max().item()], dtype=x.dtype)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_outputs_that_do_not_require_grad_are_not_compared(fast_mode):
+    x = _x((4,))
+    assert not _value_and_detached_statistic(x)[1].requires_grad
+    assert gradcheck(_value_and_detached_statistic, (x,), fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_with_no_differentiable_output_the_numerical_jacobian_must_be_zero(fast_mode):
+    x = _x((4,))
+
+    def detached(x):
+        return tl.tensor([x.max().item()], dtype=x.dtype)
+    with pytest.raises(GradcheckError):
+        gradcheck(detached, (x,), fast_mode=fast_mode)
+    assert gradcheck(lambda x: tl.zeros(2, dtype=x.dtype), (x,), fast_mode=fast_mode)

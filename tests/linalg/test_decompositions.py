@@ -163,6 +163,13 @@ def test_ex_variants_report_info():
 @pytest.mark.parametrize("name, fn, inputs", [
     ("svd", lambda L, a: (lambda u, s, v: (u * u).sum() + s.sum() + (v ** 2 * 3).sum())(
         *L.linalg.svd(a, full_matrices=False)), [TALL]),
+    # full_matrices=True on non-square input: the factors' first k columns (rows of Vh)
+    # carry the gradient; what reaches U's other columns is dropped, as in PyTorch
+    ("svd_full_tall", lambda L, a: (lambda u, s, v: (u[..., :3] ** 2).sum() + s.sum() +
+                                    (v ** 2 * 3).sum())(*L.linalg.svd(a)), [TALL]),
+    ("svd_full_wide", lambda L, a: (lambda u, s, v: (u ** 2 * 3).sum() +
+                                    (v[..., :3, :] ** 2).sum())(*L.linalg.svd(a)), [WIDE]),
+    ("svd_full_other_columns", lambda L, a: (L.linalg.svd(a)[0][..., 3:] ** 2).sum(), [TALL]),
     ("eigh", lambda L, a: (lambda w, q: w.sum() + (q ** 4).sum())(*L.linalg.eigh(a)), [SPD]),
     ("qr", lambda L, a: (lambda q, r: (q * 2).sum() + (r * r).sum())(*L.linalg.qr(a)), [TALL]),
     ("cholesky", lambda L, a: (L.linalg.cholesky(a) ** 2).sum(), [SPD]),
@@ -205,3 +212,20 @@ def test_solve_triangular_with_a_zero_diagonal_gives_pytorchs_inf_and_nan(upper,
     theirs = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=upper,
                                            left=left)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape,nan_at", [((3, 3), (0, 0)), ((2, 3, 3), (1, 2, 1)),
+                                          ((2, 2, 4, 3), (1, 0, 3, 2))])
+@pytest.mark.parametrize("call", [lambda L, a: L.linalg.svd(a), lambda L, a: L.linalg.svdvals(a),
+                                  lambda L, a: L.svd(a),
+                                  lambda L, a: L.linalg.svd(a, full_matrices=False)])
+def test_svd_of_a_nan_raises_torchs_linalg_error(shape, nan_at, call):
+    """LAPACK does not converge on a NaN: PyTorch raises its LinAlgError (a RuntimeError,
+    which kornia's DLT catches), naming the batch element."""
+    a = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    a[nan_at] = np.nan
+    with pytest.raises(torch.linalg.LinAlgError) as theirs:
+        call(torch, torch.tensor(a))
+    with pytest.raises(tl.linalg.LinAlgError) as ours:
+        call(tl, tl.tensor(a))
+    assert isinstance(ours.value, RuntimeError) and str(ours.value) == str(theirs.value)

@@ -222,3 +222,22 @@ def test_factories_take_the_strided_layout_and_refuse_sparse_ones(make):
     assert t.layout is tl.strided and t.shape == (2, 3)
     with pytest.raises(NotImplementedError, match="layout=.*sparse_coo"):
         make(layout=tl.sparse_coo)
+
+
+@pytest.mark.parametrize("args", [
+    lambda m: (m.tensor(0), m.tensor(3), m.tensor(2) / 3), lambda m: (np.float32(0.5), 3),
+    lambda m: (np.int64(1), np.int32(5)), lambda m: (m.tensor(5),), lambda m: (m.tensor(4.0),),
+    lambda m: (0, m.tensor(2, dtype=m.uint8)), lambda m: (m.tensor(True), 4),
+    lambda m: (m.tensor(-1.5), 2, m.tensor(0.5, dtype=m.float64))])
+def test_arange_reads_0dim_tensors_and_numpy_scalars_as_numbers(args):
+    """A floating 0-dim tensor or NumPy scalar bound makes the range floating, as PyTorch's
+    Scalar arguments do (kornia's draw_line steps by dx / dy, a float tensor)."""
+    torch = pytest.importorskip("torch")
+    ours, theirs = tl.arange(*args(tl)), torch.arange(*args(torch))
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_arange_refuses_tensors_with_dimensions():
+    with pytest.raises(TypeError, match="argument 'end' must be Number, not Tensor"):
+        tl.arange(tl.tensor([4.0]))

@@ -22,3 +22,7 @@ def test_round_trip_shares_memory():
     assert x[0, 0].item() == 7.0 and y.shape == (2, 3)
     z = dlpack.from_dlpack(np.arange(4, dtype=np.int32))
     assert z.dtype == tensorlib.int32 and z.tolist() == [0, 1, 2, 3]
+
+
+def test_a_cpu_tensor_reports_dlpacks_cpu_code():
+    assert tensorlib.ones(2).__dlpack_device__() == (dlpack.DLDeviceType.kDLCPU, 0)

@@ -31,12 +31,10 @@ def linalg_svd(ctx, gU=None, gS=None, gVh=None):
     U, S, Vh = ctx.out
     m, n = A.shape[-2:]
     k = min(m, n)
-    if full_matrices and (gU is not None or gVh is not None) and m != n:
-        raise RuntimeError("linalg_svd_backward: Setting full_matrices=True in forward is not "
-                           "supported in backward for non-square matrices; use "
-                           "full_matrices=False")
     if gU is None and gVh is None:
         return (U[..., :k] * gS.unsqueeze(-2)) @ Vh[..., :k, :], None
+    # with full_matrices, the columns past k are any basis of the complement: PyTorch
+    # narrows the factors and their gradients to the first k (what they get is dropped)
     U, Vh = U[..., :k], Vh[..., :k, :]
     if gU is not None:
         gU = gU[..., :k]

@@ -20,6 +20,7 @@ import warnings
 import tensorlib
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn._functional.grid_sample_fused import try_fused_grid_sample
+from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["grid_sample", "affine_grid"]
 
@@ -175,6 +176,7 @@ def _check_grid_sampler(input, grid, mode):  # noqa: A002
                                   f"'{input.dtype.scalar_name}'")
 
 
+@autocast_op("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):  # noqa
     r"""Sample input (N, C, H_in, W_in) at grid (N, H_out, W_out, 2) -> (N, C, H_out, W_out)
     (or 5-D: (N, C, D, H, W) at (N, D_out, H_out, W_out, 3)). grid[..., 0] is x (width),
