@@ -58,15 +58,6 @@ def _onnx():
     return onnx
 
 
-_exporting = False
-
-
-def is_in_onnx_export():
-    """torch.onnx.is_in_onnx_export: True while export runs the model (models take
-    export-friendly paths then, as PyG's scatter does)."""
-    return _exporting
-
-
 def _trace(model, args):
     global _exporting
     from tensorlib.fx import Tracer
@@ -122,13 +113,8 @@ def export(model, args, f=None, *, kwargs=None, export_params=True, verbose=Fals
     opset = opset_version or DEFAULT_OPSET
     if opset < 17:
         raise ValueError(f"tensorlib.onnx.export writes opset 17 and newer, not {opset}")
-    global _exporting
     with tensorlib.no_grad():
-        _exporting = True
-        try:
-            tracer, graph = _trace(model, args)
-        finally:
-            _exporting = False
+        tracer, graph = _trace(model, args)
     ctx = Context(opset)
     env, inputs, outputs = {}, [], []
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
