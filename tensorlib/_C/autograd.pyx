@@ -13,7 +13,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_REFCNT
 from tensorlib._C.dtypes cimport dtype
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
-from tensorlib._C.views cimport alias
+from tensorlib._C.views cimport alias, note_view
 from tensorlib._C.grad_mode cimport grad_enabled
 from tensorlib._C import grad_mode as _state
 
@@ -279,11 +279,34 @@ cpdef tuple edge(object x):
     cdef TensorImpl t = <TensorImpl>x
     if not t._requires_grad:
         return (None, 0)
-    if t._base is not None and _refresh_view is not None and stale_view(t):
+    if t._no_grad_view:
+        if t._storage.version != t._view_version:
+            raise RuntimeError(no_grad_view_error(t, "its base or another view of its base "
+                                                     "has been"))
+        if t._grad_fn is None:          # gradients stop here, unless it asked for its own
+            return (accumulator(t), 0) if t._own_requires_grad else (None, 0)
+    elif t._base is not None and _refresh_view is not None and stale_view(t):
         _refresh_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     return (accumulator(t), 0)
+
+
+cpdef str no_grad_view_error(TensorImpl t, str what):
+    """PyTorch's refusal of an in-place write into a no-grad view (`what` is "is being"), or
+    of using one after a write into its base or another of its views ("its base ... has
+    been"): the write would have to be both tracked and not."""
+    if t._grad_fn is not None:
+        name = t._grad_fn.name()
+        name = name[:name.rindex("Backward")] if "Backward" in name else name
+        prefix = f"Output {t._output_nr} of {name} is a view of a view which was created in"
+    else:
+        prefix = "A view was created in"
+    return (f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled. Given "
+            f"that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+            f"your code by moving both the view and the inplace either both inside the no_grad "
+            f"block (if you don't want the inplace to be tracked) or both outside (if you want "
+            f"the inplace to be tracked).")
 
 
 cdef object _hooked(object grad, object new):
@@ -554,6 +577,8 @@ cpdef object record(str op, object out, tuple args, object kwargs):
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = 0
+            if o._base is not None:
+                note_view(o, args, True)
     else:
         for i, x in enumerate(out):
             o = <TensorImpl>x
@@ -561,6 +586,8 @@ cpdef object record(str op, object out, tuple args, object kwargs):
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
+                if o._base is not None:
+                    note_view(o, args, True)
     if _forward_hook is not None:
         _forward_hook(op, out, args, kwargs)
     return out
