@@ -76,6 +76,14 @@ cdef TensorMeta _meta(TensorImpl t):
     return m
 
 
+cdef str _FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
 cdef class SavedTensor:
     """A tensor kept for backward, with the version it had; unpacking after an in-place write
     or after the graph was freed raises RuntimeError saying which.
@@ -110,12 +118,7 @@ cdef class SavedTensor:
         cdef TensorImpl t = self.tensor
         cdef TensorImpl out
         if t is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(_FREED)
         if t._storage.version != self.version:
             owner_name = owner.name() if owner is not None else "an autograd node"
             if self.output_nr is not None:
@@ -325,20 +328,25 @@ cdef class Formula:
     list-of-tensors input). `save` names the positional inputs the backward reads (by index);
     `save_output` keeps the result; everything else is kept as shape/dtype/device only.
     `save_for` maps a saved input to the inputs whose gradients read it: it is kept only when
-    one of them needs a gradient (y * 3 keeps nothing of y, as in PyTorch)."""
+    one of them needs a gradient (y * 3 keeps nothing of y, as in PyTorch).
+    `wraps_numbers`: PyTorch takes a number in a saved position as a tensor (mul and div's
+    operands), so the node counts as having saved it (a second backward raises)."""
     cdef public str name
     cdef public object backward
     cdef public frozenset save
     cdef public bint save_output
     cdef public object save_for
+    cdef public bint wraps_numbers
     cdef unsigned long long _mask
 
-    def __init__(self, name, backward, save=(), save_output=False, save_for=None):
+    def __init__(self, name, backward, save=(), save_output=False, save_for=None,
+                 wraps_numbers=False):
         self.name = name
         self.backward = backward
         self.save = frozenset(save)
         self.save_output = save_output
         self.save_for = save_for
+        self.wraps_numbers = wraps_numbers
         self._mask = 0
         for i in self.save:
             if i < 64:
@@ -348,11 +356,11 @@ cdef class Formula:
         return i < 64 and (self._mask >> i) & 1
 
 
-def formula(*names, save=(), save_output=False, save_for=None):
+def formula(*names, save=(), save_output=False, save_for=None, wraps_numbers=False):
     """Register the backward of one or more ops."""
     def register(fn):
         for name in names:
-            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for)
+            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for, wraps_numbers)
         return fn
     return register
 
@@ -399,9 +407,13 @@ cdef class OpNode(Node):
     cdef public tuple _counts        # per positional arg: 1 tensor, 0 none, -n a list of n
     cdef public tuple _needs         # per positional arg: does it need a gradient
     cdef public list _saved_out
+    # a number the formula saved (x * 2's 2; Formula.wraps_numbers): PyTorch saves it as a
+    # tensor, which a backward frees like any other, so a second backward raises as PyTorch's
+    cdef public bint _saved_number
 
     cdef _setup(self, Formula f, tuple args, object kwargs, object out):
         cdef list held = [], edges = [], metas = [], needs = [], counts = []
+        cdef unsigned long long saved_numbers = 0       # bit i: args[i], a saved number
         cdef Py_ssize_t i
         cdef TensorImpl t
         cdef tuple e
@@ -437,11 +449,16 @@ cdef class OpNode(Node):
                 held.append(a)
                 needs.append(False)
                 counts.append(0)
+                if saved and f.wraps_numbers and isinstance(a, (int, float, complex)):
+                    saved_numbers |= (<unsigned long long>1) << i
         if f.save_for is not None:
             for i, readers in f.save_for.items():
-                if i < len(held) and isinstance(held[i], SavedTensor) and \
-                        not any(needs[j] for j in readers if j < len(needs)):
-                    held[i] = _meta(<TensorImpl>args[i])
+                if i < len(held) and not any(needs[j] for j in readers if j < len(needs)):
+                    if isinstance(held[i], SavedTensor):
+                        held[i] = _meta(<TensorImpl>args[i])
+                    elif i < 64:
+                        saved_numbers &= ~((<unsigned long long>1) << i)
+        self._saved_number = saved_numbers != 0
         self.next_functions = tuple(edges)
         self._held = held
         self._metas = tuple(metas)      # tuples of untracked items: the GC untracks them
@@ -465,6 +482,8 @@ cdef class OpNode(Node):
                 (<SavedTensor>s).tensor = None
 
     cdef Context _context(self):
+        if self._released and self._saved_number:
+            raise RuntimeError(_FREED)
         cdef Context ctx = Context.__new__(Context)
         ctx.args = tuple([_unpack(h, self) for h in self._held])
         ctx.kwargs = self._kwargs
@@ -541,6 +560,15 @@ cdef object _fit(object grad, TensorMeta meta):
             grad = grad.real
         grad = grad.to(meta.dtype)
     return grad
+
+
+cpdef object scalar_argument(object t):
+    """t is `b * number` made inside an op that PyTorch gives the number as a Scalar argument
+    (add's alpha, lerp's weight), which it does not save as a tensor: t's node does not count
+    the number as saved (OpNode._saved_number). Returns t."""
+    if isinstance(t, TensorImpl) and isinstance((<TensorImpl>t)._grad_fn, OpNode):
+        (<OpNode>(<TensorImpl>t)._grad_fn)._saved_number = False
+    return t
 
 
 cpdef OpNode make_node(str op, tuple args, object kwargs, object out):
