@@ -330,23 +330,28 @@ cdef class Formula:
     `save_for` maps a saved input to the inputs whose gradients read it: it is kept only when
     one of them needs a gradient (y * 3 keeps nothing of y, as in PyTorch).
     `wraps_numbers`: PyTorch takes a number in a saved position as a tensor (mul and div's
-    operands), so the node counts as having saved it (a second backward raises)."""
+    operands), so the node counts as having saved it (a second backward raises).
+    `edge_order`: the positional inputs in the order of the node's next_functions (and of
+    the gradients it returns), where PyTorch's graph lists them otherwise; the engine hands
+    gradients on in that order, which sets the order leaves accumulate (hooks fire)."""
     cdef public str name
     cdef public object backward
     cdef public frozenset save
     cdef public bint save_output
     cdef public object save_for
     cdef public bint wraps_numbers
+    cdef public tuple edge_order
     cdef unsigned long long _mask
 
     def __init__(self, name, backward, save=(), save_output=False, save_for=None,
-                 wraps_numbers=False):
+                 wraps_numbers=False, edge_order=None):
         self.name = name
         self.backward = backward
         self.save = frozenset(save)
         self.save_output = save_output
         self.save_for = save_for
         self.wraps_numbers = wraps_numbers
+        self.edge_order = tuple(edge_order) if edge_order is not None else None
         self._mask = 0
         for i in self.save:
             if i < 64:
@@ -356,11 +361,13 @@ cdef class Formula:
         return i < 64 and (self._mask >> i) & 1
 
 
-def formula(*names, save=(), save_output=False, save_for=None, wraps_numbers=False):
+def formula(*names, save=(), save_output=False, save_for=None, wraps_numbers=False,
+            edge_order=None):
     """Register the backward of one or more ops."""
     def register(fn):
         for name in names:
-            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for, wraps_numbers)
+            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for, wraps_numbers,
+                                      edge_order)
         return fn
     return register
 
@@ -410,6 +417,7 @@ cdef class OpNode(Node):
     # a number the formula saved (x * 2's 2; Formula.wraps_numbers): PyTorch saves it as a
     # tensor, which a backward frees like any other, so a second backward raises as PyTorch's
     cdef public bint _saved_number
+    cdef public tuple _edge_perm     # Formula.edge_order as flat edge indices, or None
 
     cdef _setup(self, Formula f, tuple args, object kwargs, object out):
         cdef list held = [], edges = [], metas = [], needs = [], counts = []
@@ -459,6 +467,8 @@ cdef class OpNode(Node):
                     elif i < 64:
                         saved_numbers &= ~((<unsigned long long>1) << i)
         self._saved_number = saved_numbers != 0
+        if f.edge_order is not None:
+            edges, metas = self._reorder(f.edge_order, counts, edges, metas)
         self.next_functions = tuple(edges)
         self._held = held
         self._metas = tuple(metas)      # tuples of untracked items: the GC untracks them
@@ -467,6 +477,27 @@ cdef class OpNode(Node):
         if f.save_output:
             outs = out if isinstance(out, tuple) else (out,)
             self._saved_out = [SavedTensor(o, output_nr=i) for i, o in enumerate(outs)]
+
+    cdef tuple _reorder(self, tuple order, list counts, list edges, list metas):
+        """edges and metas in Formula.edge_order (inputs that are tensors; lists of
+        tensors not supported); the permutation is kept for _backward's gradients."""
+        cdef dict flat = {}
+        cdef Py_ssize_t i, k = 0
+        if len(edges) == len(order) == len(counts):        # every input a tensor
+            self._edge_perm = order
+            return [edges[j] for j in order], [metas[j] for j in order]
+        for i in range(len(counts)):
+            if counts[i] == 1:
+                flat[i] = k
+                k += 1
+            elif counts[i] < 0:
+                raise RuntimeError("edge_order does not support list inputs")
+        perm = [flat[i] for i in order if i in flat]
+        perm += [j for j in range(k) if j not in perm]
+        if perm == list(range(k)):
+            return edges, metas
+        self._edge_perm = tuple(perm)
+        return [edges[j] for j in perm], [metas[j] for j in perm]
 
     def release(self):
         self._released = True
@@ -512,6 +543,8 @@ cdef class OpNode(Node):
         # a formula may leave out its trailing inputs' gradients: None for each, so that
         # every input edge is answered (an unanswered one kept the nodes below it waiting)
         flat.extend([None] * (len(self._metas) - len(flat)))
+        if self._edge_perm is not None:
+            flat = [flat[j] for j in self._edge_perm]
         return tuple([_fit(g, m) if g is not None else None
                       for g, m in zip(flat, self._metas)])
 
