@@ -341,6 +341,7 @@ cdef class Formula:
     cdef public object save_for
     cdef public bint wraps_numbers
     cdef public tuple edge_order
+    cdef dict _perms                 # OpNode._reorder's cache
     cdef unsigned long long _mask
 
     def __init__(self, name, backward, save=(), save_output=False, save_for=None,
@@ -352,6 +353,7 @@ cdef class Formula:
         self.save_for = save_for
         self.wraps_numbers = wraps_numbers
         self.edge_order = tuple(edge_order) if edge_order is not None else None
+        self._perms = {}
         self._mask = 0
         for i in self.save:
             if i < 64:
@@ -403,6 +405,21 @@ cdef object _held_tensor(TensorImpl t, bint saved):
         _check_not_inference(t)
         return SavedTensor(t)
     return _meta(t)
+
+
+cdef object _edge_permutation(tuple order, tuple counts):
+    """Flat edge indices in `order` (positional inputs) for inputs that are tensors where
+    `counts` says (1: a tensor, 0: none); None when that is the flat order itself."""
+    cdef list flat = []
+    cdef Py_ssize_t i
+    for i in range(len(counts)):
+        if counts[i] < 0:
+            raise RuntimeError("edge_order does not support list inputs")
+        if counts[i] == 1:
+            flat.append(i)
+    perm = [flat.index(i) for i in order if i in flat]
+    perm += [j for j in range(len(flat)) if j not in perm]
+    return None if perm == list(range(len(flat))) else tuple(perm)
 
 
 cdef class OpNode(Node):
@@ -461,42 +478,36 @@ cdef class OpNode(Node):
                     saved_numbers |= (<unsigned long long>1) << i
         if f.save_for is not None:
             for i, readers in f.save_for.items():
-                if i < len(held) and not any(needs[j] for j in readers if j < len(needs)):
-                    if isinstance(held[i], SavedTensor):
-                        held[i] = _meta(<TensorImpl>args[i])
-                    elif i < 64:
+                if i >= len(held):
+                    continue
+                number = i < 64 and (saved_numbers >> i) & 1
+                if (number or isinstance(held[i], SavedTensor)) and \
+                        not any(needs[j] for j in readers if j < len(needs)):
+                    if number:
                         saved_numbers &= ~((<unsigned long long>1) << i)
+                    else:
+                        held[i] = _meta(<TensorImpl>args[i])
         self._saved_number = saved_numbers != 0
+        self._counts = tuple(counts)
         if f.edge_order is not None:
-            edges, metas = self._reorder(f.edge_order, counts, edges, metas)
+            edges, metas = self._reorder(f, self._counts, edges, metas)
         self.next_functions = tuple(edges)
         self._held = held
         self._metas = tuple(metas)      # tuples of untracked items: the GC untracks them
-        self._counts = tuple(counts)
         self._needs = tuple(needs)
         if f.save_output:
             outs = out if isinstance(out, tuple) else (out,)
             self._saved_out = [SavedTensor(o, output_nr=i) for i, o in enumerate(outs)]
 
-    cdef tuple _reorder(self, tuple order, list counts, list edges, list metas):
-        """edges and metas in Formula.edge_order (inputs that are tensors; lists of
-        tensors not supported); the permutation is kept for _backward's gradients."""
-        cdef dict flat = {}
-        cdef Py_ssize_t i, k = 0
-        if len(edges) == len(order) == len(counts):        # every input a tensor
-            self._edge_perm = order
-            return [edges[j] for j in order], [metas[j] for j in order]
-        for i in range(len(counts)):
-            if counts[i] == 1:
-                flat[i] = k
-                k += 1
-            elif counts[i] < 0:
-                raise RuntimeError("edge_order does not support list inputs")
-        perm = [flat[i] for i in order if i in flat]
-        perm += [j for j in range(k) if j not in perm]
-        if perm == list(range(k)):
+    cdef tuple _reorder(self, Formula f, tuple counts, list edges, list metas):
+        """edges and metas in Formula.edge_order; the permutation (per pattern of inputs,
+        cached on the formula) is kept for _backward's gradients."""
+        perm = f._perms.get(counts, False)
+        if perm is False:
+            perm = f._perms[counts] = _edge_permutation(f.edge_order, counts)
+        if perm is None:
             return edges, metas
-        self._edge_perm = tuple(perm)
+        self._edge_perm = perm
         return [edges[j] for j in perm], [metas[j] for j in perm]
 
     def release(self):
