@@ -221,6 +221,10 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         if requires_grad and self._is_inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
+        if self._no_grad_view:          # its base's requires_grad still shows through
+            self._own_requires_grad = bool(requires_grad)
+            self._requires_grad = self._own_requires_grad or self._base._requires_grad
+            return self
         self._requires_grad = bool(requires_grad)
         return self
 

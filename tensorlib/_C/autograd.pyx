@@ -13,7 +13,7 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_REFCNT
 from tensorlib._C.dtypes cimport dtype
 from tensorlib._C.tensor_impl cimport TensorImpl, is_contiguous
-from tensorlib._C.views cimport alias
+from tensorlib._C.views cimport alias, note_view
 from tensorlib._C.grad_mode cimport grad_enabled
 from tensorlib._C import grad_mode as _state
 
@@ -76,6 +76,14 @@ cdef TensorMeta _meta(TensorImpl t):
     return m
 
 
+cdef str _FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
 cdef class SavedTensor:
     """A tensor kept for backward, with the version it had; unpacking after an in-place write
     or after the graph was freed raises RuntimeError saying which.
@@ -110,12 +118,7 @@ cdef class SavedTensor:
         cdef TensorImpl t = self.tensor
         cdef TensorImpl out
         if t is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(_FREED)
         if t._storage.version != self.version:
             owner_name = owner.name() if owner is not None else "an autograd node"
             if self.output_nr is not None:
@@ -279,11 +282,34 @@ cpdef tuple edge(object x):
     cdef TensorImpl t = <TensorImpl>x
     if not t._requires_grad:
         return (None, 0)
-    if t._base is not None and _refresh_view is not None and stale_view(t):
+    if t._no_grad_view:
+        if t._storage.version != t._view_version:
+            raise RuntimeError(no_grad_view_error(t, "its base or another view of its base "
+                                                     "has been"))
+        if t._grad_fn is None:          # gradients stop here, unless it asked for its own
+            return (accumulator(t), 0) if t._own_requires_grad else (None, 0)
+    elif t._base is not None and _refresh_view is not None and stale_view(t):
         _refresh_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     return (accumulator(t), 0)
+
+
+cpdef str no_grad_view_error(TensorImpl t, str what):
+    """PyTorch's refusal of an in-place write into a no-grad view (`what` is "is being"), or
+    of using one after a write into its base or another of its views ("its base ... has
+    been"): the write would have to be both tracked and not."""
+    if t._grad_fn is not None:
+        name = t._grad_fn.name()
+        name = name[:name.rindex("Backward")] if "Backward" in name else name
+        prefix = f"Output {t._output_nr} of {name} is a view of a view which was created in"
+    else:
+        prefix = "A view was created in"
+    return (f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled. Given "
+            f"that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+            f"your code by moving both the view and the inplace either both inside the no_grad "
+            f"block (if you don't want the inplace to be tracked) or both outside (if you want "
+            f"the inplace to be tracked).")
 
 
 cdef object _hooked(object grad, object new):
@@ -302,20 +328,32 @@ cdef class Formula:
     list-of-tensors input). `save` names the positional inputs the backward reads (by index);
     `save_output` keeps the result; everything else is kept as shape/dtype/device only.
     `save_for` maps a saved input to the inputs whose gradients read it: it is kept only when
-    one of them needs a gradient (y * 3 keeps nothing of y, as in PyTorch)."""
+    one of them needs a gradient (y * 3 keeps nothing of y, as in PyTorch).
+    `wraps_numbers`: PyTorch takes a number in a saved position as a tensor (mul and div's
+    operands), so the node counts as having saved it (a second backward raises).
+    `edge_order`: the positional inputs in the order of the node's next_functions (and of
+    the gradients it returns), where PyTorch's graph lists them otherwise; the engine hands
+    gradients on in that order, which sets the order leaves accumulate (hooks fire)."""
     cdef public str name
     cdef public object backward
     cdef public frozenset save
     cdef public bint save_output
     cdef public object save_for
+    cdef public bint wraps_numbers
+    cdef public tuple edge_order
+    cdef dict _perms                 # OpNode._reorder's cache
     cdef unsigned long long _mask
 
-    def __init__(self, name, backward, save=(), save_output=False, save_for=None):
+    def __init__(self, name, backward, save=(), save_output=False, save_for=None,
+                 wraps_numbers=False, edge_order=None):
         self.name = name
         self.backward = backward
         self.save = frozenset(save)
         self.save_output = save_output
         self.save_for = save_for
+        self.wraps_numbers = wraps_numbers
+        self.edge_order = tuple(edge_order) if edge_order is not None else None
+        self._perms = {}
         self._mask = 0
         for i in self.save:
             if i < 64:
@@ -325,11 +363,13 @@ cdef class Formula:
         return i < 64 and (self._mask >> i) & 1
 
 
-def formula(*names, save=(), save_output=False, save_for=None):
+def formula(*names, save=(), save_output=False, save_for=None, wraps_numbers=False,
+            edge_order=None):
     """Register the backward of one or more ops."""
     def register(fn):
         for name in names:
-            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for)
+            _FORMULAS[name] = Formula(name, fn, save, save_output, save_for, wraps_numbers,
+                                      edge_order)
         return fn
     return register
 
@@ -367,6 +407,21 @@ cdef object _held_tensor(TensorImpl t, bint saved):
     return _meta(t)
 
 
+cdef object _edge_permutation(tuple order, tuple counts):
+    """Flat edge indices in `order` (positional inputs) for inputs that are tensors where
+    `counts` says (1: a tensor, 0: none); None when that is the flat order itself."""
+    cdef list flat = []
+    cdef Py_ssize_t i
+    for i in range(len(counts)):
+        if counts[i] < 0:
+            raise RuntimeError("edge_order does not support list inputs")
+        if counts[i] == 1:
+            flat.append(i)
+    perm = [flat.index(i) for i in order if i in flat]
+    perm += [j for j in range(len(flat)) if j not in perm]
+    return None if perm == list(range(len(flat))) else tuple(perm)
+
+
 cdef class OpNode(Node):
     """The node of one recorded op: its formula, its inputs' edges, what the formula saved."""
     cdef public Formula _formula
@@ -376,9 +431,14 @@ cdef class OpNode(Node):
     cdef public tuple _counts        # per positional arg: 1 tensor, 0 none, -n a list of n
     cdef public tuple _needs         # per positional arg: does it need a gradient
     cdef public list _saved_out
+    # a number the formula saved (x * 2's 2; Formula.wraps_numbers): PyTorch saves it as a
+    # tensor, which a backward frees like any other, so a second backward raises as PyTorch's
+    cdef public bint _saved_number
+    cdef public tuple _edge_perm     # Formula.edge_order as flat edge indices, or None
 
     cdef _setup(self, Formula f, tuple args, object kwargs, object out):
         cdef list held = [], edges = [], metas = [], needs = [], counts = []
+        cdef unsigned long long saved_numbers = 0       # bit i: args[i], a saved number
         cdef Py_ssize_t i
         cdef TensorImpl t
         cdef tuple e
@@ -414,19 +474,41 @@ cdef class OpNode(Node):
                 held.append(a)
                 needs.append(False)
                 counts.append(0)
+                if saved and f.wraps_numbers and isinstance(a, (int, float, complex)):
+                    saved_numbers |= (<unsigned long long>1) << i
         if f.save_for is not None:
             for i, readers in f.save_for.items():
-                if i < len(held) and isinstance(held[i], SavedTensor) and \
+                if i >= len(held):
+                    continue
+                number = i < 64 and (saved_numbers >> i) & 1
+                if (number or isinstance(held[i], SavedTensor)) and \
                         not any(needs[j] for j in readers if j < len(needs)):
-                    held[i] = _meta(<TensorImpl>args[i])
+                    if number:
+                        saved_numbers &= ~((<unsigned long long>1) << i)
+                    else:
+                        held[i] = _meta(<TensorImpl>args[i])
+        self._saved_number = saved_numbers != 0
+        self._counts = tuple(counts)
+        if f.edge_order is not None:
+            edges, metas = self._reorder(f, self._counts, edges, metas)
         self.next_functions = tuple(edges)
         self._held = held
         self._metas = tuple(metas)      # tuples of untracked items: the GC untracks them
-        self._counts = tuple(counts)
         self._needs = tuple(needs)
         if f.save_output:
             outs = out if isinstance(out, tuple) else (out,)
             self._saved_out = [SavedTensor(o, output_nr=i) for i, o in enumerate(outs)]
+
+    cdef tuple _reorder(self, Formula f, tuple counts, list edges, list metas):
+        """edges and metas in Formula.edge_order; the permutation (per pattern of inputs,
+        cached on the formula) is kept for _backward's gradients."""
+        perm = f._perms.get(counts, False)
+        if perm is False:
+            perm = f._perms[counts] = _edge_permutation(f.edge_order, counts)
+        if perm is None:
+            return edges, metas
+        self._edge_perm = perm
+        return [edges[j] for j in perm], [metas[j] for j in perm]
 
     def release(self):
         self._released = True
@@ -442,6 +524,8 @@ cdef class OpNode(Node):
                 (<SavedTensor>s).tensor = None
 
     cdef Context _context(self):
+        if self._released and self._saved_number:
+            raise RuntimeError(_FREED)
         cdef Context ctx = Context.__new__(Context)
         ctx.args = tuple([_unpack(h, self) for h in self._held])
         ctx.kwargs = self._kwargs
@@ -470,6 +554,8 @@ cdef class OpNode(Node):
         # a formula may leave out its trailing inputs' gradients: None for each, so that
         # every input edge is answered (an unanswered one kept the nodes below it waiting)
         flat.extend([None] * (len(self._metas) - len(flat)))
+        if self._edge_perm is not None:
+            flat = [flat[j] for j in self._edge_perm]
         return tuple([_fit(g, m) if g is not None else None
                       for g, m in zip(flat, self._metas)])
 
@@ -520,6 +606,15 @@ cdef object _fit(object grad, TensorMeta meta):
     return grad
 
 
+cpdef object scalar_argument(object t):
+    """t is `b * number` made inside an op that PyTorch gives the number as a Scalar argument
+    (add's alpha, lerp's weight), which it does not save as a tensor: t's node does not count
+    the number as saved (OpNode._saved_number). Returns t."""
+    if isinstance(t, TensorImpl) and isinstance((<TensorImpl>t)._grad_fn, OpNode):
+        (<OpNode>(<TensorImpl>t)._grad_fn)._saved_number = False
+    return t
+
+
 cpdef OpNode make_node(str op, tuple args, object kwargs, object out):
     """The node `op` would record for these arguments and output(s), not yet attached."""
     f = _FORMULAS.get(op)
@@ -554,6 +649,8 @@ cpdef object record(str op, object out, tuple args, object kwargs):
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = 0
+            if o._base is not None:
+                note_view(o, args, True)
     else:
         for i, x in enumerate(out):
             o = <TensorImpl>x
@@ -561,6 +658,8 @@ cpdef object record(str op, object out, tuple args, object kwargs):
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
+                if o._base is not None:
+                    note_view(o, args, True)
     if _forward_hook is not None:
         _forward_hook(op, out, args, kwargs)
     return out

@@ -3,6 +3,7 @@ autocast flag, the grad-mode test and the scan of its arguments for a tensor tha
 grad; as a Python closure those cost about a microsecond, a tenth of a small op."""
 from tensorlib._C.grad_mode cimport grad_enabled, recorder
 from tensorlib._C.tensor_impl cimport TensorImpl
+from tensorlib._C.views cimport note_view
 from tensorlib._C import grad_mode as _state
 
 
@@ -69,7 +70,15 @@ cdef object _recorded(str name, fn, tuple args, dict kwargs):
     """fn(*args, **kwargs), recorded as one node `name` when recording is on and an input
     requires grad (fn itself runs with recording off)."""
     if not (grad_enabled() and requires_grad(args)):
-        return fn(*args, **kwargs)
+        out = fn(*args, **kwargs)
+        if isinstance(out, TensorImpl):     # a view's creation mode (views.note_view)
+            if (<TensorImpl>out)._base is not None:
+                note_view(<TensorImpl>out, args, False)
+        elif type(out) is tuple:
+            for o in <tuple>out:
+                if isinstance(o, TensorImpl) and (<TensorImpl>o)._base is not None:
+                    note_view(<TensorImpl>o, args, False)
+        return out
     prev = _state.set_grad_enabled(False)
     try:
         out = fn(*args, **kwargs)

@@ -20,6 +20,12 @@ cdef class TensorImpl:
     cdef public bint _retains_grad
     cdef public object _grad_accumulator  # weakref to the leaf's AccumulateGrad node
     cdef public bint _is_inference       # made under inference_mode: never joins a graph
+    # a view made under no_grad (PyTorch's CreationMeta::NO_GRAD_MODE), or a view of one:
+    # it requires grad when its base does but sends no gradient on, and in-place writes into
+    # it while recording are refused (views.note_view, autograd.edge)
+    cdef public bint _no_grad_view
+    cdef public Py_ssize_t _view_version  # its storage's version when it was made
+    cdef public bint _own_requires_grad   # requires_grad_(True) on it: it keeps its own .grad
     cdef object __weakref__
     cdef dict __dict__
 

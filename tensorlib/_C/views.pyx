@@ -1,5 +1,6 @@
 """View arithmetic: every function returns a tensor over the same storage (never a copy).
 `reshape`'s copying fallback lives in the ops layer; here only what strides allow."""
+from tensorlib._C.grad_mode cimport grad_enabled
 from tensorlib._C.tensor_impl cimport TensorImpl, wrap, contiguous_strides, int_tuple, numel
 
 
@@ -16,6 +17,35 @@ cdef TensorImpl _view(TensorImpl t, tuple sizes, tuple strides, Py_ssize_t offse
     cdef TensorImpl out = wrap(t._storage, sizes, strides, offset, t._dtype)
     out._base = t if t._base is None else t._base
     return out
+
+
+cdef void note_view(TensorImpl out, tuple args, bint recorded):
+    """Mark `out`, a view returned by an op called with `args`, as PyTorch marks views: one
+    made under no_grad from an input, or a view of such a view, is a no-grad view; made under
+    no_grad, it requires grad when its base does. The op layer calls this where the op's grad
+    mode is known (opdef's wrapper; autograd.record, `recorded`): inside an op body recording
+    is off whatever the caller's mode was, so the view primitives cannot tell."""
+    if out._dtype.category < 2 or out._is_inference:
+        return
+    cdef TensorImpl source = None, t
+    for a in args:
+        if isinstance(a, TensorImpl):
+            t = <TensorImpl>a
+            if t is out:                # the op handed an input back: nothing was made
+                return
+            if source is None and out._base is (t if t._base is None else t._base):
+                source = t
+    if source is None:                  # a view of something the op made, not of an input
+        out._no_grad_view = False
+        return
+    if recorded or grad_enabled():
+        out._no_grad_view = source._no_grad_view
+    else:
+        out._no_grad_view = True
+        if (<TensorImpl>out._base)._requires_grad:      # the root's, as PyTorch's
+            out._requires_grad = True
+    if out._no_grad_view:
+        out._view_version = out._storage.version
 
 
 cpdef TensorImpl alias(TensorImpl t):

@@ -214,16 +214,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     capture = {k: None for k in keys}
     run_backward([edge(t) for t in outputs], grads, retain_graph, create_graph, capture)
     result = []
-    for t, k in zip(inputs, keys):
+    for i, (t, k) in enumerate(zip(inputs, keys)):
         g = capture[k]
         if g is None:
             if materialize_grads:
                 import tensorlib
                 g = tensorlib.zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   f"been used in the graph. Set allow_unused=True if this is "
+                                   f"the desired behavior.")
         result.append(g)
     return tuple(result) if keyed is None else dict(zip(keyed.keys(), result))
 

@@ -4,6 +4,7 @@ mark_dirty, set_materialize_grads)."""
 import functools
 
 from tensorlib._C import grad_mode as _state
+from tensorlib._C import views as _views
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.autograd.graph import Node, SavedTensor, edge
 
@@ -112,18 +113,21 @@ def _zeros_like(meta):
     return tensorlib.zeros(meta.shape, dtype=meta.dtype, device=meta.device)
 
 
-def _alias_returned_inputs(outputs, args, ctx):
+def _alias_returned_inputs(outputs, args, ctx, recording):
     """An input that forward returns unchanged (not marked dirty) comes back as a new view of
     itself, as in PyTorch: the Function's node is attached to that view, while the input
     keeps its own history (so `out is input` is False, and gradients reach the input
-    through the Function's backward). A mark_non_differentiable on the input holds for its
+    through the Function's backward). Not recording, it comes back as a plain alias (no
+    view, no grad), as PyTorch's. A mark_non_differentiable on the input holds for its
     view."""
     single = not isinstance(outputs, tuple)
     aliased = []
     for o in (outputs,) if single else outputs:
         if (isinstance(o, TensorImpl) and id(o) not in ctx._dirty
                 and any(o is a for a in args)):
-            view = o.view_as(o)
+            # the view primitive, not the op: forward runs under no_grad, and the op would
+            # make a no-grad view (views.note_view)
+            view = _views.view(o, o._sizes) if recording else o.detach()
             if id(o) in ctx._non_differentiable:
                 ctx._non_differentiable.add(id(view))
             o = view
@@ -156,7 +160,7 @@ class Function:
         prev = _state.set_grad_enabled(False)
         try:
             outputs = cls.forward(ctx, *args, **kwargs)
-            outputs = _alias_returned_inputs(outputs, args, ctx)
+            outputs = _alias_returned_inputs(outputs, args, ctx, recording)
         finally:
             _state.set_grad_enabled(prev)
         if not recording:

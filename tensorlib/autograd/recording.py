@@ -3,7 +3,8 @@ in tensorlib ops so it runs on any backend and is itself differentiable); record
 OpNode holding the formula, the edges of the op's tensor inputs and what the formula saved."""
 from tensorlib._C import grad_mode as _state
 from tensorlib._C.autograd import (FORMULAS, Context, Formula, OpNode, formula,  # noqa: F401
-                                   make_node, node_class, record, set_view_refresher)
+                                   make_node, no_grad_view_error, node_class, record,
+                                   set_view_refresher)
 
 
 dual_level_active = False      # set by forward_ad while a dual level is entered
@@ -57,8 +58,10 @@ def _new_base_history(base):
 
 
 def check_inplace_allowed(t):
-    """RuntimeError for in-place writes PyTorch forbids: into a leaf that requires grad, or
-    into a view of one."""
+    """RuntimeError for in-place writes PyTorch forbids: into a view made under no_grad (or
+    a view of one), into a leaf that requires grad, or into a view of one."""
+    if t._no_grad_view:
+        raise RuntimeError(no_grad_view_error(t, "is being"))
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")

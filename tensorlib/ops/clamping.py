@@ -4,6 +4,7 @@ runs them; their in-place forms compute out of place and write back (`inplace_co
 import math as _math
 
 import tensorlib._C.dtypes as dt
+from tensorlib._C.autograd import scalar_argument
 from tensorlib._C.factory import empty as _empty
 from tensorlib._C.grad_mode import is_grad_enabled as _grad_enabled
 from tensorlib._C.pointwise import SAME, TO_BOOL, TO_FLOAT, binary, unary
@@ -89,8 +90,8 @@ def lerp(input, end, weight):  # noqa: A002 - torch's name
     diff = binary("sub", end, input, SAME)
     if not _is_tensor(weight):
         if _pyabs(weight) < 0.5:
-            return binary("add", input, binary("mul", diff, weight, SAME), SAME)
-        return binary("sub", end, binary("mul", diff, 1 - weight, SAME), SAME)
+            return binary("add", input, scalar_argument(binary("mul", diff, weight, SAME)), SAME)
+        return binary("sub", end, scalar_argument(binary("mul", diff, 1 - weight, SAME)), SAME)
     near_start = binary("lt", unary("abs", weight, SAME), 0.5, TO_BOOL)
     return where(near_start, binary("add", input, binary("mul", weight, diff, SAME), SAME),
                  binary("sub", end, binary("mul", diff, binary("sub", 1, weight, SAME), SAME),

@@ -51,7 +51,19 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memor
     return _finish(fill_uninitialized(t), requires_grad)
 
 
+def _check_fill_value(name, fill_value):
+    """fill_value is a Number to PyTorch's parser (a 0-dim tensor passes as one)."""
+    if type(fill_value) in (float, int, bool) or isinstance(fill_value, (numbers.Number,
+                                                                          np.generic)):
+        return
+    if isinstance(fill_value, TensorImpl) and not fill_value._sizes:
+        return
+    raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not "
+                    f"{type(fill_value).__name__}")
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _check_fill_value("full", fill_value)
     if dtype is None:
         dtype = (dt.bool_ if isinstance(fill_value, bool) else
                  dt.int64 if isinstance(fill_value, numbers.Integral) else
@@ -111,6 +123,7 @@ def ones_like(t, *, dtype=None, device=None, requires_grad=False, memory_format=
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
+    _check_fill_value("full_like", fill_value)
     return _like_in(t, fill_value, dtype, device, requires_grad, memory_format)
 
 
@@ -131,6 +144,7 @@ def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=Fal
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _check_fill_value("new_full", fill_value)
     return full(size, fill_value, **_like(self, dtype, device), requires_grad=requires_grad)
 
 

@@ -14,6 +14,7 @@ from tensorlib._layout import SPARSE_TYPES as _SPARSE_TYPES
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._inplace import inplace_composite, inplace_unary
 from tensorlib.ops._inplace import not_implemented as _not_implemented
+from tensorlib._C.autograd import scalar_argument as _scalar_argument
 from tensorlib.ops._opdef import differentiable as _differentiable
 from tensorlib.ops._where import where as _where
 from tensorlib.ops import _autocast
@@ -37,7 +38,7 @@ def _scaled(a, b, alpha):
         return b
     if not _is_tensor(b):
         return b * alpha
-    return binary("mul", b, alpha, SAME)
+    return _scalar_argument(binary("mul", b, alpha, SAME))
 
 
 def _check_bool_sub(a, b):

@@ -354,7 +354,9 @@ def _complex_draw(kind, sizes, dtype, device, generator, scale):
     pairs = _draw(kind, tuple(sizes) + (2,), real, device, generator)
     if scale != 1.0:
         pairs = _p.mul(pairs, scale)
-    return view_as_complex(pairs)
+    out = view_as_complex(pairs)
+    out._base = None        # a new tensor, as PyTorch's, not a view of the pairs nobody keeps
+    return out
 
 
 def _int_bounds(dtype):

@@ -91,7 +91,9 @@ def _paired_products(g, x, weight):
     return (gx, gw) if pair(gx, g, weight, gw, g.mT, x) else None
 
 
-@formula("linear", save=(0, 1))
+# PyTorch's graph reaches bias, input, then weight (AddmmBackward0's edges: bias, input,
+# weight.t()'s TBackward0), so the bias's gradient accumulates (its hooks fire) first
+@formula("linear", save=(0, 1), edge_order=(2, 0, 1))
 def linear(ctx, g):
     x, weight = ctx.args[0], ctx.args[1]
     has_bias = len(ctx.args) > 2 and ctx.args[2] is not None

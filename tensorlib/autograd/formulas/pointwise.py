@@ -34,14 +34,14 @@ def sub(ctx, g):
     return g, (-g if ctx.needs_input_grad[1] else None)
 
 
-@formula("mul", save=(0, 1), save_for={0: (1,), 1: (0,)})
+@formula("mul", save=(0, 1), save_for={0: (1,), 1: (0,)}, wraps_numbers=True)
 def mul(ctx, g):
     a, b = ctx.args
     return (g * conj(b) if ctx.needs_input_grad[0] else None,
             g * conj(a) if ctx.needs_input_grad[1] else None)
 
 
-@formula("div", save=(0, 1), save_for={0: (1,)})
+@formula("div", save=(0, 1), save_for={0: (1,)}, wraps_numbers=True)
 def div(ctx, g):
     a, b = ctx.args
     ga = g / conj(b) if ctx.needs_input_grad[0] else None
@@ -90,14 +90,14 @@ formula("maximum", save=(0, 1))(_extremum(tensorlib.gt))
 formula("minimum", save=(0, 1))(_extremum(tensorlib.lt))
 
 
-@formula("remainder", save=(0, 1))
+@formula("remainder", save=(0, 1), save_for={0: (1,), 1: (1,)})
 def remainder(ctx, g):
     a, b = ctx.args
     gb = -g * tensorlib.floor_divide(a, b) if ctx.needs_input_grad[1] else None
     return g, gb
 
 
-@formula("fmod", save=(0, 1))
+@formula("fmod", save=(0, 1), save_for={0: (1,), 1: (1,)})
 def fmod(ctx, g):
     a, b = ctx.args
     gb = -g * tensorlib.trunc(a / b) if ctx.needs_input_grad[1] else None

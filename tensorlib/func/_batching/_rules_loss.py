@@ -1,6 +1,7 @@
 """Batch rules of the nn.functional losses: each sample's loss is the op's unreduced loss
 reduced over that sample's elements (cross_entropy/nll_loss: over its weighted targets)."""
 import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.func._batching._batched import BatchedTensor, batch_size, make, physical_front
 from tensorlib.func._batching._dispatch import register
 from tensorlib.func._batching._rules_pointwise import align
@@ -20,8 +21,24 @@ def elementwise_loss(func, level, args, kwargs):
     aligned = align(args, kwargs, level)
     if aligned is None:
         return NotImplemented
-    out = func(*aligned[0], **aligned[1], reduction="none")
+    aligned_args, aligned_kwargs = _same_shape(*aligned)
+    out = func(*aligned_args, **aligned_kwargs, reduction="none")
     return make(_reduce(out, reduction, args[0].dim(), args[0].shape), 0, level)
+
+
+def _same_shape(args, kwargs):
+    """(args, kwargs) as func(*args, **kwargs) takes them, with input and target expanded to
+    their common (batched) shape: an operand that is not batched keeps its logical shape,
+    which binary_cross_entropy refuses as a mismatch with the other's batched one (each
+    sample's pair has equal shapes)."""
+    args, kwargs = list(args), dict(kwargs)
+    slots = [(args, i) for i in range(min(len(args), 2))] + \
+        [(kwargs, k) for k in ("input", "target") if k in kwargs]
+    if len(slots) == 2 and all(isinstance(box[key], TensorImpl) for box, key in slots):
+        shape = tensorlib.broadcast_shapes(*(box[key].shape for box, key in slots))
+        for box, key in slots:
+            box[key] = box[key].expand(shape)
+    return args, kwargs
 
 
 def _reduce(out, reduction, rank, shape):
