@@ -413,7 +413,7 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
         Tensor itself names the default dtype on the CPU)."""
         device = self._device.type
         if dtype is None:
-            where = "" if device == "cpu" else f"{device}."
+            where = "cuda." if device == "cuda" else ""      # the typed-class namespaces
             return f"{dt.package_name()}.{where}{self._dtype.scalar_name}Tensor"
         if dtype is Tensor or dtype in ("torch.Tensor", f"{dt.package_name()}.Tensor"):
             dtype, device = dt.get_default_dtype(), "cpu"     # the default tensor type
