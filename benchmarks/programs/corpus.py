@@ -323,9 +323,7 @@ PROGRAMS = [
     # skorch's own suite (scikit-learn wrappers for training). Left out: its Hugging Face
     # tests (transformers is not installed); pickles PyTorch wrote (a pickled net names
     # torch internals; CUDA checkpoints in the legacy format; torch.load(weights_only=False):
-    # tensorlib never unpickles them); SkorchDoctor's parameter order within a Linear layer
-    # (PyTorch's AddmmBackward reaches the weight through a TBackward node, after the bias;
-    # tensorlib's linear is one node); the GP forward tests, which fail on PyTorch too once
+    # tensorlib never unpickles them); the GP forward tests, which fail on PyTorch too once
     # Pyro is installed (Pyro's distributions have a `shape` method). addopts: skorch's
     # options name pytest-cov
     Program("skorch tests", "skorch-dev/skorch", "",
@@ -337,8 +335,6 @@ PROGRAMS = [
                  "test_net.py::TestNeuralNet::test_load_cuda_params_to_cpu",
                  "test_net.py::TestNeuralNet::test_torch_load_kwargs_forwarded_to_torch_load_"
                  "unpickle",
-                 "test_doctor.py::TestSkorchDoctorSimple::test_get_parameter_names",
-                 "test_doctor.py::TestSkorchDoctorComplexArchitecture::test_get_parameter_names",
                  "test_probabilistic.py::TestExactGPRegressor::test_forward",
                  "test_probabilistic.py::TestGPRegressorVariational::test_forward",
                  "test_probabilistic.py::TestGPBinaryClassifier::test_forward")
