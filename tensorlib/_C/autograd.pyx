@@ -836,6 +836,9 @@ def run_backward(list roots, list grad_roots, bint retain_graph, bint create_gra
                     capture[(node, 0)] = node.run_tensor_hooks(g)
                 elif accumulate is None or node in accumulate:
                     (<AccumulateGrad>node).accumulate(g, create_graph, _owned(g, grads_in))
+                # drop the gradient now: held by these locals it stayed alive through the
+                # next node's backward (a checkpointed segment's recomputation included)
+                g = grads_in = None
                 continue
             if capture is not None:
                 for nr, g in grads_in.items():
