@@ -20,41 +20,15 @@ from pathlib import Path
 from tensorlib.codegen.cache import DiskCache, make_key
 from tensorlib.codegen.cdialect import DTYPES, CDialect
 from tensorlib.codegen.fused import body
-from tensorlib_cpu.blas_choice import cpu_vendor
 from tensorlib_cpu.hostmem import fill_pointers
+from tensorlib_cpu.streaming import COMPILED_STREAM_MIN_BYTES
 
 PARALLEL_MIN = 1 << 15      # elements below which a fused kernel runs on one thread
 STREAM_BLOCK = 1024         # elements a streaming kernel computes into a local block
 
 
-def _last_level_cache_bytes():
-    """The size of the largest CPU cache sysfs lists (0 where it lists none)."""
-    root = "/sys/devices/system/cpu/cpu0/cache"
-    best = 0
-    try:
-        entries = [e for e in os.listdir(root) if e.startswith("index")]
-    except OSError:
-        return 0
-    for entry in entries:
-        try:
-            with open(os.path.join(root, entry, "size")) as f:
-                text = f.read().strip().upper()
-            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-            best = max(best, int(text.rstrip("KMG")) * scale)
-        except (OSError, ValueError):
-            continue
-    return best
-
-
-# A kernel that moves more than 3/4 of the last-level cache (glibc's memcpy rule for
-# non-temporal stores) writes its contiguous outputs around the cache: what it writes would
-# not stay cached for a consumer anyway, and a plain store first reads each line it writes
-# (on the 4M-float chain, 48 MB of traffic instead of 32).
-# Not on AMD CPUs: on an AMD EPYC Zen 4 (32 MB L3, 2 cores) plain stores were faster at
-# every size tried, one thread and two (the compiled chain, 2 threads, median ms: 4M floats
-# 1.10 against 1.52 streamed, 16M 4.72 against 8.25; one thread 4M 2.24 against 2.48, 16M
-# 8.50 against 9.77; 512-bit streaming stores 1.35 and 5.61).
-STREAM_MIN_BYTES = 0 if cpu_vendor() == "AuthenticAMD" else _last_level_cache_bytes() * 3 // 4
+# Compiled kernels stream their contiguous outputs past this size (0: never): see streaming.py.
+STREAM_MIN_BYTES = COMPILED_STREAM_MIN_BYTES
 
 _PREAMBLE = """#include <math.h>
 #include <stdint.h>

@@ -31,7 +31,7 @@ import numpy as np
 cimport numpy as cnp
 
 from tensorlib._C.tensor_impl cimport TensorImpl, host_array
-from tensorlib_cpu import fastreduce
+from tensorlib_cpu import fastreduce, streaming
 
 cnp.import_array()
 
@@ -43,10 +43,12 @@ cdef extern from *:
     #endif
     #define LN_LANES 32
     #define LN_BLOCK 1024
-    /* NOTE [ layer_norm streaming stores ]: an output this large leaves the caches anyway;
-       written with non-temporal stores it is not first read into them (one memory pass
-       saved of three: 1.5x at 4096x1024 here). Same arithmetic, same results. */
-    #define LN_STREAM_BYTES (8.0 * 1024 * 1024)
+    /* NOTE [ layer_norm streaming stores ]: an output past the last-level cache leaves it
+       anyway; written with non-temporal stores it is not first read into the caches (one
+       memory pass saved of three). Below that a streamed output also misses the cache for
+       the next op: slower. The size is set at import from the CPU (streaming.py). Same
+       arithmetic, same results. */
+    static double ln_stream_bytes = 8.0 * 1024 * 1024;
     #if defined(__GNUC__) && defined(__x86_64__)
     /* The float32 AVX-512 loops (row sums, streamed output) are compiled by a function
        attribute and chosen at import from the CPU (ln_detect), whatever the build targets. */
@@ -143,7 +145,7 @@ cdef extern from *:
        RMSNorm, the mean taken as 0 (so st gets (0, rstd)) */                               \\
     static void layer_norm_##T(const T* x, const T* w, const T* b, T* y, T* st,            \\
                                Py_ssize_t rows, Py_ssize_t n, double eps, int nt, int rms) {\\
-        const int stream = (double)rows * n * sizeof(T) >= LN_STREAM_BYTES;                \\
+        const int stream = (double)rows * n * sizeof(T) >= ln_stream_bytes;                  \\
         const Py_ssize_t chunk = ln_chunk(rows, nt);                                        \\
         _Pragma("omp parallel num_threads(nt) if (rows * n > 32768 && rows > 1)")           \\
         {                                                                                   \\
@@ -377,6 +379,7 @@ cdef extern from *:
     DEFINE_GROUP_NORM(double)
     """
     void ln_detect()
+    double ln_stream_bytes
     int ln_has_avx512
     void layer_norm_float(const float* x, const float* w, const float* b, float* y,
                           float* st, Py_ssize_t rows, Py_ssize_t n, double eps, int nt,
@@ -420,6 +423,19 @@ cdef extern from *:
 ln_detect()
 # Whether float32 rows are summed and streamed with AVX-512 on this CPU (chosen at import).
 AVX512 = bool(ln_has_avx512)
+
+
+def stream_min_bytes(value=None):
+    """The output size from which the forward writes with streaming stores (NOTE [ layer_norm
+    streaming stores ]); with a value, sets it. Returns the size before the call."""
+    global ln_stream_bytes
+    before = ln_stream_bytes
+    if value is not None:
+        ln_stream_bytes = value
+    return before
+
+
+stream_min_bytes(streaming.LAYER_NORM_STREAM_MIN_BYTES)
 
 cdef bint _dense(cnp.ndarray a, object dtype):
     return a.dtype == dtype and a.flags.c_contiguous

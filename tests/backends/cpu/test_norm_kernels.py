@@ -47,10 +47,32 @@ def test_layer_norm_kernel_rows_over_lanes_and_blocks(dtype, n):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@pytest.fixture
+def streamed():
+    """layer_norm outputs from 8 MB written with streaming stores, restored after."""
+    from tensorlib_cpu import norm_kernels
+    before = norm_kernels.stream_min_bytes(8 << 20)
+    yield
+    norm_kernels.stream_min_bytes(before)
+
+
+def test_layer_norm_streams_only_past_the_cache_or_on_amd():
+    """The streaming size follows streaming.py's rule (stores that skip the cache lose where
+    the output would have stayed in it)."""
+    from tensorlib_cpu import norm_kernels, streaming
+    from tensorlib_cpu.blas_choice import cpu_vendor
+    assert norm_kernels.stream_min_bytes() == streaming.LAYER_NORM_STREAM_MIN_BYTES
+    assert streaming.LAYER_NORM_STREAM_MIN_BYTES >= 8 << 20
+    if cpu_vendor() != "AuthenticAMD":
+        past = streaming.last_level_cache_bytes() * 3 // 4
+        assert streaming.LAYER_NORM_STREAM_MIN_BYTES == max(8 << 20, past)
+
+
 @pytest.mark.parametrize("dtype,shape", [("float32", (2048, 1025)), ("float64", (1024, 1030))])
-def test_layer_norm_kernel_streamed_output_equals_the_cached_one(dtype, shape):
-    """An output over 8 MB is written with streaming stores (rows of odd lengths start off
-    the vector boundary): every row equals, bit for bit, the same row normalized alone."""
+def test_layer_norm_kernel_streamed_output_equals_the_cached_one(dtype, shape, streamed):
+    """An output past the streaming size (set to 8 MB here; the CPU's default may be larger)
+    is written with streaming stores (rows of odd lengths start off the vector boundary):
+    every row equals, bit for bit, the same row normalized alone."""
     r = np.random.default_rng(3)
     x = r.standard_normal(shape).astype(dtype)
     w, b = (r.standard_normal(shape[1:]).astype(dtype) for _ in range(2))
