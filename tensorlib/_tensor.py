@@ -432,6 +432,8 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
             return self.to(dtype)
         return self.to(device=device, dtype=dtype)
 
+    type.python_types_as_dtypes = False     # x.type(int) is PyTorch's ValueError, not int64
+
     def float(self):
         return self.to(dt.float32)
 

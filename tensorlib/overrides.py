@@ -215,7 +215,7 @@ def _fallback(op, args, kwargs, failed):
     takes the call)."""
     if not failed:
         return _dispatch(op, args, kwargs)
-    if _has_python_dtype(args, kwargs):
+    if _has_python_dtype(args, kwargs) and getattr(op, "python_types_as_dtypes", True):
         return _with_python_dtypes(op, args, kwargs)
     if _State.all_disabled or _State.subclass_disabled:
         return NotImplemented
@@ -246,7 +246,8 @@ def _has_python_dtype(args, kwargs):
 def _with_python_dtypes(op, args, kwargs):
     """PyTorch takes the Python types float, int, bool and complex wherever a dtype goes
     (`zeros(3, dtype=float)` is float64, `x.to(int)` int64): an op that failed on one is
-    called again with the dtypes they stand for. Only the failed calls pay this."""
+    called again with the dtypes they stand for. Only the failed calls pay this; an op whose
+    `python_types_as_dtypes` attribute is False is not (Tensor.type: PyTorch refuses int)."""
     dtypes = _python_dtypes()
     args = [dtypes[a] if _is_python_type(a) else a for a in args]
     kwargs = {k: dtypes[v] if _is_python_type(v) else v for k, v in kwargs.items()}

@@ -133,6 +133,10 @@ def test_type_of_tensor_itself_is_the_default_dtype():
             lib.set_default_dtype(previous)
         with pytest.raises(ValueError, match="invalid type: 'Parameter'"):
             mask.type(lib.nn.Parameter)
+        for python_type in (int, float, bool):     # Python types stand for dtypes in .to only
+            with pytest.raises(ValueError, match=f"invalid type: '{python_type.__name__}'"):
+                mask.type(python_type)
+        assert str(mask.to(int).dtype).endswith("int64")
 
 
 CUDA_TYPES = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",

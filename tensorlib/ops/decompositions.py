@@ -97,13 +97,30 @@ def _svd(A, full_matrices):
             vh[...] = np.eye(n, dtype=a.dtype)
     else:
         _check_svd_input(a)
+        infinite = _infinite_matrices(a)
+        if infinite is not None:
+            a = np.where(infinite[..., None, None], 0, a)
         try:
             u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
         except np.linalg.LinAlgError:
             raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
                               "matrix is ill-conditioned or has too many repeated singular "
                               "values.") from None
+        if infinite is not None:
+            for part in (u, s, vh):
+                part[infinite] = np.nan
     return svd_result(_back(u, A), _back(s, A), _back(vh, A))
+
+
+def _infinite_matrices(a):
+    """Which matrices of the batch hold an infinity (a bool array of the batch shape, or None
+    where none does). LAPACK's SVD iterates forever on some of them (numpy's batched float32
+    svd hung); PyTorch's gives NaN singular values for them. They are decomposed as zeros
+    here and their U, S and Vh set to NaN (PyTorch's U and Vh are whatever LAPACK left)."""
+    inf = np.isinf(a)
+    if not inf.any():
+        return None
+    return inf.any(axis=(-2, -1))
 
 
 def _check_svd_input(a):

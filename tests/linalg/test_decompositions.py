@@ -229,3 +229,21 @@ def test_svd_of_a_nan_raises_torchs_linalg_error(shape, nan_at, call):
     with pytest.raises(tl.linalg.LinAlgError) as ours:
         call(tl, tl.tensor(a))
     assert isinstance(ours.value, RuntimeError) and str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,inf_at", [((4, 4), (0, 0)), ((3, 4, 4), (1, 0, 0)),
+                                          ((2, 2, 3, 5), (0, 1, 2, 4))])
+def test_svd_of_an_infinity_gives_nan_singular_values_for_that_matrix(dtype, shape, inf_at):
+    """LAPACK iterated forever on some matrices holding an infinity (numpy's batched float32
+    svd hung); PyTorch gives NaN singular values for them and decomposes the rest."""
+    a = np.random.default_rng(1).normal(size=shape).astype(dtype)
+    a[inf_at] = -np.inf
+    theirs = torch.linalg.svdvals(torch.tensor(a)).numpy()
+    u, s, vh = tl.linalg.svd(tl.tensor(a), full_matrices=False)
+    np.testing.assert_allclose(s.numpy(), theirs, rtol=1e-4, equal_nan=True)
+    hit = inf_at[:-2]
+    assert np.isnan(u.numpy()[hit]).all() and np.isnan(vh.numpy()[hit]).all()
+    finite = np.ones(shape[:-2], bool)
+    finite[hit] = False
+    assert np.isfinite(u.numpy()[finite]).all() and np.isfinite(s.numpy()[finite]).all()
