@@ -6,6 +6,7 @@ time), with the machine, the date, the load average and the command that made it
 
     python benchmarks/readme_table.py                 # 3 runs, print the block
     python benchmarks/readme_table.py --runs 5 --write-readme
+    python benchmarks/readme_table.py --keep reports/      # and each run's JSON report
 
 `--write-readme` replaces what lies between the README's `<!-- bench-table:start -->` and
 `<!-- bench-table:end -->` markers. Needs PyTorch installed (the ratios are against it)."""
@@ -32,10 +33,10 @@ def load_average():
         return "unknown"
 
 
-def run_bench(device, only):
-    """One `tensorlib-bench` run; returns its JSON."""
+def run_bench(device, only, keep=None):
+    """One `tensorlib-bench` run; returns its JSON (also left at `keep` when given)."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bench.json")
+        out = keep or os.path.join(tmp, "bench.json")
         cmd = [sys.executable, "-m", "tensorlib._bench.cli", "--device", device, "--json", out]
         if only:
             cmd += ["--only", only]
@@ -110,6 +111,8 @@ def main(argv=None):
     parser.add_argument("--only", default="", help="passed to tensorlib-bench --only")
     parser.add_argument("--write-readme", action="store_true",
                         help="replace the table between the README's markers")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="also keep each run's JSON report as DIR/run-N.json")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -119,7 +122,11 @@ def main(argv=None):
         raise SystemExit("readme_table: PyTorch is not installed (pip install torch): the "
                          "table's ratios are against it")
     before = load_average()
-    runs = [run_bench(args.device, args.only) for _ in range(args.runs)]
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    runs = [run_bench(args.device, args.only,
+                      os.path.join(args.keep, f"run-{i + 1}.json") if args.keep else None)
+            for i in range(args.runs)]
     after = load_average()
     command = "python benchmarks/readme_table.py" + (
         f" --runs {args.runs}" if args.runs != 3 else "") + " --write-readme"

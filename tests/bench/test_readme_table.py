@@ -48,3 +48,21 @@ def test_readme_splice_keeps_the_rest(table, tmp_path, monkeypatch):
     readme.write_text("no markers\n")
     with pytest.raises(SystemExit, match="no <!-- bench-table:start -->"):
         table.write_readme("x")
+
+
+def test_keep_leaves_each_runs_report(table, tmp_path, monkeypatch):
+    """--keep DIR: the bench writes its JSON at DIR/run-N.json, which stays after the run."""
+    import json
+    import subprocess
+
+    def fake_bench(cmd, check, stdout):
+        out = cmd[cmd.index("--json") + 1]
+        with open(out, "w") as f:
+            json.dump(_run(1e-3, 2e-3, 2.0), f)
+    monkeypatch.setattr(subprocess, "run", fake_bench)
+    monkeypatch.setattr(table, "write_readme", lambda block: None)
+    table.main(["--runs", "2", "--keep", str(tmp_path / "reports")])
+    kept = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert kept == ["run-1.json", "run-2.json"]
+    assert json.loads((tmp_path / "reports" / "run-2.json").read_text())["ratios"][0][
+        "vs_torch"] == 2.0
