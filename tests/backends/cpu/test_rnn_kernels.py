@@ -168,3 +168,25 @@ def test_declined_layout_falls_back_to_the_composite():
                                    c.detach().numpy())
     np.testing.assert_allclose(h.detach().numpy(), want_h, rtol=1e-14)
     np.testing.assert_allclose(c_new.detach().numpy(), want_c, rtol=1e-14)
+
+
+def test_threaded_cells_equal_one_thread():
+    """The LSTM sequence row's cell (97x51 float64) splits its rows over the threads
+    (rnn_kernels.PAR_MIN); each row is computed alone, so the result is one thread's."""
+    assert 97 * 51 >= rk.PAR_MIN
+    ig, hg, c = (tl.from_numpy(x) for x in _inputs(np.float64, rows=97, hidden=51, edges=True))
+    gh, gc = (tl.from_numpy(np.random.default_rng(k).standard_normal((97, 51))) for k in (1, 2))
+    before = tl.get_num_threads()
+    results = []
+    try:
+        for nt in (1, 2):
+            tl.set_num_threads(nt)
+            h_out, c_out, act = _empty(c.shape, c), _empty(c.shape, c), _empty((97, 255), c)
+            assert rk.lstm_cell(h_out, c_out, act, ig, hg, c)
+            gg, gcp = _empty((97, 204), c), _empty(c.shape, c)
+            assert rk.lstm_cell_backward(gg, gcp, gh, gc, c, act)
+            results.append([t.numpy().copy() for t in (h_out, c_out, act, gg, gcp)])
+    finally:
+        tl.set_num_threads(before)
+    for one, two in zip(*results):
+        np.testing.assert_array_equal(one, two)
