@@ -499,11 +499,14 @@ cdef extern from *:
        GS_NHWC_MIN_C channels: below it most of a 16-float load is wasted. */
     #define GS_NHWC_MIN_C 8
     #if defined(__GNUC__) && defined(__x86_64__)
-    /* dst's 16 rows (ds apart) = the columns of src's 16 rows of 16 floats (ss apart). */
-    GS_AVX512 static inline void gs_t16(const float* src, int64_t ss, float* dst, int64_t ds) {
+    /* dst's first nd rows (ds apart, lanes sm of each written) = the columns of src's 16
+       rows (ss apart; the first ns read, lanes lm of each, the others taken as 0). */
+    GS_AVX512 static inline void gs_t16(const float* src, int64_t ss, int ns, __mmask16 lm,
+                                        float* dst, int64_t ds, int nd, __mmask16 sm) {
         __m512 r[16], t[16];
         int i;
-        for (i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * ss);
+        for (i = 0; i < 16; i++)
+            r[i] = i < ns ? _mm512_maskz_loadu_ps(lm, src + i * ss) : _mm512_setzero_ps();
         for (i = 0; i < 16; i += 2) {            /* in each 128-bit lane: a0 b0 a1 b1 / a2 b2 a3 b3 */
             t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
             t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -521,19 +524,25 @@ cdef extern from *:
             t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xDD);
         }
         for (i = 0; i < 4; i++) {
-            _mm512_storeu_ps(dst + i * ds, _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88));
-            _mm512_storeu_ps(dst + (8 + i) * ds, _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD));
-            _mm512_storeu_ps(dst + (4 + i) * ds, _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88));
-            _mm512_storeu_ps(dst + (12 + i) * ds, _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD));
+            r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+            r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
+            r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
+            r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD);
         }
+        if (nd == 16 && sm == 0xFFFF)
+            for (i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ds, r[i]);
+        else
+            for (i = 0; i < nd; i++) _mm512_mask_storeu_ps(dst + i * ds, sm, r[i]);
     }
     /* One input row (src: channel 0 of row h, strides is) into W x C channels-last at t. */
     GS_AVX512 static void gs_hwc_row_avx512(float* t, const float* src, const int64_t* is,
                                             int64_t C, int64_t W) {
         for (int64_t c0 = 0; c0 < C; c0 += 16)
             for (int64_t w0 = 0; w0 < W; w0 += 16) {
-                if (c0 + 16 <= C && w0 + 16 <= W && is[3] == 1) {
-                    gs_t16(src + c0 * is[1] + w0, is[1], t + w0 * C + c0, C);
+                int cn = C - c0 < 16 ? (int)(C - c0) : 16, wn = W - w0 < 16 ? (int)(W - w0) : 16;
+                if (is[3] == 1) {
+                    gs_t16(src + c0 * is[1] + w0, is[1], cn, gs_lanes(wn), t + w0 * C + c0, C,
+                           wn, gs_lanes(cn));
                     continue;
                 }
                 for (int64_t c = c0; c < C && c < c0 + 16; c++)
@@ -563,13 +572,7 @@ cdef extern from *:
                     acc = _mm512_add_ps(acc, _mm512_mul_ps(v[3], _mm512_set1_ps(b->w[3][p])));
                     _mm512_store_ps(tile + 16 * i, acc);
                 }
-                if (jn == 16 && cn == 16) {
-                    gs_t16(tile, 16, o + c0 * P + j, P);
-                    continue;
-                }
-                for (int64_t c = 0; c < cn; c++)
-                    for (int64_t i = 0; i < jn; i++)
-                        o[(c0 + c) * P + j + i] = tile[16 * i + c];
+                gs_t16(tile, 16, (int)jn, 0xFFFF, o + c0 * P + j, P, (int)cn, gs_lanes(jn));
             }
         }
     }
