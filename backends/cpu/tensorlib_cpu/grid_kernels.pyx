@@ -11,9 +11,11 @@ channel's block of outputs is one contiguous row of writes). The arithmetic is P
 clipped coordinate passes no gradient. Non-finite coordinates behave as in PyTorch's CPU
 kernel: clipping sends NaN to 0, and bilinear sampling with zero padding gives NaN.
 
-Forward: blocks split across OpenMP threads. Backward: batches split across threads when the
-input's gradient is wanted (each thread scatters into its own batch's planes, so no
-atomics), blocks otherwise. Both handed out as threads come free (dynamic): a thread that
+Forward: blocks split across OpenMP threads; float32 bilinear (zero or border padding) from
+8 channels on AVX-512 samples a channels-last copy of each batch instead (gs_forward_nhwc:
+a tap is one load of 16 channels, not 16 gathered floats). Backward: batches split across
+threads when the input's gradient is wanted (each thread scatters into its own batch's
+planes, so no atomics), blocks otherwise. Both handed out as threads come free (dynamic): a thread that
 loses its core to another process holds up a few blocks, not a static share. Input and
 grid may have any strides (channels_last included)."""
 import numpy as np
