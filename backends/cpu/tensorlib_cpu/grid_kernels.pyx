@@ -89,7 +89,8 @@ cdef extern from *:
                                   int64_t H, int64_t W, const int64_t* is, int mode,         \\
                                   int padding, int align) {                                  \\
         int64_t j, h = p0 / Wo, w = p0 % Wo;                                                  \\
-        if (gs_vector_taps_##T(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align)) \\
+        if (gs_vector_taps_##T(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align, \\
+                               0))                                                            \\
             return;                                                                           \\
         int32_t W32 = (int32_t)W, H32 = (int32_t)H, s2 = (int32_t)is[2], s3 = (int32_t)is[3]; \\
         T ix[GS_BLOCK], iy[GS_BLOCK];                                                         \\
@@ -280,7 +281,7 @@ cdef extern from *:
                                             const int64_t* gst, int64_t n, int64_t p0,
                                             int64_t len, int64_t Wo, int64_t H, int64_t W,
                                             const int64_t* is, int mode, int padding,
-                                            int align) { return 0; }
+                                            int align, int flat_only) { return 0; }
     /* float32 with AVX-512: the four taps of 16 points by masked gathers (gcc leaves these
        loops scalar: 2.2-2.6x PyTorch's time on the Intel Xeon). Same operations in the same
        order as the scalar loops, so the results are bit-identical. Compiled for AVX-512
@@ -367,7 +368,7 @@ cdef extern from *:
                                                const int64_t* gst, int64_t n, int64_t p0,
                                                int64_t len, int64_t Wo, int64_t H, int64_t W,
                                                const int64_t* is, int mode, int padding,
-                                               int align) {
+                                               int align, int flat_only) {
         if (mode != GS_BILINEAR || padding == GS_REFLECTION) return 0;
         int64_t j;
         float ix[GS_BLOCK], iy[GS_BLOCK];
@@ -427,7 +428,7 @@ cdef extern from *:
                 x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), gs_below(x, wm1));
                 y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, zero, _CMP_GT_OQ), gs_below(y, hm1));
             }
-            _mm512_storeu_ps(b->mx + j, gx); _mm512_storeu_ps(b->my + j, gy);
+            if (!flat_only) { _mm512_storeu_ps(b->mx + j, gx); _mm512_storeu_ps(b->my + j, gy); }
             __mmask16 near = _mm512_cmp_ps_mask(_mm512_abs_ps(x), big, _CMP_LE_OQ)
                              & _mm512_cmp_ps_mask(_mm512_abs_ps(y), big, _CMP_LE_OQ);
             __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(x, x), zero, _CMP_EQ_OQ)
@@ -439,7 +440,7 @@ cdef extern from *:
             __m512 fy = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
             __m512 tx = _mm512_sub_ps(x, fx), ty = _mm512_sub_ps(y, fy);
             __m512i x0 = _mm512_cvttps_epi32(fx), y0 = _mm512_cvttps_epi32(fy);
-            _mm512_storeu_ps(b->tx + j, tx); _mm512_storeu_ps(b->ty + j, ty);
+            if (!flat_only) { _mm512_storeu_ps(b->tx + j, tx); _mm512_storeu_ps(b->ty + j, ty); }
             __m512 far_w = _mm512_maskz_mov_ps(~finite, nan);
             for (int k = 0; k < 4; k++) {
                 __m512i xk = (k & 1) ? _mm512_add_epi32(x0, ione) : x0;
@@ -450,8 +451,9 @@ cdef extern from *:
                                           (k >> 1) ? ty : _mm512_sub_ps(one, ty));
                 xk = _mm512_maskz_mov_epi32(in, xk); yk = _mm512_maskz_mov_epi32(in, yk);
                 _mm512_mask_storeu_epi32(b->ok[k] + j, m, _mm512_maskz_mov_epi32(in, ione));
-                _mm512_mask_storeu_epi32(b->off[k] + j, m, _mm512_add_epi32(
-                    _mm512_mullo_epi32(yk, s2), _mm512_mullo_epi32(xk, s3)));
+                if (!flat_only)
+                    _mm512_mask_storeu_epi32(b->off[k] + j, m, _mm512_add_epi32(
+                        _mm512_mullo_epi32(yk, s2), _mm512_mullo_epi32(xk, s3)));
                 _mm512_mask_storeu_epi32(b->flat[k] + j, m, _mm512_add_epi32(
                     _mm512_mullo_epi32(yk, iW), xk));
                 _mm512_mask_storeu_ps(b->w[k] + j, m, _mm512_mask_blend_ps(near, far_w, wk));
@@ -464,7 +466,8 @@ cdef extern from *:
     static void gs_detect(void) {}
     #define gs_bilinear_channels_avx512(o, P, in, cstride, C, b, len) 0
     #define gs_position_grad_avx512(gix, giy, plane, g, b, len) ((void)0)
-    #define gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align) 0
+    #define gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align, \
+                                  flat_only) 0
     #endif
     /* float32: the AVX-512 loops where the CPU has them, else the scalar ones */
     static inline int gs_bilinear_channels_float(float* o, int64_t P, const float* in,
@@ -482,9 +485,9 @@ cdef extern from *:
                                            const int64_t* gst, int64_t n, int64_t p0,
                                            int64_t len, int64_t Wo, int64_t H, int64_t W,
                                            const int64_t* is, int mode, int padding,
-                                           int align) {
+                                           int align, int flat_only) {
         return gs_has_avx512 && gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is,
-                                                      mode, padding, align);
+                                                      mode, padding, align, flat_only);
     }
     DEFINE_GRID_SAMPLE(float, floorf, nearbyintf, fabsf)
     DEFINE_GRID_SAMPLE(double, floor, nearbyint, fabs)
@@ -615,8 +618,10 @@ cdef extern from *:
                 for (int64_t p0 = 0; p0 < P; p0 += GS_BLOCK) {
                     gs_block_float b;
                     int64_t len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;
-                    gs_block_taps_float(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding,
-                                        align);
+                    if (!gs_vector_taps_float(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding,
+                                              align, 1))      /* flat, ok and w only */
+                        gs_block_taps_float(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding,
+                                            align);
                     gs_hwc_block_avx512(out + n * C * P + p0, P, last ? in + n * is[0] : tn, C,
                                         &b, len);
                 }
@@ -636,8 +641,10 @@ cdef extern from *:
                 for (int64_t q = 0; q < nb; q++) {
                     int64_t p0 = q * GS_BLOCK, len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;
                     gs_block_float b;
-                    gs_block_taps_float(&b, grid, gst, m, p0, len, Wo, H, W, is, mode, padding,
-                                        align);
+                    if (!gs_vector_taps_float(&b, grid, gst, m, p0, len, Wo, H, W, is, mode, padding,
+                                              align, 1))      /* flat, ok and w only */
+                        gs_block_taps_float(&b, grid, gst, m, p0, len, Wo, H, W, is, mode, padding,
+                                            align);
                     gs_hwc_block_avx512(out + m * C * P + p0, P, last ? in + m * is[0] : tn, C,
                                         &b, len);
                 }
