@@ -115,3 +115,56 @@ def test_float32_blocks_and_lane_tails_match_torch(grid_hw, pad, ac):
     for got, want in ((lo, to), (lx.grad, tx.grad), (lg.grad, tg.grad)):
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=2e-5,
                                    atol=2e-5)
+
+
+def _channels_last_copy_cases():
+    """(N, C, H, W, Ho, Wo): C a multiple of 16 or not, whole and partial 16x16 tiles, one
+    batch or several (threads then own whole batches)."""
+    return [(4, 16, 16, 32, 9, 15), (1, 20, 11, 33, 13, 20), (5, 8, 7, 40, 16, 16),
+            (3, 35, 18, 17, 5, 7)]
+
+
+@pytest.mark.parametrize("n,c,h,w,ho,wo", _channels_last_copy_cases())
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "w_strided"])
+@pytest.mark.parametrize("pad,ac", [("zeros", False), ("zeros", True), ("border", False)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_channels_last_copy_path_is_bit_identical(n, c, h, w, ho, wo, layout, pad, ac,
+                                                          threads):
+    """From 8 channels the float32 bilinear forward samples a channels-last copy of the
+    input (or a channels-last input in place): each output is the same four products
+    summed in the same order as the per-channel path (one channel at a time, as a
+    1-channel input takes), so bit-identical to it, NaN and far coordinates included; and
+    within torch's tolerance."""
+    from tensorlib_cpu import fastreduce
+    rng = np.random.default_rng(n * 1000 + c)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    g = rng.uniform(-1.2, 1.2, (n, ho, wo, 2)).astype(np.float32)
+    g.reshape(-1)[::7] = np.float32(1.0)
+    g.reshape(-1)[3::11] = np.float32(-1.0)
+    g.reshape(-1)[5::37] = np.float32(np.nan)
+    g.reshape(-1)[9::41] = np.float32(3e20)
+    g.reshape(-1)[13::43] = np.float32(-np.inf)
+    if layout == "channels_last":
+        lx = tl.tensor(x.transpose(0, 2, 3, 1).copy()).permute(0, 3, 1, 2)
+    elif layout == "w_strided":
+        wide = np.repeat(x, 2, axis=3)
+        lx = tl.tensor(wide)[..., ::2]
+    else:
+        lx = tl.tensor(x)
+    lg = tl.tensor(g)
+    before = tl.get_num_threads()
+    pinned = fastreduce.use_adaptive_threads(False)
+    tl.set_num_threads(threads)
+    try:
+        with tl.no_grad():
+            got = F.grid_sample(lx, lg, padding_mode=pad, align_corners=ac).numpy()
+            per_channel = np.concatenate(
+                [F.grid_sample(lx[:, i:i + 1], lg, padding_mode=pad, align_corners=ac).numpy()
+                 for i in range(c)], axis=1)
+    finally:
+        tl.set_num_threads(before)
+        fastreduce.use_adaptive_threads(pinned)
+    np.testing.assert_array_equal(got.view(np.uint32), per_channel.view(np.uint32))
+    want = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(g), padding_mode=pad,
+                                           align_corners=ac).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, equal_nan=True)

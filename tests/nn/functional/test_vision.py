@@ -186,3 +186,16 @@ def test_affine_grid_errors_as_torch(theta_shape, size):
     assert got is not None and got[0] is want[0]
     assert _error(tl, F.affine_grid, tl.zeros((1, 2, 3), dtype=tl.int32), (1, 1, 2, 2),
                   align_corners=False)[0] is ValueError
+
+
+@pytest.mark.parametrize("xs,gs", [((2, 3, 4, 4), (1, 2, 2, 2)), ((2, 3, 4, 4), (2, 2, 2, 3)),
+                                   ((2, 3, 0, 4), (2, 2, 2, 2)), ((2, 3, 4, 4), (2, 1, 2, 2, 2)),
+                                   ((2, 3, 4), (2, 2, 2))])
+def test_grid_sample_shape_errors_as_torch(xs, gs):
+    """The shape checks (their messages now formatted only on failure) raise torch's error
+    and message."""
+    with pytest.raises(RuntimeError) as want:
+        TF.grid_sample(torch.zeros(xs), torch.zeros(gs), align_corners=False)
+    with pytest.raises(RuntimeError) as got:
+        F.grid_sample(tl.zeros(xs), tl.zeros(gs), align_corners=False)
+    assert str(got.value) == str(want.value)
