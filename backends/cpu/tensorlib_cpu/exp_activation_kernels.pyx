@@ -70,8 +70,13 @@ cdef extern from *:
     /* Mish: x t, t = tanh(softplus(x)) = n (n + 2) / (n (n + 2) + 2) with n = exp(x) (one
        exp for PyTorch's exp, log1p and tanh; x clamped at 20, past which t is 1); the
        derivative t + x s (1 - t^2), s = sigmoid(x). At +inf the value is inf and at -inf
-       NaN, the derivative NaN at both. */
-    #define MISH_T(EXP) R n = EXP(MIN_OF(v, (R)20)), nn = n * (n + 2), t = nn / (nn + 2);
+       NaN, the derivative NaN at both. For x > 0, t = 1 - 2 / (nn + 2): fast-math may divide
+       by multiplying with a rounded reciprocal, and nn / (nn + 2) then came out one ulp
+       under 1 where t is 1 (float32 from x = 20 on the Intel Xeon: mish(1000) 999.99994 and
+       its slope 1.00012, PyTorch's 1000 and 1); below 0 the quotient, which keeps t's
+       relative precision as it goes to 0. */
+    #define MISH_T(EXP) R n = EXP(MIN_OF(v, (R)20)), nn = n * (n + 2),                     \\
+        t = v > 0 ? (R)1 - (R)2 / (nn + 2) : nn / (nn + 2);
     #define MISH_FWD(EXP) ({ MISH_T(EXP) R r = v * t;                                       \\
         NAN_OF(v) ? v : (INF_OF(v) ? (v > 0 ? v : (R)NAN) : r); })
     #define MISH_BWD(EXP) ({ MISH_T(EXP)                                                    \\
