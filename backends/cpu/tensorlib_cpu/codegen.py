@@ -20,8 +20,8 @@ from pathlib import Path
 from tensorlib.codegen.cache import DiskCache, make_key
 from tensorlib.codegen.cdialect import DTYPES, CDialect
 from tensorlib.codegen.fused import body
-from tensorlib_cpu.hostmem import fill_pointers
 from tensorlib_cpu.blas_choice import cpu_vendor
+from tensorlib_cpu.hostmem import fill_pointers
 from tensorlib_cpu.streaming import COMPILED_STREAM_MIN_BYTES
 
 PARALLEL_MIN = 1 << 15      # elements below which a fused kernel runs on one thread

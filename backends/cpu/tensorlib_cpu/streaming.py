@@ -5,8 +5,9 @@ read-one-write-one kernel) but also leaves the line out of the caches. That wins
 outputs that would not have stayed cached anyway: past the last-level cache. Measured:
 - AMD EPYC Zen 4 (32 MB L3, 2 cores): the compiled chain was faster with plain stores at
   every size tried (2 threads, 4M floats 1.10 against 1.52 ms streamed, 16M 4.72 against
-  8.25); layer_norm's 16 MB output ran 1.5x faster streamed (its rows are read three times,
-  so the stores' reads weigh more).
+  8.25). layer_norm's streamed 16 MB output was measured 1.5x faster when it was written
+  (the machine was not recorded) and has run streamed in every AMD measurement since
+  (1.83x PyTorch in the sixth session's idle run); not compared with plain stores there.
 - Intel Xeon (AVX-512/AMX, a KVM guest reporting a 480 MB L3, 2 cores): layer_norm
   4096x1024 at 2 threads 992 us streamed against 819 plain (PyTorch 826), the 16 MB output
   staying in the L3 for the next op.
