@@ -19,12 +19,19 @@ tensorlib's workers run with the load-adaptive thread count off (TENSORLIB_ADAPT
 a variant may turn it on): its 0.1 s load windows take in the other sides' turns, so it
 counted PyTorch's busy threads as outside load and ran its own turn on fewer threads (at 2
 threads mlp_train read 0.61x with it, 0.97x without). `benchmarks/oversubscription.py` is
-what measures that adaptation."""
+what measures that adaptation.
+
+Workers start in the system's temporary folder, with the folders the driver imported
+tensorlib and its CPU backend from put first on PYTHONPATH: `python -m` puts the working
+folder first on sys.path, so a worker started in a checkout imported that checkout even when
+a variant's PYTHONPATH named an installed copy (both sides then ran the same code). A
+variant's own PYTHONPATH replaces that one."""
 import argparse
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 __all__ = ["main", "alternate", "serve"]
@@ -42,14 +49,26 @@ def _sides(variants, torch):
     return sides
 
 
+def _driver_path():
+    """PYTHONPATH that makes a worker import the tensorlib (and CPU backend) this driver
+    imported, wherever the worker starts."""
+    import tensorlib
+    import tensorlib_cpu
+    first = [os.path.dirname(os.path.dirname(os.path.abspath(m.__file__)))
+             for m in (tensorlib, tensorlib_cpu)]
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return os.pathsep.join(dict.fromkeys(first + rest))
+
+
 class _Worker:
     """One `serve` process: a line "NAME REPS" in, the best of REPS calls (seconds) out."""
 
     def __init__(self, library, env, threads):
-        full = dict(os.environ, OMP_NUM_THREADS=str(threads), **env)
+        full = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": _driver_path(),
+                **env}
         self.proc = subprocess.Popen([sys.executable, "-m", "tensorlib._bench.ab", "--serve",
                                       library], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, env=full)
+                                     text=True, env=full, cwd=tempfile.gettempdir())
         self._expect("ready")
 
     def _expect(self, what):

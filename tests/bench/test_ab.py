@@ -1,6 +1,7 @@
 """`python -m tensorlib._bench.ab`: the alternating driver's result structure, its table and
 its errors (timings are never asserted)."""
 import importlib.util
+import os
 
 import pytest
 
@@ -52,3 +53,17 @@ def test_a_compiled_row_runs_when_named(capsys):
     assert ab.main(["--only", "chain_compiled", "--rounds", "1", "--reps", "1", "--threads",
                     "1", "--no-torch"]) == 0
     assert "chain_compiled" in capsys.readouterr().out
+
+
+def test_workers_import_the_drivers_tensorlib_not_the_working_folders(tmp_path, monkeypatch):
+    """`python -m` puts the working folder first on sys.path: a worker started in a checkout
+    imported it even where a variant's PYTHONPATH named an installed copy."""
+    decoy = tmp_path / "tensorlib"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the working folder was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    best = ab.alternate(["small_add"], rounds=1, reps=1, threads=1, torch=False)
+    assert list(best["small_add"]) == ["tensorlib"]
+    import tensorlib
+    assert ab._driver_path().split(os.pathsep)[0] == \
+        os.path.dirname(os.path.dirname(tensorlib.__file__))
