@@ -51,20 +51,22 @@ class Node:
 
 # Kernels that answer whether they took the call (a fused fast path for some layouts): the op
 # falls back to a decomposition when they say no. "relu" answers no while recording (its
-# fallback, maximum, fuses; so do sigmoid's and the fused backwards' decompositions; linear's
-# backward then records its two products as plain mm nodes instead of "mm_pair"); the others
-# run at once, after the pending nodes. "addmm_bias" (a Linear's forward) runs at once rather
-# than declining: its fallback is a bias copy pass and then the product, and a replayed LSTM
-# sequence spent a tenth of its time in those copies (500 per call).
+# fallback, maximum, fuses; so do sigmoid's and the fused backwards' decompositions); the
+# others run at once, after the pending nodes. "addmm_bias" (a Linear's forward) runs at once
+# rather than declining: its fallback is a bias copy pass and then the product, and a
+# replayed LSTM sequence spent a tenth of its time in those copies (500 per call). So does
+# "mm_pair" (a Linear's input and weight gradients side by side): recorded as two plain mm
+# nodes, each split over all the threads, a replayed MLP step's SGD update that followed took
+# 360 instead of 150 us at 2 threads (Intel Xeon), and the compiled step was slower than eager.
 _DECLINE = {"relu", "sigmoid", "sigmoid_backward", "tanh_backward", "gelu", "gelu_backward",
             "silu", "silu_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
             "leaky_relu_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
             "hardswish_backward", "elu", "elu_backward", "softplus", "softplus_backward",
-            "log_sigmoid", "log_sigmoid_backward", "mish", "mish_backward", "mm_pair", "clamp",
+            "log_sigmoid", "log_sigmoid_backward", "mish", "mish_backward", "clamp",
             "float_sign", "nan_to_num", "lerp", "addcmul", "addcdiv", "tri", "mask_positions",
             "nonzero", "linear_resample"}
 _RUN_NOW = {"max_pool", "max_pool_backward", "lstm_cell", "lstm_cell_backward", "sgd_update",
-            "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable",
+            "sgd_update_multi", "adam_update_multi", "adam_update_multi_capturable", "mm_pair",
             "addmm_bias"}
 
 
