@@ -156,3 +156,19 @@ def test_record_function_ranges_as_ops_and_the_printed_table():
     assert len(outer) == 1
     with pytest.raises(TypeError, match="_record_function_exit: expected the handle"):
         tensorlib.ops.profiler._record_function_exit(3)
+
+
+def test_a_profiled_cross_entropy_runs_the_same_kernels_as_an_unprofiled_one():
+    """The timing wrappers keep what a kernel says about itself: the fused cross_entropy
+    kernel checks its targets (`checks_targets`), so the op runs no checking ops of its own,
+    profiled or not."""
+    x = tensorlib.randn(16, 5, requires_grad=True)
+    y = tensorlib.randint(0, 5, (16,))
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        tensorlib.nn.functional.cross_entropy(x, y).backward()
+    names = {e.key for e in prof.key_averages()}
+    assert "cross_entropy" in names and "cross_entropy_backward" in names
+    assert not names & {"eq", "lt", "ge", "where", "bitwise_or"}, names
+    with pytest.raises(IndexError, match="out of bounds"):
+        with profile(activities=[ProfilerActivity.CPU]):
+            tensorlib.nn.functional.cross_entropy(x, tensorlib.tensor([7] * 16))
