@@ -256,6 +256,17 @@ add(Case("sum", lambda x: x.sum(), [S], gradgrad=True),
     # the CPU's fused LSTM cell op (strided layouts it declines take the composite path)
     Case("lstm_cell-fused", lambda ig, hg, c: _lstm_h_plus_c(ig, hg, c),
          [(3, 8), (3, 8), (3, 2)], covers=["lstm_cell_fused"], gradgrad=True),
+    # cross entropy of logits and class targets: one op node over the fused kernels (an
+    # ignored row, -100, in the targets; the mean divides by the rows kept)
+    Case("cross_entropy-mean", lambda x: tl.nn.functional.cross_entropy(
+        x, tl.tensor([0, 2, -100, 1], device=x.device)), [(4, 3)],
+        covers=["cross_entropy_loss"], gradgrad=True),
+    Case("cross_entropy-sum", lambda x: tl.nn.functional.cross_entropy(
+        x, tl.tensor([0, 2, 1, 1], device=x.device), reduction="sum"), [(4, 3)],
+        covers=["cross_entropy_loss"]),
+    Case("cross_entropy-none", lambda x: tl.nn.functional.cross_entropy(
+        x, tl.tensor([0, -100, 1, 2], device=x.device), reduction="none"), [(4, 3)],
+        covers=["cross_entropy_loss"], gradgrad=True),
     Case("log_softmax", lambda x: tl.log_softmax(x, -1), [S], gradgrad=True),
     Case("log_softmax-dim0", lambda x: tl.log_softmax(x, 0), [S], covers=["log_softmax"]),
     Case("logsumexp-dims", lambda x: tl.logsumexp(x, (0, 1), keepdim=True), [S],

@@ -26,7 +26,7 @@ import tensorlib._C.dtypes as dt
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.function import Function
-from tensorlib.nn._functional.loss_fused import fused_regression_loss
+from tensorlib.nn._functional.loss_fused import fused_cross_entropy, fused_regression_loss
 from tensorlib.ops._autocast import autocast_op
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -194,22 +194,23 @@ def _check_class_target(input, target):  # noqa: A002
     if target.dtype not in (dt.int64, dt.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_dtype_name(target.dtype)}")
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() == 1:
-        if target.dim() > 1:
+    sizes, target_sizes = input._sizes, target._sizes        # (read once: on every loss call)
+    if not sizes:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(sizes)})")
+    if len(sizes) == 1:
+        if len(target_sizes) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if target.dim() == 1 and target.shape[0] != 1:
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: "
-                               f"{list(target.shape)})")
+        if len(target_sizes) == 1 and target_sizes[0] != 1:
+            raise RuntimeError(f"size mismatch (got input: {list(sizes)}, target: "
+                               f"{list(target_sizes)})")
         return
-    if target.dim() < 1 or input.shape[0] != target.shape[0]:
-        got = target.shape[0] if target.dim() else 0
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+    if not target_sizes or sizes[0] != target_sizes[0]:
+        got = target_sizes[0] if target_sizes else 0
+        raise ValueError(f"Expected input batch_size ({sizes[0]}) to match target "
                          f"batch_size ({got}).")
-    expected = (input.shape[0],) + tuple(input.shape[2:])
-    if tuple(target.shape) != expected:
-        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    expected = (sizes[0],) + tuple(sizes[2:])
+    if tuple(target_sizes) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target_sizes)}")
 
 
 def _dtype_name(dtype):
@@ -304,21 +305,23 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    class_dim = 0 if input.dim() == 1 else 1
-    n_classes = input.shape[class_dim]
-    if tuple(input.shape) == tuple(target.shape):
+    sizes = input._sizes
+    if not sizes:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(sizes)})")
+    class_dim = 0 if len(sizes) == 1 else 1
+    n_classes = sizes[class_dim]
+    if tuple(sizes) == tuple(target._sizes):
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
                                     label_smoothing, class_dim, n_classes)
     _check_class_target(input, target)
     _check_weight(weight, n_classes)
-    if weight is None and label_smoothing == 0 and input.dim() == 2 \
+    if weight is None and label_smoothing == 0 and len(sizes) == 2 \
             and _has_fused_cross_entropy(input):
         if not getattr(optional_kernel(input._device, "cross_entropy"), "checks_targets", False):
             _class_targets(target, ignore_index, n_classes)
-        return _CrossEntropyRows.apply(input, target.to(tensorlib.int64), ignore_index,
-                                       reduction)
+        if target._dtype is not dt.int64:
+            target = target.to(tensorlib.int64)
+        return fused_cross_entropy(input, target, ignore_index, reduction)
     logp = _log_softmax(input, class_dim)
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0:
@@ -351,50 +354,6 @@ def _has_fused_cross_entropy(input):  # noqa: A002
         return False
     return not (tensorlib.is_grad_enabled() and input.requires_grad) \
         or optional_kernel(dev, "cross_entropy_backward") is not None
-
-
-class _CrossEntropyRows(Function):
-    """Cross entropy of logits and class targets in one kernel each way:
-    ``cross_entropy(out, x, target, ignore_index)`` writes the per-row losses (and may return
-    the number of rows not ignored, the mean's divisor; and check the targets itself, saying
-    so with a ``checks_targets`` attribute) and ``cross_entropy_backward(grad_x, grad_rows, x,
-    target, ignore_index)`` gives grad_x = grad_rows * (softmax(x) - onehot), 0 on ignored
-    rows. The reduction is part of the node, so a scalar loss is one node, not three. A
-    backward that itself needs a graph (double backward) is written in tensorlib ops."""
-
-    @staticmethod
-    def forward(ctx, x, target, ignore_index, reduction):
-        rows = tensorlib.empty(target.shape, dtype=x.dtype, device=x.device)
-        kept = optional_kernel(x._device, "cross_entropy")(rows, x, target, ignore_index)
-        ctx.save_for_backward(x, target)
-        ctx.ignore_index, ctx.reduction = ignore_index, reduction
-        if reduction == "none":
-            return rows
-        if reduction == "sum":
-            return rows.sum()
-        if kept is None:
-            kept = (target != ignore_index).sum().to(x.dtype)
-        ctx.kept = kept
-        return rows.sum() / kept
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, target = ctx.saved_tensors
-        if ctx.reduction == "none":
-            grad_rows = grad
-        else:
-            grad_rows = (grad if ctx.reduction == "sum" else grad / ctx.kept).expand(
-                target.shape)
-        if tensorlib.is_grad_enabled():
-            keep = (target != ctx.ignore_index).to(x.dtype)
-            onehot = tensorlib.nn.functional.one_hot(
-                tensorlib.where(target == ctx.ignore_index, 0, target), x.shape[1])
-            rows = (grad_rows * keep).unsqueeze(1)
-            return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None, None
-        grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
-        optional_kernel(x._device, "cross_entropy_backward")(grad_x, grad_rows, x, target,
-                                                     ctx.ignore_index)
-        return grad_x, None, None, None
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction,  # noqa: A002

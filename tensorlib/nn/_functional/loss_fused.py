@@ -1,14 +1,18 @@
-"""The regression losses (l1, mse, smooth_l1, huber) reduced in one node on a device with the
-backend's `regression_loss` kernels: one pass forward and one backward, where the composed
-ops took 3-9 passes each way (mse on 1M floats: 0.42x PyTorch's forward and backward). The
-composition in loss.py stays the reference and carries every other case: reduction='none',
-a weight, broadcasting, other dtypes, forward-mode AD."""
+"""Losses in one node on a device with fused kernels for them. The regression losses (l1, mse,
+smooth_l1, huber) by the backend's `regression_loss` kernels: one pass forward and one
+backward, where the composed ops took 3-9 passes each way (mse on 1M floats: 0.42x PyTorch's
+forward and backward). Cross entropy of logits and class targets by `cross_entropy` and
+`cross_entropy_backward`. The composition in loss.py stays the reference and carries every
+other case: reduction='none' (regression), a weight, broadcasting, other dtypes, label
+smoothing, forward-mode AD."""
 import tensorlib
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.function import Function
+from tensorlib.autograd.recording import formula
 from tensorlib.ops._composites import optional_kernel
+from tensorlib.ops._opdef import differentiable
 
-__all__ = ["fused_regression_loss"]
+__all__ = ["fused_cross_entropy", "fused_regression_loss"]
 
 
 def fused_regression_loss(loss, input, target, reduction, param=0.0):  # noqa: A002
@@ -75,3 +79,55 @@ class _RegressionLoss(Function):
                                    f"{list(x.shape)}")
         grad_y = -grad_x if ctx.needs_input_grad[1] else None
         return (grad_x if ctx.needs_input_grad[0] else None), grad_y, None, None, None
+
+
+def fused_cross_entropy(x, target, ignore_index, reduction):
+    """Cross entropy of (N, C) logits and int64 class targets, reduced, in one node: the
+    kernels below instead of log_softmax, gather and the reduction. The caller checked the
+    shapes and that the device has the kernels (the backward one where a gradient is
+    needed)."""
+    return _cross_entropy(x, target, ignore_index, reduction)[0]
+
+
+@differentiable("cross_entropy_loss")
+def _cross_entropy(x, target, ignore_index, reduction):
+    """``cross_entropy(out, x, target, ignore_index)`` writes the per-row losses, and may
+    return the number of rows not ignored (the mean's divisor) and check the targets itself
+    (saying so with a ``checks_targets`` attribute). Returns (loss, divisor): the divisor, a
+    0-dim tensor, is kept for the backward. (An op node, not an autograd.Function: the
+    Function's bookkeeping was a third of this loss's time in an MLP training step.)"""
+    rows = tensorlib.empty(target._sizes, dtype=x._dtype, device=x._device)
+    kept = optional_kernel(x._device, "cross_entropy")(rows, x, target, ignore_index)
+    if reduction != "mean":
+        one = tensorlib.ones((), dtype=x._dtype, device=x._device)
+        return (rows if reduction == "none" else rows.sum()), one
+    if kept is None:          # the kernel does not count, or a compile capture records it
+        divisor = (target != ignore_index).sum().to(x._dtype)
+    else:
+        divisor = tensorlib.full((), kept, dtype=x._dtype, device=x._device)
+    return rows.sum() / divisor, divisor
+
+
+@formula("cross_entropy_loss", save=(0, 1), save_output=True)
+def _cross_entropy_grad(ctx, grad, grad_aux=None):
+    """grad_x = grad_rows * (softmax(x) - onehot(target)), 0 on ignored rows, by
+    ``cross_entropy_backward(grad_x, grad_rows, x, target, ignore_index)``; in tensorlib ops
+    when the backward itself needs a graph (double backward)."""
+    x, target, ignore_index, reduction = ctx.args
+    if grad is None:          # only the divisor's gradient: it is a count, a constant
+        return None, None, None, None
+    if reduction == "none":
+        grad_rows = grad
+    else:
+        divisor = ctx.out[1].detach()
+        grad_rows = (grad if reduction == "sum" else grad / divisor).expand(target.shape)
+    if tensorlib.is_grad_enabled():
+        keep = (target != ignore_index).to(x.dtype)
+        onehot = tensorlib.nn.functional.one_hot(
+            tensorlib.where(target == ignore_index, 0, target), x.shape[1])
+        rows = (grad_rows * keep).unsqueeze(1)
+        return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None, None
+    grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+    optional_kernel(x._device, "cross_entropy_backward")(grad_x, grad_rows, x, target,
+                                                         ignore_index)
+    return grad_x, None, None, None
