@@ -97,15 +97,20 @@ def _paired_products(g, x, weight):
 def linear(ctx, g):
     x, weight = ctx.args[0], ctx.args[1]
     has_bias = len(ctx.args) > 2 and ctx.args[2] is not None
-    lead = math.prod(g.shape[:-1])  # not -1: a 0-size last dim leaves -1 ambiguous
-    rows = g.reshape(lead, g.shape[-1])
+    sizes = g._sizes
+    lead = math.prod(sizes[:-1])    # not -1: a 0-size last dim leaves -1 ambiguous
+    rows = g if len(sizes) == 2 else g.reshape(lead, sizes[-1])
     both = ctx.needs_input_grad[0] and ctx.needs_input_grad[1]
     paired = _paired_products(g, x, weight) if both else None
     if paired is not None:
         gx, gw = paired
     else:
         gx = g @ conj(weight) if ctx.needs_input_grad[0] else None
-        gw = rows.mT @ conj(x).reshape(lead, x.shape[-1]) if ctx.needs_input_grad[1] else None
+        if ctx.needs_input_grad[1]:
+            flat = x if len(x._sizes) == 2 else x.reshape(lead, x._sizes[-1])
+            gw = tensorlib.mm(rows.mT, conj(flat))     # (2-D: mm, not matmul's dispatch)
+        else:
+            gw = None
     if not has_bias:
         return gx, gw
     return gx, gw, (rows.sum(0) if ctx.needs_input_grad[2] else None)
