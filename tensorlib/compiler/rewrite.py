@@ -7,6 +7,9 @@ each added onto the running sum `N = A + T` in a new buffer. When the program sh
 running sum A is read by nothing after that add, the product is accumulated onto A where it
 is made (`addmm`, beta 1: C += a @ b inside the GEMM, as PyTorch's AccumulateGrad does for a
 leaf's .grad) and N's later readers read A: one kernel and two buffers fewer per use.
+A Linear's backward makes its two products in one `mm_pair` step (both side by side on the
+threads, as eager runs them); a product of a pair that is folded so splits the pair into an
+`mm` for the other product and the `addmm`.
 """
 from tensorlib._C.tensor_impl import contiguous_strides
 
@@ -59,15 +62,21 @@ def accumulate_products(steps, binder, protected, step_type, view_type):
     program (its results), never reused."""
     kinds, views = binder.kinds, binder.views
     refs = _Refs(steps, views, view_type)
-    producer = {}                # slot of a product's output -> index of its mm step
-    out = list(steps)
+    producer = {}                # slot of a product's output -> (index of its step, part)
+    out = list(steps)            # a step, None (removed) or [mm or addmm, mm or addmm]
     for j, st in enumerate(steps):
         tables = _tables(kinds, st, views, view_type)
         if tables is None:
             continue
         if st.fn is tables.get("mm") and len(st.args) == 3 and not st.kwargs \
                 and isinstance(st.args[0], view_type):
-            producer[views[st.args[0].i][0]] = j
+            producer[views[st.args[0].i][0]] = (j, None)
+            continue
+        if st.fn is tables.get("mm_pair") and len(st.args) == 6 and not st.kwargs \
+                and tables.get("mm") is not None \
+                and all(isinstance(a, view_type) for a in st.args[0::3]):
+            producer[views[st.args[0].i][0]] = (j, 0)
+            producer[views[st.args[3].i][0]] = (j, 1)
             continue
         if not (st.fn is tables.get("add") and tables.get("addmm") is not None
                 and len(st.args) == 3 and not st.kwargs
@@ -75,11 +84,28 @@ def accumulate_products(steps, binder, protected, step_type, view_type):
             continue
         n_view, x, y = (views[a.i] for a in st.args)
         for acc, prod in ((x, y), (y, x)):
-            i = producer.get(prod[0])
-            if i is not None and _fold(out, refs, kinds, views, protected, i, j, acc, prod,
-                                       n_view, tables["addmm"], step_type, view_type):
+            found = producer.get(prod[0])
+            if found is not None and _fold(out, refs, kinds, views, protected, found, j, acc,
+                                           prod, n_view, tables, step_type, view_type):
                 break
-    return [st for st in out if st is not None]
+    flat = []
+    for st in out:
+        if isinstance(st, list):
+            flat.extend(st)
+        elif st is not None:
+            flat.append(st)
+    return flat
+
+
+def _product_args(out, i, part):
+    """(out, a, b) of the product at step i: the mm, or part 0/1 of an mm_pair (split or
+    not)."""
+    st = out[i]
+    if isinstance(st, list):
+        return st[part].args[:3]
+    if part is None:
+        return st.args[:3]
+    return st.args[3 * part:3 * part + 3]
 
 
 def _tables(kinds, st, views, view_type):
@@ -90,11 +116,12 @@ def _tables(kinds, st, views, view_type):
     return kind[2]._kernels if kind[0] == "new" else None
 
 
-def _fold(out, refs, kinds, views, protected, i, j, acc, prod, n_view, addmm, step_type,
+def _fold(out, refs, kinds, views, protected, found, j, acc, prod, n_view, tables, step_type,
           view_type):
-    """Turn step i (T = a @ b) and step j (N = A + T) into A += a @ b at i when nothing
-    between reads or writes A, nothing after j reads A, T is read only by j, and N is new at
-    j; N's views become A's. True when done."""
+    """Turn the product at `found` (step i, part: T = a @ b) and step j (N = A + T) into
+    A += a @ b at i when nothing between reads or writes A, nothing after j reads A, T is
+    read only by j, and N is new at j; N's views become A's. True when done."""
+    i, part = found
     s_acc, s_prod, s_new = acc[0], prod[0], n_view[0]
     if len({s_acc, s_prod, s_new}) != 3 or out[i] is None:
         return False
@@ -111,13 +138,19 @@ def _fold(out, refs, kinds, views, protected, i, j, acc, prod, n_view, addmm, st
     if not acc_refs or min(acc_refs) >= i or i in acc_refs or max(acc_refs) != j \
             or refs.between(s_acc, i, j):
         return False
-    mm = out[i]
-    a, b = mm.args[1], mm.args[2]
+    _, a, b = _product_args(out, i, part)
     if any(len(views[x.i][1] if isinstance(x, view_type) else getattr(x, "_sizes", ())) != 2
            for x in (a, b)):
         return False
     acc_view = next(a_ for a_ in out[j].args if views[a_.i] == acc)
-    out[i] = step_type(addmm, (acc_view, a, b, 1, 1), {})
+    folded = step_type(tables["addmm"], (acc_view, a, b, 1, 1), {})
+    if part is None:
+        out[i] = folded
+    else:
+        if not isinstance(out[i], list):          # split the pair: the other product alone
+            out[i] = [step_type(tables["mm"], _product_args(out, i, k), {})
+                      for k in (0, 1)]
+        out[i][part] = folded
     out[j] = None
     for v, (slot, sizes, strides, offset, dt) in enumerate(views):
         if slot == s_new or slot == s_prod:

@@ -127,3 +127,45 @@ def test_a_dead_running_sum_takes_the_product_and_its_readers_follow_it():
         st.fn(*[views[a.i] if isinstance(a, R._View) else a for a in st.args])
     want = 2 * (_np(xs[0]) @ _np(xs[1]))
     np.testing.assert_allclose(_np(views[4]), want, rtol=1e-12)
+
+
+def test_a_product_of_an_mm_pair_is_accumulated_and_the_pair_split():
+    """A Linear's backward makes its two products in one mm_pair step; when the running sum
+    a product is added onto is dead, that product becomes an addmm onto it and the other an
+    mm of its own."""
+    cpu = canonical("cpu")
+    k = cpu._kernels
+    dt = tl.float64
+    nbytes = 4 * 4 * dt.itemsize
+
+    class Binder:
+        kinds = [("in", 0), ("in", 1)] + [("new", nbytes, cpu)] * 4
+        views = [(s, (4, 4), (4, 1), 0, dt) for s in range(6)]
+    x, y, a, p, t, n = (R._View(i) for i in range(6))
+    # A = x @ y; (P = x @ y, T = y @ x) as a pair; N = A + T
+    steps = [R._Step(k["mm"], (a, x, y), {}), R._Step(k["mm_pair"], (p, x, y, t, y, x), {}),
+             R._Step(k["add"], (n, a, t), {})]
+    out = rewrite.accumulate_products(steps, Binder(), {3, 5}, R._Step, R._View)
+    assert [st.fn for st in out] == [k["mm"], k["mm"], k["addmm"]]
+    xs = [tl.randn(4, 4, dtype=tl.float64) for _ in range(2)]
+    acc, other = tl.empty(4, 4, dtype=tl.float64), tl.empty(4, 4, dtype=tl.float64)
+    views = [xs[0], xs[1], acc, other, acc, acc]       # T and N name A's buffer now
+    for st in out:
+        st.fn(*[views[a_.i] if isinstance(a_, R._View) else a_ for a_ in st.args])
+    x0, y0 = _np(xs[0]), _np(xs[1])
+    np.testing.assert_allclose(_np(other), x0 @ y0, rtol=1e-12)
+    np.testing.assert_allclose(_np(acc), x0 @ y0 + y0 @ x0, rtol=1e-12)
+
+
+def test_a_pair_whose_products_are_not_summed_stays_one_step():
+    cpu = canonical("cpu")
+    k = cpu._kernels
+    dt = tl.float64
+
+    class Binder:
+        kinds = [("in", 0), ("in", 1)] + [("new", 128, cpu)] * 2
+        views = [(s, (4, 4), (4, 1), 0, dt) for s in range(4)]
+    x, y, p, t = (R._View(i) for i in range(4))
+    steps = [R._Step(k["mm_pair"], (p, x, y, t, y, x), {})]
+    out = rewrite.accumulate_products(steps, Binder(), {2, 3}, R._Step, R._View)
+    assert [st.fn for st in out] == [k["mm_pair"]]
