@@ -89,22 +89,27 @@ def test_lstm_cells_stepped_in_a_compiled_loop_match_eager(device):
         assert names.count("addmm_bias") == 6 * 5       # each Linear's product and bias
 
 
-def _synthetic(reads_sum_later):
-    """A program: A = x @ y; T = x @ y; N = A + T; then (optionally) C = A + N."""
+def _binder(new_buffers):
+    """Slots of a synthetic program: two 4x4 float64 inputs, then `new_buffers` buffers made
+    during the call, one whole view each."""
     cpu = canonical("cpu")
-    k = cpu._kernels
     dt = tl.float64
-    nbytes = 4 * 4 * dt.itemsize
 
     class Binder:
-        kinds = [("in", 0), ("in", 1)] + [("new", nbytes, cpu)] * 4
-        views = [(s, (4, 4), (4, 1), 0, dt) for s in range(6)]
-    x, y, a, t, n, c = (R._View(i) for i in range(6))
+        kinds = [("in", 0), ("in", 1)] + [("new", 4 * 4 * dt.itemsize, cpu)] * new_buffers
+        views = [(s, (4, 4), (4, 1), 0, dt) for s in range(2 + new_buffers)]
+    return Binder(), (R._View(i) for i in range(2 + new_buffers))
+
+
+def _synthetic(reads_sum_later):
+    """A program: A = x @ y; T = x @ y; N = A + T; then (optionally) C = A + N."""
+    k = canonical("cpu")._kernels
+    binder, (x, y, a, t, n, c) = _binder(4)
     steps = [R._Step(k["mm"], (a, x, y), {}), R._Step(k["mm"], (t, x, y), {}),
              R._Step(k["add"], (n, a, t), {})]
     if reads_sum_later:
         steps.append(R._Step(k["add"], (c, a, n), {}))
-    return steps, Binder()
+    return steps, binder
 
 
 def test_a_running_sum_read_after_the_add_is_not_accumulated_onto():
@@ -133,19 +138,12 @@ def test_a_product_of_an_mm_pair_is_accumulated_and_the_pair_split():
     """A Linear's backward makes its two products in one mm_pair step; when the running sum
     a product is added onto is dead, that product becomes an addmm onto it and the other an
     mm of its own."""
-    cpu = canonical("cpu")
-    k = cpu._kernels
-    dt = tl.float64
-    nbytes = 4 * 4 * dt.itemsize
-
-    class Binder:
-        kinds = [("in", 0), ("in", 1)] + [("new", nbytes, cpu)] * 4
-        views = [(s, (4, 4), (4, 1), 0, dt) for s in range(6)]
-    x, y, a, p, t, n = (R._View(i) for i in range(6))
+    k = canonical("cpu")._kernels
+    binder, (x, y, a, p, t, n) = _binder(4)
     # A = x @ y; (P = x @ y, T = y @ x) as a pair; N = A + T
     steps = [R._Step(k["mm"], (a, x, y), {}), R._Step(k["mm_pair"], (p, x, y, t, y, x), {}),
              R._Step(k["add"], (n, a, t), {})]
-    out = rewrite.accumulate_products(steps, Binder(), {3, 5}, R._Step, R._View)
+    out = rewrite.accumulate_products(steps, binder, {3, 5}, R._Step, R._View)
     assert [st.fn for st in out] == [k["mm"], k["mm"], k["addmm"]]
     xs = [tl.randn(4, 4, dtype=tl.float64) for _ in range(2)]
     acc, other = tl.empty(4, 4, dtype=tl.float64), tl.empty(4, 4, dtype=tl.float64)
@@ -158,14 +156,8 @@ def test_a_product_of_an_mm_pair_is_accumulated_and_the_pair_split():
 
 
 def test_a_pair_whose_products_are_not_summed_stays_one_step():
-    cpu = canonical("cpu")
-    k = cpu._kernels
-    dt = tl.float64
-
-    class Binder:
-        kinds = [("in", 0), ("in", 1)] + [("new", 128, cpu)] * 2
-        views = [(s, (4, 4), (4, 1), 0, dt) for s in range(4)]
-    x, y, p, t = (R._View(i) for i in range(4))
+    k = canonical("cpu")._kernels
+    binder, (x, y, p, t) = _binder(2)
     steps = [R._Step(k["mm_pair"], (p, x, y, t, y, x), {})]
-    out = rewrite.accumulate_products(steps, Binder(), {2, 3}, R._Step, R._View)
+    out = rewrite.accumulate_products(steps, binder, {2, 3}, R._Step, R._View)
     assert [st.fn for st in out] == [k["mm_pair"]]
