@@ -34,13 +34,15 @@ def load_average():
 
 
 def run_bench(device, only, keep=None):
-    """One `tensorlib-bench` run; returns its JSON (also left at `keep` when given)."""
+    """One `tensorlib-bench` run; returns its JSON (also left at `keep` when given). It runs
+    in a temporary folder: `python -m` puts the working folder first on sys.path, and in a
+    clone installed with `pip install .` the unbuilt package there hid the installed one."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = keep or os.path.join(tmp, "bench.json")
+        out = os.path.abspath(keep) if keep else os.path.join(tmp, "bench.json")
         cmd = [sys.executable, "-m", "tensorlib._bench.cli", "--device", device, "--json", out]
         if only:
             cmd += ["--only", only]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         with open(out) as f:
             return json.load(f)
 

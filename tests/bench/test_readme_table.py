@@ -1,6 +1,7 @@
 """benchmarks/readme_table.py on made-up bench JSON: medians over runs, the ratio range,
 only workloads every run timed on both libraries, and the README splice between markers."""
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,16 @@ def test_keep_leaves_each_runs_report(table, tmp_path, monkeypatch):
     import types
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))  # main() asks for it
 
-    def fake_bench(cmd, check, stdout):
+    def fake_bench(cmd, check, stdout, cwd):
+        assert os.path.isdir(cwd) and os.path.abspath(cwd) != os.getcwd()  # not the checkout
         out = cmd[cmd.index("--json") + 1]
+        assert os.path.isabs(out)
         with open(out, "w") as f:
             json.dump(_run(1e-3, 2e-3, 2.0), f)
     monkeypatch.setattr(subprocess, "run", fake_bench)
     monkeypatch.setattr(table, "write_readme", lambda block: None)
-    table.main(["--runs", "2", "--keep", str(tmp_path / "reports")])
+    monkeypatch.chdir(tmp_path)
+    table.main(["--runs", "2", "--keep", "reports"])      # relative to the caller's folder
     kept = sorted(p.name for p in (tmp_path / "reports").iterdir())
     assert kept == ["run-1.json", "run-2.json"]
     assert json.loads((tmp_path / "reports" / "run-2.json").read_text())["ratios"][0][
