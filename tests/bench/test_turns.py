@@ -49,23 +49,34 @@ def test_the_worker_protocol_answers_each_command():
 
 
 def test_a_turn_waits_for_the_last_workers_threads_to_go_idle(monkeypatch):
-    import subprocess
-    import sys
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    idle = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); "
-                             "time.sleep(60)"], stdout=subprocess.PIPE)
-    try:
-        idle.stdout.readline()                         # started: asleep from now on
-        naps, real_sleep = [], time.sleep
-        monkeypatch.setattr(turns, "time", types.SimpleNamespace(
-            sleep=lambda s: (naps.append(s), real_sleep(s))))
-        turns._settle(idle.pid)
-        assert len(naps) == 1                          # quiet at the first look
-        naps.clear()
-        turns._settle(busy.pid)                        # never quiet: waits the longest
-        assert len(naps) == round(turns.LONGEST / turns.POLL)
-        assert turns._cpu_seconds(busy.pid) > 0.5 * turns.LONGEST
-    finally:
-        for p in (busy, idle):
-            p.kill()
-            p.wait()
+    """_settle polls a process's CPU time until a poll finds it quiet, at most LONGEST. The
+    processes are simulated (their CPU time scripted): a real busy loop beside other load
+    can be descheduled for a whole poll and look quiet."""
+    naps = []
+    monkeypatch.setattr(turns, "time", types.SimpleNamespace(sleep=naps.append))
+    spent = {"idle": 0.0, "busy": 0.0}
+
+    def cpu_seconds(pid):
+        if pid == "busy":
+            spent["busy"] += turns.POLL          # a full core over each poll
+        return spent[pid]
+    monkeypatch.setattr(turns, "_cpu_seconds", cpu_seconds)
+    turns._settle("idle")
+    assert len(naps) == 1                              # quiet at the first look
+    naps.clear()
+    turns._settle("busy")                              # never quiet: waits the longest
+    assert len(naps) == round(turns.LONGEST / turns.POLL)
+    monkeypatch.setattr(turns, "_cpu_seconds", lambda pid: None)
+    naps.clear()
+    turns._settle("unknown")                           # /proc cannot say: one poll
+    assert len(naps) == 1
+
+
+def test_cpu_seconds_reads_a_processes_threads():
+    import os
+    before = turns._cpu_seconds(os.getpid())
+    end = time.process_time() + 0.05
+    while time.process_time() < end:                   # this process's own CPU time
+        pass
+    after = turns._cpu_seconds(os.getpid())
+    assert before is not None and after - before >= 0.04
