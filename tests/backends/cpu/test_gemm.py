@@ -92,6 +92,44 @@ def test_split_products_write_every_share(threads, m, k, n):
         assert gemm(a, b, c, 1.0, 3.0)
         np.testing.assert_allclose(c, ref + 6, rtol=1e-4, atol=1e-3)
 
+def _at_offset(rng, rows, cols, ld, offset):
+    """A float32 (rows, cols) view with row stride ld whose first element lies `offset`
+    floats past a 64-byte boundary."""
+    flat = np.empty(rows * ld + 32, np.float32)
+    start = (-flat.ctypes.data // 4) % 16 + offset
+    out = flat[start:start + rows * ld].reshape(rows, ld)[:, :cols]
+    out[...] = rng.standard_normal((rows, cols))
+    return out
+
+
+@pytest.mark.parametrize("offset", [0, 1, 4, 15])
+@pytest.mark.parametrize("m,k,n,ld", [(784, 128, 512, 512), (256, 256, 250, 250),
+                                      (200, 64, 100, 103), (300, 40, 17, 17)])
+def test_b_off_line_boundaries(threads, offset, m, k, n, ld):
+    """A B whose rows start off 64-byte lines (a from_numpy array, a view into padded rows)
+    is copied to aligned rows before oneDNN reads it (see ALIGNED_COPY_MIN_ROWS): plain,
+    with a bias, as a pair and batched, the products equal numpy's and B is untouched."""
+    rng = np.random.default_rng(offset * 7 + m)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = _at_offset(rng, k, n, ld, offset)
+    before = b.copy()
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    c = np.full((m, n), np.nan, np.float32)
+    assert gemm(a, b, c)
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-3)
+    bias = rng.standard_normal(n).astype(np.float32)
+    assert gemm_bias(a, b, bias, c)
+    np.testing.assert_allclose(c, ref + bias, rtol=1e-4, atol=1e-3)
+    c2 = np.full((m, n), np.nan, np.float32)
+    assert gemm_pair(a, b, c, a[: m // 2], b, c2[: m // 2])
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(c2[: m // 2], ref[: m // 2], rtol=1e-4, atol=1e-3)
+    cb = np.full((2, m, n), np.nan, np.float32)
+    assert gemm_batched(np.stack([a, a]), np.broadcast_to(b, (2, k, n)), cb)
+    np.testing.assert_allclose(cb, np.stack([ref, ref]), rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(b, before)
+
+
 def test_refuses_other_dtypes_and_unreadable_layouts():
     c = np.zeros((3, 2), np.float32)
     assert gemm(np.ones((3, 4), np.int32), np.ones((4, 2), np.int32),
