@@ -107,6 +107,49 @@ cdef extern from *:
         return v;
     }
 
+    /* Contiguous float32 runs on AVX-512 where the CPU has it (chosen at import: fr_detect):
+       the vectorised loop of fr_runsum got 256-bit vectors from gcc's tuning and its 32 lanes
+       were added up through memory, a third of the time of a 4096x256 sum(-1) (80 us on 2
+       threads against PyTorch's 52). Four 16-lane accumulators per FR_BLK block, as there. */
+    #if defined(__GNUC__) && defined(__x86_64__)
+    #include <immintrin.h>
+    static int fr_has_avx512 = 0;
+    static void fr_detect(void) {
+        __builtin_cpu_init();
+        fr_has_avx512 = __builtin_cpu_supports("avx512f");
+    }
+    __attribute__((target("avx512f")))
+    static double fr_runsum_f32_avx512(const float* x, Py_ssize_t n) {
+        double total = 0.0;
+        for (Py_ssize_t b = 0; b < n; b += FR_BLK) {
+            const Py_ssize_t m = n - b < FR_BLK ? n - b : FR_BLK;
+            const float* p = x + b;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            Py_ssize_t j = 0;
+            for (; j + 64 <= m; j += 64) {
+                a0 = _mm512_add_ps(a0, _mm512_loadu_ps(p + j));
+                a1 = _mm512_add_ps(a1, _mm512_loadu_ps(p + j + 16));
+                a2 = _mm512_add_ps(a2, _mm512_loadu_ps(p + j + 32));
+                a3 = _mm512_add_ps(a3, _mm512_loadu_ps(p + j + 48));
+            }
+            for (; j < m; j += 16) {
+                const __mmask16 k = m - j >= 16 ? (__mmask16)0xFFFF
+                                                : (__mmask16)((1u << (m - j)) - 1u);
+                a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(k, p + j));
+            }
+            total += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1),
+                                                        _mm512_add_ps(a2, a3)));
+        }
+        return total;
+    }
+    #define FR_FAST_SUM_f32(x, n, s, out) \\
+        ((s) == 1 && fr_has_avx512 ? (*(out) = fr_runsum_f32_avx512((x), (n)), 1) : 0)
+    #else
+    static void fr_detect(void) {}
+    #define FR_FAST_SUM_f32(x, n, s, out) 0
+    #endif
+    #define FR_FAST_SUM_f64(x, n, s, out) 0
+
     /* T: value type, IT: same-size integer, S: suffix, L: lanes, MASK/INF: |x| bits and
        +inf bits.  NaN is detected as (bits & MASK) > INF on integers because -ffast-math
        lets gcc assume x == x. */
@@ -114,6 +157,7 @@ cdef extern from *:
     static inline T fr_nan_##S(void) { IT u = NANBITS; T f; memcpy(&f, &u, sizeof f); return f; } \\
     static inline double fr_runsum_##S(const T* x, Py_ssize_t n, Py_ssize_t s) { \\
         double total = 0.0; \\
+        if (FR_FAST_SUM_##S(x, n, s, &total)) return total; \\
         for (Py_ssize_t b = 0; b < n; b += FR_BLK) { \\
             const Py_ssize_t m = n - b < FR_BLK ? n - b : FR_BLK; \\
             const T* p = x + b * s; \\
@@ -309,7 +353,11 @@ cdef extern from *:
         double mult
         int* err
     void fr_task(const fr_spec* s, int f64, void* x, void* out, double* pv, char* pn, Py_ssize_t t) nogil
+    void fr_detect()
     void fr_combine(const fr_spec* s, int f64, void* out, const double* pv, const char* pn) nogil
+
+
+fr_detect()
 
 
 def _initial_threads():
