@@ -146,6 +146,7 @@ cdef extern from *:
     static void layer_norm_##T(const T* x, const T* w, const T* b, T* y, T* st,            \\
                                Py_ssize_t rows, Py_ssize_t n, double eps, int nt, int rms) {\\
         const int stream = (double)rows * n * sizeof(T) >= ln_stream_bytes;                  \\
+        if (!stream && !rms && ln_pipe_##T(x, w, b, y, st, rows, n, eps, nt)) return;       \\
         const Py_ssize_t chunk = ln_chunk(rows, nt);                                        \\
         _Pragma("omp parallel num_threads(nt) if (rows * n > 32768 && rows > 1)")           \\
         {                                                                                   \\
@@ -294,6 +295,78 @@ cdef extern from *:
     #endif
         return ln_sum_scalar_float(x, n, c, square);
     }
+    #if LN_X86
+    /* NOTE [ layer_norm pipelined rows ]: float32 rows with AVX-512, outputs not streamed:
+       row r is written in the same loop that sums row r + 1 (its mean's pass), so the
+       memory system serves a read stream and a write stream at once instead of one after the
+       other; 4096x1024 in a C probe 1377 -> 1230 us on one thread, 742 -> 654 on two. The
+       sums run block by block exactly as ln_sum_avx512's and every element is computed as
+       the loops in layer_norm (no fused multiply-add), so the results are bit for bit the
+       same. ln_write_sum_avx512 writes row x to y and returns the sum of next (NULL: 0). */
+    LN_AVX512 static double ln_write_sum_avx512(const float* x, const float* w,
+                                                const float* b, float* y, Py_ssize_t n,
+                                                float m, float rstd, const float* next) {
+        double total = 0;
+        const __m512 vm = _mm512_set1_ps(m), vr = _mm512_set1_ps(rstd);
+        for (Py_ssize_t bl = 0; bl < n; bl += LN_BLOCK) {
+            const Py_ssize_t e = bl + LN_BLOCK < n ? bl + LN_BLOCK : n;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            Py_ssize_t i = bl;
+            for (; i + 64 <= e; i += 64) {
+                for (int k = 0; k < 64; k += 16) {
+                    __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i + k), vm), vr);
+                    if (w) v = _mm512_mul_ps(v, _mm512_loadu_ps(w + i + k));
+                    if (b) v = _mm512_add_ps(v, _mm512_loadu_ps(b + i + k));
+                    _mm512_storeu_ps(y + i + k, v);
+                }
+                if (next) {
+                    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(next + i));
+                    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(next + i + 16));
+                    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(next + i + 32));
+                    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(next + i + 48));
+                }
+            }
+            for (; i < e; i += 16) {
+                const __mmask16 k = ln_lanes(e - i);
+                __m512 v = _mm512_maskz_mul_ps(
+                    k, _mm512_maskz_sub_ps(k, _mm512_maskz_loadu_ps(k, x + i), vm), vr);
+                if (w) v = _mm512_maskz_mul_ps(k, v, _mm512_maskz_loadu_ps(k, w + i));
+                if (b) v = _mm512_maskz_add_ps(k, v, _mm512_maskz_loadu_ps(k, b + i));
+                _mm512_mask_storeu_ps(y + i, k, v);
+                if (next) a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(k, next + i));
+            }
+            if (next)
+                total += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1),
+                                                            _mm512_add_ps(a2, a3)));
+        }
+        return total;
+    }
+    /* layer_norm_float's rows pipelined as the NOTE says: whole chunks of ln_chunk rows per
+       task (the same split), the first row of a chunk summed alone. */
+    static int ln_pipe_float(const float* x, const float* w, const float* b, float* y,
+                             float* st, Py_ssize_t rows, Py_ssize_t n, double eps, int nt) {
+        if (!ln_has_avx512) return 0;
+        const Py_ssize_t chunk = ln_chunk(rows, nt), chunks = (rows + chunk - 1) / chunk;
+        Py_ssize_t c;
+        _Pragma("omp parallel for schedule(dynamic) num_threads(nt) if (rows * n > 32768 && rows > 1)")
+        for (c = 0; c < chunks; c++) {
+            const Py_ssize_t r0 = c * chunk, r1 = r0 + chunk < rows ? r0 + chunk : rows;
+            double sum = ln_sum_avx512(x + r0 * n, n, 0, 0);
+            for (Py_ssize_t r = r0; r < r1; r++) {
+                const float* xr = x + r * n;
+                const float m = (float)(sum / n);
+                const float rstd = (float)(1.0 / sqrt(ln_sum_avx512(xr, n, m, 1) / n + eps));
+                if (st) { st[2 * r] = m; st[2 * r + 1] = rstd; }
+                sum = ln_write_sum_avx512(xr, w, b, y + r * n, n, m, rstd,
+                                          r + 1 < r1 ? xr + n : NULL);
+            }
+        }
+        return 1;
+    }
+    #else
+    #define ln_pipe_float(x, w, b, y, st, rows, n, eps, nt) 0
+    #endif
+    #define ln_pipe_double(x, w, b, y, st, rows, n, eps, nt) 0
     DEFINE_LAYER_NORM(float)
     DEFINE_LAYER_NORM(double)
     DEFINE_LAYER_NORM_BACKWARD(float)

@@ -86,6 +86,32 @@ def test_layer_norm_kernel_streamed_output_equals_the_cached_one(dtype, shape, s
     np.testing.assert_allclose(big, want, rtol=tol * 10, atol=tol * 10)
 
 
+@pytest.mark.parametrize("n", [7, 64, 1000, 2500])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_pipelined_rows_equal_rows_alone_and_streamed(n, affine):
+    """float32 rows written while the next row is summed (NOTE [ layer_norm pipelined rows ])
+    equal, bit for bit, each row normalized alone (its sum taken by itself) and the output of
+    the streamed path, whose loops are the plain ones: rows of one block, several blocks and
+    a tail, with and without weight and bias."""
+    from tensorlib_cpu import norm_kernels
+    r = np.random.default_rng(n)
+    x = (r.standard_normal((300, n)) * 3 + 5).astype("float32")
+    w = tl.tensor(r.standard_normal(n).astype("float32")) if affine in ("both", "weight") \
+        else None
+    b = tl.tensor(r.standard_normal(n).astype("float32")) if affine in ("both", "bias") \
+        else None
+    rows = F.layer_norm(tl.tensor(x), (n,), w, b).numpy()
+    for i in (0, 1, 2, 150, 299):
+        alone = F.layer_norm(tl.tensor(x[i:i + 1]), (n,), w, b).numpy()
+        np.testing.assert_array_equal(rows[i:i + 1], alone)
+    before = norm_kernels.stream_min_bytes(0)
+    try:
+        streamed = F.layer_norm(tl.tensor(x), (n,), w, b).numpy()
+    finally:
+        norm_kernels.stream_min_bytes(before)
+    np.testing.assert_array_equal(rows, streamed)
+
+
 # ---- training: layer_norm_train, layer_norm_backward, layer_norm_backward_affine ----------
 def _train_pair(x, normalized, w, b, g, layout):
     """(tensorlib, torch) outputs and gradients of a training layer_norm; layout
