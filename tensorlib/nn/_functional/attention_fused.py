@@ -25,6 +25,7 @@ gradient for the mask, float32/float64. A backward that must itself be different
 """
 import tensorlib
 from tensorlib.autograd.recording import formula
+from tensorlib._C.factory import empty
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
 
@@ -101,7 +102,7 @@ def _empty_in_order(like, shape=None):
         order = natural
     else:
         order = tuple(sorted(range(last), key=lambda d: -strides[d])) + (last,)
-    buf = tensorlib.empty(tuple(shape[d] for d in order), dtype=like.dtype, device=like.device)
+    buf = empty(tuple(shape[d] for d in order), like._dtype, like._device)
     return buf if order == natural else buf.permute(*(order.index(d) for d in natural))
 
 
@@ -110,7 +111,7 @@ def _fused(q, k, v, mask, is_causal, scale):
     """(out, lse) of 4-D q, k, v (see NOTE [ Fused SDPA kernels ])."""
     B, H, L, _ = q.shape
     out = _empty_in_order(q, (B, H, L, v.shape[-1]))
-    lse = tensorlib.empty((B, H, L), dtype=q.dtype, device=q.device)
+    lse = empty((B, H, L), q._dtype, q._device)
     optional_kernel(q._device, _OP)(out, lse, q, k, v, mask, is_causal, scale)
     return out, lse
 
@@ -163,7 +164,7 @@ def _fused_packed(qkv, num_heads, mask, is_causal, scale):
     q, k, v = split_heads(qkv, num_heads)
     B, L = qkv.shape[0], qkv.shape[1]
     out = _empty_in_order(qkv, (B, L, qkv.shape[-1] // 3))
-    lse = tensorlib.empty((B, num_heads, L), dtype=qkv.dtype, device=qkv.device)
+    lse = empty((B, num_heads, L), qkv._dtype, qkv._device)
     kernel = optional_kernel(qkv._device, _OP)
     kernel(_merged_view(out, num_heads), lse, q, k, v, mask, is_causal, scale)
     return out, lse

@@ -8,6 +8,7 @@ smoothing, forward-mode AD."""
 import tensorlib
 from tensorlib.autograd import forward_ad as _forward_ad
 from tensorlib.autograd.function import Function
+from tensorlib._C.factory import empty
 from tensorlib.autograd.recording import formula
 from tensorlib.ops._composites import optional_kernel
 from tensorlib.ops._opdef import differentiable
@@ -55,7 +56,7 @@ class _RegressionLoss(Function):
 
     @staticmethod
     def forward(ctx, x, y, loss, param, scale):
-        out = tensorlib.empty((), dtype=x.dtype, device=x.device)
+        out = empty((), x._dtype, x._device)
         # None: a compiled graph's capture recorded the call, to run when it replays
         if optional_kernel(x._device, "regression_loss")(out, x, y, loss, param, scale) \
                 is False:
@@ -71,7 +72,7 @@ class _RegressionLoss(Function):
         if tensorlib.is_grad_enabled():           # a graph of the backward: written in ops
             grad_x = grad * ctx.scale * _derivative(ctx.loss, x - y, ctx.param)
         else:
-            grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+            grad_x = empty(x._sizes, x._dtype, x._device)
             kernel = optional_kernel(x._device, "regression_loss_backward")
             if kernel(grad_x, grad.contiguous(), x, y, ctx.loss, ctx.param, ctx.scale) is False:
                 raise RuntimeError(f"{ctx.loss}_loss: the device's regression_loss_backward "
@@ -96,7 +97,7 @@ def _cross_entropy(x, target, ignore_index, reduction):
     (saying so with a ``checks_targets`` attribute). Returns (loss, divisor): the divisor, a
     0-dim tensor, is kept for the backward. (An op node, not an autograd.Function: the
     Function's bookkeeping was a third of this loss's time in an MLP training step.)"""
-    rows = tensorlib.empty(target._sizes, dtype=x._dtype, device=x._device)
+    rows = empty(target._sizes, x._dtype, x._device)
     kept = optional_kernel(x._device, "cross_entropy")(rows, x, target, ignore_index)
     if reduction != "mean":
         one = tensorlib.ones((), dtype=x._dtype, device=x._device)
@@ -127,7 +128,7 @@ def _cross_entropy_grad(ctx, grad, grad_aux=None):
             tensorlib.where(target == ignore_index, 0, target), x.shape[1])
         rows = (grad_rows * keep).unsqueeze(1)
         return rows * (x.softmax(1) - onehot.to(x.dtype)), None, None, None
-    grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+    grad_x = empty(x._sizes, x._dtype, x._device)
     optional_kernel(x._device, "cross_entropy_backward")(grad_x, grad_rows, x, target,
                                                          ignore_index)
     return grad_x, None, None, None

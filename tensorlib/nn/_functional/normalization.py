@@ -150,7 +150,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,  # noqa
                            "evaluation mode")
     kernel = _fused_kernel("batch_norm", input, weight, bias)
     if kernel is not None:
-        out = tensorlib.empty(input.shape, dtype=input.dtype, device=input.device)
+        out = empty(input._sizes, input._dtype, input._device)
         kernel(out, input, running_mean, running_var, weight, bias, eps)
         return out
     out = ((input - _channel_view(running_mean, nd))
@@ -207,11 +207,12 @@ def _check_normalized(name, input, shape, weight, bias):  # noqa: A002
                            f"containing at least one element, but got normalized_shape = "
                            f"{list(shape)}")
     for t, what in ((weight, "weight"), (bias, "bias")):
-        if t is not None and tuple(t.shape) != shape:
+        if t is not None and t._sizes != shape:
             raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, but "
                                f"got {what} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(shape)}")
-    if input.dim() < k or tuple(input.shape[-k:]) != shape:
+    sizes = input._sizes
+    if len(sizes) < k or sizes[len(sizes) - k:] != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
                            f"{list(input.shape)}")
@@ -225,7 +226,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     _check_normalized("layer_norm", input, shape, weight, bias)
     kernel = _fused_kernel("layer_norm", input, weight, bias)
     if kernel is not None:
-        out = tensorlib.empty(input.shape, dtype=input.dtype, device=input.device)
+        out = empty(input._sizes, input._dtype, input._device)
         kernel(out, input, weight, bias, len(shape), eps)
         return out
     dev = input._device
@@ -241,10 +242,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
 def _train_buffers(x, ndim):
     """The output and the (rows, 2) statistics of a fused training forward (float32 for
     16-bit x)."""
-    out = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+    out = empty(x._sizes, x._dtype, x._device)
     rows = x.numel() // max(1, math.prod(x.shape[x.dim() - ndim:]))
     stats_dtype = tensorlib.float64 if x.dtype == tensorlib.float64 else tensorlib.float32
-    return out, tensorlib.empty((rows, 2), dtype=stats_dtype, device=x.device)
+    return out, empty((rows, 2), stats_dtype, x._device)
 
 
 class _LayerNormFused(Function):
@@ -273,7 +274,7 @@ class _LayerNormFused(Function):
         else:
             grad_x = None
             if ctx.needs_input_grad[0]:
-                grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+                grad_x = empty(x._sizes, x._dtype, x._device)
                 optional_kernel(x._device, "layer_norm_backward")(grad_x, grad_out, x,
                                                                   weight, stats, ctx.ndim)
             if optional_kernel(x._device, "layer_norm_backward_affine") is not None:
@@ -298,8 +299,8 @@ class _LayerNormFused(Function):
 def _affine_grads_fused(grad_out, x, stats, ndim, need_w, need_b):
     """(grad_weight, grad_bias) of layer_norm by the device's `layer_norm_backward_affine`."""
     shape = tuple(x.shape[x.dim() - ndim:])
-    grad_w = tensorlib.empty(shape, dtype=x.dtype, device=x.device) if need_w else None
-    grad_b = tensorlib.empty(shape, dtype=x.dtype, device=x.device) if need_b else None
+    grad_w = empty(shape, x._dtype, x._device) if need_w else None
+    grad_b = empty(shape, x._dtype, x._device) if need_b else None
     if need_w or need_b:
         optional_kernel(x._device, "layer_norm_backward_affine")(grad_w, grad_b, grad_out,
                                                                  x, stats, ndim)
@@ -320,7 +321,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
         eps = _eps_of(input.dtype)
     kernel = _fused_kernel("rms_norm", input, weight)
     if kernel is not None:
-        out = tensorlib.empty(input.shape, dtype=input.dtype, device=input.device)
+        out = empty(input._sizes, input._dtype, input._device)
         kernel(out, input, weight, len(shape), eps)
         return out
     dev = input._device
@@ -355,7 +356,7 @@ class _RMSNormFused(Function):
         else:
             grad_x = None
             if ctx.needs_input_grad[0]:
-                grad_x = tensorlib.empty(x.shape, dtype=x.dtype, device=x.device)
+                grad_x = empty(x._sizes, x._dtype, x._device)
                 optional_kernel(x._device, "rms_norm_backward")(grad_x, grad_out, x, weight,
                                                                 stats, ctx.ndim)
             need_w = weight is not None and ctx.needs_input_grad[1]
