@@ -91,14 +91,15 @@ def linear(input, weight, bias=None):  # noqa: A002
         - output: (*, out_features)
     """
     _check_tensor(input, "linear")
-    if weight.dim() == 2 and input.dim() >= 1 and (bias is None or bias.dim() == 1):
-        if input.dim() > 2 and input.is_contiguous():
+    sizes = input._sizes
+    if len(weight._sizes) == 2 and sizes and (bias is None or len(bias._sizes) == 1):
+        if len(sizes) > 2 and input.is_contiguous():
             # rows of a contiguous N-D input as one 2-D product (forward and backward), as
             # torch folds it: the N-D matmul would run a batch of small GEMMs instead
-            lead = tuple(input.shape[:-1])
-            rows = tensorlib.ops.linalg.linear(input.reshape(math.prod(lead), input.shape[-1]),
+            lead = sizes[:-1]
+            rows = tensorlib.ops.linalg.linear(input.reshape(math.prod(lead), sizes[-1]),
                                                weight, bias)
-            return rows.reshape(lead + (rows.shape[-1],))
+            return rows.reshape(lead + (rows._sizes[-1],))
         return tensorlib.ops.linalg.linear(input, weight, bias)
     out = tensorlib.matmul(input, weight.t() if weight.dim() == 2 else weight)
     if bias is not None:

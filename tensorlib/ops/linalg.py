@@ -660,7 +660,7 @@ def linear(x, weight, bias=None):
         # other inputs take matmul, then add_ (rounded twice), as below
         return linear(x.float(), weight.float(), bias.float()).to(x._dtype)
     weight_t = weight.t()
-    if bias is not None and x.dim() == 2 and _fusable(bias, x, weight_t, 1):
+    if bias is not None and len(x._sizes) == 2 and _fusable(bias, x, weight_t, 1):
         return _fused_addmm(bias, x, weight_t, 1, 1)
     out = matmul(x, weight_t)
     if bias is not None:
