@@ -57,8 +57,18 @@ cdef extern from *:
        scalar calls for a vector with a lane far below 0 (masked keys, causal rows). */
     #define ATTN_FLUSH_float (-87.0f)
     #define ATTN_FLUSH_double (-708.0)
-    static inline float attn_exp_row_float(float* r, Py_ssize_t n, float c) {
+    #define DEFINE_ATTN_EXP_ROW(T, EXP)                                                       \\
+    static inline T attn_exp_row_##T(T* r, Py_ssize_t n, T c) {                               \\
+        T sum = 0;                                                                            \\
+        _Pragma("omp simd reduction(+:sum)")                                                  \\
+        for (Py_ssize_t j = 0; j < n; j++) {                                                  \\
+            const T d = r[j] - c, e = d < ATTN_FLUSH_##T ? (T)0 : EXP(d);                     \\
+            r[j] = e; sum += e;                                                               \\
+        }                                                                                     \\
+        return sum;                                                                           \\
+    }
     #if TL_HAVE_VEXP
+    static inline float attn_exp_row_float(float* r, Py_ssize_t n, float c) {
         const __m512 vc = _mm512_set1_ps(c), low = _mm512_set1_ps(ATTN_FLUSH_float);
         __m512 acc = _mm512_setzero_ps();
         Py_ssize_t j = 0;
@@ -72,25 +82,11 @@ cdef extern from *:
             acc = _mm512_add_ps(acc, e);
         }
         return _mm512_reduce_add_ps(acc);
+    }
     #else
-        float sum = 0;
-        _Pragma("omp simd reduction(+:sum)")
-        for (Py_ssize_t j = 0; j < n; j++) {
-            const float d = r[j] - c, e = d < ATTN_FLUSH_float ? 0.0f : expf(d);
-            r[j] = e; sum += e;
-        }
-        return sum;
+    DEFINE_ATTN_EXP_ROW(float, expf)
     #endif
-    }
-    static inline double attn_exp_row_double(double* r, Py_ssize_t n, double c) {
-        double sum = 0;
-        _Pragma("omp simd reduction(+:sum)")
-        for (Py_ssize_t j = 0; j < n; j++) {
-            const double d = r[j] - c, e = d < ATTN_FLUSH_double ? 0.0 : exp(d);
-            r[j] = e; sum += e;
-        }
-        return sum;
-    }
+    DEFINE_ATTN_EXP_ROW(double, exp)
 
     #define DEFINE_ATTENTION(T, EXP, LOG)                                                      \\
     /* mask a (nq, nk) score block whose first row/column are query i0 / key j0 */            \\
@@ -144,7 +140,7 @@ cdef extern from *:
     /* backward: s (masked scores) becomes P = exp(s - lse) */                                \\
     static void attn_probs_##T(T* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,            \\
                                const T* lse) {                                                \\
-        const T half = ATTN_NEG_##T / 2; Py_ssize_t i, j;                                     \\
+        const T half = ATTN_NEG_##T / 2; Py_ssize_t i;                                        \\
         for (i = 0; i < nq; i++) {                                                            \\
             T* r = s + i * lds; const T shift = lse[i];                                       \\
             if (shift <= half) { memset(r, 0, nk * sizeof(T)); continue; }                    \\

@@ -124,28 +124,12 @@ cdef extern from *:
         __builtin_cpu_init();
         fr_has_avx512 = __builtin_cpu_supports("avx512f");
     }
+    #include "avx512_sum.h"
     __attribute__((target("avx512f")))
     static double fr_runsum_f32_avx512(const float* x, Py_ssize_t n) {
         double total = 0.0;
-        for (Py_ssize_t b = 0; b < n; b += FR_BLK) {
-            const Py_ssize_t m = n - b < FR_BLK ? n - b : FR_BLK;
-            const float* p = x + b;
-            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            Py_ssize_t j = 0;
-            for (; j + 64 <= m; j += 64) {
-                a0 = _mm512_add_ps(a0, _mm512_loadu_ps(p + j));
-                a1 = _mm512_add_ps(a1, _mm512_loadu_ps(p + j + 16));
-                a2 = _mm512_add_ps(a2, _mm512_loadu_ps(p + j + 32));
-                a3 = _mm512_add_ps(a3, _mm512_loadu_ps(p + j + 48));
-            }
-            for (; j < m; j += 16) {
-                const __mmask16 k = m - j >= 16 ? (__mmask16)0xFFFF
-                                                : (__mmask16)((1u << (m - j)) - 1u);
-                a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(k, p + j));
-            }
-            total += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1),
-                                                        _mm512_add_ps(a2, a3)));
-        }
+        for (Py_ssize_t b = 0; b < n; b += FR_BLK)
+            total += tl_sum_avx512(x + b, n - b < FR_BLK ? n - b : FR_BLK);
         return total;
     }
     #define FR_FAST_SUM_f32(x, n, s, out) \\

@@ -239,9 +239,11 @@ cdef extern from *:
     #include <omp.h>
     #include <stdlib.h>
     #if LN_X86
+    #include "avx512_sum.h"
     /* float32 rows with AVX-512: 64 partial sums (four 16-lane accumulators: the adds of
        one block overlap four deep instead of waiting on each other) per block, added as a
-       tree; the rest as in NOTE [ layer_norm accumulation ]. */
+       tree (tl_sum_avx512 for the plain sums); the rest as in NOTE [ layer_norm
+       accumulation ]. */
     LN_AVX512 static inline __mmask16 ln_lanes(Py_ssize_t left) {
         return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
     }
@@ -250,35 +252,26 @@ cdef extern from *:
         const __m512 vc = _mm512_set1_ps(c);
         for (Py_ssize_t b = 0; b < n; b += LN_BLOCK) {
             const Py_ssize_t e = b + LN_BLOCK < n ? b + LN_BLOCK : n;
+            if (!square) {
+                total += tl_sum_avx512(x + b, e - b);
+                continue;
+            }
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             Py_ssize_t i = b;
-            if (square) {
-                for (; i + 64 <= e; i += 64) {
-                    __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vc);
-                    __m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vc);
-                    __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vc);
-                    __m512 d3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vc);
-                    a0 = _mm512_add_ps(a0, _mm512_mul_ps(d0, d0));
-                    a1 = _mm512_add_ps(a1, _mm512_mul_ps(d1, d1));
-                    a2 = _mm512_add_ps(a2, _mm512_mul_ps(d2, d2));
-                    a3 = _mm512_add_ps(a3, _mm512_mul_ps(d3, d3));
-                }
-                for (; i < e; i += 16) {
-                    __mmask16 m = ln_lanes(e - i);
-                    __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), vc);
-                    a0 = _mm512_add_ps(a0, _mm512_mul_ps(d, d));
-                }
-            } else {
-                for (; i + 64 <= e; i += 64) {
-                    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
-                    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
-                    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
-                    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
-                }
-                for (; i < e; i += 16) {
-                    __mmask16 m = ln_lanes(e - i);
-                    a0 = _mm512_add_ps(a0, _mm512_maskz_loadu_ps(m, x + i));
-                }
+            for (; i + 64 <= e; i += 64) {
+                __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vc);
+                __m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vc);
+                __m512 d2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vc);
+                __m512 d3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vc);
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(d0, d0));
+                a1 = _mm512_add_ps(a1, _mm512_mul_ps(d1, d1));
+                a2 = _mm512_add_ps(a2, _mm512_mul_ps(d2, d2));
+                a3 = _mm512_add_ps(a3, _mm512_mul_ps(d3, d3));
+            }
+            for (; i < e; i += 16) {
+                __mmask16 m = ln_lanes(e - i);
+                __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), vc);
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(d, d));
             }
             total += _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1),
                                                         _mm512_add_ps(a2, a3)));
