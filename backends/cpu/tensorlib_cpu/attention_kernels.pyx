@@ -370,11 +370,11 @@ cdef inline const real* _add_at(const real* add, Layout* g, Py_ssize_t b, Py_ssi
     return add + b * g.mb + h * g.mh + i * g.ml + j * g.ms
 
 
-# The forward's tasks are handed out in runs of consecutive ones, about this many runs a
-# thread: a (B, L, H, E) output (multi-head attention's layout) has the heads of a row side by
-# side, and two threads on neighbouring heads wrote lines the other's stores had just
-# prefetched (16x4x64x64 from a packed projection: 770 us on 2 threads, 1008 on one). In
-# runs each thread has rows of its own (533 us), and still takes a run as it comes free.
+# The forward's and backward's tasks are handed out in runs of consecutive ones, about this
+# many runs a thread: a (B, L, H, E) output (multi-head attention's layout) has the heads of a
+# row side by side, and two threads on neighbouring heads wrote lines the other's stores had
+# just prefetched (16x4x64x64 from a packed projection: 770 us on 2 threads, 1008 on one).
+# In runs each thread has rows of its own (533 us), and still takes a run as it comes free.
 cdef enum:
     TASK_RUNS_PER_THREAD = 4
 

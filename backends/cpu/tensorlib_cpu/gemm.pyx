@@ -91,8 +91,10 @@ cdef enum:
 # dnnl_sgemm reads a B it is not asked to transpose from its rows as they lie: rows off a
 # 64-byte boundary (numpy's arrays are 16-byte aligned, so every from_numpy B) cost 10-12% on
 # 2 threads (784x128x512 346 against 309 us, 256^3 117 against 106; MKL is level). Such a B
-# is first copied to an aligned buffer when the product has at least this many rows per
-# column of B copied (the copy, k x n, is paid back by 10% of the m x k x n product).
+# is first copied to aligned rows when the call (a thread's share of a split product) has
+# at least ALIGNED_COPY_MIN_ROWS rows, so the k x n copy is paid back by 10% of the
+# m x k x n product, and B is at most ALIGNED_COPY_MAX_BYTES: 1024^3's 4 MB B lost only 2%
+# misaligned, and copying it cost more than that.
 cdef enum:
     ALIGNED_COPY_MIN_ROWS = 128
     ALIGNED_COPY_MAX_BYTES = 1 << 20
