@@ -66,6 +66,7 @@ class _Worker:
     def __init__(self, library, env, threads):
         full = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": _driver_path(),
                 **env}
+        self.library = library
         self.proc = subprocess.Popen([sys.executable, "-m", "tensorlib._bench.ab", "--serve",
                                       library], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, env=full, cwd=tempfile.gettempdir())
@@ -83,7 +84,7 @@ class _Worker:
         self.proc.stdin.flush()
         answer = json.loads(self._expect(name))
         if isinstance(answer, str):
-            raise RuntimeError(f"{name}: {answer}")
+            raise RuntimeError(f"{name} on {self.library}: {answer}")
         return answer
 
     def close(self):

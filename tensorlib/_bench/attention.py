@@ -3,6 +3,7 @@ head dim 64) float32 (issue 13's size), forward (`sdpa_fwd`, under no_grad) and 
 backward (`sdpa_train`), each library in its own worker process like every workload."""
 import numpy as np
 
+from tensorlib._bench.ops import on_lines
 from tensorlib._bench.registry import register_suite
 
 __all__ = ["AttentionWorkload", "workloads"]
@@ -38,7 +39,7 @@ class AttentionWorkload:
 
     def prepare(self, library, module, device):
         rng = np.random.default_rng(0)
-        arrays = [rng.standard_normal(self.shape, dtype=np.float32) for _ in range(3)]
+        arrays = [on_lines(rng.standard_normal(self.shape, dtype=np.float32)) for _ in range(3)]
         ref = _reference(*arrays)
         q, k, v = (module.from_numpy(a).to(device).requires_grad_(self.train)
                    for a in arrays)

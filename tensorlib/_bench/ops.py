@@ -2,15 +2,31 @@
 
 Inputs are made once in numpy and shared (``from_numpy``) so all libraries see identical
 data and layout; each workload knows its work (bytes moved or flops) so throughputs are
-comparable, and its numpy result doubles as the reference that proves the op really ran."""
+comparable, and its numpy result doubles as the reference that proves the op really ran.
+
+Every input starts on a 64-byte line (`on_lines`), as the libraries' own factories place large
+tensors. Left to numpy, an input's offset within its line depended on each process's heap
+history, so the same row read A on a line and B 32 bytes past one in one library's process and
+the reverse in the other's: products whose B rows straddle lines ran ~9% slower in either
+library, which showed up as a per-process coin toss in the ratios."""
 import numpy as np
 
 from tensorlib._bench.registry import register_suite
 
-__all__ = ["Workload", "workloads", "LIBRARIES"]
+__all__ = ["Workload", "workloads", "LIBRARIES", "on_lines"]
 
 LIBRARIES = ("tensorlib", "torch", "numpy")
 F32 = 4  # bytes per float32
+LINE = 64  # bytes
+
+
+def on_lines(array):
+    """A C-contiguous copy of `array` whose data starts on a 64-byte line."""
+    raw = np.empty(array.nbytes + LINE, np.uint8)
+    skip = -raw.ctypes.data % LINE
+    out = raw[skip:skip + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
 
 
 def _size_name(n):
@@ -37,7 +53,7 @@ class Workload:
 
     def inputs(self, seed=0):
         rng = np.random.default_rng(seed)
-        return [rng.standard_normal(s, dtype=np.float32) for s in self.shapes]
+        return [on_lines(rng.standard_normal(s, dtype=np.float32)) for s in self.shapes]
 
     def op(self, lib, *args):
         return self._op(lib, *args)

@@ -3,6 +3,7 @@ False) on (N, C, H, W) = (8, 16, 64, 64) float32 at a 64x64 grid, forward (`grid
 under no_grad) and forward + backward into input and grid (`grid_sample_train`)."""
 import numpy as np
 
+from tensorlib._bench.ops import on_lines
 from tensorlib._bench.registry import register_suite
 
 __all__ = ["GridSampleWorkload", "workloads"]
@@ -50,8 +51,8 @@ class GridSampleWorkload:
     def prepare(self, library, module, device):
         rng = np.random.default_rng(0)
         n, _, h, w = self.shape
-        x = rng.standard_normal(self.shape, dtype=np.float32)
-        grid = rng.uniform(-1.1, 1.1, (n, h, w, 2)).astype(np.float32)
+        x = on_lines(rng.standard_normal(self.shape, dtype=np.float32))
+        grid = on_lines(rng.uniform(-1.1, 1.1, (n, h, w, 2)).astype(np.float32))
         ref = _reference(x, grid)
         xt, gt = (module.from_numpy(a).to(device).requires_grad_(self.train) for a in (x, grid))
         sample = module.nn.functional.grid_sample

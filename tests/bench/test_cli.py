@@ -3,6 +3,7 @@ every device (timings are never asserted)."""
 import importlib.util
 import json
 
+import numpy as np
 import pytest
 
 from tensorlib._bench import cli, worker
@@ -141,3 +142,21 @@ def test_compiled_workloads_run_only_when_asked(tmp_path):
     rows = json.loads(path.read_text())["results"]
     assert [r["workload"] for r in rows if r["library"] == "tensorlib"] == ["chain_compiled"]
     assert not any(w.mode == "compiled" for w in cli._select(cli._parse(["--quick"])))
+
+
+@pytest.mark.parametrize("shape,dtype", [((3,), np.float32), ((5, 7), np.float64),
+                                         ((2, 3, 1), np.int64)])
+def test_inputs_start_on_a_line_whatever_the_heap_gave(shape, dtype):
+    # every library's process must see the same layout: only the values are numpy's
+    from tensorlib._bench.ops import on_lines
+    source = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    for offset in range(0, 64, 8):           # a source at each offset within its line
+        raw = np.empty(source.nbytes + 64, np.uint8)
+        skip = (-raw.ctypes.data % 64 + offset) % 64
+        shifted = raw[skip:skip + source.nbytes].view(dtype).reshape(shape)
+        shifted[...] = source
+        got = on_lines(shifted)
+        assert got.ctypes.data % 64 == 0 and got.flags.c_contiguous
+        assert got.dtype == dtype and got.shape == shape and np.array_equal(got, source)
+    for w in op_workloads(quick=True):
+        assert all(a.ctypes.data % 64 == 0 for a in w.inputs()), w.name
