@@ -109,6 +109,30 @@ def test_peaked_scores(scale, causal):
         assert np.abs(ours - ref).max() <= 3 * np.abs(theirs - ref).max() + 1e-5
 
 
+@pytest.mark.parametrize("S", [0, 300, 1100])
+def test_output_memory_is_never_read(S):
+    """The first key block's P V product writes the output rows without reading them, so a
+    reused buffer full of NaN (the allocator's pool) must leave no trace: one key block, three
+    (the later ones accumulate), a first block fully masked for some rows, and no keys (which
+the composite path also answered with an error from amax)."""
+    shape = (4, 2, 130, 48)
+    mask = RNG.standard_normal((130, S)) > 0
+    mask[:7, :512] = False                   # rows whose first key block is all masked
+    mask[:7, S - 1:] = True
+    arrays = [RNG.standard_normal(s).astype(np.float32)
+              for s in [shape, (4, 2, S, 48), (4, 2, S, 48)]]
+    for m in (mask, None):                   # None: the no-keys case on the fused kernel
+        want = TF.scaled_dot_product_attention(
+            *map(torch.tensor, arrays), attn_mask=None if m is None else torch.tensor(m))
+        stale = tensorlib.full(shape, float("nan"))
+        del stale                            # its pages go back to the pool, NaN and all
+        with tensorlib.no_grad():
+            got = F.scaled_dot_product_attention(
+                *map(tensorlib.tensor, arrays),
+                attn_mask=None if m is None else tensorlib.tensor(m))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), **TOL[np.float32])
+
+
 def test_strided_inputs_and_leading_dims():
     """(B, L, H, E) transposed to (B, H, L, E), as multi-head code does; 5-D and 3-D."""
     a = RNG.standard_normal((2, 50, 3, 8))

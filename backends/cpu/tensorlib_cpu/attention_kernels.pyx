@@ -407,10 +407,13 @@ cdef void _forward(const real* q, const real* k, const real* v, real* o, real* l
             kp = k + b * g.kb + (h // group) * g.kh
             vp = v + b * g.vb + (h // group) * g.vh
             orow = o + b * g.ob + h * g.oh + i0 * g.ol
-            attn_zero_rows(orow, nq, g.ol, g.Ev, sizeof(real))
+            if g.S == 0:
+                attn_zero_rows(orow, nq, g.ol, g.Ev, sizeof(real))
             for i in range(nq):
                 m[i] = -1e30 if real is float else -1e300
                 l[i] = 0
+            # the first key block writes the output rows (beta 0: BLAS reads nothing of
+            # them), so they are neither zeroed first nor rescaled (ev 0) by its softmax step
             j0 = 0
             while j0 < g.S and not (g.causal and j0 > i0 + nq - 1):
                 nk = min(bk, g.S - j0)
@@ -419,11 +422,11 @@ cdef void _forward(const real* q, const real* k, const real* v, real* o, real* l
                 _mask(s, nq, nk, bk, _add_at(add, g, b, h, i0, j0),
                       _keep_at(keep, g, b, h, i0, j0), g.ml, g.ms, g.causal, i0, j0)
                 if real is float:
-                    attn_online_float(s, nq, nk, bk, m, l, orow, g.ol, g.Ev)
+                    attn_online_float(s, nq, nk, bk, m, l, orow, g.ol, g.Ev if j0 else 0)
                 else:
-                    attn_online_double(s, nq, nk, bk, m, l, orow, g.ol, g.Ev)
-                _mm[real](b'N', b'N', nq, g.Ev, nk, 1, s, bk, vp + j0 * g.vl, g.vl, 1, orow,
-                          g.ol)
+                    attn_online_double(s, nq, nk, bk, m, l, orow, g.ol, g.Ev if j0 else 0)
+                _mm[real](b'N', b'N', nq, g.Ev, nk, 1, s, bk, vp + j0 * g.vl, g.vl,
+                          1 if j0 else 0, orow, g.ol)
                 j0 = j0 + bk
             if real is float:
                 attn_finish_float(orow, nq, g.ol, g.Ev, m, l, lse + (b * g.H + h) * g.L + i0)

@@ -45,7 +45,10 @@ def _dropout(x, p, training=True):
 
 
 def _safe_softmax(scores):
-    """softmax over the last dim; rows that are all -inf give 0 (NOTE [ Safe softmax ])."""
+    """softmax over the last dim; rows that are all -inf give 0 (NOTE [ Safe softmax ]).
+    No keys (an empty last dim) gives empty rows, hence a zero output, as in PyTorch."""
+    if scores.shape[-1] == 0:
+        return tensorlib.exp(scores)
     m = tensorlib.amax(scores.detach(), -1, keepdim=True)
     m = tensorlib.where(tensorlib.isneginf(m), 0.0, m)
     e = tensorlib.exp(scores - m)
