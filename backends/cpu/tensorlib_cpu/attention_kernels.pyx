@@ -120,7 +120,8 @@ cdef extern from *:
             T* r = s + i * lds; T mx = m[i];                                                  \\
             for (j = 0; j < nk; j++) mx = r[j] > mx ? r[j] : mx;                              \\
             if (mx <= half) { memset(r, 0, nk * sizeof(T)); continue; }                       \\
-            const T alpha = EXP(m[i] - mx);                                                   \\
+            /* no earlier block had a key: nothing to rescale (exp's underflow is slow) */    \\
+            const T alpha = m[i] <= half ? (T)0 : EXP(m[i] - mx);                             \\
             const T sum = attn_exp_row_##T(r, nk, mx);                                        \\
             l[i] = l[i] * alpha + sum; m[i] = mx;                                             \\
             if (alpha != (T)1) { T* orow = o + i * ldo;                                       \\
@@ -132,10 +133,11 @@ cdef extern from *:
         Py_ssize_t i, j;                                                                      \\
         for (i = 0; i < nq; i++) {                                                            \\
             if (l[i] > 0) { const T inv = (T)1 / l[i]; T* orow = o + i * ldo;                 \\
-                _Pragma("omp simd") for (j = 0; j < ev; j++) orow[j] *= inv;                  \\
-                lse[i] = m[i] + LOG(l[i]); }                                                  \\
-            else lse[i] = ATTN_NEG_##T;                                                       \\
+                _Pragma("omp simd") for (j = 0; j < ev; j++) orow[j] *= inv; }                \\
         }                                                                                     \\
+        /* a loop of its own, so that the logs are libmvec's vector calls */                  \\
+        _Pragma("omp simd") for (i = 0; i < nq; i++)                                          \\
+            lse[i] = l[i] > 0 ? m[i] + LOG(l[i]) : ATTN_NEG_##T;                              \\
     }                                                                                         \\
     /* backward: s (masked scores) becomes P = exp(s - lse) */                                \\
     static void attn_probs_##T(T* s, Py_ssize_t nq, Py_ssize_t nk, Py_ssize_t lds,            \\

@@ -102,16 +102,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {query.dtype} key.dtype: {key.dtype} and "
                            f"value.dtype: {value.dtype} instead.")
-    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+    qs, ks, vs = query._sizes, key._sizes, value._sizes    # tuples: .shape builds a Size
+    if len(qs) < 2 or len(ks) < 2 or len(vs) < 2:
         raise RuntimeError(f"scaled_dot_product_attention: expected query, key and value to "
-                           f"be at least 2-D, got {query.dim()}-D, {key.dim()}-D and "
-                           f"{value.dim()}-D")
-    if query.shape[-1] != key.shape[-1]:
+                           f"be at least 2-D, got {len(qs)}-D, {len(ks)}-D and "
+                           f"{len(vs)}-D")
+    if qs[-1] != ks[-1]:
         raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same "
-                           f"embedding size, got {query.shape[-1]} and {key.shape[-1]}")
-    if key.shape[-2] != value.shape[-2]:
+                           f"embedding size, got {qs[-1]} and {ks[-1]}")
+    if ks[-2] != vs[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same "
-                           f"sequence length, got {key.shape[-2]} and {value.shape[-2]}")
+                           f"sequence length, got {ks[-2]} and {vs[-2]}")
     if attn_mask is not None and attn_mask.dtype not in (tensorlib.bool, query.dtype):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and  "
@@ -122,11 +123,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    L, S = query.shape[-2], key.shape[-2]
+    L, S = qs[-2], ks[-2]
     if scale is None:
-        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] > 0 else 1.0
-    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
-        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        scale = 1.0 / math.sqrt(qs[-1]) if qs[-1] > 0 else 1.0
+    if enable_gqa and len(qs) >= 3 and len(ks) >= 3:
+        hq, hk, hv = qs[-3], ks[-3], vs[-3]
         if hk == 0 or hq % hk or hv == 0 or hq % hv:
             raise RuntimeError(f"Number of heads in key and value must divide the number of "
                                f"heads in query, got {hq} query heads, {hk} key heads and "

@@ -37,6 +37,8 @@ _PACKED = "scaled_dot_product_attention_packed"
 
 
 def _broadcast(*shapes):
+    if shapes.count(shapes[0]) == len(shapes):
+        return shapes[0]
     return tuple(tensorlib.broadcast_shapes(*shapes))
 
 
@@ -44,20 +46,21 @@ def eligible(query, key, value, attn_mask, dropout_p, enable_gqa):
     """Whether the device's fused kernels can compute this call (else the composite path)."""
     if optional_kernel(query._device, _OP) is None or dropout_p > 0.0:
         return False
-    if query.dtype not in (tensorlib.float32, tensorlib.float64):
+    if query._dtype not in (tensorlib.float32, tensorlib.float64):
         return False
-    if not (query.device == key.device == value.device):
+    if not (query._device == key._device == value._device):
         return False
-    if min(query.numel(), key.numel(), value.numel()) == 0:
+    qs, ks, vs = query._sizes, key._sizes, value._sizes
+    if 0 in qs or 0 in ks or 0 in vs:
         return False
-    hq = query.shape[-3] if query.dim() >= 3 else 1
-    hk = key.shape[-3] if key.dim() >= 3 else 1
-    hv = value.shape[-3] if value.dim() >= 3 else 1
+    hq = qs[-3] if len(qs) >= 3 else 1
+    hk = ks[-3] if len(ks) >= 3 else 1
+    hv = vs[-3] if len(vs) >= 3 else 1
     if hk != hv or hq % hk or (hk != hq and hk != 1 and not enable_gqa):
         return False
     if attn_mask is not None:
-        if attn_mask.device != query.device or attn_mask.dim() > max(
-                query.dim(), key.dim(), value.dim(), 3):
+        if attn_mask._device != query._device or attn_mask.dim() > max(
+                len(qs), len(ks), len(vs), 3):
             return False
         if attn_mask._requires_grad and tensorlib.is_grad_enabled():
             return False
@@ -66,37 +69,38 @@ def eligible(query, key, value, attn_mask, dropout_p, enable_gqa):
 
 def _as_4d(t, batch):
     """(*, H, N, D) -> (B, H, N, D): leading dims broadcast to `batch`, then merged."""
-    while t.dim() < 3:
+    while len(t._sizes) < 3:
         t = t.unsqueeze(0)
-    t = t.expand(batch + tuple(t.shape[-3:]))
-    return t.reshape((-1,) + tuple(t.shape[-3:])) if len(batch) != 1 else t
+    if t._sizes[:-3] != batch:
+        t = t.expand(batch + t._sizes[-3:])
+    return t.reshape((-1,) + t._sizes[-3:]) if len(batch) != 1 else t
 
 
 def fused_attention(query, key, value, attn_mask, is_causal, scale):
     """SDPA through the fused kernels; `eligible` must have said yes. Shapes as PyTorch's
     (leading dims broadcast); returns (*, H, L, Ev)."""
-    batch = _broadcast(*(tuple(t.shape[:-3]) for t in (query, key, value)))
+    batch = _broadcast(*(t._sizes[:-3] for t in (query, key, value)))
     q, k, v = (_as_4d(t, batch) for t in (query, key, value))
-    B, H, L, _ = q.shape
-    S = k.shape[2]
+    B, H, L, _ = q._sizes
+    S = k._sizes[2]
     mask = None
     if attn_mask is not None:
         mask = attn_mask if attn_mask.dtype == tensorlib.bool else attn_mask.to(query.dtype)
         mask = mask.expand(batch + (H, L, S))
         mask = mask.reshape(B, H, L, S) if len(batch) != 1 else mask
     out, _ = _fused(q, k, v, mask, bool(is_causal), float(scale))
-    shape = batch + (H, L, out.shape[-1])
-    if max(query.dim(), key.dim(), value.dim()) == 2:
-        shape = (L, out.shape[-1])
-    return out if tuple(out.shape) == shape else out.reshape(shape)
+    shape = batch + (H, L, out._sizes[-1])
+    if max(len(query._sizes), len(key._sizes), len(value._sizes)) == 2:
+        shape = (L, out._sizes[-1])
+    return out if out._sizes == shape else out.reshape(shape)
 
 
 def _empty_in_order(like, shape=None):
     """An uninitialised tensor of `shape` (default like's, same rank) whose dims lie in
     memory in the order of like's strides (the last dim last, dense): (B, H, L, E) heads
     viewed from a (B, L, H * E) projection give a (B, L, H, E) buffer seen as (B, H, L, E)."""
-    shape = tuple(like.shape) if shape is None else shape
-    strides, last = like.stride(), like.dim() - 1
+    shape = like._sizes if shape is None else shape
+    strides, last = like._strides, len(like._sizes) - 1
     natural = tuple(range(last + 1))
     if 0 in strides[:last] or strides[last] != 1:   # broadcast or not row-major: dense
         order = natural
@@ -109,8 +113,8 @@ def _empty_in_order(like, shape=None):
 @differentiable(_FUSED)
 def _fused(q, k, v, mask, is_causal, scale):
     """(out, lse) of 4-D q, k, v (see NOTE [ Fused SDPA kernels ])."""
-    B, H, L, _ = q.shape
-    out = _empty_in_order(q, (B, H, L, v.shape[-1]))
+    B, H, L, _ = q._sizes
+    out = _empty_in_order(q, (B, H, L, v._sizes[-1]))
     lse = empty((B, H, L), q._dtype, q._device)
     optional_kernel(q._device, _OP)(out, lse, q, k, v, mask, is_causal, scale)
     return out, lse
