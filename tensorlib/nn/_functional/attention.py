@@ -229,9 +229,9 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 def _linear2d(x, w, b):
     """F.linear on x flattened to 2-D (one GEMM, also in backward), reshaped back."""
-    lead = tuple(x.shape[:-1])
-    out = _F().linear(x.reshape(-1, x.shape[-1]), w, b)
-    return out.reshape(lead + (out.shape[-1],))
+    lead = x._sizes[:-1]
+    out = _F().linear(x.reshape(-1, x._sizes[-1]), w, b)
+    return out.reshape(lead + (out._sizes[-1],))
 
 
 def _in_projection_packed(q, k, v, w, b=None):
@@ -268,7 +268,7 @@ def _projections(query, key, value, in_proj_weight, in_proj_bias, use_separate_p
 
 def _batch_major(*tensors):
     """Whether (L, N, E) inputs are transposed views of batch-first (N, L, E) data."""
-    return all(t.shape[1] > 1 and t.transpose(0, 1).is_contiguous() for t in tensors)
+    return all(t._sizes[1] > 1 and t.transpose(0, 1).is_contiguous() for t in tensors)
 
 
 def _packed_fused(proj, num_heads, attn_mask, dropout_p, is_causal):
@@ -281,7 +281,7 @@ def _packed_fused(proj, num_heads, attn_mask, dropout_p, is_causal):
     q, k, v = attention_fused.split_heads(proj, num_heads)
     if not attention_fused.eligible(q, k, v, attn_mask, dropout_p, False):
         return None
-    scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] > 0 else 1.0
+    scale = 1.0 / math.sqrt(q._sizes[-1]) if q._sizes[-1] > 0 else 1.0
     return attention_fused.packed_attention(proj, num_heads, attn_mask, is_causal, scale)
 
 
@@ -305,7 +305,7 @@ def _attention_in_views(query, key, value, num_heads, projections, attn_mask, dr
         proj = packed(query)
         out = _packed_fused(proj if batch_major else proj.transpose(0, 1), num_heads,
                             attn_mask, dropout_p, is_causal)
-        q, k, v = proj.split(query.shape[-1], -1) if out is None else (proj,) * 3
+        q, k, v = proj.split(query._sizes[-1], -1) if out is None else (proj,) * 3
         if out is not None:           # (N, L, E), laid out as proj: merge by a view
             out = out if batch_major else out.transpose(0, 1)
     else:
@@ -317,9 +317,9 @@ def _attention_in_views(query, key, value, num_heads, projections, attn_mask, dr
         out = scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask, dropout_p,
                                            is_causal)
         out = out.transpose(1, 2) if batch_major else out.permute(2, 0, 1, 3)
-    rows, embed = out.shape[0] * out.shape[1], query.shape[-1]
+    rows, embed = out._sizes[0] * out._sizes[1], query._sizes[-1]
     out = _F().linear(out.reshape(rows, embed), out_proj_weight, out_proj_bias)
-    out = out.reshape(tuple(q.shape[:2]) + (out.shape[-1],))
+    out = out.reshape(q._sizes[:2] + (out._sizes[-1],))
     return out.transpose(0, 1) if batch_major else out
 
 
@@ -398,8 +398,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
 
-    tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
+    tgt_len, bsz, embed_dim = query._sizes
+    src_len = key._sizes[0]
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                        _none_or_dtype(attn_mask), "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
@@ -422,10 +422,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+        if key._sizes[:2] != value._sizes[:2]:
             raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do "
                                  f"not match value's {tuple(value.shape[:2])}")
-    elif tuple(key.shape) != tuple(value.shape):
+    elif key._sizes != value._sizes:
         raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
                              f"{tuple(value.shape)}")
 

@@ -216,10 +216,10 @@ def _hidden(layer, x):
     lin = layer.linear1
     if (_is(layer.activation, F.relu) and type(lin) is Linear and not _hooked(lin)
             and x.dim() >= 2 and x.is_contiguous()):
-        rows = tensorlib.ops.linalg.linear_relu_no_grad(x.reshape(-1, x.shape[-1]),
+        rows = tensorlib.ops.linalg.linear_relu_no_grad(x.reshape(-1, x._sizes[-1]),
                                                         lin.weight, lin.bias)
         if rows is not None:
-            return rows.reshape(tuple(x.shape[:-1]) + (rows.shape[-1],))
+            return rows.reshape(x._sizes[:-1] + (rows._sizes[-1],))
     return layer.activation(lin(x))
 
 
