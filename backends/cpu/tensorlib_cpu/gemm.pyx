@@ -43,7 +43,8 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy
 
 from tensorlib_cpu import blas_choice, fastreduce, onednn
-from tensorlib_cpu.small_gemm cimport small_dgemm, small_dgemm_bias
+from tensorlib_cpu.small_gemm cimport (small_dgemm, small_dgemm_bias, small_sgemm,
+                                       small_sgemm_bias)
 
 cnp.import_array()
 
@@ -171,6 +172,9 @@ cdef inline void _blas(char ta, char tb, int m, int n, int k, real alpha, const 
     cdef int64_t m64 = m, n64 = n, k64 = k, lda64 = lda, ldb64 = ldb, ldc64 = ldc
     cdef float* copy
     if real is float:
+        # float32 products up to small_gemm.MAX_MACS_FLOAT: our AVX-512 kernel
+        if small_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+            return
         if _dnnl_sgemm != NULL and tb == b'N' and m >= ALIGNED_COPY_MIN_ROWS \
                 and <Py_ssize_t>k * n * 4 <= ALIGNED_COPY_MAX_BYTES \
                 and ((<uintptr_t>b) & 63 or ldb & 15):
@@ -342,10 +346,13 @@ cdef inline void _fill_rows(real* c, int ldc, int lo, int hi, int n,
 cdef inline void _block_bias(char ta, char tb, int m, int n, int k, const real* a, int lda,
                              const real* b, int ldb, const real* bias, real* c, int ldc,
                              int nt) noexcept nogil:
-    """c = op(a) op(b) + bias for one block: float64 on the small kernel's bias epilogue,
-    else the bias copied into the rows and the product added onto them (beta = 1)."""
+    """c = op(a) op(b) + bias for one block: small products on the small kernel's bias
+    epilogue, else the bias copied into the rows and the product added onto them (beta = 1)."""
     if real is double:
         if small_dgemm_bias(ta, tb, m, n, k, a, lda, b, ldb, bias, c, ldc):
+            return
+    else:
+        if small_sgemm_bias(ta, tb, m, n, k, a, lda, b, ldb, bias, c, ldc):
             return
     _fill_rows(c, ldc, 0, m, n, bias)
     _run(ta, tb, m, n, k, <real>1, a, lda, b, ldb, <real>1, c, ldc, nt)
