@@ -11,8 +11,8 @@
    vectors (24 doubles or 48 floats, the last masked), each panel row by row in tiles of up
    to 8 rows, 24 accumulators in registers; op(B)'s panel (k_block x 3 vectors) stays in L1
    across the panel's row tiles, op(A)'s elements are broadcast straight from memory. k is
-   cut into blocks of SG_KC so a transposed B's packed panel fits on the stack. Through
-   gemm.gemm_bias, one thread, Intel Xeon, against oneDNN: 16x32x96 1.7 -> 1.1 us (B
+   cut into blocks of SG_KC_d / SG_KC_s so a transposed B's packed panel fits on the stack.
+   Through gemm.gemm_bias, one thread, Intel Xeon, against oneDNN: 16x32x96 1.7 -> 1.1 us (B
    transposed, a Linear's forward: 2.2 -> 1.4), 64^3 5.1 -> 4.3 (6.1 -> 4.6); float32's
    transposed panels are copied 16x16 at a time through registers (a scalar copy left the
    transposed 16x64x256 at 9.7 us against oneDNN's 5.7).
@@ -27,10 +27,13 @@
 
 /* Products above this many multiply-adds go to BLAS: measured on the Xeon (one thread,
    best of many): see the threshold notes in docs/performance.md. float32: up to 512K the
-   kernel won every shape tried; at 1M, 64x256x64 lost (18.3 us against oneDNN's 15.0). */
+   kernel won every shape tried; at 1M, 64x256x64 lost (16.2 us against oneDNN's 15.0). */
 #define SG_MAX_MACS_d (1 << 22)
 #define SG_MAX_MACS_s (1 << 19)
-#define SG_KC 256
+/* k block: float32's 128 keeps a panel (128 x 48 floats, 24 KB) in L1 beside A's rows;
+   256 left 64x256x64 at 18.3 us against 16.2 */
+#define SG_KC_d 256
+#define SG_KC_s 128
 #define SG_MR 8
 #define SG_NV 3
 
@@ -161,13 +164,13 @@ static SG_AVX512 void sg_##P##gemm_avx512(char ta, char tb, int m, int n, int k,
                                           const T* a, int lda, const T* b, int ldb, T beta, \
                                           const T* bias, T* c, int ldc) {                   \
     const int W = SG_LANES_##T, NR = SG_NV * SG_LANES_##T;                                  \
-    T packed[SG_KC * SG_NV * SG_LANES_##T] __attribute__((aligned(64)));                    \
+    T packed[SG_KC_##P * SG_NV * SG_LANES_##T] __attribute__((aligned(64)));                \
     ptrdiff_t rsa = ta == 'N' ? lda : 1, csa = ta == 'N' ? 1 : lda;                         \
     for (int j0 = 0; j0 < n; j0 += NR) {                                                    \
         int nr = n - j0 < NR ? n - j0 : NR, nv = (nr + W - 1) / W;                          \
         SG_MASK_##T last = (SG_MASK_##T)((1u << (nr - W * (nv - 1))) - 1);                  \
-        for (int l0 = 0; l0 < k; l0 += SG_KC) {                                             \
-            int kc = k - l0 < SG_KC ? k - l0 : SG_KC;                                       \
+        for (int l0 = 0; l0 < k; l0 += SG_KC_##P) {                                         \
+            int kc = k - l0 < SG_KC_##P ? k - l0 : SG_KC_##P;                               \
             const T* panel;                                                                 \
             ptrdiff_t ldp;                                                                  \
             if (tb == 'N') {                                                                \
