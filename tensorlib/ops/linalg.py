@@ -177,6 +177,8 @@ def _add_scaled(input, product, beta, alpha):  # noqa: A002
 def _broadcast(input, product):  # noqa: A002
     """input must expand to the product's shape (torch's message names the first bad dim)."""
     target, have = product._sizes, input._sizes
+    if have == target[len(target) - len(have):]:       # a Linear's bias: nothing to check
+        return
     ok = len(have) <= len(target) and all(h in (1, t) for h, t in
                                           zip(reversed(have), reversed(target)))
     if not ok:
