@@ -8,6 +8,8 @@ from collections import abc as container_abcs
 from itertools import chain, islice
 
 from tensorlib._C.tensor_impl import TensorImpl
+from tensorlib.nn.modules.activation import ReLU
+from tensorlib.nn.modules.linear import fused_linear_relu, has_forward_hooks
 from tensorlib.nn.modules.module import Module, _addindent, _typename
 from tensorlib.nn.parameter import Parameter
 
@@ -124,8 +126,23 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def forward(self, input):  # noqa: A002 - torch's name
-        for module in self:
+        """Each module on the previous one's output. A plain Linear followed by a ReLU,
+        neither hooked, runs as one fused product where no gradient is wanted (bias and
+        relu in the GEMM's epilogue, see linear.fused_linear_relu): same values, one pass
+        over the output fewer."""
+        modules = tuple(self._modules.values())
+        i, count = 0, len(modules)
+        while i < count:
+            module = modules[i]
+            if (i + 1 < count and type(modules[i + 1]) is ReLU
+                    and not has_forward_hooks(modules[i + 1])):
+                fused = fused_linear_relu(module, input)
+                if fused is not None:
+                    input = fused
+                    i += 2
+                    continue
             input = module(input)
+            i += 1
         return input
 
     def append(self, module):

@@ -2,8 +2,10 @@
 import math
 
 import tensorlib
+from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.nn import functional as F
 from tensorlib.nn import init
+from tensorlib.nn.modules import module as _module
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
@@ -76,6 +78,29 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+def has_forward_hooks(module):
+    """Whether calling `module` runs forward (pre-)hooks, its own or global ones: the fused
+    paths that skip a module call apply only where none would run."""
+    return bool(module._forward_hooks or module._forward_pre_hooks
+                or _module._global_forward_hooks or _module._global_forward_pre_hooks)
+
+
+def fused_linear_relu(lin, x):
+    """relu(lin(x)) as one product with the bias and relu in the GEMM's epilogue
+    (ops.linalg.linear_relu_no_grad), for a plain unhooked Linear where no gradient is
+    wanted; None where that does not apply (the caller then runs the two modules)."""
+    if type(lin) is not Linear or not isinstance(x, TensorImpl) or len(x._sizes) < 2:
+        return None
+    weight, bias = lin.weight, lin.bias
+    if tensorlib.is_grad_enabled() and (x._requires_grad or weight._requires_grad
+                                        or (bias is not None and bias._requires_grad)):
+        return None                  # training: checked first, before any view is made
+    if has_forward_hooks(lin) or not x.is_contiguous():
+        return None
+    rows = tensorlib.ops.linalg.linear_relu_no_grad(x.reshape(-1, x._sizes[-1]), weight, bias)
+    return None if rows is None else rows.reshape(x._sizes[:-1] + (rows._sizes[-1],))
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -15,8 +15,7 @@ from tensorlib.nn._functional.attention import _canonical_mask, _none_or_dtype
 from tensorlib.nn.modules.activation import GELU, MultiheadAttention, ReLU
 from tensorlib.nn.modules.container import ModuleList
 from tensorlib.nn.modules.dropout import Dropout
-from tensorlib.nn.modules.linear import Linear
-from tensorlib.nn.modules import module as _module
+from tensorlib.nn.modules.linear import Linear, fused_linear_relu
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.normalization import LayerNorm
 
@@ -203,23 +202,16 @@ def _default_stack(stack_cls, layer_cls, num_layers, layer_kwargs):
     return stack_cls(layer, num_layers, norm)
 
 
-def _hooked(module):
-    return bool(module._forward_hooks or module._forward_pre_hooks
-                or _module._global_forward_hooks or _module._global_forward_pre_hooks)
-
-
 def _hidden(layer, x):
     """activation(linear1(x)): for relu where no gradient is wanted, one fused product on
     the backend's kernel (bias and relu in the GEMM's epilogue; PyTorch's inference fast
     path fuses them too), else the two module calls (always for a hooked or subclassed
     Linear)."""
     lin = layer.linear1
-    if (_is(layer.activation, F.relu) and type(lin) is Linear and not _hooked(lin)
-            and x.dim() >= 2 and x.is_contiguous()):
-        rows = tensorlib.ops.linalg.linear_relu_no_grad(x.reshape(-1, x._sizes[-1]),
-                                                        lin.weight, lin.bias)
-        if rows is not None:
-            return rows.reshape(x._sizes[:-1] + (rows._sizes[-1],))
+    if _is(layer.activation, F.relu):
+        fused = fused_linear_relu(lin, x)
+        if fused is not None:
+            return fused
     return layer.activation(lin(x))
 
 
