@@ -62,7 +62,7 @@ static void sg_detect(void) {
 
 /* packed[l][jj] = b[jj * ldb + l] for jj < nr, l < kc (rows of 3 vectors): the panel of a
    transposed B. float64 copies element by element; float32 moves 16x16 blocks through
-   registers (masked loads past kc, zeros past nr), 8-10x faster. */
+   registers (masked loads past kc, zeros past nr). */
 static inline void sg_pack_bt_d(const double* b, ptrdiff_t ldb, int nr, int kc,
                                 double* packed) {
     for (int jj = 0; jj < nr; jj++)
