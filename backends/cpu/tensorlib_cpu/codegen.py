@@ -68,15 +68,15 @@ def _vector_math_decls():
 
 # float32 exp: vexp.h's algorithm (the eager kernel's: round(x log2 e), Cody-Waite reduction,
 # the same degree-7 Taylor polynomial in the same order, 2^n applied once), so a compiled
-# function gives the eager exp's values bit for bit. Where the build has AVX-512 (with VL)
+# function gives the eager exp's values bit for bit. Where the build has AVX2 and FMA
 # tl_expf is declared a SIMD function whose vector variants (glibc's vector ABI names, for
-# 4, 8 and 16 lanes) are vexp.h's own kernels, which gcc calls from the vectorised loops:
-# written in plain C, the scaling alone took 9 instructions a vector and the exp ran at
-# libmvec's speed, about 0.4 ns an element on an AMD EPYC Zen 4 at one thread (torch.compile's
-# ~0.3). The scalar version (loop tails, other builds) applies 2^n as two normal powers of
-# two (n = k1 + k2): one rounding, as vscalefps, so inf past the overflow, 0 past the
-# underflow, exact subnormals between. NaN passes through (the clamps keep it; its exponent
-# is taken as 0).
+# 4 and 8 lanes, and 16 with AVX-512) are vexp.h's own kernels, which gcc calls from the
+# vectorised loops: written in plain C, the scaling alone took 9 instructions a vector and
+# the exp ran at libmvec's speed, about 0.4 ns an element on an AMD EPYC Zen 4 at one
+# thread (torch.compile's ~0.3). The scalar version (loop tails, other builds) applies 2^n as
+# two normal powers of two (n = k1 + k2), as the 8- and 4-lane kernels do: one rounding, as
+# vscalefps, so inf past the overflow, 0 past the underflow, exact subnormals between. NaN
+# passes through (the clamps keep it; its exponent is taken as 0).
 _FAST_EXP = """static inline float tl_expf_scalar(float x) {
   x = x < -104.0f ? -104.0f : x;
   x = x > 89.0f ? 89.0f : x;
@@ -99,7 +99,7 @@ _FAST_EXP = """static inline float tl_expf_scalar(float x) {
   memcpy(&s2, &b2, 4);
   return p * s1 * s2;
 }
-#if defined(__AVX512F__) && defined(__AVX512VL__)
+#if defined(__AVX2__) && defined(__FMA__)
 """ + (Path(__file__).with_name("vexp.h")).read_text() + """
 extern float tl_expf(float) __attribute__((const, nothrow, simd("notinbranch")));
 __attribute__((visibility("hidden"))) float tl_expf_entry(float x) __asm__("tl_expf");
@@ -107,7 +107,9 @@ __attribute__((visibility("hidden"))) float tl_expf_entry(float x) { return tl_e
 __attribute__((visibility("hidden"))) __m128 _ZGVbN4v_tl_expf(__m128 x) { return tl_exp4(x); }
 __attribute__((visibility("hidden"))) __m256 _ZGVcN8v_tl_expf(__m256 x) { return tl_exp8(x); }
 __attribute__((visibility("hidden"))) __m256 _ZGVdN8v_tl_expf(__m256 x) { return tl_exp8(x); }
+#if TL_HAVE_VEXP
 __attribute__((visibility("hidden"))) __m512 _ZGVeN16v_tl_expf(__m512 x) { return tl_exp16(x); }
+#endif
 #else
 #define tl_expf tl_expf_scalar
 #endif
