@@ -239,7 +239,7 @@ cdef extern from *:
     #include <omp.h>
     #include <stdlib.h>
     #if LN_X86
-    #include "avx512_sum.h"
+    #include "vector_sum.h"
     /* float32 rows with AVX-512: 64 partial sums (four 16-lane accumulators: the adds of
        one block overlap four deep instead of waiting on each other) per block, added as a
        tree (tl_sum_avx512 for the plain sums); the rest as in NOTE [ layer_norm
