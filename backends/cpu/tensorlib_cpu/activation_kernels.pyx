@@ -1,10 +1,11 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-"""exp, erf, and sigmoid, tanh, GELU and SiLU forward and backward, as one vectorised pass each (float32 exp
-from vexp.h's AVX-512 kernel; the rest from glibc's libmvec in `omp simd` loops). numpy's
-float32 exp ran at ~0.5x PyTorch's on an Intel Xeon; vexp.h's at its speed, the memory's. Composed of numpy primitives sigmoid took 8 passes and 8
-allocations (~10x PyTorch on a 97x51 float64 LSTM gate) and np.tanh runs at ~0.4x PyTorch's;
-these run the LSTM cell's gates at PyTorch's speed. erf was scipy's, on one thread: GELU (whose
-exact form is x * (1 + erf(x / sqrt 2)) / 2) took 19 ms on 1M floats against PyTorch's 0.6.
+"""exp, erf, and sigmoid, tanh, GELU and SiLU forward and backward, as one vectorised pass
+each (float32 exp from vexp.h's AVX-512 or AVX2 kernels; the rest from glibc's libmvec in
+`omp simd` loops). numpy's float32 exp ran at ~0.5x PyTorch's on an Intel Xeon and ~0.3x on
+an AMD EPYC Zen 3; vexp.h's at its speed, the memory's. Composed of numpy primitives sigmoid
+took 8 passes and 8 allocations (~10x PyTorch on a 97x51 float64 LSTM gate) and np.tanh runs
+at ~0.4x PyTorch's; these run the LSTM cell's gates at PyTorch's speed. erf was scipy's, on
+one thread: GELU (whose exact form is x * (1 + erf(x / sqrt 2)) / 2) took 19 ms on 1M floats against PyTorch's 0.6.
 
 Each kernel handles contiguous float32/float64 tensors of one shape and returns False
 (writing nothing) otherwise; the callers then take the general path."""
@@ -60,7 +61,10 @@ cdef extern from *:
             _Pragma("omp simd")                                                             \\
             for (i = lo; i < hi; i++) orow[i] = gr[i] * (yr[i] * ((T)1 - yr[i]));)          \\
     }                                                                                       \\
-    /* SiLU, x * sigmoid(x), and its derivative s * (1 + x (1 - s)) from the input x */      \
+    /* SiLU, x * sigmoid(x), and its derivative s * (1 + x (1 - s)) from the input x, with  \
+       1 - s taken as e s (e = exp(-x), sigmoid_complement): 1 - s cancelled where s is     \
+       near 1, and where the build's reciprocal is an estimate and a Newton step (AVX2      \
+       under fast-math) s came out an ulp below 1, so the slope read 1 + 3.5e-6 at x = 59. */ \
     static void silu_##T(const T* x, Py_ssize_t sx, T* y, Py_ssize_t rows, Py_ssize_t n,    \
                          int nt) {                                                          \
         FOR_PIECES(rows, n, nt,                                                             \
@@ -77,8 +81,8 @@ cdef extern from *:
             const T* gr = g + r * sg; const T* xr = x + r * sx; T* orow = o + r * n;        \
             _Pragma("omp simd")                                                             \
             for (i = lo; i < hi; i++) {                                                     \
-                T s = safe_sigmoid_##T(xr[i]);                                              \
-                T d = gr[i] * (s * ((T)1 + xr[i] * ((T)1 - s)));                            \
+                T s = safe_sigmoid_##T(xr[i]), c = sigmoid_complement_##T(xr[i]);          \
+                T d = gr[i] * (s * ((T)1 + xr[i] * c));                                     \
                 orow[i] = isinf_##T(xr[i]) || nan_##T(xr[i]) ? (T)NAN : d;                  \
             })                                                                              \
     }                                                                                       \
@@ -312,6 +316,7 @@ cdef extern from *:
     """
     Py_ssize_t PAR_MIN
     int TL_HAVE_VEXP
+    int TL_HAVE_VEXP8
     void exp_flat_float(const float* x, float* y, Py_ssize_t n, int nt) nogil
     void sigmoid_float(const float* x, Py_ssize_t sx, float* y, Py_ssize_t rows, Py_ssize_t n,
                        int nt) nogil
@@ -560,13 +565,13 @@ _exp_general = UfuncKernel(np.exp, quiet=True)
 
 def exp(TensorImpl out, TensorImpl x):
     """The primitive exp: vexp.h's pass for contiguous float32 tensors of one shape (in place,
-    or not overlapping) in AVX-512 builds, numpy's ufunc (on the backend's threads)
+    or not overlapping) in AVX2 and AVX-512 builds, numpy's ufunc (on the backend's threads)
     otherwise."""
     cdef Py_ssize_t n
     cdef int nt
     cdef float* src
     cdef float* dst
-    if (TL_HAVE_VEXP and out._dtype.np.type is np.float32 and x._dtype is out._dtype
+    if (TL_HAVE_VEXP8 and out._dtype.np.type is np.float32 and x._dtype is out._dtype
             and x._sizes == out._sizes and is_contiguous(out) and is_contiguous(x)
             and (x._storage is not out._storage or x._offset == out._offset)):
         n = numel(out._sizes)
@@ -581,8 +586,12 @@ def exp(TensorImpl out, TensorImpl x):
     _exp_general(out, x)
 
 
-# whether float32 exp runs on vexp.h (an AVX-512 build), as the compiled kernels' tl_expf does
-VEXP = bool(TL_HAVE_VEXP)
+# whether float32 exp runs on vexp.h (an AVX2 or AVX-512 build), as the compiled kernels'
+# tl_expf does
+VEXP = bool(TL_HAVE_VEXP8)
+# whether float32's exact GELU runs on ncdf_table.h's pieces (AVX-512 builds: within 3e-7 of
+# float64 above -3) rather than Numerical Recipes' erfc (within 2e-6 there)
+GELU_TABLE = bool(TL_HAVE_VEXP)
 
 KERNELS = {"exp": exp, "erf": erf, "sigmoid": sigmoid, "tanh": tanh,
            "sigmoid_backward": sigmoid_backward, "tanh_backward": tanh_backward,

@@ -25,4 +25,14 @@ static inline double safe_sigmoid_double(double x) {
     double v = -x; int under = v > EXP_MAX_double;
     double r = 1.0 / (1.0 + exp(under ? EXP_MAX_double : v));
     return nan_double(x) ? x : (under ? 0.0 : r); }
+/* 1 - sigmoid(x) as e / (1 + e), e = exp(-x), without the cancellation of 1 - s (the
+   reciprocal is written as safe_sigmoid's, so the two share it); 1 past the underflow */
+static inline float sigmoid_complement_float(float x) {
+    float v = -x; int under = v > EXP_MAX_float;
+    float e = expf(under ? EXP_MAX_float : v);
+    return under ? 1.0f : e * (1.0f / (1.0f + e)); }
+static inline double sigmoid_complement_double(double x) {
+    double v = -x; int under = v > EXP_MAX_double;
+    double e = exp(under ? EXP_MAX_double : v);
+    return under ? 1.0 : e * (1.0 / (1.0 + e)); }
 #endif

@@ -231,7 +231,7 @@ def test_gelu_op_and_gradients_match_torch_on_any_layout(approximate):
 def test_exact_gelu_float32_large_and_tails_match_float64_and_torch():
     """The float32 exact form (ncdf_table.h's pieces in AVX-512 builds) over 2^18 + 5
     elements on the backend's threads: within 3e-7 relative of float64 where GELU is not
-    tiny, 1e-5 relative down to -10 (the lower tail keeps its relative accuracy), exactly
+    tiny (2e-6 in other builds), 1e-5 relative down to -10 (the lower tail keeps its relative accuracy), exactly
     0.5 as the slope at 0; through F.gelu on a transposed input and its gradient, as torch's
     (NaN and the infinities included)."""
     from scipy.special import ndtr
@@ -246,7 +246,8 @@ def test_exact_gelu_float32_large_and_tails_match_float64_and_torch():
     assert ak.gelu(out, t, "none")
     got = out.numpy().astype(np.float64)
     main = x > -3
-    np.testing.assert_allclose(got[main], want[main], rtol=3e-7, atol=1e-9)
+    rtol = 3e-7 if ak.GELU_TABLE else 2e-6         # Numerical Recipes' erfc in other builds
+    np.testing.assert_allclose(got[main], want[main], rtol=rtol, atol=1e-9)
     np.testing.assert_allclose(got[~main], want[~main], rtol=1e-5, atol=0)
     assert ak.gelu_backward(out, tl.ones(n), t, "none")
     np.testing.assert_allclose(out.numpy(), slope, rtol=2e-6, atol=2e-7)
