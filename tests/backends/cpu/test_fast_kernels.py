@@ -241,3 +241,18 @@ def test_few_rows_sum_in_order(shape, axes, dtype, threads):
     out = np.empty(keep_shape(shape, axes), dtype)
     assert fastreduce.reduce_into("sum", x, axes, out)
     np.testing.assert_array_equal(out.reshape(running.shape), running)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 1023, 1024, 1025,
+                               2047, 4096 + 13])
+def test_contiguous_float32_runs_every_tail(n):
+    """Contiguous float32 rows go to the vector block sums (AVX-512 or AVX2, vector_sum.h):
+    every length around their 8/16-lane tails, 32/64-element steps and 1024-element blocks,
+    against float64, with a value in the last element so a dropped tail shows."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((3, n)).astype(np.float32)
+    x[:, -1] = 1000.0
+    out = np.empty((3, 1), np.float32)
+    assert fastreduce.reduce_into("sum", x, (1,), out)
+    want = x.astype(np.float64).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-4 * np.sqrt(n))
