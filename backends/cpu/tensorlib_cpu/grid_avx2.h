@@ -186,3 +186,75 @@ GS_AVX2 static int gs_vector_taps_avx2(gs_block_float* b, const float* grid,
     }
     return 1;
 }
+
+/* The channels-last forward (gs_forward_nhwc_float) on AVX2: a tap is one load of 8
+   channels, not 8 gathered floats. dst's 8 rows (ds apart) = the columns of src's 8 rows
+   (ss apart). */
+GS_AVX2 static inline void gs_t8(const float* src, int64_t ss, float* dst, int64_t ds) {
+    __m256 r[8], t[8];
+    int i;
+    for (i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * ss);
+    for (i = 0; i < 8; i += 2) {       /* per 128 bits: a0 b0 a1 b1 / a2 b2 a3 b3 */
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (i = 0; i < 8; i += 4) {       /* r[i + k], per 128 bits L: column 4L + k of rows i..i+3 */
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + i * ds, _mm256_permute2f128_ps(r[i], r[4 + i], 0x20));
+        _mm256_storeu_ps(dst + (4 + i) * ds, _mm256_permute2f128_ps(r[i], r[4 + i], 0x31));
+    }
+}
+/* One input row (src: channel 0 of row h, strides is) into W x C channels-last at t. */
+GS_AVX2 static void gs_hwc_row_avx2(float* t, const float* src, const int64_t* is, int64_t C,
+                                    int64_t W) {
+    for (int64_t c0 = 0; c0 < C; c0 += 8)
+        for (int64_t w0 = 0; w0 < W; w0 += 8) {
+            if (is[3] == 1 && C - c0 >= 8 && W - w0 >= 8) {
+                gs_t8(src + c0 * is[1] + w0, is[1], t + w0 * C + c0, C);
+                continue;
+            }
+            for (int64_t c = c0; c < C && c < c0 + 8; c++)
+                for (int64_t w = w0; w < W && w < w0 + 8; w++)
+                    t[w * C + c] = src[c * is[1] + w * is[3]];
+        }
+}
+/* One block from channels-last t (H x W x C); o: the block's first output of channel 0,
+   channels P apart. Each output v0 * w0 + v1 * w1 + v2 * w2 + v3 * w3, a tap outside read
+   as 0 (its offset is 0, in bounds; the load is masked to zeros). */
+GS_AVX2 static void gs_hwc_block_avx2(float* o, int64_t P, const float* t, int64_t C,
+                                      const gs_block_float* b, int64_t len) {
+    float tile[8 * 8] __attribute__((aligned(32)));
+    for (int64_t j = 0; j < len; j += 8) {
+        int64_t jn = len - j < 8 ? len - j : 8;
+        for (int64_t c0 = 0; c0 < C; c0 += 8) {
+            int64_t cn = C - c0 < 8 ? C - c0 : 8;
+            __m256i cm = gs_lanes8(cn);
+            for (int64_t i = 0; i < jn; i++) {
+                int64_t p = j + i;
+                __m256 v[4];
+                for (int k = 0; k < 4; k++) {
+                    __m256i okm = _mm256_set1_epi32(-b->ok[k][p]);
+                    const float* at = t + (int64_t)b->flat[k][p] * C + c0;
+                    v[k] = cn == 8 ? _mm256_and_ps(_mm256_loadu_ps(at), _mm256_castsi256_ps(okm))
+                                   : _mm256_maskload_ps(at, _mm256_and_si256(cm, okm));
+                }
+                __m256 acc = _mm256_mul_ps(v[0], _mm256_set1_ps(b->w[0][p]));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(v[1], _mm256_set1_ps(b->w[1][p])));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(v[2], _mm256_set1_ps(b->w[2][p])));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(v[3], _mm256_set1_ps(b->w[3][p])));
+                _mm256_store_ps(tile + 8 * i, acc);
+            }
+            if (jn == 8 && cn == 8) {
+                gs_t8(tile, 8, o + c0 * P + j, P);
+                continue;
+            }
+            for (int64_t c = 0; c < cn; c++)
+                for (int64_t i = 0; i < jn; i++) o[(c0 + c) * P + j + i] = tile[8 * i + c];
+        }
+    }
+}

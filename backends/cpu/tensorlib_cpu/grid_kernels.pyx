@@ -519,7 +519,7 @@ cdef extern from *:
        v0 * w0 + v1 * w1 + v2 * w2 + v3 * w3 with a tap outside read as 0, the same
        operations in the same order as the per-channel loops: bit-identical. From
        GS_NHWC_MIN_C channels (at 8 on par with the gathers, at 12 and 24 1.4-1.5x faster;
-       below, most of a 16-float load is wasted). */
+       below, most of a 16-float load is wasted). AVX2: 8 channels a load, 8x8 transposes. */
     #define GS_NHWC_MIN_C 8
     #define GS_NHWC_MAX_SCRATCH (64.0 * 1024 * 1024)      /* bytes of copies, all threads */
     #if defined(__GNUC__) && defined(__x86_64__)
@@ -603,14 +603,20 @@ cdef extern from *:
     #define GS_NHWC 1
     #else
     #define GS_NHWC 0
-    #define gs_hwc_row_avx512(t, src, is, C, W) ((void)0)
-    #define gs_hwc_block_avx512(o, P, t, C, b, len) ((void)0)
+    #define gs_hwc_row_avx512(...) ((void)0)
+    #define gs_hwc_block_avx512(...) ((void)0)
+    #define gs_hwc_row_avx2(...) ((void)0)
+    #define gs_hwc_block_avx2(...) ((void)0)
     #endif
+    #define gs_hwc_row(...) (gs_has_avx512 ? gs_hwc_row_avx512(__VA_ARGS__) \
+                                           : gs_hwc_row_avx2(__VA_ARGS__))
+    #define gs_hwc_block(...) (gs_has_avx512 ? gs_hwc_block_avx512(__VA_ARGS__) \
+                                             : gs_hwc_block_avx2(__VA_ARGS__))
     static int gs_forward_nhwc_float(float* out, const float* in, const int64_t* is,
                                      const float* grid, const int64_t* gst, int64_t N,
                                      int64_t C, int64_t H, int64_t W, int64_t Ho, int64_t Wo,
                                      int mode, int padding, int align, int nt) {
-        if (!GS_NHWC || !gs_has_avx512 || mode != GS_BILINEAR || padding == GS_REFLECTION
+        if (!GS_NHWC || !(gs_has_avx512 || gs_has_avx2) || mode != GS_BILINEAR || padding == GS_REFLECTION
                 || C < GS_NHWC_MIN_C)
             return 0;
         /* A channels-last input is read in place. Otherwise each thread copies a batch into
@@ -631,7 +637,7 @@ cdef extern from *:
                 float* tn = last ? NULL : t + plane * omp_get_thread_num();
                 if (!last)
                     for (int64_t h = 0; h < H; h++)
-                        gs_hwc_row_avx512(tn + h * W * C, in + n * is[0] + h * is[2], is, C, W);
+                        gs_hwc_row(tn + h * W * C, in + n * is[0] + h * is[2], is, C, W);
                 for (int64_t p0 = 0; p0 < P; p0 += GS_BLOCK) {
                     gs_block_float b;
                     int64_t len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;
@@ -639,7 +645,7 @@ cdef extern from *:
                                               align, 1))      /* flat, ok and w only */
                         gs_block_taps_float(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding,
                                             align);
-                    gs_hwc_block_avx512(out + n * C * P + p0, P, last ? in + n * is[0] : tn, C,
+                    gs_hwc_block(out + n * C * P + p0, P, last ? in + n * is[0] : tn, C,
                                         &b, len);
                 }
             }
@@ -652,7 +658,7 @@ cdef extern from *:
             for (int64_t m = 0; m < N; m++) {
                 if (!last)
                     for (int64_t h = 0; h < H; h++)
-                        gs_hwc_row_avx512(tn + h * W * C, in + m * is[0] + h * is[2], is, C, W);
+                        gs_hwc_row(tn + h * W * C, in + m * is[0] + h * is[2], is, C, W);
                 /* no barrier: a thread's blocks read only its own copy */
                 _Pragma("omp for schedule(dynamic, 4) nowait")
                 for (int64_t q = 0; q < nb; q++) {
@@ -662,7 +668,7 @@ cdef extern from *:
                                               align, 1))      /* flat, ok and w only */
                         gs_block_taps_float(&b, grid, gst, m, p0, len, Wo, H, W, is, mode, padding,
                                             align);
-                    gs_hwc_block_avx512(out + m * C * P + p0, P, last ? in + m * is[0] : tn, C,
+                    gs_hwc_block(out + m * C * P + p0, P, last ? in + m * is[0] : tn, C,
                                         &b, len);
                 }
             }
