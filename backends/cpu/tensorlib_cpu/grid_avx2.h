@@ -1,7 +1,8 @@
-/* grid_kernels.pyx's float32 bilinear loops (zero or border padding) on AVX2, 8 points at a
-   time, for x86 CPUs without AVX-512 (AMD Zen 2/3, older Intel): gcc leaves the scalar
-   loops' gathers and branch-free taps scalar, and the forward ran at 0.43-0.67x PyTorch's
-   speed on a Zen 3. The same operations in the same order as the scalar loops (no
+/* grid_kernels.pyx's float32 bilinear loops (zero or border padding) on AVX2 for x86 CPUs
+   without AVX-512 (AMD Zen 2/3, older Intel): the taps, gathers and grid gradient 8 points
+   at a time, and the channels-last forward. gcc leaves the scalar loops' gathers and
+   branch-free taps scalar: the forward ran at 0.43-0.67x PyTorch's speed on a Zen 3
+   (8x16x64x64, 2 threads). The same operations in the same order as the scalar loops (no
    contraction: the module is built with -ffp-contract=off, and no FMA intrinsic is used), so
    the results are bit-identical to them. Compiled for AVX2 + FMA by a function attribute
    whatever the build targets, and chosen at run time (gs_detect) where the CPU has both but

@@ -12,12 +12,12 @@ clipped coordinate passes no gradient. Non-finite coordinates behave as in PyTor
 kernel: clipping sends NaN to 0, and bilinear sampling with zero padding gives NaN.
 
 float32 bilinear, zero or border padding: the taps, gathers and grid gradient run 16 points
-at a time on AVX-512, else 8 on AVX2 + FMA (grid_avx2.h), bit-identical to the scalar loops.
+at a time on AVX-512, else 8 on AVX2 + FMA (grid_avx2.h), bit-identical to the scalar loops;
+from 8 channels the forward samples a channels-last copy of each batch instead
+(gs_forward_nhwc: a tap is one load of 16 or 8 channels, not gathers).
 
-Forward: blocks split across OpenMP threads; float32 bilinear (zero or border padding) from
-8 channels on AVX-512 samples a channels-last copy of each batch instead (gs_forward_nhwc:
-a tap is one load of 16 channels, not 16 gathered floats). Backward: batches split across
-threads when the input's gradient is wanted (each thread scatters into its own batch's
+Forward: blocks split across OpenMP threads. Backward: batches split across threads when
+the input's gradient is wanted (each thread scatters into its own batch's
 planes, so no atomics), blocks otherwise. Both handed out as threads come free (dynamic): a thread that
 loses its core to another process holds up a few blocks, not a static share. Input and
 grid may have any strides (channels_last included)."""
@@ -519,7 +519,7 @@ cdef extern from *:
        v0 * w0 + v1 * w1 + v2 * w2 + v3 * w3 with a tap outside read as 0, the same
        operations in the same order as the per-channel loops: bit-identical. From
        GS_NHWC_MIN_C channels (at 8 on par with the gathers, at 12 and 24 1.4-1.5x faster;
-       below, most of a 16-float load is wasted). AVX2: 8 channels a load, 8x8 transposes. */
+       below, most of a 16-float load is wasted). AVX2 (grid_avx2.h): 8 channels a load. */
     #define GS_NHWC_MIN_C 8
     #define GS_NHWC_MAX_SCRATCH (64.0 * 1024 * 1024)      /* bytes of copies, all threads */
     #if defined(__GNUC__) && defined(__x86_64__)
@@ -601,23 +601,21 @@ cdef extern from *:
         }
     }
     #define GS_NHWC 1
-    #else
-    #define GS_NHWC 0
-    #define gs_hwc_row_avx512(...) ((void)0)
-    #define gs_hwc_block_avx512(...) ((void)0)
-    #define gs_hwc_row_avx2(...) ((void)0)
-    #define gs_hwc_block_avx2(...) ((void)0)
-    #endif
     #define gs_hwc_row(...) (gs_has_avx512 ? gs_hwc_row_avx512(__VA_ARGS__) \
                                            : gs_hwc_row_avx2(__VA_ARGS__))
     #define gs_hwc_block(...) (gs_has_avx512 ? gs_hwc_block_avx512(__VA_ARGS__) \
                                              : gs_hwc_block_avx2(__VA_ARGS__))
+    #else
+    #define GS_NHWC 0
+    #define gs_hwc_row(...) ((void)0)
+    #define gs_hwc_block(...) ((void)0)
+    #endif
     static int gs_forward_nhwc_float(float* out, const float* in, const int64_t* is,
                                      const float* grid, const int64_t* gst, int64_t N,
                                      int64_t C, int64_t H, int64_t W, int64_t Ho, int64_t Wo,
                                      int mode, int padding, int align, int nt) {
-        if (!GS_NHWC || !(gs_has_avx512 || gs_has_avx2) || mode != GS_BILINEAR || padding == GS_REFLECTION
-                || C < GS_NHWC_MIN_C)
+        if (!GS_NHWC || !(gs_has_avx512 || gs_has_avx2) || mode != GS_BILINEAR
+                || padding == GS_REFLECTION || C < GS_NHWC_MIN_C)
             return 0;
         /* A channels-last input is read in place. Otherwise each thread copies a batch into
            its own plane (C x H x W) of scratch, which stays in its core's cache with the
