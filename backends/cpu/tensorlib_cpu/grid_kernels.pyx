@@ -11,10 +11,13 @@ channel's block of outputs is one contiguous row of writes). The arithmetic is P
 clipped coordinate passes no gradient. Non-finite coordinates behave as in PyTorch's CPU
 kernel: clipping sends NaN to 0, and bilinear sampling with zero padding gives NaN.
 
-Forward: blocks split across OpenMP threads; float32 bilinear (zero or border padding) from
-8 channels on AVX-512 samples a channels-last copy of each batch instead (gs_forward_nhwc:
-a tap is one load of 16 channels, not 16 gathered floats). Backward: batches split across
-threads when the input's gradient is wanted (each thread scatters into its own batch's
+float32 bilinear, zero or border padding: the taps, gathers and grid gradient run 16 points
+at a time on AVX-512, else 8 on AVX2 + FMA (grid_avx2.h), bit-identical to the scalar loops;
+from 8 channels the forward samples a channels-last copy of each batch instead
+(gs_forward_nhwc: a tap is one load of 16 or 8 channels, not gathers).
+
+Forward: blocks split across OpenMP threads. Backward: batches split across threads when
+the input's gradient is wanted (each thread scatters into its own batch's
 planes, so no atomics), blocks otherwise. Both handed out as threads come free (dynamic): a thread that
 loses its core to another process holds up a few blocks, not a static share. Input and
 grid may have any strides (channels_last included)."""
@@ -287,13 +290,15 @@ cdef extern from *:
        order as the scalar loops, so the results are bit-identical. Compiled for AVX-512
        whatever the build targets (a function attribute) and chosen at run time on a CPU
        that has it (gs_detect, at import), so a portable build keeps them. */
+    static int gs_cpu_avx512 = 0, gs_cpu_avx2 = 0;     /* what the CPU has */
+    static int gs_has_avx512 = 0, gs_has_avx2 = 0;     /* the loops that run (gs_use) */
     #if defined(__GNUC__) && defined(__x86_64__)
     #include <immintrin.h>
     #define GS_AVX512 __attribute__((target("avx512f")))
-    static int gs_has_avx512 = 0;
     static void gs_detect(void) {
         __builtin_cpu_init();
-        gs_has_avx512 = __builtin_cpu_supports("avx512f");
+        gs_cpu_avx512 = __builtin_cpu_supports("avx512f");
+        gs_cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     }
     GS_AVX512 static inline __mmask16 gs_lanes(int64_t left) {
         return left >= 16 ? (__mmask16)0xFFFF
@@ -461,24 +466,33 @@ cdef extern from *:
         }
         return 1;
     }
+    #include "grid_avx2.h"
     #else
-    static int gs_has_avx512 = 0;
     static void gs_detect(void) {}
-    #define gs_bilinear_channels_avx512(o, P, in, cstride, C, b, len) 0
-    #define gs_position_grad_avx512(gix, giy, plane, g, b, len) ((void)0)
-    #define gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding, align, \
-                                  flat_only) 0
+    #define gs_bilinear_channels_avx512(...) 0
+    #define gs_bilinear_channels_avx2(...) 0
+    #define gs_position_grad_avx512(...) ((void)0)
+    #define gs_position_grad_avx2(...) ((void)0)
+    #define gs_vector_taps_avx512(...) 0
+    #define gs_vector_taps_avx2(...) 0
     #endif
-    /* float32: the AVX-512 loops where the CPU has them, else the scalar ones */
+    /* The widest loops the CPU has (level 2, at import), at most AVX2 (1) or scalar (0) */
+    static void gs_use(int level) {
+        gs_has_avx512 = level >= 2 && gs_cpu_avx512;
+        gs_has_avx2 = level >= 1 && gs_cpu_avx2 && !gs_has_avx512;
+    }
+    /* float32: the AVX-512 loops where the CPU has them, else AVX2, else the scalar ones */
     static inline int gs_bilinear_channels_float(float* o, int64_t P, const float* in,
                                                  int64_t cstride, int64_t C,
                                                  const gs_block_float* b, int64_t len) {
-        return gs_has_avx512 && gs_bilinear_channels_avx512(o, P, in, cstride, C, b, len);
+        if (gs_has_avx512) return gs_bilinear_channels_avx512(o, P, in, cstride, C, b, len);
+        return gs_has_avx2 && gs_bilinear_channels_avx2(o, P, in, cstride, C, b, len);
     }
     static inline void gs_position_grad_float(float* gix, float* giy, const float* plane,
                                               const float* g, const gs_block_float* b,
                                               int64_t len) {
         if (gs_has_avx512) gs_position_grad_avx512(gix, giy, plane, g, b, len);
+        else if (gs_has_avx2) gs_position_grad_avx2(gix, giy, plane, g, b, len);
         else gs_position_grad_scalar_float(gix, giy, plane, g, b, len);
     }
     static inline int gs_vector_taps_float(gs_block_float* b, const float* grid,
@@ -486,8 +500,11 @@ cdef extern from *:
                                            int64_t len, int64_t Wo, int64_t H, int64_t W,
                                            const int64_t* is, int mode, int padding,
                                            int align, int flat_only) {
-        return gs_has_avx512 && gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is,
-                                                      mode, padding, align, flat_only);
+        if (gs_has_avx512)
+            return gs_vector_taps_avx512(b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding,
+                                         align, flat_only);
+        return gs_has_avx2 && gs_vector_taps_avx2(b, grid, gst, n, p0, len, Wo, H, W, is, mode,
+                                                  padding, align, flat_only);
     }
     DEFINE_GRID_SAMPLE(float, floorf, nearbyintf, fabsf)
     DEFINE_GRID_SAMPLE(double, floor, nearbyint, fabs)
@@ -502,7 +519,7 @@ cdef extern from *:
        v0 * w0 + v1 * w1 + v2 * w2 + v3 * w3 with a tap outside read as 0, the same
        operations in the same order as the per-channel loops: bit-identical. From
        GS_NHWC_MIN_C channels (at 8 on par with the gathers, at 12 and 24 1.4-1.5x faster;
-       below, most of a 16-float load is wasted). */
+       below, most of a 16-float load is wasted). AVX2 (grid_avx2.h): 8 channels a load. */
     #define GS_NHWC_MIN_C 8
     #define GS_NHWC_MAX_SCRATCH (64.0 * 1024 * 1024)      /* bytes of copies, all threads */
     #if defined(__GNUC__) && defined(__x86_64__)
@@ -584,17 +601,21 @@ cdef extern from *:
         }
     }
     #define GS_NHWC 1
+    #define gs_hwc_row(...) (gs_has_avx512 ? gs_hwc_row_avx512(__VA_ARGS__) \
+                                           : gs_hwc_row_avx2(__VA_ARGS__))
+    #define gs_hwc_block(...) (gs_has_avx512 ? gs_hwc_block_avx512(__VA_ARGS__) \
+                                             : gs_hwc_block_avx2(__VA_ARGS__))
     #else
     #define GS_NHWC 0
-    #define gs_hwc_row_avx512(t, src, is, C, W) ((void)0)
-    #define gs_hwc_block_avx512(o, P, t, C, b, len) ((void)0)
+    #define gs_hwc_row(...) ((void)0)
+    #define gs_hwc_block(...) ((void)0)
     #endif
     static int gs_forward_nhwc_float(float* out, const float* in, const int64_t* is,
                                      const float* grid, const int64_t* gst, int64_t N,
                                      int64_t C, int64_t H, int64_t W, int64_t Ho, int64_t Wo,
                                      int mode, int padding, int align, int nt) {
-        if (!GS_NHWC || !gs_has_avx512 || mode != GS_BILINEAR || padding == GS_REFLECTION
-                || C < GS_NHWC_MIN_C)
+        if (!GS_NHWC || !(gs_has_avx512 || gs_has_avx2) || mode != GS_BILINEAR
+                || padding == GS_REFLECTION || C < GS_NHWC_MIN_C)
             return 0;
         /* A channels-last input is read in place. Otherwise each thread copies a batch into
            its own plane (C x H x W) of scratch, which stays in its core's cache with the
@@ -614,7 +635,7 @@ cdef extern from *:
                 float* tn = last ? NULL : t + plane * omp_get_thread_num();
                 if (!last)
                     for (int64_t h = 0; h < H; h++)
-                        gs_hwc_row_avx512(tn + h * W * C, in + n * is[0] + h * is[2], is, C, W);
+                        gs_hwc_row(tn + h * W * C, in + n * is[0] + h * is[2], is, C, W);
                 for (int64_t p0 = 0; p0 < P; p0 += GS_BLOCK) {
                     gs_block_float b;
                     int64_t len = P - p0 < GS_BLOCK ? P - p0 : GS_BLOCK;
@@ -622,7 +643,7 @@ cdef extern from *:
                                               align, 1))      /* flat, ok and w only */
                         gs_block_taps_float(&b, grid, gst, n, p0, len, Wo, H, W, is, mode, padding,
                                             align);
-                    gs_hwc_block_avx512(out + n * C * P + p0, P, last ? in + n * is[0] : tn, C,
+                    gs_hwc_block(out + n * C * P + p0, P, last ? in + n * is[0] : tn, C,
                                         &b, len);
                 }
             }
@@ -635,7 +656,7 @@ cdef extern from *:
             for (int64_t m = 0; m < N; m++) {
                 if (!last)
                     for (int64_t h = 0; h < H; h++)
-                        gs_hwc_row_avx512(tn + h * W * C, in + m * is[0] + h * is[2], is, C, W);
+                        gs_hwc_row(tn + h * W * C, in + m * is[0] + h * is[2], is, C, W);
                 /* no barrier: a thread's blocks read only its own copy */
                 _Pragma("omp for schedule(dynamic, 4) nowait")
                 for (int64_t q = 0; q < nb; q++) {
@@ -645,7 +666,7 @@ cdef extern from *:
                                               align, 1))      /* flat, ok and w only */
                         gs_block_taps_float(&b, grid, gst, m, p0, len, Wo, H, W, is, mode, padding,
                                             align);
-                    gs_hwc_block_avx512(out + m * C * P + p0, P, last ? in + m * is[0] : tn, C,
+                    gs_hwc_block(out + m * C * P + p0, P, last ? in + m * is[0] : tn, C,
                                         &b, len);
                 }
             }
@@ -661,7 +682,8 @@ cdef extern from *:
     }
     """
     void gs_detect()
-    int gs_has_avx512
+    void gs_use(int level)
+    int gs_cpu_avx512, gs_cpu_avx2, gs_has_avx512, gs_has_avx2
     void gs_forward_float(float* out, const float* inp, const int64_t* strides,
                           const float* grid, const int64_t* gstrides, long long N,
                           long long C, long long H, long long W, long long Ho, long long Wo,
@@ -682,8 +704,21 @@ cdef extern from *:
                             int padding, int align, int nt) nogil
 
 gs_detect()
-# Whether the float32 bilinear loops run on AVX-512 on this CPU (chosen at import).
-AVX512 = bool(gs_has_avx512)
+gs_use(2)
+# Whether this CPU has the float32 bilinear loops' AVX-512, and AVX2 + FMA (which run where
+# it has no AVX-512; the widest is chosen at import).
+AVX512 = bool(gs_cpu_avx512)
+AVX2 = bool(gs_cpu_avx2)
+_ISAS = ("scalar", "avx2", "avx512")
+
+
+def use_vector_loops(str isa):
+    """Run the float32 loops on at most `isa` ("avx512": the widest the CPU has, as at
+    import; "avx2"; "scalar"), so the tests can compare the vector loops with the scalar
+    ones bit for bit; returns the previous choice."""
+    before = "avx512" if gs_has_avx512 else "avx2" if gs_has_avx2 else "scalar"
+    gs_use(_ISAS.index(isa))
+    return before
 
 _MODES = {"bilinear": 0, "nearest": 1}
 _PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
