@@ -8,6 +8,7 @@ import pytest
 import tensorlib as tl
 from tensorlib import func as tf
 from tensorlib.func._batching import fallback_counts
+from tensorlib_cpu import small_gemm
 from tests.func._parity import assert_same, to
 
 torch = pytest.importorskip("torch")
@@ -112,7 +113,9 @@ def test_randomness():
 
 def test_functorch_notebook_batch_jacobian_is_bitwise():
     """Batched jacrev and the jacobian of the batch-summed output run the same products,
-    so they agree exactly (the loop over samples rounded differently past allclose)."""
+    so they agree exactly (the loop over samples rounded differently past allclose) where
+    small float32 products run on the backend's own kernel (AVX-512), which rounds a row
+    the same whatever the row count."""
     gen = np.random.default_rng(3)
     weight = tl.tensor(gen.standard_normal((33, 31)), dtype=tl.float32)
     bias = tl.tensor(gen.standard_normal(33), dtype=tl.float32)
@@ -122,7 +125,11 @@ def test_functorch_notebook_batch_jacobian_is_bitwise():
         return tl.nn.functional.linear(x, weight, bias).tanh()
     per_sample = tf.vmap(tf.jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, x)
     summed = tf.jacrev(lambda w, b, a: predict(w, b, a).sum(0), argnums=2)(weight, bias, x)
-    assert bool(tl.equal(per_sample, summed.movedim(1, 0)))
+    if small_gemm.AVX512:
+        assert bool(tl.equal(per_sample, summed.movedim(1, 0)))
+    else:       # OpenBLAS's one-row and many-row products round differently (AVX2 CPUs)
+        np.testing.assert_allclose(per_sample.numpy(), summed.movedim(1, 0).numpy(),
+                                   rtol=1e-5, atol=1e-6)
     theirs = torch.func.vmap(torch.func.jacrev(
         lambda w, b, a: torch.nn.functional.linear(a, w, b).tanh(), argnums=2),
         in_dims=(None, None, 0))(*(torch.tensor(t.numpy()) for t in (weight, bias, x)))
