@@ -12,17 +12,23 @@ each). Without a bias the primitive was not faster than dnnl_sgemm, so plain pro
 there. relu as a post-op saved the separate pass over the output: relu(linear(x)) at
 1024x256x1024, one thread, 4429 -> 3840 us (a Transformer's feed-forward in inference).
 
+Where float32 products run on OpenBLAS on a CPU without AVX-512 (AMD EPYC Zen 3) the
+primitive still takes Linear layers of up to AVX2_MAX_ROWS rows: 2 threads, best of 15,
+OpenBLAS's gemm_bias against the primitive, 128x784x512 867-873 -> 706-865 us, 128x512x256
+281-286 -> 239-271 (mlp_fwd 1082 -> 904 us in `ab`, PyTorch 1164), where 1024 rows lost
+(1024x256x768 2853-3049 -> 3497-3575, 1024x1024x256 3933-4052 -> 4064-4299).
+
 One plan (primitive and executor) per shape, strides and thread count is cached: the
 primitive is made for the OpenMP team it will run on."""
 import ctypes
 
 import numpy as np
 
-from tensorlib_cpu import gemm, onednn
+from tensorlib_cpu import blas_choice, gemm, onednn
 from tensorlib_cpu.onednn import Memory, OneDNNError, Primitive
 from tensorlib_cpu.onednn_exec import Executor
 
-__all__ = ["CACHE_SIZE", "MIN_MACS", "linear"]
+__all__ = ["AVX2_MAX_ROWS", "CACHE_SIZE", "MIN_MACS", "linear", "takes_rows"]
 
 CACHE_SIZE = 64
 # Smaller products stay on gemm_bias: a new shape costs a primitive (JIT, ~ms), and the
@@ -32,6 +38,16 @@ MIN_MACS = 1 << 20
 # fast kernels do not take) is declined
 _FAST_IMPLS = ("brg", "gemm:jit")
 _plans = onednn.PlanCache(CACHE_SIZE)
+AVX2_MAX_ROWS = 512
+_AVX512 = "avx512f" in blas_choice.cpu_flags()
+
+
+def takes_rows(m):
+    """Whether a float32 Linear of m rows runs on the primitive with the BLAS in use: all
+    where float32 products run on oneDNN; up to AVX2_MAX_ROWS on OpenBLAS without AVX-512."""
+    if gemm.LIBRARY == "onednn":
+        return True
+    return gemm.LIBRARY == "openblas" and not _AVX512 and m <= AVX2_MAX_ROWS
 
 
 class _Plan:
@@ -106,14 +122,16 @@ def _strided_ok(a):
 def linear(x, w, bias, out, relu=False):
     """out = x @ w + bias (relu of it when `relu`) for float32 host arrays x (m, k),
     w (k, n), bias (n,) with a unit stride and out (m, n), C-contiguous; returns False,
-    writing nothing, where float32 products do not run on oneDNN, the product is small or
-    empty, or oneDNN declines the layout."""
-    if gemm.LIBRARY != "onednn" or x.dtype != np.float32 or w.dtype != np.float32 \
-            or bias.dtype != np.float32 or out.dtype != np.float32:
+    writing nothing, where the primitive does not take these rows (takes_rows), the product
+    is small or empty, or oneDNN declines the layout."""
+    if x.dtype != np.float32 or w.dtype != np.float32 or bias.dtype != np.float32 \
+            or out.dtype != np.float32:
         return False
     if x.ndim != 2 or w.ndim != 2 or bias.ndim != 1 or out.ndim != 2:
         return False
     m, k = x.shape
+    if not takes_rows(m):
+        return False
     n = w.shape[1]
     if m * n * k < MIN_MACS or w.shape[0] != k or bias.shape[0] != n or out.shape != (m, n):
         return False

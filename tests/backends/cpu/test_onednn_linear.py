@@ -6,8 +6,8 @@ import pytest
 import tensorlib
 from tensorlib_cpu import gemm, onednn, onednn_linear
 
-pytestmark = pytest.mark.skipif(onednn.library() is None or gemm.LIBRARY != "onednn",
-                                reason="float32 products do not run on oneDNN here")
+pytestmark = pytest.mark.skipif(onednn.library() is None or not onednn_linear.takes_rows(1),
+                                reason="float32 Linear layers do not run on oneDNN here")
 
 
 def _case(m, k, n, seed):
@@ -57,11 +57,25 @@ def test_declines_small_float64_and_other_libraries():
     out64 = np.empty((128, 128))
     assert not onednn_linear.linear(x.astype(np.float64), weight.T.astype(np.float64),
                                     bias.astype(np.float64), out64)
-    gemm.use_blas("openblas")
+    before = gemm.LIBRARY
+    gemm.use_blas("scipy")
     try:
         assert not onednn_linear.linear(x, weight.T, bias, np.empty((128, 128), np.float32))
     finally:
-        gemm.use_blas("onednn")
+        gemm.use_blas(before)
+
+
+def test_rows_taken_with_openblas_only_without_avx512(monkeypatch):
+    """With float32 products on OpenBLAS the primitive takes Linear layers of up to
+    AVX2_MAX_ROWS rows on CPUs without AVX-512 (AMD Zen 3), none elsewhere."""
+    monkeypatch.setattr(gemm, "LIBRARY", "openblas")
+    rows = onednn_linear.AVX2_MAX_ROWS
+    monkeypatch.setattr(onednn_linear, "_AVX512", False)
+    assert onednn_linear.takes_rows(rows) and not onednn_linear.takes_rows(rows + 1)
+    monkeypatch.setattr(onednn_linear, "_AVX512", True)
+    assert not onednn_linear.takes_rows(1)
+    monkeypatch.setattr(gemm, "LIBRARY", "onednn")
+    assert onednn_linear.takes_rows(rows + 1)
 
 
 def test_one_plan_per_shape_and_thread_count():
