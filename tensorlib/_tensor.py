@@ -630,8 +630,8 @@ class Tensor(TensorImpl, metaclass=LegacyConstructorMeta):
     def fill_(self, value):
         from tensorlib._C.dispatch import lookup
         if isinstance(value, TensorImpl):
-            value = value.item()
-        if type(value) in (int, float):
+            value = value.item()       # cast as PyTorch casts it: uint8 from 1000 is 232
+        elif type(value) in (int, float):
             from tensorlib.ops.creation import overflows
             if overflows(value, self._dtype):
                 raise RuntimeError(f"value cannot be converted to type "

@@ -4,17 +4,28 @@ import numpy as np
 import scipy.special
 
 from tensorlib._C.tensor_impl import host_array as _h
-from tensorlib_cpu import select_kernels
+from tensorlib_cpu import fill_kernels, select_kernels
 from tensorlib_cpu.copy_kernels import copy
 from tensorlib_cpu.ufunc_kernels import UfuncKernel
 
 
-def fill(out, value):
-    o = _h(out)
+def _numpy_fill(o, value):
     try:
         o.fill(value)
     except OverflowError:         # torch wraps out-of-range integers (uint8 + 1000 -> 232)
         o.fill(np.array(value).astype(o.dtype))
+
+
+def fill(out, value):
+    """Large contiguous outputs on the threads (fill_kernels), the value converted by numpy
+    into one element first; the rest by numpy's fill."""
+    o = _h(out)
+    if o.nbytes >= fill_kernels.PARALLEL_MIN_BYTES and o.flags.c_contiguous:
+        one = np.empty(1, o.dtype)
+        _numpy_fill(one, value)
+        if fill_kernels.fill(o, one):
+            return
+    _numpy_fill(o, value)
 
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
