@@ -10,7 +10,7 @@ FAMILIES = ("creation", "pointwise", "clamping", "float_checks", "reduction", "l
             "special", "decompositions", "combinatorics", "complex", "pointwise_math", "statistics",
             "differences", "matrices", "windows", "view_copies", "method_aliases_inplace",
             "lu_legacy", "pinned", "bit_shifts", "scatter_views", "linalg_legacy", "lowrank",
-            "random_fill", "index_writes", "aliases_extra", "segment", "tensor_methods_extra",
+            "random_fill", "random_multinomial", "index_writes", "aliases_extra", "segment", "tensor_methods_extra",
             "interop", "memory_format", "activations", "piecewise_activations",
             "exp_activations", "foreach")
 

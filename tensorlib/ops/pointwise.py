@@ -670,59 +670,6 @@ def sgn(x):
     return where(binary("eq", modulus, 0, TO_BOOL), 0, x / where(modulus == 0, 1, modulus))
 
 
-_SAME_SIZE_INT = {2: dt.int16, 4: dt.int32, 8: dt.int64}
-
-
-def signbit(x):
-    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the bit set (the
-    float's bits read as a signed integer of its size)."""
-    if x._dtype is dt.bool_ or not (x._dtype.is_floating_point or x._dtype.is_signed):
-        return _bool_full(x, False)
-    if not x._dtype.is_floating_point:
-        return binary("lt", x, 0, TO_BOOL)
-    from tensorlib.ops.shape import view_dtype
-    bits = view_dtype(x, _SAME_SIZE_INT[x._dtype.itemsize])
-    return binary("lt", bits, 0, TO_BOOL)
-
-
-def _check_tensor_pair(name, a, b):
-    for arg, position in ((a, 1), (b, 2)):
-        if not _is_tensor(arg):
-            raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
-                            f"(position {position}) must be Tensor, not {type(arg).__name__}")
-    if a._dtype.is_complex or b._dtype.is_complex:
-        raise RuntimeError(f"{name} not implemented for complex tensors.")
-
-
-def fmax(a, b):
-    """Elementwise maximum that ignores a NaN (NaN only where both are): a where a >= b or b
-    is NaN, else b, so the gradient goes wholly to the one chosen (ties to a), as torch's."""
-    _check_tensor_pair("fmax", a, b)
-    pick = binary("logical_or", binary("ge", a, b, TO_BOOL), isnan(b), LOGICAL)
-    return where(pick, a, b)
-
-
-def fmin(a, b):
-    """Elementwise minimum that ignores a NaN (see fmax)."""
-    _check_tensor_pair("fmin", a, b)
-    pick = binary("logical_or", binary("le", a, b, TO_BOOL), isnan(b), LOGICAL)
-    return where(pick, a, b)
-
-
-def deg2rad(x):
-    """x * pi / 180, integers and bool going to the default float."""
-    if x._dtype.is_complex:
-        raise RuntimeError("deg2rad is not supported for complex tensors.")
-    return binary("mul", _floating(x), _math.pi / 180.0, SAME)
-
-
-def rad2deg(x):
-    """x * 180 / pi, integers and bool going to the default float."""
-    if x._dtype.is_complex:
-        raise RuntimeError("rad2deg is not supported for complex tensors.")
-    return binary("mul", _floating(x), 180.0 / _math.pi, SAME)
-
-
 # ---- in-place variants -----------------------------------------------------------------------
 def _add_(self, other, *, alpha=1):
     if type(other) in _SPARSE_TYPES:          # a sparse self has its own add_
@@ -769,8 +716,7 @@ _BINARY_INPLACE = {"mul": SAME, "pow": SAME, "remainder": SAME, "fmod": SAME,
                    "ge": TO_BOOL}
 _COMPOSITE_INPLACE = ("exp2", "log2", "log10", "rsqrt", "reciprocal", "square", "sigmoid",
                       "relu", "erfc", "frac", "hypot", "copysign", "float_power",
-                      "true_divide", "negative", "absolute", "logical_not", "sign", "sgn", "fmax",
-                      "fmin", "deg2rad", "rad2deg")
+                      "true_divide", "negative", "absolute", "logical_not", "sign", "sgn")
 _METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
             "pow", "float_power", "maximum", "minimum", "atan2", "hypot", "logaddexp",
             "copysign", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
@@ -779,7 +725,7 @@ _METHODS = ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainde
             "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "reciprocal",
             "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
             "sigmoid", "relu", "frac", "floor", "ceil", "round", "trunc", "sign", "isnan",
-            "where", "sgn", "signbit", "fmax", "fmin", "deg2rad", "rad2deg")
+            "where", "sgn")
 
 
 def _tensor_methods():

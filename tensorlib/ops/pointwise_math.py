@@ -1,5 +1,6 @@
 """More elementwise math with torch's names: the inverse hyperbolic functions (and their
-arc* aliases and in-place forms), gcd/lcm, frexp/ldexp, nextafter, heaviside, isin.
+arc* aliases and in-place forms), gcd/lcm, frexp/ldexp, nextafter, heaviside, isin, signbit,
+fmax/fmin, deg2rad/rad2deg.
 Composites of the primitives, so they run on every backend; the inverse hyperbolics have
 their own derivatives (autograd/formulas/pointwise_math.py), the others are differentiable
 through their parts where torch's are."""
@@ -7,17 +8,18 @@ import math
 from collections import namedtuple
 
 import tensorlib._C.dtypes as dt
+from tensorlib._C.pointwise import LOGICAL, SAME, TO_BOOL, binary
 from tensorlib._C.tensor_impl import TensorImpl
 from tensorlib.ops._opdef import differentiable
 from tensorlib.ops.float_checks import isfinite
 from tensorlib.ops._inplace import inplace_composite
 from tensorlib.ops._inplace import not_implemented as _not_implemented
-from tensorlib.ops.pointwise import _floating, _promoted, isnan, where
+from tensorlib.ops.pointwise import _bool_full, _floating, _is_tensor, _promoted, isnan, where
 
 __all__ = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "acosh_", "asinh_",
            "atanh_", "arccosh_", "arcsinh_", "arctanh_", "gcd", "lcm", "gcd_", "lcm_",
            "frexp", "ldexp", "ldexp_", "nextafter", "heaviside", "isin", "logit_",
-           "logaddexp2", "isreal", "dist"]
+           "logaddexp2", "isreal", "dist", "signbit", "fmax", "fmin", "deg2rad", "rad2deg"]
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 _LN2 = math.log(2.0)
@@ -262,6 +264,60 @@ def dist(input, other, p=2):  # noqa: A002
     return vector_norm(input - other, p)
 
 
+_SAME_SIZE_INT = {2: dt.int16, 4: dt.int32, 8: dt.int64}
+
+
+def signbit(x):
+    """True where the sign bit is set: negative numbers, -0.0 and NaNs with the bit set (the
+    float's bits read as a signed integer of its size)."""
+    if x._dtype is dt.bool_ or not (x._dtype.is_floating_point or x._dtype.is_signed):
+        return _bool_full(x, False)
+    if not x._dtype.is_floating_point:
+        return binary("lt", x, 0, TO_BOOL)
+    from tensorlib.ops.shape import view_dtype
+    bits = view_dtype(x, _SAME_SIZE_INT[x._dtype.itemsize])
+    return binary("lt", bits, 0, TO_BOOL)
+
+
+def _check_tensor_pair(name, a, b):
+    for arg, position in ((a, 1), (b, 2)):
+        if not _is_tensor(arg):
+            raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
+                            f"(position {position}) must be Tensor, not {type(arg).__name__}")
+    if a._dtype.is_complex or b._dtype.is_complex:
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+
+
+def fmax(a, b):
+    """Elementwise maximum that ignores a NaN (NaN only where both are): a where a >= b or b
+    is NaN, else b, so the gradient goes wholly to the one chosen (ties to a), as torch's."""
+    _check_tensor_pair("fmax", a, b)
+    pick = binary("logical_or", binary("ge", a, b, TO_BOOL), isnan(b), LOGICAL)
+    return where(pick, a, b)
+
+
+def fmin(a, b):
+    """Elementwise minimum that ignores a NaN (see fmax)."""
+    _check_tensor_pair("fmin", a, b)
+    pick = binary("logical_or", binary("le", a, b, TO_BOOL), isnan(b), LOGICAL)
+    return where(pick, a, b)
+
+
+def deg2rad(x):
+    """x * pi / 180, integers and bool going to the default float."""
+    if x._dtype.is_complex:
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
+    return binary("mul", _floating(x), math.pi / 180.0, SAME)
+
+
+def rad2deg(x):
+    """x * 180 / pi, integers and bool going to the default float."""
+    if x._dtype.is_complex:
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
+    return binary("mul", _floating(x), 180.0 / math.pi, SAME)
+
+
+
 TENSOR_METHODS = {"logaddexp2": logaddexp2, "isreal": isreal, "dist": dist, "acosh": acosh, "asinh": asinh, "atanh": atanh, "arccosh": arccosh,
                   "arcsinh": arcsinh, "arctanh": arctanh, "acosh_": acosh_, "asinh_": asinh_,
                   "atanh_": atanh_, "arccosh_": arccosh_, "arcsinh_": arcsinh_,
@@ -269,3 +325,7 @@ TENSOR_METHODS = {"logaddexp2": logaddexp2, "isreal": isreal, "dist": dist, "aco
                   "frexp": frexp, "ldexp": ldexp, "ldexp_": ldexp_, "nextafter": nextafter,
                   "nextafter_": inplace_composite(nextafter), "heaviside": heaviside,
                   "heaviside_": inplace_composite(heaviside), "logit_": logit_}
+TENSOR_METHODS.update({name: globals()[name] for name in ("signbit", "fmax", "fmin", "deg2rad",
+                                                          "rad2deg")})
+TENSOR_METHODS.update({f"{name}_": inplace_composite(globals()[name])
+                       for name in ("fmax", "fmin", "deg2rad", "rad2deg")})
