@@ -136,7 +136,7 @@ PROGRAMS = [
                              "are there)"),
     Program("examples/gat", EXAMPLES, "gat", ["main.py", "--epochs", "10"],
             "multi-head graph attention, masked softmax, Adam",
-            data=CORA),
+            data=CORA, packages=["requests"]),     # imported at the top (for the download)
     # train.py reads ../data/cora/ from its own folder and imports the package from the root
     Program("pygcn", "tkipf/pygcn", "pygcn", ["train.py", "--epochs", "20"],
             "torch.sparse.FloatTensor, torch.spmm, scipy sparse input", pythonpath=[".."],
