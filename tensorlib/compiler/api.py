@@ -185,7 +185,8 @@ class CompiledFunction:
             result, cap = _capture.run_captured(self._orig, args, kwargs, devices,
                                                 _replay.logging_runner(fuse), self.fullgraph,
                                                 on_break, program=log)
-            self._replayer.learn(learning, cap, log, tensors, result, devices, fuse)
+            if cap is not None:     # None: it ran eagerly beside another thread's capture
+                self._replayer.learn(learning, cap, log, tensors, result, devices, fuse)
         self.graph_breaks = breaks
         if _grad_mode.is_grad_enabled() and any(
                 t._requires_grad and (t._grad_fn is None or not t._grad_fn._released)

@@ -13,7 +13,7 @@ written (see `plan.live_storages`).
 """
 import os
 import sys
-from threading import get_ident
+from threading import Lock, get_ident
 
 import numpy as np
 
@@ -225,11 +225,12 @@ class Capture:
         _capture_state.current = self._outer
 
     def _tracking(self, allocate):
-        fresh = self.fresh
+        fresh, thread = self.fresh, self.thread
 
         def tracked(nbytes, index):
             handle = allocate(nbytes, index)
-            fresh[id(handle)] = handle
+            if get_ident() == thread:       # another thread's buffers are no part of it
+                fresh[id(handle)] = handle
             return handle
         return tracked
 
@@ -264,7 +265,10 @@ class Capture:
     def outside(self, fn, *args):
         """fn(*args) run now with the real kernels and allocator, so that what it makes is no
         part of the recording (a cached scalar operand: a constant of every call). Nothing
-        pending reads what it makes, so it need not wait for them."""
+        pending reads what it makes, so it need not wait for them. Another thread's call
+        (its eager op while this capture records) runs as it is: the recorders pass it on."""
+        if get_ident() != self.thread:
+            return fn(*args)
         self.uninstall()
         try:
             return fn(*args)
@@ -295,27 +299,37 @@ def capture_devices(tensors):
     return devices
 
 
+_ONE_CAPTURE = Lock()          # held by the thread whose capture is in progress
+
+
 def run_captured(fn, args, kwargs, devices, runner, fullgraph=False, on_break=None,
                  program=None):
     """Call fn(*args, **kwargs) under a capture; every recorded kernel has run when it
     returns (or raises: the kernels recorded before an exception run first, as in eager).
     `program`, a list, receives what ran (for `replay`)."""
-    if _capture_state.current is not None:      # nested compiled call: part of the outer one
+    # A nested compiled call is part of the outer one; another thread's call while one records
+    # runs eagerly, its kernels passing through the recorders. The recorders are the process's
+    # and a capture takes them out at every flush, so only one capture may exist at a time:
+    # two threads installing and removing them in turn left recorders or a stale capture.
+    if not _ONE_CAPTURE.acquire(blocking=False):
         return fn(*args, **kwargs), None
-    cap = Capture(devices, runner, fullgraph, on_break)
-    cap.program = program
-    cap.install()
     try:
+        cap = Capture(devices, runner, fullgraph, on_break)
+        cap.program = program
+        cap.install()
         try:
-            result = fn(*args, **kwargs)
-        except BaseException:
-            exc = sys.exc_info()[1]
             try:
-                cap.flush()
-            except Exception:
-                pass
-            raise exc
-        cap.flush()
+                result = fn(*args, **kwargs)
+            except BaseException:
+                exc = sys.exc_info()[1]
+                try:
+                    cap.flush()
+                except Exception:
+                    pass
+                raise exc
+            cap.flush()
+        finally:
+            cap.uninstall()
     finally:
-        cap.uninstall()
+        _ONE_CAPTURE.release()
     return result, cap

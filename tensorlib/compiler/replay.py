@@ -23,6 +23,7 @@ the two recordings), outputs that are not tensors, tuples, lists, dicts or const
 graphs reaching leaves that no guard covers.
 """
 import sys
+from threading import get_ident
 
 from tensorlib import _capture_state
 from tensorlib._C import grad_mode as _grad_mode
@@ -571,7 +572,7 @@ class ReplayBackward(Node):
                                "through a replayed compiled call is not supported; compile "
                                "with options={'replay': False} for higher-order gradients")
         cap = _capture_state.current
-        if cap is not None:
+        if cap is not None and cap.thread == get_ident():
             cap.flush()
             cap.opaque = True
         prog = self._program
