@@ -89,24 +89,31 @@ def test_peaked_scores(scale, causal):
     """Scores spread over hundreds: many exp(s - max) fall in the subnormal range (float64's
     too at 40), which the kernels write as 0 (attn_exp_row). float64 matches PyTorch; in
     float32 this softmax is ill-conditioned (PyTorch's own gradients are 1e-3 off float64),
-    so each float32 result is held to PyTorch's float32 distance from the float64 truth."""
+    so each float32 result is held to PyTorch's float32 distance from the float64 truth, the
+    largest over four draws of its own (one draw's ratio moves between 0.3 and 5 either way;
+    the module's shared RNG made the data, and the outcome, depend on the test order)."""
     L = 90 if causal else 70
-    arrays = [RNG.standard_normal(s) for s in [(2, 2, L, 16), (2, 2, 90, 16), (2, 2, 90, 8)]]
-    g = RNG.standard_normal((2, 2, L, 8))
 
-    def run(lib, functional, dtype):
+    def run(lib, functional, dtype, arrays, g):
         ts = [lib.tensor(a.astype(dtype), requires_grad=True) for a in arrays]
         out = functional.scaled_dot_product_attention(*ts, scale=scale, is_causal=causal)
         out.backward(lib.tensor(g.astype(dtype)))
         return [np.float64(x.detach().numpy()) for x in [out] + [t.grad for t in ts]]
 
-    truth = run(torch, TF, np.float64)
-    for ours, ref in zip(run(tensorlib, F, np.float64), truth):
-        np.testing.assert_allclose(ours, ref, **TOL[np.float64])
-    for ours, theirs, ref in zip(run(tensorlib, F, np.float32), run(torch, TF, np.float32),
-                                 truth):
-        assert np.isfinite(ours).all()
-        assert np.abs(ours - ref).max() <= 3 * np.abs(theirs - ref).max() + 1e-5
+    ours_err, theirs_err = np.zeros(4), np.zeros(4)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        arrays = [rng.standard_normal(s) for s in [(2, 2, L, 16), (2, 2, 90, 16), (2, 2, 90, 8)]]
+        g = rng.standard_normal((2, 2, L, 8))
+        truth = run(torch, TF, np.float64, arrays, g)
+        for ours, ref in zip(run(tensorlib, F, np.float64, arrays, g), truth):
+            np.testing.assert_allclose(ours, ref, **TOL[np.float64])
+        ours32 = run(tensorlib, F, np.float32, arrays, g)
+        assert all(np.isfinite(x).all() for x in ours32)
+        ours_err = np.maximum(ours_err, [np.abs(x - t).max() for x, t in zip(ours32, truth)])
+        theirs_err = np.maximum(theirs_err, [np.abs(x - t).max() for x, t in
+                                             zip(run(torch, TF, np.float32, arrays, g), truth)])
+    assert (ours_err <= 3 * theirs_err + 1e-5).all(), (ours_err, theirs_err)
 
 
 @pytest.mark.parametrize("S", [0, 300, 1100])
