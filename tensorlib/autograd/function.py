@@ -23,9 +23,10 @@ class FunctionCtx(Node):
         self._input_positions = []
         self._output_metas = []
         self._input_metas = []
+        self._name = None       # an internal Function's node may take PyTorch's op name
 
     def name(self):
-        return f"{self._fn_cls.__name__}Backward"
+        return self._name or f"{self._fn_cls.__name__}Backward"
 
     def save_for_backward(self, *tensors):
         self._saved = [SavedTensor(t) if isinstance(t, TensorImpl) else t

@@ -116,3 +116,17 @@ def test_forward_mode_ad_takes_the_composition():
         out = F.mse_loss(dual, tl.from_numpy(y))
         derivative = fwAD.unpack_dual(out).tangent.item()
     assert derivative == pytest.approx(float((2 * (x - y) * tangent).mean()))
+
+
+@pytest.mark.parametrize("name,kwargs", LOSSES)
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_grad_fn_is_named_as_torch_names_it(name, kwargs, reduction):
+    # tutorials print loss.grad_fn; the one Function behind the four losses showed
+    # `_RegressionLossBackward` for all of them
+    x, y = _pair((4, 5), np.float32, 3)
+    ours, theirs = (getattr(m.nn.functional, name)(m.from_numpy(x.copy()).requires_grad_(),
+                                                  m.from_numpy(y.copy()), reduction=reduction,
+                                                  **kwargs)
+                    for m in (tl, torch))
+    assert ours.grad_fn.name() == theirs.grad_fn.name()
+    assert repr(ours.grad_fn).startswith(f"<{theirs.grad_fn.name()} object at ")

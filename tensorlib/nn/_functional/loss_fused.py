@@ -35,7 +35,9 @@ def fused_regression_loss(loss, input, target, reduction, param=0.0):  # noqa: A
             optional_kernel(dev, "regression_loss_backward") is None:
         return None
     scale = 1.0 / input.numel() if reduction == "mean" else 1.0
-    return _RegressionLoss.apply(input, target, loss, float(param), scale)
+    # the grad_fn name PyTorch's graph shows: l1 is abs then the reduction there
+    name = _NODE_NAMES.get(loss) or ("MeanBackward0" if reduction == "mean" else "SumBackward0")
+    return _RegressionLoss.apply(input, target, loss, float(param), scale, name)
 
 
 def _derivative(loss, d, param):
@@ -49,13 +51,18 @@ def _derivative(loss, d, param):
     return tensorlib.where(d < -param, -edge, tensorlib.where(d > param, edge, inside))
 
 
+# the grad_fn names PyTorch's graphs show (printed by tutorials, read by graph walkers)
+_NODE_NAMES = {"mse": "MseLossBackward0", "smooth_l1": "SmoothL1LossBackward0",
+               "huber": "HuberLossBackward0"}
+
+
 class _RegressionLoss(Function):
     """scale * sum(loss(input - target)) by `regression_loss(out, x, y, loss, param, scale)`;
     its gradient by `regression_loss_backward(grad_x, grad, x, y, loss, param, scale)`, the
-    target's the negated input's."""
+    target's the negated input's. `name` is the node's grad_fn name."""
 
     @staticmethod
-    def forward(ctx, x, y, loss, param, scale):
+    def forward(ctx, x, y, loss, param, scale, name):
         out = empty((), x._dtype, x._device)
         # None: a compiled graph's capture recorded the call, to run when it replays
         if optional_kernel(x._device, "regression_loss")(out, x, y, loss, param, scale) \
@@ -64,6 +71,7 @@ class _RegressionLoss(Function):
                                f"{x.dtype} tensors of shape {list(x.shape)}")
         ctx.save_for_backward(x, y)
         ctx.loss, ctx.param, ctx.scale = loss, param, scale
+        ctx._name = name
         return out
 
     @staticmethod
@@ -79,7 +87,7 @@ class _RegressionLoss(Function):
                                    f"kernel declined {x.dtype} tensors of shape "
                                    f"{list(x.shape)}")
         grad_y = -grad_x if ctx.needs_input_grad[1] else None
-        return (grad_x if ctx.needs_input_grad[0] else None), grad_y, None, None, None
+        return (grad_x if ctx.needs_input_grad[0] else None), grad_y, None, None, None, None
 
 
 def fused_cross_entropy(x, target, ignore_index, reduction):
