@@ -25,7 +25,9 @@ cdef bint _anomaly_check_nan = False
 FORMULAS = {}
 cdef dict _FORMULAS = FORMULAS
 cdef dict _NODE_CLASSES = {}
-cdef dict _CLASS_NAMES = {"copy_slices": "CopySlices"}      # PyTorch's names where they differ
+# PyTorch's names where they differ (its cross_entropy ends in nll_loss over log_softmax;
+# ours is one node, shown under the name of PyTorch's last)
+cdef dict _CLASS_NAMES = {"copy_slices": "CopySlices", "cross_entropy_loss": "NllLossBackward0"}
 
 
 def set_anomaly_mode(bint enabled, bint check_nan):

@@ -648,3 +648,14 @@ def test_losses_on_device_match_cpu(device, name):
     for a, b in zip(results[0][1:], results[1][1:]):
         if a is not None:
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_grad_fn_is_named_as_torch_names_it(reduction):
+    # one fused node here; PyTorch's graph ends in nll_loss's, which print(loss.grad_fn) shows
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    target = [0, 3, 1]
+    ours, theirs = (m.nn.functional.cross_entropy(m.tensor(x, requires_grad=True),
+                                                  m.tensor(target), reduction=reduction)
+                    for m in (tensorlib, torch))
+    assert ours.grad_fn.name() == theirs.grad_fn.name() == "NllLossBackward0"
