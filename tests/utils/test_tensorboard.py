@@ -99,3 +99,91 @@ def test_default_log_dir_and_bad_scalar(tmp_path, monkeypatch):
     w.add_scalar("good", np.float32(0.5))
     w.add_scalar("good", tensorlib.tensor([2.0]))
     w.close()
+
+
+def _plugin_records(acc):
+    from tensorboard.plugins.hparams import metadata
+    content = acc.PluginTagToContent("hparams")
+    return (metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG]),
+            metadata.parse_session_start_info_plugin_data(
+                content[metadata.SESSION_START_INFO_TAG]),
+            metadata.parse_session_end_info_plugin_data(content[metadata.SESSION_END_INFO_TAG]))
+
+
+def test_summary_hparams_records_written_by_hand_read_back(tmp_path):
+    # Stable-Baselines3's logger calls summary.hparams and writes the three records itself
+    from tensorlib.utils.tensorboard.summary import hparams
+    records = hparams({"lr": 0.1, "opt": "adam", "steps": 3, "clip": tensorlib.tensor([0.5]),
+                       "norm": True}, {"rollout/reward": 0},
+                      hparam_domain_discrete={"opt": ["sgd", "adam"]})
+    with SummaryWriter(log_dir=str(tmp_path)) as w:
+        for record in records:
+            w.file_writer.add_summary(record)
+    from tensorboard.plugins.hparams.api_pb2 import (DATA_TYPE_FLOAT64, DATA_TYPE_STRING,
+                                                     STATUS_SUCCESS)
+    experiment, start, end = _plugin_records(_read(tmp_path))
+    number, string = DATA_TYPE_FLOAT64, DATA_TYPE_STRING      # a bool is a number, as torch's
+    assert [(h.name, h.type) for h in experiment.hparam_infos] == \
+        [("lr", number), ("opt", string), ("steps", number), ("clip", number), ("norm", number)]
+    assert [v.string_value for v in experiment.hparam_infos[1].domain_discrete.values] == \
+        ["sgd", "adam"]
+    assert [m.name.tag for m in experiment.metric_infos] == ["rollout/reward"]
+    assert start.hparams["lr"].number_value == 0.1 and start.hparams["opt"].string_value == "adam"
+    assert start.hparams["clip"].number_value == 0.5 and start.hparams["norm"].number_value == 1
+    assert end.status == STATUS_SUCCESS
+
+
+def test_summary_hparams_equals_torchs():
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard.summary import hparams as torch_hparams
+    from tensorboard.plugins.hparams import metadata
+
+    from tensorlib.utils.tensorboard.summary import hparams
+    args = ({"lr": 0.1, "opt": "sgd", "flag": False, "n": 3}, {"acc": 0.9}, {"n": [3, 5]})
+    parse = [metadata.parse_experiment_plugin_data,
+             metadata.parse_session_start_info_plugin_data,
+             metadata.parse_session_end_info_plugin_data]
+    ours, theirs = hparams(*args), torch_hparams(*args)
+    for read, a, b in zip(parse, ours, theirs):
+        assert a.value[0].tag == b.value[0].tag
+        assert read(a.value[0].metadata.plugin_data.content) == \
+            read(b.value[0].metadata.plugin_data.content)
+
+
+@pytest.mark.parametrize("bad, error", [
+    (({"lr": [0.1]}, {}), ValueError), (([("lr", 0.1)], {}), TypeError),
+    (({"lr": 0.1}, {}, {"lr": [0.1, "x"]}), TypeError), (({"lr": 0.1}, {}, {"b": [1]}), TypeError)])
+def test_summary_hparams_refuses_bad_values(bad, error):
+    from tensorlib.utils.tensorboard.summary import hparams
+    with pytest.raises(error):
+        hparams(*bad)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 16])
+def test_video_frames_are_laid_out_as_torchs(n):
+    pytest.importorskip("torch")
+    from torch.utils.tensorboard._utils import _prepare_video
+
+    from tensorlib.utils.tensorboard.summary import _to_uint8, _video_frames
+    videos = np.random.default_rng(n).random((n, 3, 2, 4, 5)).astype(np.float32)
+    want = _to_uint8(_prepare_video(videos.copy()))
+    np.testing.assert_array_equal(_video_frames(videos), want)
+
+
+def test_add_video_writes_a_gif_or_says_moviepy_is_needed(tmp_path, capsys):
+    import importlib.util
+    videos = tensorlib.rand(2, 6, 3, 8, 8)
+    with SummaryWriter(log_dir=str(tmp_path)) as w:
+        w.add_video("clip", videos, global_step=1, fps=5)
+    image = _read(tmp_path).Images("clip")[0]
+    assert (image.height, image.width) == (8, 16)
+    if importlib.util.find_spec("moviepy") is None:
+        assert "add_video needs package moviepy" in capsys.readouterr().out
+    else:
+        assert image.encoded_image_string[:6] == b"GIF89a"
+
+
+def test_add_video_refuses_other_ranks(tmp_path):
+    with SummaryWriter(log_dir=str(tmp_path)) as w:
+        with pytest.raises(ValueError, match=r"\(N, T, C, H, W\)"):
+            w.add_video("clip", tensorlib.rand(6, 3, 8, 8))

@@ -2,6 +2,7 @@
 numbers, in the forms torch.utils.tensorboard writes: scalars as simple_value, histograms as
 HistogramProto (what EventAccumulator.Histograms reads), images as PNG."""
 import io
+import os
 
 import numpy as np
 from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary
@@ -123,5 +124,108 @@ def images(tag, imgs, dataformats="NCHW"):
     return image(tag, grid, "HWC")
 
 
+def _video_frames(array):
+    """(N, T, C, H, W) videos as (T, H', W', C) uint8 frames: the N videos side by side, N
+    padded with black ones to a power of two, in 2^((N.bit_length() - 1) // 2) rows (torch's
+    layout)."""
+    if array.ndim != 5:
+        raise ValueError(f"add_video expects (N, T, C, H, W) videos, got shape {array.shape}")
+    frames = _to_uint8(array)
+    n, t, c, h, w = frames.shape
+    padded = 1 << (n - 1).bit_length()
+    if padded != n:
+        frames = np.concatenate([frames, np.zeros((padded - n, t, c, h, w), np.uint8)])
+    rows = 1 << ((n.bit_length() - 1) // 2)
+    cols = padded // rows
+    frames = frames.reshape(rows, cols, t, c, h, w).transpose(2, 0, 4, 1, 5, 3)
+    return frames.reshape(t, rows * h, cols * w, c)
+
+
+def _gif(frames, fps):
+    """The frames as an animated GIF by moviepy (1.x or 2.x), or None, with torch's message,
+    where moviepy is not installed."""
+    try:
+        from moviepy import ImageSequenceClip
+    except ImportError:
+        try:
+            from moviepy.editor import ImageSequenceClip
+        except ImportError:
+            print("add_video needs package moviepy")
+            return None
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "video.gif")
+        ImageSequenceClip(list(frames), fps=fps).write_gif(path, logger=None)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def video(tag, tensor, fps=4):
+    """An animated GIF of (N, T, C, H, W) videos (floats in [0, 1] or uint8), as torch's
+    add_video writes it; without moviepy an empty image, and torch's message."""
+    frames = _video_frames(to_numpy(tensor))
+    encoded = _gif(frames, fps)
+    t, h, w, c = frames.shape
+    picture = Summary.Image(height=h, width=w, colorspace=c)
+    if encoded is not None:
+        picture.encoded_image_string = encoded
+    return Summary(value=[Summary.Value(tag=tag, image=picture)])
+
+
 def text(tag, text_string):
     return text_pb(tag, text_string)
+
+
+# as torch stores them: a bool is an int, so it is the number 0 or 1
+_HPARAM_TYPES = (((int, float), "number_value", "DATA_TYPE_FLOAT64"),
+                 (str, "string_value", "DATA_TYPE_STRING"))
+
+
+def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
+    """The hparams plugin's three records of one run, as Summary protos (experiment,
+    session_start_info, session_end_info), as torch.utils.tensorboard.summary.hparams returns
+    them: the hyperparameters with their types (and discrete domains), the metric tags the
+    run reports as scalars, and the run marked finished. Libraries (Stable-Baselines3) write
+    them with file_writer.add_summary into a run directory of their choosing."""
+    from google.protobuf import struct_pb2
+    from tensorboard.plugins.hparams import api_pb2, metadata, plugin_data_pb2
+    if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
+        raise TypeError("hparam_dict and metric_dict should be dictionary.")
+    domains = {} if hparam_domain_discrete is None else hparam_domain_discrete
+    if not isinstance(domains, dict):
+        raise TypeError("hparam_domain_discrete should be a dictionary.")
+    for k, options in domains.items():
+        if k not in hparam_dict or not isinstance(options, list) or \
+                not all(isinstance(o, type(hparam_dict[k])) for o in options):
+            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same "
+                            f"type as hparam_dict[{k}].")
+    start = plugin_data_pb2.SessionStartInfo()
+    infos = []
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue
+        if hasattr(v, "item") and not isinstance(v, (bool, int, float, str)):
+            v = v.item()                 # a one-element tensor or numpy scalar
+        for kind, field, data_type in _HPARAM_TYPES:
+            if isinstance(v, kind):
+                break
+        else:
+            raise ValueError(f"value of hparam {k} should be one of int, float, str, bool, or "
+                             f"a one-element tensor, got {type(v).__name__}")
+        setattr(start.hparams[k], field, v)
+        info = api_pb2.HParamInfo(name=k, type=api_pb2.DataType.Value(data_type))
+        if k in domains:
+            info.domain_discrete.CopyFrom(struct_pb2.ListValue(
+                values=[struct_pb2.Value(**{field: o}) for o in domains[k]]))
+        infos.append(info)
+    experiment = api_pb2.Experiment(
+        hparam_infos=infos,
+        metric_infos=[api_pb2.MetricInfo(name=api_pb2.MetricName(tag=k)) for k in metric_dict])
+    end = plugin_data_pb2.SessionEndInfo(status=api_pb2.Status.Value("STATUS_SUCCESS"))
+
+    def record(tag, **data):
+        smd = metadata.create_summary_metadata(plugin_data_pb2.HParamsPluginData(**data))
+        return Summary(value=[Summary.Value(tag=tag, metadata=smd)])
+    return (record(metadata.EXPERIMENT_TAG, experiment=experiment),
+            record(metadata.SESSION_START_INFO_TAG, session_start_info=start),
+            record(metadata.SESSION_END_INFO_TAG, session_end_info=end))

@@ -102,6 +102,11 @@ class SummaryWriter:
         self._get_file_writer().add_summary(_summary.images(tag, img_tensor, dataformats),
                                             global_step, walltime)
 
+    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None):
+        """(N, T, C, H, W) videos as one animated GIF (needs moviepy, as torch's)."""
+        self._get_file_writer().add_summary(_summary.video(tag, vid_tensor, fps), global_step,
+                                            walltime)
+
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         """A matplotlib figure (or a list of them, as a grid) rendered to an image."""
         figures = figure if isinstance(figure, list) else [figure]
@@ -123,26 +128,14 @@ class SummaryWriter:
 
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None,
                     run_name=None, global_step=None):
-        """The hparams plugin's experiment and session records, and each metric as a
-        scalar, in a run of their own (log_dir/<run_name>), as torch."""
-        from tensorboard.plugins.hparams import summary_v2 as hp
-        if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
-            raise TypeError("hparam_dict and metric_dict should be dictionary.")
-        for k, v in hparam_dict.items():
-            if not isinstance(v, (int, float, str, bool)) and not hasattr(v, "item"):
-                raise ValueError(f"value of hparam {k} should be int, float, str, bool or a "
-                                 f"one-element tensor, got {type(v).__name__}")
-        values = {k: (v.item() if hasattr(v, "item") else v) for k, v in hparam_dict.items()}
-        domains = hparam_domain_discrete or {}
-        hparams = [hp.HParam(k, hp.Discrete(domains[k]) if k in domains else None)
-                   for k in values]
+        """The hparams plugin's records (summary.hparams) and each metric as a scalar, in a
+        run of their own (log_dir/<run_name>), as torch."""
+        records = _summary.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         run = os.path.join(self._get_file_writer().get_logdir(),
                            run_name or str(time.time()))
         with SummaryWriter(log_dir=run) as w:
-            w.file_writer.add_summary(hp.hparams_config_pb(hparams, [hp.Metric(k) for k in
-                                                                     metric_dict]),
-                                      global_step)
-            w.file_writer.add_summary(hp.hparams_pb(values), global_step)
+            for record in records:
+                w.file_writer.add_summary(record, global_step)
             for k, v in metric_dict.items():
                 w.add_scalar(k, v, global_step)
 
