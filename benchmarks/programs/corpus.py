@@ -614,4 +614,24 @@ PROGRAMS = [
             "a large attention library's own test suite: pytree, einx/einops, masks, caches",
             pythonpath=["."], packages=["einops", "einx", "loguru", "torch_einops_utils"],
             timeout=1800),      # 197 tests: 2-9 minutes on 2 idle cores, past 10 when loaded
+    # Stable-Baselines3's own suite, with PyTorch's random stream (its KL test compares a
+    # sampled estimate with the exact value at a fixed seed). Left out: saving a policy
+    # alone (th.load(weights_only=False) of gymnasium spaces: tensorlib never unpickles a
+    # class a file names); test_callbacks (its progress bar needs tqdm and rich, SB3's
+    # extras); test_utils, test_vec_* and test_env_checker (Atari's ale_py, or no torch);
+    # test_identity (minutes of training)
+    Program("stable-baselines3 tests", "DLR-RM/stable-baselines3", "",
+            ["-m", "pytest", "-q", "-o", "addopts=",
+             *[f"tests/test_{name}.py" for name in (
+                 "run", "predict", "buffers", "custom_policy", "train_eval_mode",
+                 "distributions", "gae", "sde", "her", "dict_env", "cnn", "deterministic",
+                 "spaces", "n_step_replay", "logger", "tensorboard", "save_load")],
+             "--deselect", "tests/test_save_load.py::test_save_load_policy",
+             "--deselect", "tests/test_save_load.py::test_save_load_q_net"],
+            "reinforcement learning: A2C, PPO, SAC, TD3, DQN, DDPG and HER on gymnasium "
+            "environments, their distributions (state-dependent exploration), rollout and "
+            "replay buffers, TensorBoard logging (summary.hparams, add_video), save/load",
+            pythonpath=["."], packages=["gymnasium", "cloudpickle", "pandas", "matplotlib",
+                                        "tensorboard"],
+            env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
 ]
