@@ -1,8 +1,9 @@
 """Run by every rank of a test job (tests/distributed/test_multiprocess.py starts it with
 the launcher): each collective against its numpy definition, async work, object
 collectives, sub-groups, then DistributedDataParallel against single-process training on
-the concatenated batch. Prints "CHECK <name>" per passed check and "RANK <r> DONE" at the
-end; a failed check raises, which aborts the job."""
+the concatenated batch, and ZeroRedundancyOptimizer over DDP against one process's Adam.
+Prints "CHECK <name>" per passed check and "RANK <r> DONE" at the end; a failed check
+raises, which aborts the job."""
 import copy
 import os
 
@@ -10,6 +11,7 @@ import numpy as np
 
 import tensorlib as torch
 import tensorlib.distributed as dist
+from tensorlib.distributed.optim import ZeroRedundancyOptimizer
 from tensorlib.nn.parallel import DistributedDataParallel as DDP
 
 
@@ -326,6 +328,69 @@ def ddp_checks(rank, n):
     report("sampler")
 
 
+def zero_checks(rank, n):
+    """ZeroRedundancyOptimizer over DDP against one process's Adam on the whole batch: equal
+    parameters on every rank, each rank holding the state of its shard only, and the
+    consolidated state_dict equal to the plain optimizer's (then loaded back)."""
+    for as_bucket in (False, True):
+        torch.manual_seed(0)
+        net = Net()
+        reference = copy.deepcopy(net)
+        ddp = DDP(net)
+        opt = ZeroRedundancyOptimizer(ddp.parameters(), torch.optim.Adam, lr=0.01,
+                                      parameters_as_bucket_view=as_bucket)
+        ref_opt = torch.optim.Adam(reference.parameters(), lr=0.01)
+        for step in range(4):
+            x, y = batch(30 + step, n)
+            opt.zero_grad()
+            loss_fn(ddp(local(x, rank)), local(y, rank)).backward()
+            opt.step()
+            ref_opt.zero_grad()
+            loss_fn(reference(x), y).backward()
+            ref_opt.step()
+        params = list(net.parameters())
+        owned = [p for g in opt.optim.param_groups for p in g["params"]]
+        assert len(opt.optim.state) == len(owned) < len(params), "state is not sharded"
+        # largest first, each to the rank with the fewest elements so far
+        sizes = [0] * n
+        for p in sorted(params, key=lambda t: t.numel(), reverse=True):
+            r = sizes.index(min(sizes))
+            sizes[r] += p.numel()
+            assert (any(p is q for q in owned)) == (r == rank), "shard differs from PyTorch's"
+        for (name, p), q in zip(net.named_parameters(), reference.parameters()):
+            close(p.detach(), q.detach().numpy(), f"ZeRO 4 steps: {name}", rtol=1e-4,
+                  atol=1e-5)
+        opt.consolidate_state_dict(to=1)
+        if rank == 1:
+            whole, expected = opt.state_dict(), ref_opt.state_dict()
+            assert sorted(whole["state"]) == sorted(expected["state"]), whole["state"].keys()
+            for i, st in expected["state"].items():
+                for key in ("exp_avg", "exp_avg_sq"):
+                    close(whole["state"][i][key], st[key].numpy(), f"state {i} {key}",
+                          rtol=1e-4, atol=1e-6)
+        else:
+            try:
+                opt.state_dict()
+            except RuntimeError:
+                pass
+            else:
+                raise AssertionError("state_dict() answered on a rank it was not sent to")
+        again = ZeroRedundancyOptimizer(net.parameters(), torch.optim.Adam, lr=0.5)
+        again.load_state_dict(ref_opt.state_dict())
+        assert again.param_groups[0]["lr"] == 0.01 == again.optim.param_groups[0]["lr"]
+        for p in (p for g in again.optim.param_groups for p in g["params"]):
+            close(again.optim.state[p]["exp_avg_sq"],
+                  ref_opt.state[params_of(reference, net, p)]["exp_avg_sq"].numpy(),
+                  "loaded state", rtol=1e-4, atol=1e-8)
+    report("zero")
+
+
+def params_of(reference, net, p):
+    """reference's parameter at p's place in net."""
+    index = next(i for i, q in enumerate(net.parameters()) if q is p)
+    return list(reference.parameters())[index]
+
+
 def main():
     dist.init_process_group(backend=os.environ.get("CHECK_BACKEND", "gloo"))
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -335,6 +400,7 @@ def main():
     assert dist.is_torchelastic_launched()
     collectives(rank, n)
     ddp_checks(rank, n)
+    zero_checks(rank, n)
     dist.destroy_process_group()
     print(f"RANK {rank} DONE;", flush=True)
 

@@ -22,7 +22,7 @@ if find_mpiexec("mpiexec")[0] is None:
 CHECKS = ["all_reduce", "broadcast_reduce", "all_gather", "reduce_scatter",
           "gather_scatter", "all_to_all", "p2p", "async", "objects", "subgroups",
           "ddp_broadcast", "ddp_gradients", "ddp_no_sync", "ddp_training", "ddp_find_unused",
-          "sampler"]
+          "sampler", "zero"]
 
 
 def test_unactivated_environment_finds_its_mpiexec(tmp_path):
