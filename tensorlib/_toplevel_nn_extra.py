@@ -1,8 +1,8 @@
 """More of the nn natives PyTorch exposes at the top level, in their native signatures
 (which differ from nn.functional's): losses take `reduction` as an int (0 none, 1 mean,
-2 sum), torch.embedding takes the weight first, grid_sampler takes int modes, and the
-native_* norms and dropout return PyTorch's tuples (the statistics or the mask beside
-the output). The cells are the single steps of nn.RNN/LSTM/GRU."""
+2 sum; none when left out), torch.embedding takes the weight first, grid_sampler takes
+int modes, and the native_* norms and dropout return PyTorch's tuples (the statistics or
+the mask beside the output). The cells are the single steps of nn.RNN/LSTM/GRU."""
 import warnings
 
 from tensorlib.nn import functional as F
@@ -18,6 +18,10 @@ __all__ = ["adaptive_max_pool1d", "affine_grid_generator", "batch_norm",
            "triplet_margin_loss"]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+# The natives' schemas default `reduction` to Mean, but PyTorch's Python binding reads that
+# default as 0: torch.kl_div(a, b) and the other top-level losses below return the
+# unreduced loss when `reduction` is left out (nn.functional's default to "mean").
+NO_REDUCTION = 0
 
 
 def _reduction(value):
@@ -28,7 +32,7 @@ def _reduction(value):
 
 # ---- losses: nn.functional's, with the int reduction ------------------------------------
 
-def kl_div(input, target, reduction=1, *, log_target=False):  # noqa: A002
+def kl_div(input, target, reduction=NO_REDUCTION, *, log_target=False):  # noqa: A002
     """reduction=1 is the mean over every element (the native op does not warn about
     'batchmean' as nn.functional does)."""
     with warnings.catch_warnings():
@@ -37,28 +41,28 @@ def kl_div(input, target, reduction=1, *, log_target=False):  # noqa: A002
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,  # noqa: A002
-                                     reduction=1):
+                                     reduction=NO_REDUCTION):
     return F.binary_cross_entropy_with_logits(input, target, weight,
                                               reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=NO_REDUCTION):
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction))
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
-             zero_infinity=False):
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
+             reduction=NO_REDUCTION, zero_infinity=False):
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                       _reduction(reduction), zero_infinity)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):  # noqa: A002
+def hinge_embedding_loss(input, target, margin=1.0, reduction=NO_REDUCTION):  # noqa: A002
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=NO_REDUCTION):
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction))
 
@@ -69,7 +73,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):  # noqa: A
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
-                        reduction=1):
+                        reduction=NO_REDUCTION):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction))
 

@@ -158,3 +158,19 @@ def test_ctc_loss(device, reduction):
 def test_int_reduction_is_checked():
     with pytest.raises(ValueError):
         tensorlib.kl_div(tensorlib.ones(2), tensorlib.ones(2), 5)
+
+
+@pytest.mark.parametrize("name,arrays", [
+    ("kl_div", [arr(3, 4), arr(3, 4, positive=True)]),
+    ("binary_cross_entropy_with_logits", [arr(3, 4), arr(3, 4, positive=True)]),
+    ("cosine_embedding_loss", [arr(3, 4), arr(3, 4), np.array([1.0, -1.0, 1.0])]),
+    ("hinge_embedding_loss", [arr(3, 4), np.sign(arr(3, 4))]),
+    ("margin_ranking_loss", [arr(3, 4), arr(3, 4), np.sign(arr(3, 4))]),
+    ("triplet_margin_loss", [arr(3, 4), arr(3, 4), arr(3, 4)])])
+def test_left_out_reduction_is_none_as_in_torch(name, arrays):
+    """PyTorch's binding reads the natives' `reduction=Mean` default as 0: leaving it out
+    gives the unreduced loss (an Inception Score written with torch.kl_div relies on it)."""
+    ours = getattr(tensorlib, name)(*[tensorlib.tensor(a) for a in arrays])
+    want = getattr(torch, name)(*[torch.tensor(a) for a in arrays])
+    assert tuple(ours.shape) == tuple(want.shape) and want.dim() > 0
+    np.testing.assert_allclose(ours.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
