@@ -25,6 +25,7 @@ accepted: `weights_only` (loading is always weights-only-safe here, whatever its
 """
 import io
 import os
+import stat
 import tempfile
 from typing import Callable, Optional, Union
 
@@ -53,6 +54,29 @@ def _is_path(f):
     return isinstance(f, (str, os.PathLike))
 
 
+def _umask():
+    try:                                  # Linux: read it without changing it
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_of_a_written_file(path):
+    """The permissions open(path, "wb") would leave: the existing file's, or 0o666 less the
+    umask (mkstemp's own 0o600 made saved checkpoints unreadable to a group that reads
+    PyTorch's)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 def _atomic_write(path, write):
     """write(file) into a temporary file beside `path`, fsync it, then rename it over `path`
     (atomic on POSIX and Windows), so readers see the old file or the new one, never half."""
@@ -61,6 +85,7 @@ def _atomic_write(path, write):
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                dir=directory)
     try:
+        os.chmod(tmp, _mode_of_a_written_file(path))
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import pickle
+import stat
 import struct
 import zipfile
 
@@ -227,6 +228,25 @@ def test_saving_is_atomic(tmp_path, monkeypatch):
     with pytest.raises(TypeError):                     # unsaveable: the file is not touched
         save({"f": lambda: 1}, path)
     assert load(path)["v"] == 1
+
+
+
+def test_saved_file_has_the_permissions_open_would_give(tmp_path):
+    """A new file gets 0o666 less the umask, as open(path, "wb") (PyTorch's save) gives it,
+    not the temporary file's 0o600; an existing file keeps its mode."""
+    mask = os.umask(0o022)
+    try:
+        save({"t": tensorlib.ones(2)}, tmp_path / "new.pt")
+        save_safetensors({"t": tensorlib.ones(2)}, tmp_path / "new.safetensors")
+    finally:
+        os.umask(mask)
+    for name in ("new.pt", "new.safetensors"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+    kept = tmp_path / "kept.pt"
+    kept.write_bytes(b"")
+    kept.chmod(0o640)
+    save({"t": tensorlib.ones(2)}, kept)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and load(kept)["t"].tolist() == [1, 1]
 
 
 # ---- bad files --------------------------------------------------------------------------------
