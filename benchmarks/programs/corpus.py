@@ -634,4 +634,41 @@ PROGRAMS = [
             pythonpath=["."], packages=["gymnasium", "cloudpickle", "pandas", "matplotlib",
                                         "tensorboard"],
             env={"TENSORLIB_RNG": "pytorch"}, timeout=1800),
+    # PyTorch-Ignite's own suite without its distributed tests (they need pytest-xdist and
+    # several processes). Left out: the loggers of hosted services (ClearML, MLflow,
+    # Neptune, Polyaxon, Visdom, W&B), what needs torchvision (object detection mAP, FID,
+    # the Inception Score's default extractor, the LR finder's MNIST runs, checkpoint
+    # hashing) or NLTK's downloaded data (ROUGE); and two tests of PyTorch's file handling
+    # that tensorlib does otherwise by design: a failed save leaves no half-written file
+    # (tensorlib writes a temporary file and renames it), and torch.load(weights_only=False)
+    # of a pickled scheduler object (tensorlib never unpickles a class a file names)
+    Program("ignite tests", "pytorch/ignite", "",
+            ["-m", "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+             "-m", "not distributed and not multinode_distributed and not tpu",
+             *[f"--ignore=tests/ignite/handlers/test_{name}_logger.py" for name in (
+                 "clearml", "mlflow", "neptune", "polyaxon", "visdom", "wandb")],
+             "--ignore=tests/ignite/distributed", "--ignore=tests/ignite/metrics/gan/test_fid.py",
+             "--ignore=tests/ignite/metrics/gan/test_utils.py",
+             "--ignore=tests/ignite/metrics/nlp/test_rouge.py",
+             "--ignore=tests/ignite/metrics/vision/test_object_detection_map.py",
+             *[f"--deselect=tests/ignite/contrib/handlers/test_logger_utils.py::"
+               f"test_setup_{name}_logging" for name in ("plx", "mlflow", "clearml", "neptune")],
+             "--deselect=tests/ignite/metrics/gan/test_inception_score.py::"
+             "test_inception_score[cpu]",
+             *[f"--deselect=tests/ignite/handlers/test_lr_finder.py::{name}" for name in (
+                 "test_lr_suggestion_mnist", "test_apply_suggested_lr_unmatched_optimizers",
+                 "test_apply_suggested_lr_single_param_groups", "test_plot_single_param_group")],
+             "--deselect=tests/ignite/test_utils.py::test_hash_checkpoint",
+             "--deselect=tests/ignite/handlers/test_checkpoint.py::test_disk_saver_atomic",
+             "--deselect=tests/ignite/handlers/test_state_param_scheduler.py::"
+             "test_torch_save_load",
+             "tests/ignite"],
+            "a training-loop library's own suite: engines and events, ~100 metrics checked "
+            "against scikit-learn (torch.kl_div's unreduced default), checkpoints "
+            "(ZeroRedundancyOptimizer, file modes), LR and parameter schedulers, early "
+            "stopping, EMA, TensorBoard logging, time profilers",
+            pythonpath=["."], packages=["sklearn", "scipy", "dill", "tqdm", "matplotlib",
+                                        "pandas", "tensorboard", "tensorboardX", "pynvml",
+                                        "nltk", "skimage", "fairlearn", "ranx"],
+            timeout=1800),
 ]
