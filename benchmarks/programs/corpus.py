@@ -671,4 +671,13 @@ PROGRAMS = [
                                         "pandas", "tensorboard", "tensorboardX", "pynvml",
                                         "nltk", "skimage", "fairlearn", "ranx"],
             timeout=1800),
+    # Ignite's object-detection mAP against pycocotools, through torchvision's box ops on
+    # tensorlib (torchvision installed without its torch dependency)
+    Program("ignite vision metrics", "pytorch/ignite", "",
+            ["-m", "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+             "-m", "not distributed and not multinode_distributed and not tpu",
+             "tests/ignite/metrics/vision"],
+            "mean average precision for object detection: torchvision.ops box IoU, "
+            "sorting and cumulative sums over ragged detections, compared with pycocotools",
+            pythonpath=["."], packages=["torchvision", "pycocotools", "sklearn"], timeout=900),
 ]
