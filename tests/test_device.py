@@ -58,3 +58,15 @@ def test_device_as_a_context_sets_the_factories_default():
             with lib.device("meta"):
                 raise ValueError("inside")
         assert lib.get_default_device().type == "cpu"
+
+
+def test_cpu_with_an_index_is_the_cpu():
+    """'cpu:0' names the one CPU device: tensors made there work with tensors made on 'cpu'
+    in either order (it used to replace the CPU's device instance, and ops between the two
+    said 'Expected all tensors to be on the same device ... cpu and cpu')."""
+    a = tl.ones(2, 2)
+    b = tl.eye(2, device="cpu:0")
+    c = tl.zeros(2, device=tl.device("cpu", 0)).to("cpu:0")
+    assert a.device == b.device == c.device == tl.device("cpu")
+    assert (a @ b).tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert (tl.ones(2, 2) @ b + c).tolist() == [[1.0, 1.0], [1.0, 1.0]]

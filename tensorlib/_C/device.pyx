@@ -117,6 +117,10 @@ cpdef device canonical(object spec):
         if idx >= count:
             raise RuntimeError(f"{kind}:{idx} does not exist: the {kind} backend has "
                                f"{count} device(s)")
+    found = _canonical.get((kind, idx))
+    if found is not None:                   # 'cpu:0' after 'cpu' (or 'cuda' after 'cuda:0'):
+        _canonical[key] = found             # the one instance, which tensors compare by `is`
+        return <device>found
     d = device.__new__(device)
     d.type = kind
     d.index = idx
