@@ -9,6 +9,10 @@ import importlib.util
 import os
 import re
 import sys
+# names libraries import from torch.hub beside its functions (timm: `urlparse`)
+from urllib.error import HTTPError, URLError  # noqa: F401
+from urllib.parse import urlparse  # noqa: F401
+from urllib.request import Request, urlopen  # noqa: F401
 
 __all__ = ["load", "list", "help", "get_dir", "set_dir", "load_state_dict_from_url",
            "download_url_to_file"]

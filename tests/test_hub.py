@@ -88,3 +88,10 @@ def test_hash_regex_reads_a_checkpoints_hash_prefix():
         ours, theirs = tensorlib.hub.HASH_REGEX.search(name), torch.hub.HASH_REGEX.search(name)
         assert (ours and ours.group(1)) == (theirs and theirs.group(1))
     assert tensorlib.hub.HASH_REGEX.search("resnet18-f37072fd.pth").group(1) == "f37072fd"
+
+
+def test_urllib_names_libraries_import_from_hub():
+    """timm imports `urlparse` from torch.hub, as PyTorch's module has it."""
+    from tensorlib.hub import HTTPError, Request, URLError, urlopen, urlparse
+    assert urlparse("https://x.org/a/b.pth").path == "/a/b.pth"
+    assert callable(urlopen) and Request and issubclass(HTTPError, URLError)

@@ -12,7 +12,9 @@ and `builtins.getattr` only). A custom op of tensorlib.library (a C++ extension'
 them) is saved by its name: loading needs it defined again, and says so when it is not."""
 import builtins
 import functools
+import inspect
 import operator
+from typing import Final  # noqa: F401 - torch.jit.Final: a constant attribute's annotation
 
 from tensorlib import _C
 from tensorlib.fx import GraphModule, Tracer, TraceError
@@ -25,8 +27,8 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.jit._markers import (_overload, _overload_method,  # noqa: F401 - torch.jit's
                                     _script_if_tracing, annotate, export, ignore, unused)
 
-__all__ = ["ScriptModule", "TracedModule", "TracerWarning", "annotate", "export", "ignore",
-           "is_scripting", "is_tracing", "load", "save", "script", "trace", "unused"]
+__all__ = ["Final", "ScriptModule", "TracedModule", "TracerWarning", "annotate", "export",
+           "ignore", "is_scripting", "is_tracing", "load", "save", "script", "trace", "unused"]
 
 _FORMAT = "tensorlib.jit/1"
 _tracing = [None]              # the Tracer of the jit.trace running, if one is
@@ -49,6 +51,24 @@ class TracedModule(GraphModule, ScriptModule):
     the graph so a server can check requests without the model's source."""
 
     input_signature = None
+    # script's specialisation: {name: value} of forward arguments fixed at their defaults
+    # (a `pre_logits: bool = False`), with the original signature to find them in a call
+    _specialized, _signature = {}, None
+
+    def __call__(self, *args, **kwargs):
+        if self._specialized:
+            bound = self._signature.bind(*args, **kwargs).arguments
+            for name, value in self._specialized.items():
+                given = bound.pop(name, value)
+                if not (given is value or (type(given) is type(value) and given == value)):
+                    raise RuntimeError(
+                        f"{self._class_name} was scripted with {name}={value!r}: "
+                        f"tensorlib.jit.script fixes a forward's Python-valued arguments at "
+                        f"their defaults (it compiles by tracing, not by parsing Python); call "
+                        f"the module itself, or script a module whose default is the value "
+                        f"you pass")
+            return super().__call__(**bound)
+        return super().__call__(*args, **kwargs)
 
     def save(self, f):
         save(self, f)
@@ -166,8 +186,15 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
                                            None) in ("unused", "ignore"):
         return _python_forward_script(obj)
     what = getattr(obj, '__qualname__', type(obj).__name__)
+    fixed = _python_defaults(obj)
     try:
-        gm = symbolic_trace(obj)
+        try:
+            gm = symbolic_trace(obj)
+            fixed = {}
+        except TraceError:
+            if not fixed:
+                raise
+            gm = symbolic_trace(obj, concrete_args=fixed)   # a `pre_logits: bool` branch
     except Exception as exc:
         if isinstance(exc, TraceError):
             error = RuntimeError(f"tensorlib.jit.script cannot compile {what}: {exc}. Its "
@@ -188,7 +215,32 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
              if n.op in ("call_module", "get_attr")}
     out = TracedModule(attrs, gm.graph, name)
     out.training = gm.training
+    if fixed:
+        out._specialized = fixed
+        out._signature = _forward_signature(obj)
     return out
+
+
+def _forward_signature(obj):
+    from tensorlib.nn.modules.module import Module
+    fn = type(obj).forward if isinstance(obj, Module) else obj
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    return sig.replace(parameters=params[1:] if isinstance(obj, Module) else params)
+
+
+def _python_defaults(obj):
+    """{name: default} of the forward's arguments whose default is a bool, number, string
+    or None: what script may fix when the forward branches on them (TorchScript compiles
+    both branches; a trace follows one)."""
+    try:
+        sig = _forward_signature(obj)
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in sig.parameters.values()
+            if p.default is not inspect.Parameter.empty and p.kind not in (
+                p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            and (p.default is None or isinstance(p.default, (bool, int, float, str)))}
 
 
 def is_scripting():

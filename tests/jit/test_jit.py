@@ -83,6 +83,37 @@ def test_script_accepts_straight_line_modules_and_names_the_bad_construct():
     _close(tl.jit.trace(ByRank(), (x,))(x), x.t())
 
 
+def test_script_fixes_python_valued_arguments_at_their_defaults():
+    """A forward that branches on a `pre_logits: bool = False` argument (timm's pools) is
+    scripted with the argument at its default; passing another value raises, naming it."""
+    class Pool(tl.nn.Module):
+        final_dim: tl.jit.Final[int]
+
+        def __init__(self):
+            super().__init__()
+            self.proj = tl.nn.Linear(3, 2)
+
+        def forward(self, x, pre_logits: bool = False, scale: float = 1.0):
+            x = x.mean(1) * scale
+            if pre_logits:
+                return x
+            return self.proj(x)
+
+    pool, x = Pool(), tl.randn(4, 5, 3)
+    scripted = tl.jit.script(pool)
+    _close(scripted(x), pool(x))
+    _close(scripted(x, False, scale=1.0), pool(x))
+    with pytest.raises(RuntimeError, match="scripted with pre_logits=False"):
+        scripted(x, pre_logits=True)
+    with pytest.raises(RuntimeError, match="scripted with scale=1.0"):
+        scripted(x, False, 2.0)         # positional: found by the forward's signature
+
+    class Straight(tl.nn.Module):       # no branch on it: the argument stays an input
+        def forward(self, x, scale: float = 1.0):
+            return x * scale
+    _close(tl.jit.script(Straight())(x, 2.0), x * 2.0)
+
+
 def test_load_rejects_foreign_files_and_targets(tmp_path):
     path = tmp_path / "t.pt"
     tl.save({"format": "tensorlib.jit/1", "name": "M", "training": False, "attrs": {},

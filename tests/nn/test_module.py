@@ -489,3 +489,18 @@ def test_module_tables_are_plain_dicts_like_torch():
         assert type(linear._parameters) is dict and type(linear._modules) is dict
         assert type(linear._buffers) is dict
         assert type(lib.nn.ModuleDict({"a": linear}).keys()).__name__ == "dict_keys"
+
+
+def test_replicate_for_data_parallel_is_a_shallow_replica():
+    """PyTorch's DataParallel replica (timm's caches test against it): the same attribute
+    values, no parameters of its own, its own buffer and submodule tables."""
+    model = tensorlib.nn.Sequential(tensorlib.nn.Linear(2, 3), tensorlib.nn.BatchNorm1d(3))
+    model.cache = {}
+    replica = model._replicate_for_data_parallel()
+    assert type(replica) is type(model) and replica._is_replica
+    assert not hasattr(model, "_is_replica") or not model._is_replica
+    assert replica.cache is model.cache
+    assert replica._modules is not model._modules and replica[0] is model[0]
+    bn = model[1]._replicate_for_data_parallel()
+    assert list(bn._parameters) == [] and bn._buffers is not model[1]._buffers
+    assert bn.running_mean is model[1].running_mean

@@ -582,6 +582,18 @@ class Module(ModuleStateDict):
         """Move parameters and buffers to shared memory (see tensorlib.multiprocessing)."""
         return self._apply(lambda t: t.share_memory_())
 
+    def _replicate_for_data_parallel(self):
+        """A shallow replica, as PyTorch's DataParallel makes one per device: the same
+        attribute values (caches shared), no parameters of its own (the replicating code
+        sets them), its own buffer and submodule tables."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = OrderedDict()
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
+
     # ---- hooks ----------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) -> None or new args; with_kwargs: hook(module, args, kwargs)
