@@ -21,3 +21,23 @@ def materialize(what):
     thread's read is no break of this recording: its kernels ran when it called them."""
     if current is not None and current.thread == get_ident():
         current.graph_break(what)
+
+
+class internal_reads:
+    """`with internal_reads():` around a host read inside one of tensorlib's own ops (a
+    LAPACK or FFT call on numpy arrays). The recorded kernels still run first (the segment
+    ends), but the read is no break in the user's program, so `fullgraph=True` accepts it, as
+    PyTorch's one-graph capture accepts torch.linalg and torch.fft calls."""
+
+    def __enter__(self):
+        capture = current
+        self.capture = capture if capture is not None and capture.thread == get_ident() \
+            else None
+        if self.capture is not None:
+            self.capture.internal_reads += 1
+        return self
+
+    def __exit__(self, *exc):
+        if self.capture is not None:
+            self.capture.internal_reads -= 1
+        return False

@@ -179,6 +179,7 @@ class Capture:
         self._installed = None          # (tables: (dict, real, recorders), allocators)
         self.program = None             # a list to log what runs into, for `replay`
         self.opaque = False             # kernels ran outside the recording (compiler.disable)
+        self.internal_reads = 0         # inside a tensorlib op's own host read (no user break)
         # the tables are the process's: other threads' kernels pass through the recorders
         self.thread = get_ident()
 
@@ -281,7 +282,7 @@ class Capture:
         if self.on_break is not None:
             self.on_break(reason, frame)
         self.flush()
-        if self.fullgraph:
+        if self.fullgraph and not self.internal_reads:
             file, line, name = frame
             raise GraphBreakError(
                 f"tensorlib.compile(fullgraph=True): the graph breaks at {file}:{line} (in "

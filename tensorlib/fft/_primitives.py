@@ -6,6 +6,7 @@ ops, so gradients of any order follow. `norm` has numpy's meaning for the direct
 import numpy as np
 
 import tensorlib
+from tensorlib import _capture_state
 from tensorlib.ops._opdef import differentiable
 
 DUAL_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -17,7 +18,10 @@ def _from_host(array, dtype, device):
 
 
 def _host(x):
-    return x.detach().cpu().numpy()
+    """x on the host; under tensorlib.compile a part of the op, not a break in the program
+    (fullgraph=True allows it)."""
+    with _capture_state.internal_reads():
+        return x.detach().cpu().numpy()
 
 
 @differentiable("fft_c2c")

@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 import tensorlib._C.dtypes as dt
+from tensorlib import _capture_state
 from tensorlib.ops._opdef import differentiable
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "qr", "matrix_power",
@@ -34,8 +35,11 @@ class LinAlgError(RuntimeError):
 
 # ---- host round trip -----------------------------------------------------------------------
 def _host(x):
-    """x as a numpy array on the host (a copy when x lives on another device)."""
-    return x.detach().cpu().numpy()
+    """x as a numpy array on the host (a copy when x lives on another device). Under
+    tensorlib.compile this ends the recorded segment, as a part of the op, not a break in
+    the program (fullgraph=True allows it)."""
+    with _capture_state.internal_reads():
+        return x.detach().cpu().numpy()
 
 
 def _back(array, like, dtype=None):

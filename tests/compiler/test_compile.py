@@ -126,6 +126,26 @@ def test_fullgraph_raises_at_the_break_with_file_and_line():
     assert tl.compile(f)(tl.ones(3)).tolist() == [3.0, 3.0, 3.0]
 
 
+def test_fullgraph_accepts_linalg_and_fft_host_computations():
+    """torch.linalg and torch.fft calls run on the host here (LAPACK, pocketfft through
+    numpy): that ends the recorded segment but is no break in the program, so fullgraph=True
+    compiles them, as PyTorch's does (timm's Kron optimizer compiles a triangular solve)."""
+    def f(a, b):
+        upper = tl.linalg.solve_triangular(a.triu() + 3 * tl.eye(4), b, upper=True)
+        return (tl.linalg.inv(a @ a.T + tl.eye(4)) @ upper * 2).sum(0) + \
+            tl.fft.rfft(b.T).abs().sum()
+    a = tl.tensor(np.linspace(-1, 1, 16).reshape(4, 4).astype(np.float32))
+    b = tl.tensor(np.linspace(0, 2, 12).reshape(4, 3).astype(np.float32))
+    compiled = tl.compile(f, fullgraph=True)
+    for _ in range(3):
+        _close(compiled(a, b), f(a, b))
+
+    def g(x):                           # the program's own host read still raises
+        return tl.linalg.inv(x + tl.eye(2)) * x.sum().item()
+    with pytest.raises(tl.compiler.GraphBreakError, match="item"):
+        tl.compile(g, fullgraph=True)(tl.ones(2, 2))
+
+
 def test_errors_are_eagers_errors(device):
     f = tl.compile(lambda a, b: a + b)
     with pytest.raises(RuntimeError, match="size"):
