@@ -439,3 +439,14 @@ def test_norms_on_device_match_cpu(device, name):
     for a, b in zip(*results):
         if a is not None:
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_batchnorm_module_holds_pytorchs_names():
+    """torch.nn.modules.batchnorm has SyncBatchNorm and the lazy classes (timm looks them up
+    there); ours are defined beside their own code and found through the module."""
+    import tensorlib.nn.modules.batchnorm as batchnorm
+    assert batchnorm.SyncBatchNorm is tensorlib.nn.SyncBatchNorm
+    assert batchnorm.LazyBatchNorm2d is tensorlib.nn.LazyBatchNorm2d
+    assert issubclass(batchnorm.SyncBatchNorm, batchnorm._BatchNorm)
+    with pytest.raises(AttributeError, match="no attribute 'Missing'"):
+        batchnorm.Missing

@@ -125,3 +125,18 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):  # noqa: A002
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+# defined in their own modules, which build on _BatchNorm here; PyTorch's batchnorm module
+# holds them, and libraries look them up there (timm's freeze utilities:
+# `torch.nn.modules.batchnorm.SyncBatchNorm`)
+_ELSEWHERE = {"SyncBatchNorm": "syncbatchnorm", "LazyBatchNorm1d": "lazy",
+              "LazyBatchNorm2d": "lazy", "LazyBatchNorm3d": "lazy", "_LazyNormBase": "lazy"}
+
+
+def __getattr__(name):
+    if name in _ELSEWHERE:
+        import importlib
+        module = importlib.import_module(f"tensorlib.nn.modules.{_ELSEWHERE[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
