@@ -1,5 +1,6 @@
 """fx.Graph: the nodes of a traced program in order, and the Python code they stand for."""
 import builtins
+import inspect
 import keyword
 import operator
 import re
@@ -88,8 +89,10 @@ class Graph:
         self._insert(node)
         return node
 
-    def placeholder(self, name, type_expr=None, default_value=None):
-        args = () if default_value is None else (default_value,)
+    def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
+        """An input of the graph's function; `default_value` (None included) makes it
+        optional, as a forward's `mask=None` is."""
+        args = () if default_value is inspect.Signature.empty else (default_value,)
         return self.create_node("placeholder", name, args, type_expr=type_expr, name=name)
 
     def get_attr(self, qualified_name, type_expr=None):

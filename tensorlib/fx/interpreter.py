@@ -1,5 +1,7 @@
 """fx.Interpreter (run a GraphModule node by node, overridable per op kind) and
 fx.Transformer (the same walk producing a new GraphModule)."""
+import inspect
+
 from tensorlib.fx.node import map_arg
 
 
@@ -86,7 +88,7 @@ class Transformer(Interpreter):
 
     def placeholder(self, target, args, kwargs):
         from tensorlib.fx.proxy import Proxy
-        default = args[0] if args else None
+        default = args[0] if args else inspect.Signature.empty
         return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
 
     def get_attr(self, target, args, kwargs):

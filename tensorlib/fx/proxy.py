@@ -345,8 +345,7 @@ class Tracer:
                 raise TraceError(f"symbolic_trace: *{p.name} is not supported; give concrete_args")
             if p.kind == p.VAR_KEYWORD:
                 continue
-            default = None if p.default is inspect.Parameter.empty else p.default
-            args.append(Proxy(self.graph.placeholder(p.name, default_value=default), self))
+            args.append(Proxy(self.graph.placeholder(p.name, default_value=p.default), self))
         result = self.run_traced(fn, bound_self, args, {}, fn_globals)
         self.graph.output(self.create_arg(result))
         return self.graph

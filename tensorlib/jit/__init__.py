@@ -4,8 +4,9 @@
 tracer (the graph capture `tensorlib.fx` gives compile's custom backends): every tensorlib
 function, Tensor method and standard `nn` module called is a node; Python control flow on a
 traced value follows the example and warns (`TracerWarning`), as torch.jit.trace does.
-`script` accepts modules whose forward has no data-dependent control flow (a symbolic trace)
-and raises naming the construct otherwise. `save`/`load` keep the graph as data beside the
+`script` compiles a module by a symbolic trace; where its forward branches on a value or
+computes with a shape (which TorchScript compiles and a trace cannot), the scripted module
+runs the Python forward, and only saving it raises, naming the construct. `save`/`load` keep the graph as data beside the
 tensors and the standard modules it calls, in tensorlib's safe format: nothing is unpickled
 and no code from the file runs (node targets are looked up by name in tensorlib, `operator`
 and `builtins.getattr` only). A custom op of tensorlib.library (a C++ extension's kernel among
@@ -36,7 +37,10 @@ _tracing = [None]              # the Tracer of the jit.trace running, if one is
 
 class ScriptModule(Module):
     """What script returns (isinstance checks name it): a TracedModule, or a module whose
-    forward is marked to stay in Python (`_python_forward_script`)."""
+    forward stays in Python (`_python_forward_script`)."""
+
+    def save(self, f):
+        save(self, f)
 
     @property
     def original_name(self):
@@ -52,7 +56,8 @@ class TracedModule(GraphModule, ScriptModule):
 
     input_signature = None
     # script's specialisation: {name: value} of forward arguments fixed at their defaults
-    # (a `pre_logits: bool = False`), with the original signature to find them in a call
+    # (a `pre_logits: bool = False`), with the original signature to find them in a call;
+    # a call with other values runs the scripted module's own forward (`_eager`)
     _specialized, _signature = {}, None
 
     def __call__(self, *args, **kwargs):
@@ -61,12 +66,8 @@ class TracedModule(GraphModule, ScriptModule):
             for name, value in self._specialized.items():
                 given = bound.pop(name, value)
                 if not (given is value or (type(given) is type(value) and given == value)):
-                    raise RuntimeError(
-                        f"{self._class_name} was scripted with {name}={value!r}: "
-                        f"tensorlib.jit.script fixes a forward's Python-valued arguments at "
-                        f"their defaults (it compiles by tracing, not by parsing Python); call "
-                        f"the module itself, or script a module whose default is the value "
-                        f"you pass")
+                    # another branch than the graph's: the module's own forward computes it
+                    return self.__dict__["_eager"](*args, **kwargs)
             return super().__call__(**bound)
         return super().__call__(*args, **kwargs)
 
@@ -81,10 +82,13 @@ class TracedModule(GraphModule, ScriptModule):
 _script_classes = {}              # a module class -> its ScriptModule subclass
 
 
-def _python_forward_script(module):
-    """script of a module whose forward is marked @unused/@ignore: PyTorch compiles nothing
-    of it and runs it in Python (torchmetrics' Metric). A shallow copy of the module that is
-    a ScriptModule, with the same parameters, buffers and submodules."""
+def _python_forward_script(module, error=None):
+    """script of a module whose forward is marked @unused/@ignore (PyTorch compiles nothing
+    of it and runs it in Python: torchmetrics' Metric), or that symbolic tracing cannot
+    compile (its forward branches on a value, or does arithmetic on a shape: TorchScript
+    compiles both, a trace cannot): a shallow copy of the module that is a ScriptModule, with
+    the same parameters, buffers and submodules, running the Python forward, which is what
+    the scripted one computes. Saving it raises `error`, why it has no graph."""
     cls = type(module)
     if cls not in _script_classes:
         _script_classes[cls] = type(cls.__name__, (cls, ScriptModule),
@@ -94,6 +98,7 @@ def _python_forward_script(module):
     for name in ("_parameters", "_buffers", "_modules"):
         if name in scripted.__dict__:
             scripted.__dict__[name] = type(module.__dict__[name])(module.__dict__[name])
+    scripted.__dict__["_script_error"] = error
     return scripted
 
 
@@ -207,7 +212,9 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
                 f"tensor's shape, ndim and values are symbolic, so a forward that uses them "
                 f"as Python values cannot be scripted; use tensorlib.jit.trace with example "
                 f"inputs instead.")
-        if isinstance(obj, Module) or not callable(obj):
+        if isinstance(obj, Module):
+            return _python_forward_script(obj, error)
+        if not callable(obj):
             raise error from exc
         return ScriptFunction(obj, error)
     name = type(obj).__name__ if isinstance(obj, Module) else obj.__name__
@@ -218,6 +225,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if fixed:
         out._specialized = fixed
         out._signature = _forward_signature(obj)
+        out.__dict__["_eager"] = obj          # not a submodule: its parameters are attrs
     return out
 
 
@@ -337,6 +345,8 @@ def save(m, f, _extra_files=None):
     import tensorlib
     if isinstance(m, ScriptFunction):
         m.save(f)
+    if isinstance(m, ScriptModule) and m.__dict__.get("_script_error") is not None:
+        raise m.__dict__["_script_error"]
     if not isinstance(m, GraphModule):
         raise RuntimeError("jit.save takes the result of tensorlib.jit.trace or jit.script")
     graph = []

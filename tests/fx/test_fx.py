@@ -135,3 +135,19 @@ def test_print_readable_and_graph_str(capsys):
     text = gm.print_readable(print_output=False)
     assert text.startswith("class Custom(")
     assert "%lin : [num_users=1] = call_module[target=lin]" in str(gm.graph)
+
+
+def test_a_none_default_keeps_the_input_optional():
+    """`forward(self, x, mask=None)` traces to `forward(self, x, mask = None)`, as in
+    torch.fx: callers leave it out (timm's ViT blocks through jit.script)."""
+    class Masked(tl.nn.Module):
+        def forward(self, x, mask=None, scale=3):
+            return x * scale
+    gm = fx.symbolic_trace(Masked())
+    assert "mask = None" in gm.code and "scale = 3" in gm.code
+    placeholders = [n.args for n in gm.graph.nodes if n.op == "placeholder"]
+    assert placeholders == [(), (None,), (3,)]
+    assert gm(tl.ones(2)).tolist() == [3.0, 3.0]
+    assert tl.jit.script(Masked())(tl.ones(2)).tolist() == [3.0, 3.0]
+    copied = fx.Transformer(gm).transform()
+    assert "mask = None" in copied.code

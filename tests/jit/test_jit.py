@@ -64,28 +64,37 @@ def test_trace_of_a_function_with_shapes_and_methods():
     _close(traced(x, y), f(x, y))
 
 
-def test_script_accepts_straight_line_modules_and_names_the_bad_construct():
+def test_script_accepts_straight_line_modules_and_names_the_bad_construct(tmp_path):
     model, x, _ = make("mlp", "cpu")
     _close(tl.jit.script(model)(x), model(x))
 
+    # a forward that branches on a value, or picks by a shape (einops' layers, by
+    # input.ndim), is compiled by TorchScript; here the scripted module runs it in Python,
+    # with both branches right, and only saving it says why it has no graph
     class Branchy(tl.nn.Module):
         def forward(self, x):
             return x if x.max() > 0 else -x
+    scripted = tl.jit.script(Branchy())
+    assert isinstance(scripted, tl.jit.ScriptModule)
+    for x in (tl.ones(3), -tl.ones(3)):
+        _close(scripted(x), Branchy()(x))
     with pytest.raises(RuntimeError, match="control flow"):
-        tl.jit.script(Branchy())
+        tl.jit.save(scripted, str(tmp_path / "b.pt"))
 
-    class ByRank(tl.nn.Module):         # einops' layers pick a recipe by input.ndim
+    class ByRank(tl.nn.Module):
         def forward(self, x):
             return {2: x.t(), 3: x}[x.ndim]
-    with pytest.raises(RuntimeError, match="raised KeyError.*use tensorlib.jit.trace"):
-        tl.jit.script(ByRank())
     x = tl.randn(2, 3)
+    _close(tl.jit.script(ByRank())(x), x.t())
+    with pytest.raises(RuntimeError, match="raised KeyError.*use tensorlib.jit.trace"):
+        tl.jit.script(ByRank()).save(str(tmp_path / "r.pt"))
     _close(tl.jit.trace(ByRank(), (x,))(x), x.t())
 
 
 def test_script_fixes_python_valued_arguments_at_their_defaults():
     """A forward that branches on a `pre_logits: bool = False` argument (timm's pools) is
-    scripted with the argument at its default; passing another value raises, naming it."""
+    scripted as a graph with the argument at its default; a call passing another value runs
+    the module's forward."""
     class Pool(tl.nn.Module):
         final_dim: tl.jit.Final[int]
 
@@ -103,10 +112,11 @@ def test_script_fixes_python_valued_arguments_at_their_defaults():
     scripted = tl.jit.script(pool)
     _close(scripted(x), pool(x))
     _close(scripted(x, False, scale=1.0), pool(x))
-    with pytest.raises(RuntimeError, match="scripted with pre_logits=False"):
-        scripted(x, pre_logits=True)
-    with pytest.raises(RuntimeError, match="scripted with scale=1.0"):
-        scripted(x, False, 2.0)         # positional: found by the forward's signature
+    assert list(scripted.graph.nodes)[1].op != "placeholder"    # fixed, not an input
+    # another value takes the module's own forward (positional ones found by its signature)
+    _close(scripted(x, pre_logits=True), pool(x, pre_logits=True))
+    _close(scripted(x, False, 2.0), pool(x, False, 2.0))
+    assert "_eager" not in dict(scripted.named_children())
 
     class Straight(tl.nn.Module):       # no branch on it: the argument stays an input
         def forward(self, x, scale: float = 1.0):

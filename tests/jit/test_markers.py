@@ -110,9 +110,11 @@ def test_script_leaves_a_forward_marked_unused_or_ignored_to_python():
     assert jit.script(_IgnoredForward())(x).tolist() == [2.0, 2.0]
 
 
-def test_script_still_refuses_an_unmarked_forward_it_cannot_trace():
+def test_an_unmarked_forward_it_cannot_trace_runs_in_python_and_cannot_be_saved(tmp_path):
     class Unmarked(nn.Module):
         def forward(self, *args):
             return args[0]
+    scripted = jit.script(Unmarked())
+    assert scripted(tensorlib.ones(2)).tolist() == [1.0, 1.0]
     with pytest.raises(RuntimeError, match="cannot compile Unmarked"):
-        jit.script(Unmarked())
+        jit.save(scripted, str(tmp_path / "u.pt"))
