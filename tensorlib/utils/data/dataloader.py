@@ -214,7 +214,7 @@ class DataLoader(typing.Generic[_T_co]):
     def __del__(self):
         it = getattr(self, "_iterator", None)
         if it is not None:
-            it._shutdown()
+            it._shutdown_workers()
 
 
 class _BaseDataLoaderIter:
@@ -264,7 +264,7 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
 
-    def _shutdown(self):
+    def _shutdown_workers(self):
         pass
 
     _shut = False
@@ -326,7 +326,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._result_conns.append(res_r)
         except BaseException:
             self._shut = False
-            self._shutdown()
+            self._shutdown_workers()
             raise
         finally:
             for (task_r, _), (_, res_w) in pipes:  # the workers' ends
@@ -388,7 +388,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         while True:
             if self._rcvd_idx >= self._send_idx:
                 if not self._persistent:
-                    self._shutdown()
+                    self._shutdown_workers()
                 raise StopIteration
             idx = self._rcvd_idx
             result = self._results.pop(idx, None)
@@ -416,7 +416,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             ready = multiprocessing.connection.wait(list(conns) + sentinels, remaining)
             if not ready:
-                self._shutdown()
+                self._shutdown_workers()
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
             got = None
             for conn in ready:
@@ -457,7 +457,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             code = w.exitcode
             how = f"killed by {_signal_name(code)}" if code < 0 else f"exit code {code}"
             pid = w.pid
-            self._shutdown()
+            self._shutdown_workers()
             raise RuntimeError(f"DataLoader worker {wid} (pid {pid}) exited unexpectedly "
                                f"({how}). If it was killed for memory, lower num_workers or "
                                f"the batch size.")
@@ -465,9 +465,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     # ---- shutdown ---------------------------------------------------------------------------
     def close(self):
         """Stop the workers and free what they sent (also on garbage collection)."""
-        self._shutdown()
+        self._shutdown_workers()
 
-    def _shutdown(self):
+    def _shutdown_workers(self):
         if self._shut or not hasattr(self, "_workers"):
             return
         self._shut = True
@@ -511,7 +511,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         _shm.unlink_prefix(self._prefix + "_")
 
     def __del__(self):
-        self._shutdown()
+        self._shutdown_workers()
 
 
 @atexit.register
@@ -519,4 +519,4 @@ def _shutdown_all():
     """Workers and their shared memory go before multiprocessing's own exit handler kills
     daemonic children (registered earlier, so it runs after this one)."""
     for it in list(_live_iterators):
-        it._shutdown()
+        it._shutdown_workers()

@@ -276,6 +276,18 @@ def test_persistent_workers_survive_epochs():
     assert not any(_alive(p) for p in pids)
 
 
+
+def test_shutdown_workers_by_pytorchs_name():
+    """`loader._iterator._shutdown_workers()` (PyTorch's private name, which timm's tests
+    call in a `finally`) stops persistent workers at once; calling it again does nothing."""
+    dl = DataLoader(_data(8), batch_size=4, num_workers=2, persistent_workers=True, timeout=T)
+    _as_lists(dl)
+    pids = [w.pid for w in dl._iterator._workers]
+    dl._iterator._shutdown_workers()
+    dl._iterator._shutdown_workers()
+    assert not any(_alive(p) for p in pids)
+
+
 # ---- failures ---------------------------------------------------------------------------------
 def test_worker_exception_is_reraised_with_traceback_and_index():
     dl = DataLoader(Failing(bad=6), batch_size=4, num_workers=2, timeout=T)
