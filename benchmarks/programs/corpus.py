@@ -680,4 +680,28 @@ PROGRAMS = [
             "mean average precision for object detection: torchvision.ops box IoU, "
             "sorting and cumulative sums over ragged detections, compared with pycocotools",
             pythonpath=["."], packages=["torchvision", "pycocotools", "sklearn"], timeout=900),
+    # timm's own suite: its layers, optimizers, schedulers, data and utilities, and the
+    # model tests (forward, backward, default configs, TorchScript, features, FX) of eight
+    # families. Left out: pretrained downloads (HF_HUB_OFFLINE), the other ~1,900 models
+    # (hours on 2 cores), and a resume of a checkpoint that pickles a test's own class
+    # through torch.load(weights_only=False) (tensorlib never unpickles a class a file names)
+    Program("timm tests", "huggingface/pytorch-image-models", "",
+            ["-m", "pytest", "-q", "-p", "no:cacheprovider",
+             *[f"tests/test_{name}.py" for name in (
+                 "layers", "layers_drop", "layers_pool", "optim", "scheduler", "utils", "data",
+                 "factory", "task", "scheduled_sampler", "naflex_dataset", "dataset_info",
+                 "checkpoint_loading", "models")],
+             "--deselect", "tests/test_checkpoint_loading.py::"
+                           "test_resume_checkpoint_weights_only_false_allows_custom_globals",
+             "-k", "not test_models.py or ((resnet18 or efficientnet_b0 or "
+                   "mobilenetv3_small_050 or convnext_atto or vit_tiny_patch16_224 or "
+                   "regnetx_002 or levit_128s or deit_tiny_patch16_224) and not pretrained)"],
+            "an image-model library's own suite: ~40 optimizers (Kron compiled with "
+            "fullgraph=True over linalg), LR schedulers, attention pools scripted with "
+            "Python-valued arguments, ResNet/EfficientNet/MobileNet/ConvNeXt/ViT/DeiT/RegNet/"
+            "LeViT forward, backward, TorchScript, feature extraction and FX, torchvision "
+            "transforms, DataLoader workers",
+            pythonpath=["."], packages=["torchvision", "huggingface_hub", "safetensors", "yaml",
+                                        "pytest_timeout"],
+            env={"HF_HUB_OFFLINE": "1"}, timeout=2400),
 ]
